@@ -1,0 +1,90 @@
+package wire
+
+import "net/netip"
+
+// Kind says what a Packet carries, as far as the switch and the NIC care.
+type Kind uint8
+
+// Kinds of packets.
+const (
+	KindOther Kind = iota // an Ethernet frame the lab does not interpret
+	KindIP                // IPv4/IPv6 that is not RoCEv2 (FE traffic: ping, TCP, …)
+	KindRoCE              // RoCEv2: UDP dport 4791 with a BTH (data, ACK/NAK, MetaRoCE opcodes)
+	KindCNP               // RoCEv2 congestion notification packet (BTH opcode 0x81)
+	KindPFC               // 802.1Qbb priority flow control (MAC control opcode 0x0101)
+	KindPause             // 802.3x PAUSE (MAC control opcode 0x0001)
+)
+
+// Packet is the descriptor the models work on: the fields a switch and a
+// NIC look at, parsed once at the edge. Raw keeps the frame's bytes when
+// they exist (emulation, captures); the simulator may leave Raw nil and set
+// only the fields.
+//
+// Len is the Ethernet frame length as AF_PACKET sees it: destination MAC
+// through the end of the payload (ICRC included), without the 4-byte FCS.
+// Wire overhead (FCS, preamble, inter-frame gap) is added where
+// serialization is modelled, not here.
+type Packet struct {
+	Raw  []byte
+	Len  int
+	Kind Kind
+
+	// Ethernet and optional 802.1Q tag.
+	DstMAC, SrcMAC [6]byte
+	HasVLAN        bool
+	VLANID         uint16
+	PCP            uint8
+	EtherType      uint16 // of the payload, after any tag
+
+	// IP (IPv4 or IPv6). L3Offset is the IP header's offset in Raw.
+	IPVersion uint8 // 0 when not IP
+	SrcIP     netip.Addr
+	DstIP     netip.Addr
+	DSCP      uint8
+	ECN       uint8 // 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+	TTL       uint8
+	FlowLabel uint32 // IPv6 only
+	Protocol  uint8  // IPv4 protocol / IPv6 next header
+	L3Offset  int
+
+	// UDP (for RoCEv2, DstPort is 4791 and SrcPort is flow entropy) or TCP ports.
+	SrcPort, DstPort uint16
+
+	// Base transport header (RoCE and CNP).
+	Opcode uint8
+	SE     bool // solicited event
+	MigReq bool
+	PadCnt uint8
+	TVer   uint8
+	PKey   uint16
+	FECN   bool
+	BECN   bool
+	DestQP uint32 // 24 bits
+	AckReq bool
+	PSN    uint32 // 24 bits
+
+	// Extension headers, valid when the opcode carries them.
+	HasRETH  bool
+	VA       uint64
+	RKey     uint32
+	DMALen   uint32
+	HasAETH  bool
+	Syndrome uint8
+	MSN      uint32 // 24 bits
+	HasImm   bool
+	Imm      uint32
+	// PayloadOffset and PayloadLen locate the RDMA payload in Raw (pad and
+	// ICRC excluded).
+	PayloadOffset int
+	PayloadLen    int
+
+	// MAC control (PFC: ClassEnable and all eight Quanta; PAUSE: Quanta[0]).
+	ClassEnable uint8
+	Quanta      [8]uint16
+}
+
+// Sink takes packets: a switch port, a NIC, a link, a capture tap.
+// Whoever calls Receive hands over the packet; the sink may keep it.
+type Sink interface {
+	Receive(p *Packet)
+}
