@@ -1,0 +1,114 @@
+// Package telemetry is the one interface through which every model exposes
+// its counters and gauges: stats, Prometheus, the web view, reports and
+// scenario expectations all read the same numbers through it.
+//
+// Models keep plain integer fields on their hot paths and pay nothing for
+// telemetry; a reader calls Collect, which walks those fields and emits a
+// Sample for each. Names are snake_case without a prefix (the Prometheus
+// exporter adds "rocelab_"); counters end in _total, byte counts say bytes.
+package telemetry
+
+import (
+	"sort"
+	"strings"
+)
+
+// Kind tells a counter (only grows) from a gauge (goes up and down).
+type Kind uint8
+
+// Kinds of samples.
+const (
+	Counter Kind = iota
+	Gauge
+)
+
+func (k Kind) String() string {
+	if k == Gauge {
+		return "gauge"
+	}
+	return "counter"
+}
+
+// Label is one name=value pair of a sample, e.g. node=rtsw1, port=3, tc=3.
+type Label struct {
+	Name, Value string
+}
+
+// Sample is one reading.
+type Sample struct {
+	Name   string
+	Kind   Kind
+	Labels []Label
+	Value  float64
+}
+
+// Label returns the value of the named label, or "".
+func (s Sample) Label(name string) string {
+	for _, l := range s.Labels {
+		if l.Name == name {
+			return l.Value
+		}
+	}
+	return ""
+}
+
+// String formats s in the Prometheus text style: name{a="x",b="y"}.
+func (s Sample) String() string {
+	var b strings.Builder
+	b.WriteString(s.Name)
+	if len(s.Labels) > 0 {
+		b.WriteByte('{')
+		for i, l := range s.Labels {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(l.Name + `="` + l.Value + `"`)
+		}
+		b.WriteByte('}')
+	}
+	return b.String()
+}
+
+// Source is anything with counters: a switch, a port, a NIC, a QP, a fault.
+type Source interface {
+	// Collect calls emit once per sample. It must not keep emit.
+	Collect(emit func(Sample))
+}
+
+// Gather collects every source and returns the samples sorted by name and
+// labels, so that two identical runs give identical lists.
+func Gather(srcs ...Source) []Sample {
+	var out []Sample
+	for _, src := range srcs {
+		src.Collect(func(s Sample) { out = append(out, s) })
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Sum adds the values of every sample called name whose labels include all
+// of match (a nil match sums them all).
+func Sum(samples []Sample, name string, match ...Label) float64 {
+	var total float64
+outer:
+	for _, s := range samples {
+		if s.Name != name {
+			continue
+		}
+		for _, m := range match {
+			if s.Label(m.Name) != m.Value {
+				continue outer
+			}
+		}
+		total += s.Value
+	}
+	return total
+}
+
+// With returns a copy of labels with more appended, for a source that
+// prefixes its children's labels (a switch adding node= to its ports').
+func With(labels []Label, more ...Label) []Label {
+	out := make([]Label, 0, len(labels)+len(more))
+	out = append(out, labels...)
+	return append(out, more...)
+}
