@@ -1,0 +1,39 @@
+# rocelab — the two commands are `make demo` and `make test`; see README.md.
+GO        ?= go
+BIN       := bin/rocelab
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+FUZZTIME  ?= 3s
+DEMO_OUT  ?= demo-out
+
+.PHONY: all build test unit fuzz-short lint demo bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rocelab
+
+## test: lint, every unit/integration test, then each fuzz target briefly.
+test: lint unit fuzz-short
+
+unit:
+	$(GO) test -count=1 ./...
+
+fuzz-short:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz-short.sh
+
+lint:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## demo: the most complete thing rocelab can do today, on the default topology.
+demo: build
+	scripts/demo.sh $(BIN) $(DEMO_OUT)
+
+## bench: Go benchmarks of the hot paths, side by side in one run.
+bench:
+	scripts/bench.sh
+
+clean:
+	rm -rf bin $(DEMO_OUT)
