@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Link is a one-way in-memory link with a constant propagation delay:
+// Receive(p) delivers p to the link's sink at Now+Delay. Packets leave in
+// the order they entered. Serialization is not the link's job — the
+// sender's egress port models it; the link only delays.
+//
+// Because the delay is constant, in-flight packets are kept in a FIFO ring
+// and the link has at most one event in the engine, for the head packet;
+// that is cheaper than one heap event per packet.
+type Link struct {
+	e     *Engine
+	delay clock.Duration
+	to    wire.Sink
+	ring  []inflight // len is a power of two
+	head  int
+	n     int
+	armed bool // an event for the head packet is in the engine
+}
+
+type inflight struct {
+	p  *wire.Packet
+	at clock.Time
+}
+
+var _ wire.Sink = (*Link)(nil)
+
+// NewLink returns a link on e that delays packets by delay (negative means
+// 0) and hands them to to. to may be nil if SetTo is called before the
+// first packet arrives at the far end.
+func NewLink(e *Engine, delay clock.Duration, to wire.Sink) *Link {
+	return &Link{e: e, delay: max(delay, 0), to: to, ring: make([]inflight, 8)}
+}
+
+// SetTo sets the sink the link delivers to, to wire up cycles between
+// nodes after construction.
+func (l *Link) SetTo(to wire.Sink) { l.to = to }
+
+// Delay returns the link's propagation delay.
+func (l *Link) Delay() clock.Duration { return l.delay }
+
+// InFlight returns how many packets are on the link.
+func (l *Link) InFlight() int { return l.n }
+
+// Receive puts p on the link; it is delivered at Now+Delay.
+func (l *Link) Receive(p *wire.Packet) {
+	if l.n == len(l.ring) {
+		l.grow()
+	}
+	at := l.e.now.Add(l.delay)
+	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: p, at: at}
+	l.n++
+	if !l.armed {
+		l.armed = true
+		l.e.Schedule(at, (*linkHead)(l), nil)
+	}
+}
+
+func (l *Link) grow() {
+	r := make([]inflight, 2*len(l.ring))
+	for i := range l.n {
+		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
+	}
+	l.ring, l.head = r, 0
+}
+
+// linkHead is the Handler of a link's head-packet event; a separate type
+// keeps Handle out of Link's method set.
+type linkHead Link
+
+// Handle delivers the head packet and arms the event for the next one
+// before delivering, so a sink that sends back into this link sees a
+// consistent state.
+func (h *linkHead) Handle(any) {
+	l := (*Link)(h)
+	it := l.ring[l.head]
+	l.ring[l.head] = inflight{}
+	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.n--
+	if l.n > 0 {
+		l.e.Schedule(l.ring[l.head].at, h, nil)
+	} else {
+		l.armed = false
+	}
+	l.to.Receive(it.p)
+}
