@@ -46,6 +46,8 @@ type Packet struct {
 	FlowLabel uint32 // IPv6 only
 	Protocol  uint8  // IPv4 protocol / IPv6 next header
 	L3Offset  int
+	IPID      uint16 // IPv4 identification (0 for IPv6)
+	L4Offset  int    // UDP/TCP header offset in Raw (0 when none was parsed)
 
 	// UDP (for RoCEv2, DstPort is 4791 and SrcPort is flow entropy) or TCP ports.
 	SrcPort, DstPort uint16

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRootCmd(&out, &errb)
+	root.SetArgs(args)
+	err := root.Execute()
+	code := 0
+	if err != nil {
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		} else if isUsageError(err) {
+			code = 2
+		}
+		errb.WriteString(err.Error())
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestValidateCmd(t *testing.T) {
+	out, _, code := run(t, "validate")
+	if code != 0 || !strings.Contains(out, "laptop.yaml: ok") || !strings.Contains(out, "GPUs   8") {
+		t.Errorf("validate (default laptop): code %d, out %q", code, out)
+	}
+	out, _, code = run(t, "validate", "-t", "../../topologies/two-zones.yaml", "-o", "json")
+	var res struct {
+		Valid bool `json:"valid"`
+		GPUs  int  `json:"gpus"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.Valid || res.GPUs != 128 {
+		t.Errorf("validate -o json: code %d, %+v, out %q", code, res, out)
+	}
+
+	bad, _ := filepath.Glob("../../topologies/testdata/bad/*.yaml")
+	if len(bad) == 0 {
+		t.Fatal("no bad files")
+	}
+	for _, f := range bad {
+		_, errOut, code := run(t, "validate", "-t", f)
+		if code != 2 {
+			t.Errorf("validate %s: exit %d, want 2", f, code)
+		}
+		if !strings.Contains(errOut, f+":") {
+			t.Errorf("validate %s: stderr %q lacks FILE:LINE:COL", f, errOut)
+		}
+	}
+	if _, _, code := run(t, "validate", "-t", "/nonexistent.yaml"); code != 2 {
+		t.Errorf("missing file: exit %d, want 2", code)
+	}
+	out, _, code = run(t, "validate", "--schema")
+	if code != 0 || !strings.Contains(out, `"$schema"`) {
+		t.Errorf("validate --schema: %d %q", code, out[:min(len(out), 80)])
+	}
+}
+
+func TestTopoGenCmd(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "z.yaml")
+	if _, errOut, code := run(t, "topo", "gen", "clos", "--hosts", "16", "--gpus", "4", "--rtsw", "4", "--ctsw", "2", "--storage", "1", "-w", file); code != 0 {
+		t.Fatalf("topo gen clos: exit %d: %s", code, errOut)
+	}
+	out, _, code := run(t, "validate", "-t", file, "-o", "json")
+	if code != 0 || !strings.Contains(out, `"gpus": 64`) {
+		t.Errorf("generated file: exit %d: %s", code, out)
+	}
+	out, _, code = run(t, "topo", "gen", "multizone", "--zones", "2", "--hosts", "4", "--gpus", "2", "--rtsw", "2", "--ctsw", "2", "--atsw", "2", "--zone-oversubscription", "2:1")
+	if code != 0 || !strings.Contains(out, "z2-host4") || !strings.Contains(out, "atsw2") {
+		t.Errorf("topo gen multizone: exit %d", code)
+	}
+	if _, _, code := run(t, "topo", "gen", "clos", "--hosts", "2", "--rtsw", "4"); code != 2 {
+		t.Errorf("impossible generator: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, "topo", "gen", "clos", "--oversubscription", "x"); code != 2 {
+		t.Errorf("bad ratio: exit %d, want 2", code)
+	}
+}
+
+func TestGraphCmd(t *testing.T) {
+	for _, f := range []string{"svg", "dot", "mermaid"} {
+		out, errOut, code := run(t, "graph", "-t", "laptop", "-f", f)
+		if code != 0 || len(out) < 100 {
+			t.Errorf("graph -f %s: exit %d %s", f, code, errOut)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "g.svg")
+	if _, errOut, code := run(t, "graph", "-t", "ai-zone-64", "-w", file); code != 0 {
+		t.Fatalf("graph -w: exit %d %s", code, errOut)
+	}
+	if data, err := os.ReadFile(file); err != nil || !bytes.HasPrefix(data, []byte("<svg")) {
+		t.Errorf("graph -w wrote %d bytes, %v", len(data), err)
+	}
+	if _, _, code := run(t, "graph", "-f", "png"); code != 2 {
+		t.Errorf("graph -f png: exit %d, want 2", code)
+	}
+}
+
+func TestTopoShowCmd(t *testing.T) {
+	out, _, code := run(t, "topo", "show", "-t", "laptop", "--lab", "demo")
+	if code != 0 || !strings.Contains(out, "198.18.0.1/31") || !strings.Contains(out, "IFNAME") {
+		t.Errorf("topo show: exit %d: %s", code, out)
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// loadTopology reads the topology named by -t: a file, else a built-in
+// name (laptop, incast, …); empty means the built-in laptop topology.
+// Anything wrong with it is bad input (exit 2).
+func loadTopology(path string) (*topologies.Topology, error) {
+	if path == "" {
+		path = topologies.DefaultTopology
+	}
+	if _, err := os.Stat(path); err != nil {
+		if _, berr := topologies.BuiltinFile(path); berr == nil {
+			return topologies.Builtin(path)
+		}
+	}
+	t, err := topologies.Load(path)
+	return t, badInput(err)
+}
+
+type validateResult struct {
+	File   string               `json:"file"`
+	Valid  bool                 `json:"valid"`
+	Errors topologies.ErrorList `json:"errors,omitempty"`
+	*topologies.Summary
+}
+
+func newValidateCmd(opts *options) *cobra.Command {
+	var file string
+	var schema bool
+	cmd := &cobra.Command{
+		Use:   "validate [-t FILE]",
+		Short: "Check a topology file and summarise it",
+		Long: `Validate reads a topology file, reports every problem as FILE:LINE:COL: message
+(exit code 2), or prints a short summary. Without -t it checks the built-in
+laptop topology; -t also accepts a built-in name (laptop, incast, ai-zone-64,
+two-zones). --schema prints the JSON Schema of the format instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if schema {
+				_, err := opts.stdout.Write(topologies.Schema())
+				return err
+			}
+			name := file
+			if name == "" {
+				name = topologies.DefaultTopology
+			}
+			t, err := loadTopology(file)
+			var el topologies.ErrorList
+			if errors.As(err, &el) {
+				if opts.wantJSON() {
+					if jerr := opts.printJSON(validateResult{File: name, Errors: el}); jerr != nil {
+						return jerr
+					}
+				} else {
+					for _, e := range el {
+						fmt.Fprintln(opts.stderr, e)
+					}
+				}
+				return badInput(fmt.Errorf("%s: %d error%s", name, len(el), plural(len(el))))
+			}
+			if err != nil {
+				return err
+			}
+			s := t.Summary()
+			if opts.wantJSON() {
+				return opts.printJSON(validateResult{File: t.Source, Valid: true, Summary: &s})
+			}
+			fmt.Fprintf(opts.stdout, "%s: ok — %s", t.Source, t.Name)
+			if t.Description != "" {
+				fmt.Fprintf(opts.stdout, ": %s", t.Description)
+			}
+			fmt.Fprintf(opts.stdout, "\n  nodes  %d (%d hosts, %d switches, %d storage)\n  GPUs   %d\n  links  %d (%d back-end, %d front-end)\n",
+				s.Nodes, s.Hosts, s.Switches, s.Storage, s.GPUs, s.Links, s.BELinks, s.FELinks)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
+	cmd.Flags().BoolVar(&schema, "schema", false, "print the JSON Schema of the topology format")
+	return cmd
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

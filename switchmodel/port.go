@@ -1,0 +1,240 @@
+package switchmodel
+
+import (
+	"strconv"
+
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Port is one switch port: its Receive is the ingress (accounted per
+// priority group), and its egress holds eight queues served at the port's
+// line rate into whatever is attached.
+type Port struct {
+	sw    *Switch
+	idx   int
+	label string
+	rate  clock.Rate
+	out   wire.Sink
+
+	pg [NumTC]pg
+	q  [NumTC]queue
+
+	// Transmitter.
+	busy       bool
+	tx         *wire.Packet
+	txDoneFn   func()
+	dwrrCur    int
+	pfcPending bool  // some PG has state to signal upstream
+	ready      uint8 // bit tc: queue tc holds packets and is not paused
+	refreshArm bool
+	refreshFn  func()
+
+	rxPkts, rxBytes int64
+	txPkts, txBytes int64
+	pfcTx, pfcRx    int64
+	drops           [NumTC][numReasons]dropCount
+}
+
+// queue is one egress traffic class of a port.
+type queue struct {
+	fifo
+	ecn     wred
+	quantum int
+	deficit int
+	visited bool
+
+	// Pause received from downstream.
+	paused      bool
+	pausedUntil clock.Time
+	pausedSince clock.Time
+	pausedTotal clock.Duration
+	pauseTimer  clock.Timer
+	expireFn    func()
+
+	// Watchdog.
+	wdTimer   clock.Timer
+	wdFn      func()
+	storm     bool
+	recoverFn func()
+
+	enqPkts, txPkts, txBytes int64
+	peakBytes, peakPkts      int64
+	ecnMarks, trims          int64
+	pfcRx, pfcIgnored        int64
+	wdEvents, wdRestores     int64
+}
+
+var _ wire.Sink = (*Port)(nil)
+
+// dropReason says why a packet was dropped.
+type dropReason uint8
+
+// Drop reasons. Ingress-side reasons are counted on the ingress port under
+// the packet's priority group, egress-side ones on the egress port under
+// its queue.
+const (
+	dropIngress     dropReason = iota // ingress: PG over its shared threshold (lossy)
+	dropNoHeadroom                    // ingress: lossless PG out of headroom
+	dropTTL                           // ingress: TTL expired
+	dropNoRoute                       // ingress: no route, or nothing to route on
+	dropOversize                      // ingress: longer than the MTU
+	dropEgressLimit                   // egress: lossy queue over EgressQueueLimit
+	dropWRED                          // egress: WRED drop of a Not-ECT packet
+	dropWatchdog                      // egress: PFC watchdog drop
+	dropNoLink                        // egress: nothing attached to the port
+	numReasons
+)
+
+var reasonNames = [numReasons]string{
+	"ingress_admission", "no_headroom", "ttl", "no_route", "oversize",
+	"egress_limit", "wred", "watchdog", "no_link",
+}
+
+func (r dropReason) String() string { return reasonNames[r] }
+
+type dropCount struct{ pkts, bytes int64 }
+
+func newPort(s *Switch, idx int, spec PortSpec) *Port {
+	pt := &Port{sw: s, idx: idx, label: strconv.Itoa(idx), rate: spec.Rate}
+	pt.txDoneFn = pt.txDone
+	pt.refreshFn = pt.refresh
+	cfg := &s.cfg
+	for i := range NumTC {
+		g := &pt.pg[i]
+		if cfg.PFC.LosslessPriorities.Has(i) {
+			g.lossless = true
+			g.headroom = cfg.PFC.Headroom
+			if g.headroom == 0 {
+				g.headroom = HeadroomFor(spec.Rate, spec.Delay, cfg.MTU)
+			}
+		}
+		q := &pt.q[i]
+		q.ecn = newWRED(cfg.ECN[i], spec.Rate)
+		w := cfg.Sched.Weights[i]
+		if w <= 0 {
+			w = 1
+		}
+		q.quantum = w * cfg.Sched.Quantum
+		q.expireFn = func() { pt.pauseExpired(i) }
+		q.wdFn = func() { pt.watchdogCheck(i) }
+		q.recoverFn = func() { pt.watchdogRecover(i) }
+	}
+	return pt
+}
+
+// Index returns the port's number on its switch.
+func (pt *Port) Index() int { return pt.idx }
+
+// Rate returns the port's line rate.
+func (pt *Port) Rate() clock.Rate { return pt.rate }
+
+// Receive takes a frame that arrived on this port (its last bit, at the
+// scheduler's Now). PFC and PAUSE frames act on this port's egress and go
+// no further; everything else is classified, routed and queued.
+func (pt *Port) Receive(p *wire.Packet) {
+	s := pt.sw
+	pt.rxPkts++
+	pt.rxBytes += int64(p.Len)
+	switch p.Kind {
+	case wire.KindPFC:
+		pt.receivePFC(p)
+		return
+	case wire.KindPause:
+		pt.receivePause(p)
+		return
+	}
+	tc := s.classify(p)
+	g := &pt.pg[tc]
+	g.rxPkts++
+	g.rxBytes += int64(p.Len)
+	if p.Len > s.cfg.MTU {
+		pt.drop(tc, dropOversize, p)
+		return
+	}
+	out, ok := s.route(p)
+	if !ok {
+		pt.drop(tc, dropNoRoute, p)
+		return
+	}
+	if p.IPVersion != 0 {
+		if p.TTL <= 1 {
+			pt.drop(tc, dropTTL, p)
+			return
+		}
+		p.TTL--
+		if p.Raw != nil && s.decTTL != nil {
+			s.decTTL(p)
+		}
+	}
+	s.ports[out].enqueue(p, pt, tc)
+}
+
+// classify returns p's traffic class (also its PFC priority and ingress PG).
+func (s *Switch) classify(p *wire.Packet) uint8 {
+	switch {
+	case p.Kind == wire.KindCNP:
+		return s.cfg.CNPClass
+	case p.HasVLAN && (s.cfg.TrustPCP || !p.DstIP.IsValid()):
+		return s.cfg.PCPToTC[p.PCP&7]
+	case p.DstIP.IsValid():
+		return s.cfg.DSCPToTC[p.DSCP&63]
+	}
+	return 0
+}
+
+// enqueue admits p, which came in through in with class tc, into egress
+// queue tc of eg, or drops (or trims) it.
+func (eg *Port) enqueue(p *wire.Packet, in *Port, tc uint8) {
+	s := eg.sw
+	if eg.out == nil {
+		eg.drop(tc, dropNoLink, p)
+		return
+	}
+	q := &eg.q[tc]
+	if q.storm && s.cfg.PFC.Watchdog.Action == WatchdogDrop {
+		eg.drop(tc, dropWatchdog, p)
+		return
+	}
+	n := int64(p.Len)
+	g := &in.pg[tc]
+	w := s.mmu.admit(g, n)
+	if w == refused || (!g.lossless && s.cfg.EgressQueueLimit > 0 && q.bytes+n > s.cfg.EgressQueueLimit) {
+		if s.cfg.Trim.Classes.Has(int(tc)) && eg.trim(p, in, tc) {
+			return
+		}
+		switch {
+		case w != refused:
+			eg.drop(tc, dropEgressLimit, p)
+		case g.lossless:
+			in.drop(tc, dropNoHeadroom, p)
+		default:
+			in.drop(tc, dropIngress, p)
+		}
+		return
+	}
+	if q.ecn.enabled && !q.ecn.atDequeue && s.wredHit(&q.ecn, q.bytes) && !s.markCEOn(q, p) {
+		eg.drop(tc, dropWRED, p)
+		return
+	}
+	s.mmu.charge(g, n, w)
+	eg.push(tc, entry{p: p, size: int32(n), in: int32(in.idx), pg: tc})
+	in.checkXoff(int(tc))
+	eg.kick()
+}
+
+// push queues e in class tc and keeps the queue's peaks.
+func (eg *Port) push(tc uint8, e entry) {
+	q := &eg.q[tc]
+	q.push(e)
+	eg.update(int(tc))
+	q.enqPkts++
+	q.peakBytes = max(q.peakBytes, q.bytes)
+	q.peakPkts = max(q.peakPkts, int64(q.n))
+}
+
+func (pt *Port) drop(tc uint8, r dropReason, p *wire.Packet) {
+	d := &pt.drops[tc][r]
+	d.pkts++
+	d.bytes += int64(p.Len)
+}

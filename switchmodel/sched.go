@@ -1,0 +1,115 @@
+package switchmodel
+
+import (
+	"math/bits"
+
+	"github.com/rocelab/rocelab/wire"
+)
+
+// kick starts the next transmission if the port is idle: a pending PFC
+// frame first (ahead of data, but never preempting the frame on the wire),
+// then the strict classes, highest first, then DWRR among the others.
+// Paused classes are not eligible.
+func (pt *Port) kick() {
+	if pt.busy || pt.out == nil {
+		return
+	}
+	s := pt.sw
+	var p *wire.Packet
+	var e entry
+	fromQueue := false
+	if pt.pfcPending {
+		p = pt.buildPFC()
+	} else {
+		for {
+			tc := pt.pick()
+			if tc < 0 {
+				return
+			}
+			q := &pt.q[tc]
+			e = q.pop()
+			pt.update(tc)
+			s.mmu.release(&s.ports[e.in].pg[e.pg], int64(e.size))
+			if q.ecn.enabled && q.ecn.atDequeue && !e.trimmed &&
+				s.wredHit(&q.ecn, q.bytes) && !s.markCEOn(q, e.p) {
+				pt.drop(uint8(tc), dropWRED, e.p)
+				s.ports[e.in].checkXon(int(e.pg))
+				continue
+			}
+			q.txPkts++
+			q.txBytes += int64(e.p.Len)
+			p = e.p
+			fromQueue = true
+			break
+		}
+	}
+	pt.busy = true
+	pt.tx = p
+	pt.txPkts++
+	pt.txBytes += int64(p.Len)
+	s.sched.AfterFunc(pt.rate.Serialize(WireBytes(p.Len)), pt.txDoneFn)
+	if fromQueue {
+		// After busy is set: releasing may send XON out of any port,
+		// this one included.
+		s.ports[e.in].checkXon(int(e.pg))
+	}
+}
+
+// txDone hands the frame whose last bit just left to the attached sink and
+// starts the next one.
+func (pt *Port) txDone() {
+	p := pt.tx
+	pt.tx = nil
+	pt.busy = false
+	if pt.out != nil {
+		pt.out.Receive(p)
+	}
+	pt.kick()
+}
+
+// update refreshes class tc's bit in the port's ready mask.
+func (pt *Port) update(tc int) {
+	if q := &pt.q[tc]; q.n > 0 && !q.paused {
+		pt.ready |= 1 << uint(tc)
+	} else {
+		pt.ready &^= 1 << uint(tc)
+	}
+}
+
+func (pt *Port) eligible(tc uint8) bool { return pt.ready&(1<<tc) != 0 }
+
+// pick returns the class to serve next, or -1. DWRR (Shreedhar & Varghese)
+// in wire bytes: a class visited afresh gets its quantum (weight ×
+// Quantum) added to its deficit and sends head packets while they fit; an
+// empty class loses its deficit, a paused one keeps it.
+func (pt *Port) pick() int {
+	if pt.ready == 0 {
+		return -1
+	}
+	s := pt.sw
+	if st := pt.ready & uint8(s.cfg.Sched.Strict); st != 0 {
+		return 7 - bits.LeadingZeros8(st) // highest strict class
+	}
+	n := len(s.dwrr)
+	for {
+		tc := s.dwrr[pt.dwrrCur]
+		q := &pt.q[tc]
+		if pt.eligible(tc) {
+			if !q.visited {
+				q.deficit += q.quantum
+				q.visited = true
+			}
+			if size := WireBytes(q.front().p.Len); size <= q.deficit {
+				q.deficit -= size
+				return int(tc)
+			}
+		} else if q.n == 0 {
+			q.deficit = 0
+		}
+		q.visited = false
+		pt.dwrrCur++
+		if pt.dwrrCur == n {
+			pt.dwrrCur = 0
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package switchmodel
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/netip"
+
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// PortSpec describes one port.
+type PortSpec struct {
+	// Rate is the line rate the egress serializes at.
+	Rate clock.Rate
+	// Delay is the one-way propagation delay of the cable on this port; it
+	// sizes the port's automatic PFC headroom (see HeadroomFor).
+	Delay clock.Duration
+}
+
+// Options are what New needs.
+type Options struct {
+	// Name labels the switch's telemetry (node=Name).
+	Name   string
+	Config Config
+	// Sched gives time and callbacks; required.
+	Sched clock.Scheduler
+	// Rand drives WRED coin flips, random spraying and (when
+	// Config.ECMP.Seed is 0) the ECMP seed. Nil uses a PCG seeded from Name.
+	Rand  *rand.Rand
+	Ports []PortSpec
+
+	// Raw-byte hooks, called only for packets whose Raw is not nil, after
+	// the model changed the descriptor: MarkCE after setting ECN to CE,
+	// DecTTL after decrementing TTL, Trim after cutting Len and rewriting
+	// DSCP. The emulation passes wire's rewriters; the simulator leaves
+	// them nil.
+	MarkCE func(*wire.Packet)
+	DecTTL func(*wire.Packet)
+	Trim   func(*wire.Packet)
+
+	// OnPFC, if set, is told each time a PG decides to pause (xoff) or
+	// resume its upstream — at the decision, before the frame is sent.
+	OnPFC func(port, prio int, xoff bool)
+}
+
+// Switch is the model of one switch ASIC: ports with eight traffic classes,
+// a shared-buffer MMU, PFC, WRED/ECN, strict+DWRR scheduling and an L3
+// forwarding table with ECMP. It is single-threaded: Receive and the
+// scheduler's callbacks must not run concurrently.
+type Switch struct {
+	name  string
+	cfg   Config
+	sched clock.Scheduler
+	rng   *rand.Rand
+	// Raw-byte hooks and observer from Options.
+	markCE, decTTL, trimRaw func(*wire.Packet)
+	onPFC                   func(port, prio int, xoff bool)
+
+	ports []*Port
+	mmu   mmu
+	fib   fib
+
+	hashSeed uint64
+	spray    [64]bool
+	strict   []uint8 // strict classes, highest first
+	dwrr     []uint8 // the other classes, in round-robin order
+}
+
+// New builds a switch. It fails when the configuration is inconsistent or
+// leaves no shared buffer.
+func New(opts Options) (*Switch, error) {
+	cfg := opts.Config
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("switch %q: config: %w", opts.Name, err)
+	}
+	if opts.Sched == nil {
+		return nil, fmt.Errorf("switch %q: no scheduler", opts.Name)
+	}
+	if len(opts.Ports) == 0 {
+		return nil, fmt.Errorf("switch %q: no ports", opts.Name)
+	}
+	rng := opts.Rand
+	if rng == nil {
+		h := fnv.New64a()
+		h.Write([]byte(opts.Name))
+		rng = rand.New(rand.NewPCG(h.Sum64(), 0x5eed))
+	}
+	s := &Switch{
+		name:    opts.Name,
+		cfg:     cfg,
+		sched:   opts.Sched,
+		rng:     rng,
+		markCE:  opts.MarkCE,
+		decTTL:  opts.DecTTL,
+		trimRaw: opts.Trim,
+		onPFC:   opts.OnPFC,
+	}
+	s.hashSeed = cfg.ECMP.Seed
+	if s.hashSeed == 0 {
+		s.hashSeed = rng.Uint64()
+	}
+	for _, d := range cfg.ECMP.SprayDSCPs {
+		s.spray[d] = true
+	}
+	for tc := NumTC - 1; tc >= 0; tc-- {
+		if cfg.Sched.Strict.Has(tc) {
+			s.strict = append(s.strict, uint8(tc))
+		}
+	}
+	for tc := range NumTC {
+		if !cfg.Sched.Strict.Has(tc) {
+			s.dwrr = append(s.dwrr, uint8(tc))
+		}
+	}
+
+	s.mmu = mmu{
+		size:    cfg.BufferBytes,
+		reserve: cfg.PFC.Reserved,
+		alpha:   cfg.PFC.Alpha,
+		static:  cfg.PFC.XOffThreshold,
+	}
+	var reserved, headroom int64
+	for i, spec := range opts.Ports {
+		if spec.Rate <= 0 {
+			return nil, fmt.Errorf("switch %q: port %d: rate must be positive", opts.Name, i)
+		}
+		p := newPort(s, i, spec)
+		s.ports = append(s.ports, p)
+		for j := range p.pg {
+			reserved += cfg.PFC.Reserved
+			headroom += p.pg[j].headroom
+		}
+	}
+	s.mmu.shared = cfg.BufferBytes - reserved - headroom
+	if s.mmu.shared <= 0 {
+		return nil, fmt.Errorf("switch %q: buffer %d B leaves no shared pool after %d B reserved and %d B headroom",
+			opts.Name, cfg.BufferBytes, reserved, headroom)
+	}
+	return s, nil
+}
+
+// Name returns the switch's name.
+func (s *Switch) Name() string { return s.name }
+
+// NumPorts returns the number of ports.
+func (s *Switch) NumPorts() int { return len(s.ports) }
+
+// Port returns port i. Its Receive is the port's ingress.
+func (s *Switch) Port(i int) *Port { return s.ports[i] }
+
+// Attach sets what port i's egress transmits into (a link toward the
+// neighbour). A port with nothing attached drops what is routed to it
+// (reason "no_link").
+func (s *Switch) Attach(i int, out wire.Sink) { s.ports[i].out = out }
+
+// SharedPool returns the size of the shared pool: the buffer minus every
+// PG's reserve and every lossless PG's headroom.
+func (s *Switch) SharedPool() int64 { return s.mmu.shared }
+
+// BufferUsed returns the bytes in the buffer now.
+func (s *Switch) BufferUsed() int64 { return s.mmu.used }
+
+// SharedUsed returns the bytes in the shared pool now.
+func (s *Switch) SharedUsed() int64 { return s.mmu.sharedUsed }
+
+// Threshold returns the dynamic (or static) per-PG shared-pool threshold now.
+func (s *Switch) Threshold() int64 { return s.mmu.threshold(0) }
+
+// AddRoute adds ports to the next-hop set of prefix (equal-cost paths).
+func (s *Switch) AddRoute(prefix netip.Prefix, ports ...int) error {
+	if !prefix.IsValid() {
+		return fmt.Errorf("switch %q: add route: invalid prefix", s.name)
+	}
+	if len(ports) == 0 {
+		return fmt.Errorf("switch %q: add route %v: no ports", s.name, prefix)
+	}
+	for _, p := range ports {
+		if p < 0 || p >= len(s.ports) {
+			return fmt.Errorf("switch %q: add route %v: port %d out of range", s.name, prefix, p)
+		}
+	}
+	s.fib.add(prefix.Masked(), ports)
+	return nil
+}
+
+// NextHop returns the egress port the switch would pick for p now. For a
+// sprayed packet this advances the round-robin, like forwarding would.
+func (s *Switch) NextHop(p *wire.Packet) (int, error) {
+	out, ok := s.route(p)
+	if !ok {
+		return 0, errors.New("no route")
+	}
+	return out, nil
+}

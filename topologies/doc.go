@@ -1,0 +1,15 @@
+// Package topologies reads, validates and generates rocelab topology files:
+// the YAML description of an AI training cluster's back-end (BE) RoCE fabric
+// and its front-end (FE) network.
+//
+// A file is decoded from a yaml.Node tree into the raw spec types (File,
+// NodeSpec, LinkSpec, ProfileSpec, …), which keep the line and column of
+// every value; a resolve step turns them into the resolved model, a
+// Topology: nodes with their ports (peer, rate, delay, MTU, plane, address,
+// MAC, interface name), links, and one fully resolved switch Profile per
+// switch. Every problem found is reported, as an ErrorList of
+// FILE:LINE:COL messages sorted by position.
+//
+// The format is documented in docs/topology.md; schema.json is a JSON
+// Schema generated from the spec types, for editors.
+package topologies

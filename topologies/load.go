@@ -1,0 +1,124 @@
+package topologies
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed *.yaml
+var shipped embed.FS
+
+// Builtin returns the shipped topology called name (laptop, incast,
+// ai-zone-64, two-zones; a .yaml suffix is allowed), resolved.
+func Builtin(name string) (*Topology, error) {
+	data, err := BuiltinFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(strings.TrimSuffix(name, ".yaml")+".yaml", data)
+}
+
+// BuiltinFile returns the text of a shipped topology.
+func BuiltinFile(name string) ([]byte, error) {
+	name = strings.TrimSuffix(name, ".yaml")
+	data, err := shipped.ReadFile(name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in topology %q (have %s)", name, strings.Join(BuiltinNames(), ", "))
+	}
+	return data, nil
+}
+
+// BuiltinNames lists the shipped topologies.
+func BuiltinNames() []string {
+	entries, _ := fs.ReadDir(shipped, ".")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return names
+}
+
+// DefaultTopology is the built-in used when no topology is given.
+const DefaultTopology = "laptop"
+
+// Load reads and resolves the topology file at path. A file that does not
+// validate gives an ErrorList.
+func Load(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read topology: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse resolves the topology text data; name is the file name used in
+// error messages and, without its extension, the default topology name.
+// The addressing plan is computed for a lab named like the topology; call
+// Topology.Address to re-plan it for another lab name.
+func Parse(name string, data []byte) (*Topology, error) {
+	e := &errs{file: name}
+	f := decodeFile(e, data)
+	if f == nil {
+		return nil, e.err()
+	}
+	if f.Name == "" {
+		f.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".yaml"), ".yml")
+	}
+	r := &resolver{e: e, file: f}
+	t := r.resolve()
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	t.Source = name
+	return t, nil
+}
+
+// ParseFile decodes data into the spec types without resolving them
+// (generators and tools that rewrite files use it).
+func ParseFile(name string, data []byte) (*File, error) {
+	e := &errs{file: name}
+	f := decodeFile(e, data)
+	return f, e.err()
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func decodeFile(e *errs, data []byte) *File {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			msg = te.Errors[0]
+		}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			if strings.HasPrefix(m[2], "did not find expected") {
+				// yaml.v3 reports a parser error at the 0-based line of
+				// the construct it was parsing: make it 1-based.
+				line++
+			}
+			e.add(Pos{Line: line, Col: 1}, "YAML syntax: %s", m[2])
+		} else {
+			e.add(Pos{Line: 1, Col: 1}, "YAML syntax: %s", strings.TrimPrefix(msg, "yaml: "))
+		}
+		return nil
+	}
+	if len(doc.Content) == 0 {
+		e.add(Pos{Line: 1, Col: 1}, "empty topology file")
+		return nil
+	}
+	f := &File{}
+	d := &decoder{e: e}
+	d.decodeStruct(doc.Content[0], reflectValue(f), "topology")
+	return f
+}

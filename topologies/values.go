@@ -1,0 +1,212 @@
+package topologies
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/rocelab/rocelab/lab/clock"
+)
+
+// The value types hold a parsed quantity of a spec. The decoder hands them
+// the scalar as written (parseScalar); a bad value is an error at its position.
+
+// Size is a byte count as written: 32MB, 4KiB, 1500.
+type Size int64
+
+// Rate is a line rate as written: 400G, 100Gbps.
+type Rate clock.Rate
+
+// Duration is a fabric duration as written: 1us, 500ns.
+type Duration clock.Duration
+
+// Fraction is a number written as 0.125, 1/8 or 12.5%.
+type Fraction float64
+
+// Ratio is an oversubscription ratio written as 2, 1.5 or "2:1".
+type Ratio float64
+
+// SizeOrAuto is a byte count or auto (Auto set).
+type SizeOrAuto struct {
+	Bytes int64
+	Auto  bool
+}
+
+// RateOrOff is a rate or off (Off set).
+type RateOrOff struct {
+	Rate clock.Rate
+	Off  bool
+}
+
+type scalarParser interface {
+	parseScalar(s string) error
+}
+
+var (
+	_ scalarParser = (*Size)(nil)
+	_ scalarParser = (*Rate)(nil)
+	_ scalarParser = (*Duration)(nil)
+	_ scalarParser = (*Fraction)(nil)
+	_ scalarParser = (*Ratio)(nil)
+	_ scalarParser = (*SizeOrAuto)(nil)
+	_ scalarParser = (*RateOrOff)(nil)
+)
+
+func (v *Size) parseScalar(s string) error {
+	n, err := ParseSize(s)
+	*v = Size(n)
+	return err
+}
+
+func (v *Rate) parseScalar(s string) error {
+	r, err := ParseRate(s)
+	*v = Rate(r)
+	return err
+}
+
+func (v *Duration) parseScalar(s string) error {
+	d, err := ParseDuration(s)
+	*v = Duration(d)
+	return err
+}
+
+func (v *Fraction) parseScalar(s string) error {
+	f, err := ParseFraction(s)
+	*v = Fraction(f)
+	return err
+}
+
+func (v *Ratio) parseScalar(s string) error {
+	f, err := ParseRatio(s)
+	*v = Ratio(f)
+	return err
+}
+
+// ParseRatio parses an oversubscription ratio: 2, 1.5 or 2:1.
+func ParseRatio(s string) (float64, error) {
+	bad := fmt.Errorf("bad ratio %q: want a number like 2 or a ratio like 2:1", s)
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return 0, bad
+		}
+		return f, nil
+	}
+	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if err1 != nil || err2 != nil || y == 0 {
+		return 0, bad
+	}
+	return x / y, nil
+}
+
+func (v *SizeOrAuto) parseScalar(s string) error {
+	if s == "auto" {
+		*v = SizeOrAuto{Auto: true}
+		return nil
+	}
+	n, err := ParseSize(s)
+	if err != nil {
+		return fmt.Errorf("%w, or auto", err)
+	}
+	*v = SizeOrAuto{Bytes: n}
+	return nil
+}
+
+func (v *RateOrOff) parseScalar(s string) error {
+	if s == "off" {
+		*v = RateOrOff{Off: true}
+		return nil
+	}
+	r, err := ParseRate(s)
+	if err != nil {
+		return fmt.Errorf("%w, or off", err)
+	}
+	*v = RateOrOff{Rate: r}
+	return nil
+}
+
+const (
+	sizePattern     = `^[0-9]+(\.[0-9]+)? ?(B|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?$`
+	ratePattern     = `^[0-9]+(\.[0-9]+)? ?(bps|K|k|Kbps|kbps|M|Mbps|G|Gbps|T|Tbps)$`
+	durationPattern = `^(0|[0-9]+(\.[0-9]+)? ?(ps|ns|us|µs|ms|s))$`
+)
+
+// JSONSchema describes Size for editors.
+func (Size) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Description: "A byte count: a plain number of bytes, or a number with a unit (B, KB, MB, GB, TB decimal; KiB, MiB, GiB, TiB binary), e.g. 32MB, 4KiB.",
+		OneOf: []*jsonschema.Schema{
+			{Type: "integer", Minimum: "0"},
+			{Type: "string", Pattern: sizePattern},
+		},
+	}
+}
+
+// JSONSchema describes Rate for editors.
+func (Rate) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "string",
+		Pattern:     ratePattern,
+		Description: "A line rate in bits per second with a unit, e.g. 400G, 400Gbps, 100Mbps.",
+	}
+}
+
+// JSONSchema describes Duration for editors.
+func (Duration) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", Pattern: durationPattern},
+			{Type: "integer", Const: 0},
+		},
+		Description: "A duration with a unit (ps, ns, us, ms, s), e.g. 1us, 500ns.",
+	}
+}
+
+// JSONSchema describes Fraction for editors.
+func (Fraction) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "number"},
+			{Type: "string", Pattern: `^[0-9.]+ ?(/ ?[0-9.]+|%)$`},
+		},
+		Description: "A number: 0.125, a ratio 1/8, or a percentage 12.5%.",
+	}
+}
+
+// JSONSchema describes Ratio for editors.
+func (Ratio) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "number", Minimum: "1"},
+			{Type: "string", Pattern: `^[0-9.]+ ?: ?[0-9.]+$`},
+		},
+		Description: "An oversubscription ratio: 2, 1.5 or \"2:1\".",
+	}
+}
+
+// JSONSchema describes SizeOrAuto for editors.
+func (SizeOrAuto) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "integer", Minimum: "0"},
+			{Type: "string", Pattern: sizePattern},
+			{Type: "string", Enum: []any{"auto"}},
+		},
+		Description: "A byte count, or auto.",
+	}
+}
+
+// JSONSchema describes RateOrOff for editors.
+func (RateOrOff) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", Pattern: ratePattern},
+			{Type: "string", Enum: []any{"off"}},
+		},
+		Description: "A line rate, or off.",
+	}
+}

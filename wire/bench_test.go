@@ -1,0 +1,160 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// benchSpec is a 1 KiB RDMA WRITE Middle over IPv4 with a VLAN tag.
+func benchSpec() (Packet, []byte) {
+	p := baseSpec()
+	p.Opcode = uint8(OpWriteOnly)
+	p.HasVLAN, p.PCP, p.VLANID = true, 3, 100
+	p.VA, p.RKey, p.DMALen = 0x7f0000001000, 0x1234, 1024
+	return p, pattern(1024)
+}
+
+func BenchmarkDecode(b *testing.B) {
+	spec, payload := benchSpec()
+	frame, err := BuildFrame(&spec, payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p Packet
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if err := p.Decode(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeCNP(b *testing.B) {
+	frame := mustHex(b, cnpConnectX4)
+	var p Packet
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Decode(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeVerifyICRC(b *testing.B) {
+	spec, payload := benchSpec()
+	frame, err := BuildFrame(&spec, payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p Packet
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if err := p.Decode(frame); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.VerifyICRC(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendFrame(b *testing.B) {
+	spec, payload := benchSpec()
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(payload)))
+	for b.Loop() {
+		var err error
+		if buf, err = AppendFrame(buf[:0], &spec, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendFrameIPv6ACK(b *testing.B) {
+	samples, err := Samples()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s Sample
+	for _, s = range samples {
+		if s.Spec.IPVersion == 6 && Opcode(s.Spec.Opcode) == OpAcknowledge {
+			break
+		}
+	}
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = AppendFrame(buf[:0], &s.Spec, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMarkCE(b *testing.B) {
+	spec, payload := benchSpec()
+	frame, err := BuildFrame(&spec, payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p Packet
+	if err := p.Decode(frame); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.ECN = ECNECT0
+		p.MarkCE()
+	}
+}
+
+// BenchmarkGopacketNewPacket is the slow, convenient path, for comparison.
+func BenchmarkGopacketNewPacket(b *testing.B) {
+	Register()
+	spec, payload := benchSpec()
+	frame, err := BuildFrame(&spec, payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.NoCopy)
+		if pkt.Layer(LayerTypeRETH) == nil {
+			b.Fatal("no RETH")
+		}
+	}
+}
+
+// BenchmarkDecodingLayerParser is gopacket's fast path with these layers.
+func BenchmarkDecodingLayerParser(b *testing.B) {
+	Register()
+	spec, payload := benchSpec()
+	frame, err := BuildFrame(&spec, payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var (
+		eth  layers.Ethernet
+		vlan layers.Dot1Q
+		ip4  layers.IPv4
+		udp  layers.UDP
+		bth  BTH
+		reth RETH
+		pl   gopacket.Payload
+	)
+	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &vlan, &ip4, &udp, &bth, &reth, &pl)
+	decoded := make([]gopacket.LayerType, 0, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := parser.DecodeLayers(frame, &decoded); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if len(decoded) != 7 {
+		b.Fatalf("decoded %v", decoded)
+	}
+}

@@ -1,0 +1,19 @@
+// Package wire holds rocelab's frame codecs: Ethernet (with an optional
+// 802.1Q tag), IPv4 and IPv6, UDP, the RoCEv2 transport headers (BTH, RETH,
+// AETH, ImmDt), CNP, the invariant CRC (ICRC), and 802.1Qbb PFC and 802.3x
+// PAUSE MAC control frames.
+//
+// It has three faces:
+//
+//   - a zero-allocation fast path for the models: [Packet.Decode] parses a
+//     frame into the reusable descriptor [Packet], [AppendFrame] builds a
+//     complete frame from one, and [Packet.MarkCE] rewrites the ECN bits in
+//     place;
+//   - gopacket layers ([BTH], [RETH], [AETH], [ImmDt], [MACControl], [PFC],
+//     [Pause]) so that captures decode with gopacket.NewPacket once
+//     [Register] has been called;
+//   - [Samples] and [WriteSamplesPcap]: one frame of every kind the lab
+//     emits, for tests and for checking a Wireshark against the codecs.
+//
+// The package holds no policy: what to send and when is the models' job.
+package wire

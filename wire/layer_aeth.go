@@ -1,0 +1,68 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// AETH is the ACK extended transport header (Acknowledge, RDMA READ
+// Response First/Last/Only), as a gopacket layer.
+//
+//	 0               1               2               3
+//	+---------------+-----------------------------------------------+
+//	|   Syndrome    |          Message Sequence Number (24)         |
+//	+---------------+-----------------------------------------------+
+//
+// Syndrome bits 6:5 give the class (ACK, RNR NAK, NAK); see [SyndromeString].
+type AETH struct {
+	layers.BaseLayer
+	Syndrome uint8
+	MSN      uint32 // 24 bits
+}
+
+// LayerType returns LayerTypeAETH.
+func (a *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (a *AETH) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
+
+// NextLayerType returns the payload (of a READ response).
+func (a *AETH) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+
+// DecodeFromBytes decodes an AETH at the start of data.
+func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < AETHLen {
+		df.SetTruncated()
+		return truncated("AETH", 0, AETHLen, len(data))
+	}
+	w := binary.BigEndian.Uint32(data)
+	a.Syndrome = uint8(w >> 24)
+	a.MSN = w & 0xFFFFFF
+	a.Contents = data[:AETHLen]
+	a.Payload = data[AETHLen:]
+	return nil
+}
+
+// SerializeTo prepends the AETH.
+func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if a.MSN > 0xFFFFFF {
+		return invalid("AETH: MSN %#x wider than 24 bits", a.MSN)
+	}
+	h, err := b.PrependBytes(AETHLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(h, uint32(a.Syndrome)<<24|a.MSN)
+	return nil
+}
+
+func decodeAETH(data []byte, p gopacket.PacketBuilder) error {
+	a := &AETH{}
+	if err := a.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(a)
+	return p.NextDecoder(gopacket.LayerTypePayload)
+}

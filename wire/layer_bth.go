@@ -1,0 +1,158 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// BTH is the RoCEv2 base transport header, as a gopacket layer.
+//
+//	 0               1               2               3
+//	+---------------+-+-+---+-------+-------------------------------+
+//	|    OpCode     |S|M|Pad| TVer  |            P_Key              |
+//	+-+-+-----------+-+-+---+-------+-------------------------------+
+//	|F|B|   resv6   |              Destination QP                   |
+//	+-+-------------+-----------------------------------------------+
+//	|A|    resv7    |         Packet Sequence Number                |
+//	+-+-------------+-----------------------------------------------+
+//
+// The BTH owns the packet's trailer: decoding strips the pad (PadCnt bytes)
+// and the 4-byte ICRC from its payload, so the layers after it see exactly
+// the extension headers and the RDMA payload; serializing appends them.
+type BTH struct {
+	layers.BaseLayer
+	Opcode Opcode
+	SE     bool // solicited event
+	MigReq bool
+	PadCnt uint8
+	TVer   uint8
+	PKey   uint16
+	FECN   bool
+	BECN   bool
+	DestQP uint32 // 24 bits
+	AckReq bool
+	PSN    uint32 // 24 bits
+	// ICRC is the invariant CRC the packet carries (decoding), or the value
+	// SerializeTo writes; [SealICRC] computes the right one once the whole
+	// frame is serialized.
+	ICRC uint32
+}
+
+// LayerType returns LayerTypeBTH.
+func (b *BTH) LayerType() gopacket.LayerType { return LayerTypeBTH }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (b *BTH) CanDecode() gopacket.LayerClass { return LayerTypeBTH }
+
+// NextLayerType returns the first extension header the opcode carries, or
+// the payload. (The one opcode with two, RDMA WRITE Only with Immediate,
+// is followed by RETH then ImmDt; gopacket.NewPacket decodes both, while a
+// DecodingLayerParser leaves the ImmDt as the first 4 payload bytes: use
+// Packet.Decode on hot paths.)
+func (b *BTH) NextLayerType() gopacket.LayerType {
+	ext := b.Opcode.Ext()
+	switch {
+	case ext&ExtRETH != 0:
+		return LayerTypeRETH
+	case ext&ExtAETH != 0:
+		return LayerTypeAETH
+	case ext&ExtImmDt != 0:
+		return LayerTypeImmDt
+	}
+	return gopacket.LayerTypePayload
+}
+
+// DecodeFromBytes decodes data, a UDP payload starting with the BTH and
+// ending with the ICRC.
+func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < BTHLen+ICRCLen {
+		df.SetTruncated()
+		return truncated("BTH", 0, BTHLen+ICRCLen, len(data))
+	}
+	b.Opcode = Opcode(data[0])
+	b.SE = data[1]&0x80 != 0
+	b.MigReq = data[1]&0x40 != 0
+	b.PadCnt = (data[1] >> 4) & 3
+	b.TVer = data[1] & 0x0F
+	b.PKey = binary.BigEndian.Uint16(data[2:])
+	b.FECN = data[4]&0x80 != 0
+	b.BECN = data[4]&0x40 != 0
+	b.DestQP = binary.BigEndian.Uint32(data[4:]) & 0xFFFFFF
+	b.AckReq = data[8]&0x80 != 0
+	b.PSN = binary.BigEndian.Uint32(data[8:]) & 0xFFFFFF
+	end := len(data) - ICRCLen - int(b.PadCnt)
+	if end < BTHLen {
+		return malformed("BTH", 0, "pad count exceeds the payload")
+	}
+	b.ICRC = binary.LittleEndian.Uint32(data[len(data)-ICRCLen:])
+	b.Contents = data[:BTHLen]
+	b.Payload = data[BTHLen:end]
+	return nil
+}
+
+// SerializeTo prepends the BTH and appends the pad and the ICRC field.
+// With opts.FixLengths, PadCnt is set to pad what follows the BTH to a
+// multiple of 4 bytes.
+func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if b.DestQP > 0xFFFFFF || b.PSN > 0xFFFFFF || b.TVer > 15 || b.PadCnt > 3 {
+		return invalid("BTH: DestQP %#x, PSN %#x, TVer %d or PadCnt %d out of range", b.DestQP, b.PSN, b.TVer, b.PadCnt)
+	}
+	if opts.FixLengths {
+		b.PadCnt = uint8((4 - len(buf.Bytes())%4) % 4)
+	}
+	tail, err := buf.AppendBytes(int(b.PadCnt) + ICRCLen)
+	if err != nil {
+		return err
+	}
+	clear(tail)
+	binary.LittleEndian.PutUint32(tail[b.PadCnt:], b.ICRC)
+	h, err := buf.PrependBytes(BTHLen)
+	if err != nil {
+		return err
+	}
+	spec := Packet{SE: b.SE, MigReq: b.MigReq, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN,
+		DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
+	writeBTH(h, b.Opcode, &spec, b.PadCnt)
+	return nil
+}
+
+// decodeBTH decodes the BTH and the extension headers its opcode carries,
+// then hands the rest to the payload decoder.
+func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
+	b := &BTH{}
+	if err := b.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(b)
+	rest := b.Payload
+	ext := b.Opcode.Ext()
+	if ext&ExtRETH != 0 {
+		r := &RETH{}
+		if err := r.DecodeFromBytes(rest, p); err != nil {
+			return err
+		}
+		if ext&ExtImmDt != 0 {
+			r.next = LayerTypeImmDt
+		}
+		p.AddLayer(r)
+		rest = r.Payload
+	}
+	if ext&ExtAETH != 0 {
+		a := &AETH{}
+		if err := a.DecodeFromBytes(rest, p); err != nil {
+			return err
+		}
+		p.AddLayer(a)
+		rest = a.Payload
+	}
+	if ext&ExtImmDt != 0 {
+		i := &ImmDt{}
+		if err := i.DecodeFromBytes(rest, p); err != nil {
+			return err
+		}
+		p.AddLayer(i)
+	}
+	return p.NextDecoder(gopacket.LayerTypePayload)
+}

@@ -1,0 +1,55 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// ImmDt is the immediate data header (SEND/RDMA WRITE … with Immediate),
+// as a gopacket layer: 4 bytes handed to the receiver's completion.
+type ImmDt struct {
+	layers.BaseLayer
+	Imm uint32
+}
+
+// LayerType returns LayerTypeImmDt.
+func (i *ImmDt) LayerType() gopacket.LayerType { return LayerTypeImmDt }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (i *ImmDt) CanDecode() gopacket.LayerClass { return LayerTypeImmDt }
+
+// NextLayerType returns the payload.
+func (i *ImmDt) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+
+// DecodeFromBytes decodes an ImmDt at the start of data.
+func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < ImmDtLen {
+		df.SetTruncated()
+		return truncated("ImmDt", 0, ImmDtLen, len(data))
+	}
+	i.Imm = binary.BigEndian.Uint32(data)
+	i.Contents = data[:ImmDtLen]
+	i.Payload = data[ImmDtLen:]
+	return nil
+}
+
+// SerializeTo prepends the ImmDt.
+func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(ImmDtLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(h, i.Imm)
+	return nil
+}
+
+func decodeImmDt(data []byte, p gopacket.PacketBuilder) error {
+	i := &ImmDt{}
+	if err := i.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(i)
+	return p.NextDecoder(gopacket.LayerTypePayload)
+}

@@ -1,0 +1,63 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// MACControl is the IEEE 802.3 MAC control header (EtherType 0x8808): a
+// 16-bit opcode, followed by the PFC or PAUSE parameters.
+type MACControl struct {
+	layers.BaseLayer
+	Opcode uint16 // MACControlPFC, MACControlPause, or another
+}
+
+// LayerType returns LayerTypeMACControl.
+func (m *MACControl) LayerType() gopacket.LayerType { return LayerTypeMACControl }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (m *MACControl) CanDecode() gopacket.LayerClass { return LayerTypeMACControl }
+
+// NextLayerType returns PFC or Pause by opcode, else the payload.
+func (m *MACControl) NextLayerType() gopacket.LayerType {
+	switch m.Opcode {
+	case MACControlPFC:
+		return LayerTypePFC
+	case MACControlPause:
+		return LayerTypePause
+	}
+	return gopacket.LayerTypePayload
+}
+
+// DecodeFromBytes decodes the opcode at the start of data.
+func (m *MACControl) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 2 {
+		df.SetTruncated()
+		return truncated("MAC control", 0, 2, len(data))
+	}
+	m.Opcode = binary.BigEndian.Uint16(data)
+	m.Contents = data[:2]
+	m.Payload = data[2:]
+	return nil
+}
+
+// SerializeTo prepends the opcode.
+func (m *MACControl) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(2)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint16(h, m.Opcode)
+	return nil
+}
+
+func decodeMACControl(data []byte, p gopacket.PacketBuilder) error {
+	m := &MACControl{}
+	if err := m.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(m)
+	return p.NextDecoder(m.NextLayerType())
+}

@@ -1,0 +1,56 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// Pause is the body of an 802.3x PAUSE frame (MAC control opcode 0x0001),
+// as a gopacket layer: one pause time for the whole link, in quanta of 512
+// bit times. The Ethernet padding after it is not part of the layer.
+type Pause struct {
+	layers.BaseLayer
+	Quanta uint16
+}
+
+// LayerType returns LayerTypePause.
+func (f *Pause) LayerType() gopacket.LayerType { return LayerTypePause }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (f *Pause) CanDecode() gopacket.LayerClass { return LayerTypePause }
+
+// NextLayerType returns the payload; a PAUSE frame carries none.
+func (f *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+
+// DecodeFromBytes decodes the pause time at the start of data.
+func (f *Pause) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 2 {
+		df.SetTruncated()
+		return truncated("PAUSE", 0, 2, len(data))
+	}
+	f.Quanta = binary.BigEndian.Uint16(data)
+	f.Contents = data[:2]
+	f.Payload = nil
+	return nil
+}
+
+// SerializeTo prepends the pause time.
+func (f *Pause) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(2)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint16(h, f.Quanta)
+	return nil
+}
+
+func decodePause(data []byte, p gopacket.PacketBuilder) error {
+	f := &Pause{}
+	if err := f.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(f)
+	return nil
+}

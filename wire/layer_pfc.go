@@ -1,0 +1,75 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// PFCLen is the size of the PFC parameters after the MAC control opcode.
+const PFCLen = 18
+
+// PFC is the body of an 802.1Qbb priority-based flow control frame (MAC
+// control opcode 0x0101), as a gopacket layer.
+//
+//	+-------------------------------+
+//	| class-enable vector (16 bits; |  bit i set: Quanta[i] is valid
+//	| the high 8 bits are reserved) |
+//	+-------------------------------+
+//	| time[0] … time[7] (16 bits    |  one quantum = 512 bit times;
+//	| each)                         |  0 resumes the priority (XON)
+//	+-------------------------------+
+//
+// The Ethernet padding after it is not part of the layer.
+type PFC struct {
+	layers.BaseLayer
+	ClassEnable uint8
+	Quanta      [8]uint16
+}
+
+// LayerType returns LayerTypePFC.
+func (f *PFC) LayerType() gopacket.LayerType { return LayerTypePFC }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (f *PFC) CanDecode() gopacket.LayerClass { return LayerTypePFC }
+
+// NextLayerType returns the payload; a PFC frame carries none.
+func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+
+// DecodeFromBytes decodes the PFC parameters at the start of data.
+func (f *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < PFCLen {
+		df.SetTruncated()
+		return truncated("PFC", 0, PFCLen, len(data))
+	}
+	f.ClassEnable = data[1]
+	for i := range f.Quanta {
+		f.Quanta[i] = binary.BigEndian.Uint16(data[2+2*i:])
+	}
+	f.Contents = data[:PFCLen]
+	f.Payload = nil
+	return nil
+}
+
+// SerializeTo prepends the PFC parameters.
+func (f *PFC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(PFCLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint16(h, uint16(f.ClassEnable))
+	for i, q := range f.Quanta {
+		binary.BigEndian.PutUint16(h[2+2*i:], q)
+	}
+	return nil
+}
+
+func decodePFC(data []byte, p gopacket.PacketBuilder) error {
+	f := &PFC{}
+	if err := f.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(f)
+	return nil
+}

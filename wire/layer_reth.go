@@ -1,0 +1,79 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// RETH is the RDMA extended transport header (RDMA WRITE First/Only, READ
+// Request), as a gopacket layer.
+//
+//	 0               1               2               3
+//	+---------------------------------------------------------------+
+//	|                     Virtual Address (64)                      |
+//	|                                                               |
+//	+---------------------------------------------------------------+
+//	|                        Remote Key (32)                        |
+//	+---------------------------------------------------------------+
+//	|                        DMA Length (32)                        |
+//	+---------------------------------------------------------------+
+type RETH struct {
+	layers.BaseLayer
+	VA     uint64
+	RKey   uint32
+	DMALen uint32
+
+	next gopacket.LayerType // ImmDt after RDMA WRITE Only with Immediate
+}
+
+// LayerType returns LayerTypeRETH.
+func (r *RETH) LayerType() gopacket.LayerType { return LayerTypeRETH }
+
+// CanDecode returns the layer type this DecodingLayer can decode.
+func (r *RETH) CanDecode() gopacket.LayerClass { return LayerTypeRETH }
+
+// NextLayerType returns ImmDt when the BTH said one follows, else the payload.
+func (r *RETH) NextLayerType() gopacket.LayerType {
+	if r.next != 0 {
+		return r.next
+	}
+	return gopacket.LayerTypePayload
+}
+
+// DecodeFromBytes decodes a RETH at the start of data.
+func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < RETHLen {
+		df.SetTruncated()
+		return truncated("RETH", 0, RETHLen, len(data))
+	}
+	r.VA = binary.BigEndian.Uint64(data)
+	r.RKey = binary.BigEndian.Uint32(data[8:])
+	r.DMALen = binary.BigEndian.Uint32(data[12:])
+	r.next = 0
+	r.Contents = data[:RETHLen]
+	r.Payload = data[RETHLen:]
+	return nil
+}
+
+// SerializeTo prepends the RETH.
+func (r *RETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(RETHLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint64(h, r.VA)
+	binary.BigEndian.PutUint32(h[8:], r.RKey)
+	binary.BigEndian.PutUint32(h[12:], r.DMALen)
+	return nil
+}
+
+func decodeRETH(data []byte, p gopacket.PacketBuilder) error {
+	r := &RETH{}
+	if err := r.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(r)
+	return p.NextDecoder(gopacket.LayerTypePayload)
+}
