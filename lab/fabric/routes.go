@@ -1,0 +1,158 @@
+package fabric
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// Route is one forwarding entry of a switch: a prefix and its equal-cost
+// egress ports.
+type Route struct {
+	Prefix netip.Prefix
+	// Ports are the egress ports, ascending: 0-based indices into the
+	// switch's Node.Ports (topology port Index − 1), which are also the
+	// switch model's port numbers.
+	Ports []int
+}
+
+// Routes computes every switch's forwarding table from the addressing
+// plan, by switch name. Each plane (BE, FE) is routed on its own: a switch
+// gets routes to the destinations of its own plane only.
+//
+// Destinations: the link subnet (/31, and /127 with IPv6) of every host or
+// storage NIC, which the switch it is cabled to owns as a connected route;
+// each switch's loopback (/32, /128); and each switch's addresses on
+// switch-to-switch links (/32, /128). Next hops are every port toward a
+// neighbour switch one hop closer to the switch owning the destination:
+// all equal-cost shortest paths, parallel links included, from a
+// breadth-first search over the plane's switch graph from each switch.
+// Traffic never transits a host. A switch has no route to its own
+// addresses (the model has no local delivery). Routes are sorted by
+// prefix.
+func Routes(t *topologies.Topology) map[string][]Route {
+	out := map[string][]Route{}
+	var switches []*topologies.Node
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			switches = append(switches, n)
+			out[n.Name] = nil
+		}
+	}
+	for _, d := range switches {
+		dist := distancesTo(d)
+		dst := ownedPrefixes(d)
+		for _, s := range switches {
+			if s == d {
+				continue
+			}
+			ds, ok := dist[s]
+			if !ok {
+				continue // another plane, or unreachable
+			}
+			var ports []int
+			for i, pt := range s.Ports {
+				if pt.Peer != nil && pt.Peer.Node.Kind == topologies.KindSwitch {
+					if dn, ok := dist[pt.Peer.Node]; ok && dn == ds-1 {
+						ports = append(ports, i)
+					}
+				}
+			}
+			for _, pfx := range dst {
+				out[s.Name] = append(out[s.Name], Route{Prefix: pfx, Ports: ports})
+			}
+		}
+		// Connected routes of d's host and storage NICs.
+		for i, pt := range d.Ports {
+			if pt.Peer == nil || pt.Peer.Node.Kind == topologies.KindSwitch {
+				continue
+			}
+			for _, a := range []netip.Prefix{pt.Peer.Addr, pt.Peer.Addr6} {
+				if a.IsValid() {
+					out[d.Name] = append(out[d.Name], Route{Prefix: a.Masked(), Ports: []int{i}})
+				}
+			}
+		}
+	}
+	for name, rs := range out {
+		slices.SortFunc(rs, func(a, b Route) int {
+			return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()))
+		})
+		out[name] = rs
+	}
+	return out
+}
+
+// distancesTo returns the hop count from every switch that can reach d
+// (d's plane) to d, over switch-to-switch links.
+func distancesTo(d *topologies.Node) map[*topologies.Node]int {
+	dist := map[*topologies.Node]int{d: 0}
+	queue := []*topologies.Node{d}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, pt := range n.Ports {
+			if pt.Peer == nil || pt.Plane != d.Plane {
+				continue
+			}
+			m := pt.Peer.Node
+			if m.Kind != topologies.KindSwitch {
+				continue
+			}
+			if _, seen := dist[m]; !seen {
+				dist[m] = dist[n] + 1
+				queue = append(queue, m)
+			}
+		}
+	}
+	return dist
+}
+
+// ownedPrefixes returns what other switches route to switch d: the link
+// subnets of its host and storage NICs, its loopbacks, and its addresses
+// on switch-to-switch links.
+func ownedPrefixes(d *topologies.Node) []netip.Prefix {
+	var out []netip.Prefix
+	add := func(p netip.Prefix) {
+		if p.IsValid() {
+			out = append(out, p)
+		}
+	}
+	for _, a := range []netip.Addr{d.Loopback, d.Loopback6} {
+		if a.IsValid() {
+			add(netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	for _, pt := range d.Ports {
+		if pt.Peer == nil {
+			continue
+		}
+		if pt.Peer.Node.Kind == topologies.KindSwitch {
+			for _, a := range []netip.Prefix{pt.Addr, pt.Addr6} {
+				if a.IsValid() {
+					add(netip.PrefixFrom(a.Addr(), a.Addr().BitLen()))
+				}
+			}
+			continue
+		}
+		add(pt.Peer.Addr.Masked())
+		if pt.Peer.Addr6.IsValid() {
+			add(pt.Peer.Addr6.Masked())
+		}
+	}
+	return out
+}
+
+// Install adds routes to sw.
+func Install(sw *switchmodel.Switch, routes []Route) error {
+	for _, r := range routes {
+		if err := sw.AddRoute(r.Prefix, r.Ports...); err != nil {
+			return fmt.Errorf("install routes: %w", err)
+		}
+	}
+	return nil
+}
