@@ -124,6 +124,9 @@ func SwitchConfig(p *topologies.Profile, ports []*topologies.Port) (switchmodel.
 				Priority: uint8(t.To),
 				DSCP:     TrimDSCP,
 			}
+			// A trimmed header must keep its high priority at every later
+			// hop, which classifies it by DSCP: map the trim mark there.
+			c.DSCPToTC[TrimDSCP] = uint8(t.To)
 		}
 	}
 

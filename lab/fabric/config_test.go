@@ -182,6 +182,7 @@ func TestSwitchConfig(t *testing.T) {
 			profile: func(p *topologies.Profile) { p.Trim = &topologies.Trim{TC: 0, Size: 128, To: 6} },
 			want: func(c *switchmodel.Config) {
 				c.Trim = switchmodel.TrimConfig{Classes: switchmodel.TCs(0), Bytes: 128, Priority: 6, DSCP: 63}
+				c.DSCPToTC[63] = 6 // trimmed headers keep their class at the next hop
 			},
 		},
 		{
