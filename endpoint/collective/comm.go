@@ -1,0 +1,145 @@
+package collective
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/lab/telemetry"
+)
+
+// Defaults of Config, after NCCL's ring: a 4 MiB channel buffer split into
+// NCCL_STEPS = 8 slots gives 512 KiB slices with 8 in flight.
+const (
+	DefaultSliceBytes = 512 << 10
+	DefaultWindow     = 8
+)
+
+// Limits imposed by the immediate encoding (see imm).
+const (
+	MaxRanks  = 1 << (32 - stepShift - 1) // 2(n-1) steps must fit the step field
+	maxSlices = 1 << stepShift
+	stepShift = 20
+)
+
+// Config describes a communicator.
+type Config struct {
+	Ranks      int      // number of ranks, >= 2
+	Type       DataType // element type (sum is the only reduction)
+	SliceBytes int      // bytes per write; a chunk is cut into slices; 0 means DefaultSliceBytes
+	Window     int      // writes each rank keeps in flight; 0 means DefaultWindow
+	Check      bool     // carry real data, fill inputs and verify every element
+	Seed       uint64   // seed of the fill
+}
+
+// Comm runs collectives over a Transport, one at a time, driven entirely by
+// Transport callbacks and the Scheduler. It is not safe for concurrent use:
+// like every model it lives on one goroutine.
+type Comm struct {
+	sched clock.Scheduler
+	tr    Transport
+	cfg   Config
+
+	// counters
+	writes, bytes, iterations, wrongTotal uint64
+
+	run *run // the run in progress, nil when idle
+}
+
+// New returns a communicator of cfg.Ranks ranks over tr.
+func New(sched clock.Scheduler, tr Transport, cfg Config) (*Comm, error) {
+	if cfg.Ranks < 2 || cfg.Ranks > MaxRanks {
+		return nil, fmt.Errorf("collective: %d ranks, want 2..%d", cfg.Ranks, MaxRanks)
+	}
+	if cfg.Type != Float32 && cfg.Type != Int32 {
+		return nil, fmt.Errorf("collective: unknown data type %d", cfg.Type)
+	}
+	if cfg.SliceBytes == 0 {
+		cfg.SliceBytes = DefaultSliceBytes
+	}
+	if cfg.SliceBytes < elemSize {
+		return nil, fmt.Errorf("collective: slice of %d bytes, want >= %d", cfg.SliceBytes, elemSize)
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.Window < 0 {
+		return nil, fmt.Errorf("collective: window %d, want >= 1", cfg.Window)
+	}
+	return &Comm{sched: sched, tr: tr, cfg: cfg}, nil
+}
+
+// Config returns the communicator's configuration with defaults filled in.
+func (c *Comm) Config() Config { return c.cfg }
+
+// ErrBusy is returned when a run is started while another is in progress.
+var ErrBusy = errors.New("collective: a run is already in progress")
+
+// Run runs op on size bytes (nccl-tests' size, see Layout) warmup+iters
+// times back to back — each iteration starts when the previous one has
+// completed on every rank — and calls done with the average time of the
+// measured iterations. done runs from the scheduler, never from inside Run.
+func (c *Comm) Run(op Op, size int64, warmup, iters int, done func(Result, error)) {
+	fail := func(err error) { c.sched.AfterFunc(0, func() { done(Result{}, err) }) }
+	if c.run != nil {
+		fail(ErrBusy)
+		return
+	}
+	if iters < 1 || warmup < 0 {
+		fail(fmt.Errorf("collective: %d warmup and %d iterations, want >= 0 and >= 1", warmup, iters))
+		return
+	}
+	lay, err := NewLayout(op, c.cfg.Ranks, size)
+	if err != nil {
+		fail(err)
+		return
+	}
+	sliceElems := int64(c.cfg.SliceBytes / elemSize)
+	if (lay.chunkMax()+sliceElems-1)/sliceElems > maxSlices {
+		fail(fmt.Errorf("collective: %d B needs more than %d slices of %d B per chunk", size, maxSlices, c.cfg.SliceBytes))
+		return
+	}
+	r := newRun(c, lay, warmup, iters, done)
+	c.run = r
+	r.listen()
+	c.sched.AfterFunc(0, r.startIter)
+}
+
+// Sweep runs op on each size in turn (see Run) and calls done with all the
+// results, or the first error.
+func (c *Comm) Sweep(op Op, sizes []int64, warmup, iters int, done func([]Result, error)) {
+	var out []Result
+	var next func(i int)
+	next = func(i int) {
+		if i == len(sizes) {
+			done(out, nil)
+			return
+		}
+		c.Run(op, sizes[i], warmup, iters, func(res Result, err error) {
+			if err != nil {
+				done(out, fmt.Errorf("size %d: %w", sizes[i], err))
+				return
+			}
+			out = append(out, res)
+			next(i + 1)
+		})
+	}
+	next(0)
+}
+
+// Collect emits the communicator's counters.
+func (c *Comm) Collect(emit func(telemetry.Sample)) {
+	for _, s := range []struct {
+		name string
+		v    uint64
+	}{
+		{"collective_writes_total", c.writes},
+		{"collective_write_bytes_total", c.bytes},
+		{"collective_iterations_total", c.iterations},
+		{"collective_wrong_elements_total", c.wrongTotal},
+	} {
+		emit(telemetry.Sample{Name: s.name, Kind: telemetry.Counter, Value: float64(s.v)})
+	}
+}
+
+var _ telemetry.Source = (*Comm)(nil)

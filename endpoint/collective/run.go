@@ -1,0 +1,314 @@
+package collective
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/lab/clock"
+)
+
+// send is a write waiting in a rank's queue for a window slot.
+type send struct {
+	to  int
+	src []byte // nil in payload-free mode
+	n   int
+	off int
+	imm uint32
+}
+
+// rankState is one rank's buffers and queue during a run.
+type rankState struct {
+	in, region []byte // nil in payload-free mode
+	queue      []send
+	head       int
+	inflight   int
+	seen       []bool // arrivals already received, by arrivalIndex
+}
+
+// run is one Comm.Run in progress.
+type run struct {
+	c          *Comm
+	lay        Layout
+	warmup     int
+	iters      int
+	done       func(Result, error)
+	ranks      []rankState
+	sliceElems int64
+	perChunk   int // max slices per chunk
+	steps      int // ring steps (all-to-all: 1)
+	nRS        int // leading reduce-scatter steps
+
+	iter    int
+	pending int // 2 per write posted or queued, minus 1 per arrival and per completion
+	t0      clock.Time
+	total   clock.Duration
+	wrong   int64
+	failed  bool
+}
+
+func newRun(c *Comm, lay Layout, warmup, iters int, done func(Result, error)) *run {
+	n := lay.Ranks
+	r := &run{c: c, lay: lay, warmup: warmup, iters: iters, done: done,
+		ranks: make([]rankState, n), sliceElems: int64(c.cfg.SliceBytes / elemSize)}
+	r.perChunk = int((lay.chunkMax() + r.sliceElems - 1) / r.sliceElems)
+	switch lay.Op {
+	case AllReduce:
+		r.steps, r.nRS = 2*(n-1), n-1
+	case ReduceScatter:
+		r.steps, r.nRS = n-1, n-1
+	case AllGather:
+		r.steps = n - 1
+	case AllToAll:
+		r.steps = 1
+	}
+	seen := r.steps * r.perChunk
+	if lay.Op == AllToAll {
+		seen = n * r.perChunk
+	}
+	for i := range r.ranks {
+		st := &r.ranks[i]
+		st.seen = make([]bool, seen)
+		if c.cfg.Check {
+			st.in = make([]byte, lay.InElems()*elemSize)
+			st.region = make([]byte, lay.RegionBytes())
+		}
+	}
+	return r
+}
+
+// imm packs a ring step and a slice index into an immediate.
+func imm(step, slice int) uint32 { return uint32(step)<<stepShift | uint32(slice) }
+
+// slice returns the element range of slice j of chunk c, and whether it
+// exists.
+func (r *run) slice(c int, j int64) (lo, hi int64, ok bool) {
+	clo, chi := r.lay.chunk(c)
+	lo = clo + j*r.sliceElems
+	if j < 0 || lo >= chi {
+		return 0, 0, false
+	}
+	return lo, min(chi, lo+r.sliceElems), true
+}
+
+// mod returns x mod n in [0, n).
+func (r *run) mod(x int) int { n := r.lay.Ranks; return ((x % n) + n) % n }
+
+// sendChunk is the chunk rank sends at ring step s: during reduce-scatter
+// chunk rank-1-s (so that chunk c is fully reduced at rank c after n-1
+// steps), during all-gather the chunk it completed s-nRS steps before.
+func (r *run) sendChunk(rank, s int) int {
+	if s < r.nRS {
+		return r.mod(rank - 1 - s)
+	}
+	return r.mod(rank - (s - r.nRS))
+}
+
+// bytesOf returns buf[lo:hi] in elements, or nil in payload-free mode.
+func bytesOf(buf []byte, lo, hi int64) []byte {
+	if buf == nil {
+		return nil
+	}
+	return buf[lo*elemSize : hi*elemSize]
+}
+
+// listen registers every rank's region with the transport.
+func (r *run) listen() {
+	for i := range r.ranks {
+		rank := i
+		r.c.tr.Listen(rank, r.ranks[i].region, int(r.lay.RegionBytes()), func(from, off, n int, imm uint32) {
+			if r.c.run != r || r.failed {
+				return // a stale write of a run that failed
+			}
+			r.arrive(rank, from, off, n, imm)
+		})
+	}
+}
+
+// startIter fills the inputs and posts every rank's first writes.
+func (r *run) startIter() {
+	if r.failed {
+		return
+	}
+	r.t0 = r.c.sched.Now()
+	lay, n := r.lay, r.lay.Ranks
+	for rank := range r.ranks {
+		st := &r.ranks[rank]
+		clear(st.seen)
+		if st.in != nil {
+			for i := range lay.InElems() {
+				r.c.cfg.Type.putElem(st.in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
+			}
+			clear(st.region)
+		}
+		switch lay.Op {
+		case AllReduce, ReduceScatter:
+			r.enqueueChunk(rank, 0, st.in)
+		case AllGather:
+			lo, hi := lay.chunk(rank)
+			if st.in != nil {
+				copy(bytesOf(st.region, lo, hi), st.in)
+			}
+			r.enqueueChunk(rank, 0, st.region)
+		case AllToAll:
+			lo, hi := lay.chunk(rank)
+			if st.in != nil {
+				copy(bytesOf(st.region, lo, hi), bytesOf(st.in, lo, hi))
+			}
+			for k := 1; k < n; k++ {
+				peer := (rank + k) % n
+				plo, _ := lay.chunk(peer)
+				mlo, _ := lay.chunk(rank)
+				for j := int64(0); ; j++ {
+					a, b, ok := r.slice(peer, j)
+					if !ok {
+						break
+					}
+					r.enqueue(rank, send{to: peer, src: bytesOf(st.in, a, b), n: int((b - a) * elemSize),
+						off: int((mlo + a - plo) * elemSize), imm: imm(0, int(j))})
+				}
+			}
+		}
+	}
+	for rank := range r.ranks {
+		r.pump(rank)
+	}
+	r.maybeFinish()
+}
+
+// enqueueChunk queues every slice of rank's ring step s, read from buf.
+func (r *run) enqueueChunk(rank, s int, buf []byte) {
+	c := r.sendChunk(rank, s)
+	for j := int64(0); ; j++ {
+		a, b, ok := r.slice(c, j)
+		if !ok {
+			return
+		}
+		r.enqueue(rank, send{to: r.mod(rank + 1), src: bytesOf(buf, a, b), n: int((b - a) * elemSize),
+			off: int(a * elemSize), imm: imm(s, int(j))})
+	}
+}
+
+func (r *run) enqueue(rank int, s send) {
+	st := &r.ranks[rank]
+	st.queue = append(st.queue, s)
+	r.pending += 2
+}
+
+// pump posts rank's queued writes while its window has room.
+func (r *run) pump(rank int) {
+	st := &r.ranks[rank]
+	for !r.failed && st.inflight < r.c.cfg.Window && st.head < len(st.queue) {
+		s := st.queue[st.head]
+		st.queue[st.head] = send{}
+		st.head++
+		st.inflight++
+		r.c.writes++
+		r.c.bytes += uint64(s.n)
+		err := r.c.tr.Write(Write{From: rank, To: s.to, Src: s.src, Len: s.n, Off: s.off, Imm: s.imm}, func(err error) {
+			if r.c.run != r || r.failed {
+				return
+			}
+			if err != nil {
+				r.fail(fmt.Errorf("rank %d write to rank %d: %w", rank, s.to, err))
+				return
+			}
+			st.inflight--
+			r.pending--
+			r.pump(rank)
+			r.maybeFinish()
+		})
+		if err != nil {
+			r.fail(fmt.Errorf("rank %d post write to rank %d: %w", rank, s.to, err))
+			return
+		}
+	}
+	if st.head == len(st.queue) {
+		st.queue, st.head = st.queue[:0], 0
+	}
+}
+
+// arrive handles a write that landed in rank's region.
+func (r *run) arrive(rank, from, off, n int, im uint32) {
+	lay := r.lay
+	if from < 0 || from >= lay.Ranks || from == rank {
+		r.fail(fmt.Errorf("rank %d: arrival from invalid rank %d", rank, from))
+		return
+	}
+	step, j := int(im>>stepShift), int64(im&(maxSlices-1))
+	var c, idx int
+	if lay.Op == AllToAll {
+		c, idx = from, from*r.perChunk+int(j)
+	} else {
+		if want := r.mod(rank - 1); from != want {
+			r.fail(fmt.Errorf("rank %d: ring arrival from rank %d, want %d", rank, from, want))
+			return
+		}
+		c, idx = r.sendChunk(from, step), step*r.perChunk+int(j)
+	}
+	a, b, ok := r.slice(c, j)
+	if !ok || step >= r.steps {
+		r.fail(fmt.Errorf("rank %d: arrival from rank %d with unexpected immediate %#x", rank, from, im))
+		return
+	}
+	// Ring slices land where they sit in the sender's buffer; all-to-all
+	// slices of the sender's block for this rank land in block from, which
+	// is where slice(from, j) lies since all blocks have the same length.
+	dst := a * elemSize
+	if int64(off) != dst || int64(n) != (b-a)*elemSize {
+		r.fail(fmt.Errorf("rank %d: arrival from rank %d imm %#x at [%d,+%d), want [%d,+%d)",
+			rank, from, im, off, n, dst, (b-a)*elemSize))
+		return
+	}
+	st := &r.ranks[rank]
+	if st.seen[idx] {
+		r.fail(fmt.Errorf("rank %d: duplicate arrival from rank %d imm %#x", rank, from, im))
+		return
+	}
+	st.seen[idx] = true
+	if lay.Op != AllToAll {
+		if st.in != nil && step < r.nRS {
+			r.c.cfg.Type.reduceInto(bytesOf(st.region, a, b), bytesOf(st.in, a, b))
+		}
+		if step+1 < r.steps {
+			r.enqueue(rank, send{to: r.mod(rank + 1), src: bytesOf(st.region, a, b), n: n, off: off, imm: imm(step+1, int(j))})
+			r.pump(rank)
+		}
+	}
+	r.pending--
+	r.maybeFinish()
+}
+
+// maybeFinish ends the iteration once nothing is queued, in flight or
+// expected anywhere.
+func (r *run) maybeFinish() {
+	if r.failed || r.pending != 0 {
+		return
+	}
+	r.pending = -1 // guard against a second call before startIter
+	c := r.c
+	if r.iter >= r.warmup {
+		r.total += c.sched.Now().Sub(r.t0)
+	}
+	if c.cfg.Check {
+		w := r.verify()
+		r.wrong = max(r.wrong, w)
+		c.wrongTotal += uint64(w)
+	}
+	c.iterations++
+	r.iter++
+	if r.iter < r.warmup+r.iters {
+		c.sched.AfterFunc(0, func() { r.pending = 0; r.startIter() })
+		return
+	}
+	c.run = nil
+	r.done(r.result(), nil)
+}
+
+// fail aborts the run; later callbacks of its writes are ignored.
+func (r *run) fail(err error) {
+	if r.failed {
+		return
+	}
+	r.failed = true
+	r.c.run = nil
+	r.done(Result{}, fmt.Errorf("collective %v: %w", r.lay.Op, err))
+}
