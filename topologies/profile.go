@@ -25,6 +25,8 @@ type Profile struct {
 	PFC PFC `json:"pfc"`
 	// Scheduler is the egress scheduler.
 	Scheduler Scheduler `json:"scheduler"`
+	// ECMP is next-hop selection among equal-cost ports.
+	ECMP ECMP `json:"ecmp"`
 	// Trim is packet trimming, nil when disabled.
 	Trim *Trim `json:"trim,omitempty"`
 	// QueueLimit caps each egress queue in bytes; 0 means only the shared buffer limits it.
@@ -156,6 +158,17 @@ type Scheduler struct {
 	Weights [NumTC]int  `json:"weights"`
 }
 
+// ECMP is next-hop selection among equal-cost ports. The default hashes the
+// 5-tuple and sprays nothing.
+type ECMP struct {
+	// QPAware adds the RoCEv2 destination QP to the flow hash.
+	QPAware bool `json:"qp_aware"`
+	// Spray lists the DSCPs whose packets each pick their own next hop.
+	Spray []int `json:"spray,omitempty"`
+	// SprayRandom picks sprayed next hops at random instead of round-robin.
+	SprayRandom bool `json:"spray_random"`
+}
+
 // Trim is packet trimming of one lossy class.
 type Trim struct {
 	// TC is the trimmed (lossy) class.
@@ -240,5 +253,6 @@ func (p *Profile) clone() *Profile {
 		t := *p.Trim
 		c.Trim = &t
 	}
+	c.ECMP.Spray = append([]int(nil), p.ECMP.Spray...)
 	return &c
 }

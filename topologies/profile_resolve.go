@@ -107,6 +107,9 @@ func (r *resolver) applyProfile(p *Profile, s *ProfileSpec) {
 	if s.Trim != nil {
 		p.Trim = r.applyTrim(p.Trim, s.Trim)
 	}
+	if s.ECMP != nil {
+		r.applyECMP(&p.ECMP, s.ECMP)
+	}
 	for _, tc := range sortedKeys(s.QueueLimit) {
 		at := s.at("queue-limit." + strconv.Itoa(tc))
 		if !checkTC(r, at, "queue-limit: traffic class", tc) {
@@ -315,6 +318,37 @@ func (r *resolver) applyTrim(old *Trim, s *TrimSpec) *Trim {
 		r.e.add(s.at("to"), "trim: to class %d is the trimmed class itself", t.To)
 	}
 	return &t
+}
+
+func (r *resolver) applyECMP(e *ECMP, s *ECMPSpec) {
+	switch s.Hash {
+	case "":
+	case "5-tuple":
+		e.QPAware = false
+	case "5-tuple+qp":
+		e.QPAware = true
+	default:
+		r.e.add(s.at("hash"), "ecmp: hash %q: want 5-tuple or 5-tuple+qp", s.Hash)
+	}
+	if s.Spray != nil {
+		e.Spray = nil
+		for _, d := range s.Spray {
+			if d < 0 || d > 63 {
+				r.e.add(s.at("spray"), "ecmp: spray DSCP %d out of range 0..63", d)
+				continue
+			}
+			e.Spray = append(e.Spray, d)
+		}
+	}
+	switch s.SprayMode {
+	case "":
+	case "round-robin":
+		e.SprayRandom = false
+	case "random":
+		e.SprayRandom = true
+	default:
+		r.e.add(s.at("spray-mode"), "ecmp: spray-mode %q: want round-robin or random", s.SprayMode)
+	}
 }
 
 func sortedKeys[K int | string, V any](m map[K]V) []K {

@@ -63,6 +63,7 @@ profiles:
       weights: {3: 4, 6: 2}
     trim: {tc: 1, threshold: 1MB, size: 128}
     queue-limit: {0: 2MB}
+    ecmp: {hash: 5-tuple+qp, spray: [24, 26], spray-mode: random}
   child: {base: shallow, pfc: off}
 nodes:
   h1: {kind: host, frontend: false}
@@ -92,6 +93,7 @@ links:
 	want.Scheduler = Scheduler{Strict: [NumTC]bool{7: true}, Weights: [NumTC]int{1, 1, 1, 4, 1, 1, 2, 0}}
 	want.Trim = &Trim{TC: 1, Threshold: 1_000_000, Size: 128, To: 7}
 	want.QueueLimit[0] = 2_000_000
+	want.ECMP = ECMP{QPAware: true, Spray: []int{24, 26}, SprayRandom: true}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("profile (-want +got):\n%s", diff)
 	}

@@ -21,6 +21,8 @@ type ProfileSpec struct {
 	Scheduler *SchedulerSpec `yaml:"scheduler,omitempty"`
 	// Packet trimming of one lossy class; off to disable.
 	Trim *TrimSpec `yaml:"trim,omitempty"`
+	// How equal-cost next hops are chosen: hash fields and packet spraying.
+	ECMP *ECMPSpec `yaml:"ecmp,omitempty"`
 	// Per traffic class cap of one egress queue, e.g. {0: 4MB}; 0 = only the shared buffer limits it.
 	QueueLimit map[int]*Size `yaml:"queue-limit,omitempty"`
 }
@@ -106,4 +108,16 @@ type TrimSpec struct {
 	Size *Size `yaml:"size,omitempty"`
 	// Traffic class trimmed packets are sent in; default 7.
 	To *int `yaml:"to,omitempty" jsonschema:"minimum=0,maximum=7"`
+}
+
+// ECMPSpec is next-hop selection among equal-cost ports.
+type ECMPSpec struct {
+	Where `yaml:"-"`
+	// Fields of the flow hash: 5-tuple (default), or 5-tuple+qp to add the
+	// RoCEv2 destination QP (QP-aware, "enhanced" ECMP).
+	Hash string `yaml:"hash,omitempty" jsonschema:"enum=5-tuple,enum=5-tuple+qp"`
+	// DSCPs (0..63) whose packets are sprayed: each packet picks its own next hop.
+	Spray []int `yaml:"spray,omitempty"`
+	// How sprayed packets pick: round-robin (default) or random.
+	SprayMode string `yaml:"spray-mode,omitempty" jsonschema:"enum=round-robin,enum=random"`
 }

@@ -130,6 +130,13 @@ func SwitchConfig(p *topologies.Profile, ports []*topologies.Port) (switchmodel.
 		}
 	}
 
+	c.ECMP.QPAware = p.ECMP.QPAware
+	c.ECMP.SprayRandom = p.ECMP.SprayRandom
+	c.ECMP.SprayDSCPs = nil
+	for _, d := range p.ECMP.Spray {
+		c.ECMP.SprayDSCPs = append(c.ECMP.SprayDSCPs, uint8(d))
+	}
+
 	c.EgressQueueLimit = 0
 	limitTC := -1
 	for tc, l := range p.QueueLimit {
