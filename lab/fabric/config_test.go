@@ -186,8 +186,10 @@ func TestSwitchConfig(t *testing.T) {
 			},
 		},
 		{
-			name:    "ecmp",
-			profile: func(p *topologies.Profile) { p.ECMP = topologies.ECMP{QPAware: true, Spray: []int{24, 26}, SprayRandom: true} },
+			name: "ecmp",
+			profile: func(p *topologies.Profile) {
+				p.ECMP = topologies.ECMP{QPAware: true, Spray: []int{24, 26}, SprayRandom: true}
+			},
 			want: func(c *switchmodel.Config) {
 				c.ECMP = switchmodel.ECMPConfig{QPAware: true, SprayDSCPs: []uint8{24, 26}, SprayRandom: true}
 			},
