@@ -1,0 +1,101 @@
+package credit
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/lab/clock"
+)
+
+// Name is the registry name of this algorithm.
+const Name = "credit"
+
+// Defaults.
+const (
+	DefaultBaseRTT        = 10 * clock.Microsecond
+	DefaultRateFraction   = 0.95
+	DefaultRegrantTimeout = 200 * clock.Microsecond
+)
+
+// Scheduling policies.
+const (
+	RoundRobin = "rr"
+	SRPT       = "srpt"
+)
+
+// Config is a resolved set of credit parameters.
+type Config struct {
+	BDP              int64
+	Unscheduled      int64
+	MaxOutstanding   int64
+	TotalOutstanding int64 // 0: no receiver-wide cap
+	GrantBytes       int64
+	RateFraction     float64
+	Policy           string
+	RegrantTimeout   clock.Duration
+}
+
+// ParseConfig resolves env.Params for a NIC of env.LineRate and env.MTU.
+func ParseConfig(env cc.Env) (Config, error) {
+	if env.LineRate <= 0 {
+		return Config{}, fmt.Errorf("%s: line rate must be positive, got %d", Name, env.LineRate)
+	}
+	if env.MTU <= 0 {
+		return Config{}, fmt.Errorf("%s: MTU must be positive, got %d", Name, env.MTU)
+	}
+	const maxBytes = 1 << 40
+	p := cc.NewParams(Name, env.Params)
+	rtt := p.Duration("base_rtt", DefaultBaseRTT)
+	var c Config
+	c.BDP = p.Bytes("bdp", max(int64(env.MTU), env.LineRate.BytesIn(rtt)), int64(env.MTU), maxBytes)
+	c.Unscheduled = p.Bytes("unscheduled", c.BDP, 0, maxBytes)
+	c.MaxOutstanding = p.Bytes("max_outstanding", c.BDP, int64(env.MTU), maxBytes)
+	c.TotalOutstanding = p.Bytes("total_outstanding", 0, 0, maxBytes)
+	c.GrantBytes = p.Bytes("grant_bytes", int64(env.MTU), 1, maxBytes)
+	c.RateFraction = p.Float("rate_fraction", DefaultRateFraction, 0.01, 1)
+	c.Policy = p.Enum("policy", RoundRobin, RoundRobin, SRPT)
+	c.RegrantTimeout = p.Duration("regrant_timeout", DefaultRegrantTimeout)
+	if err := p.Err(); err != nil {
+		return Config{}, err
+	}
+	if c.GrantBytes > c.MaxOutstanding {
+		return Config{}, fmt.Errorf("%s: grant_bytes %d exceeds max_outstanding %d", Name, c.GrantBytes, c.MaxOutstanding)
+	}
+	if c.TotalOutstanding != 0 && c.TotalOutstanding < c.GrantBytes {
+		return Config{}, fmt.Errorf("%s: total_outstanding %d is below grant_bytes %d", Name, c.TotalOutstanding, c.GrantBytes)
+	}
+	return c, nil
+}
+
+// Algorithm builds credit controllers.
+type Algorithm struct{}
+
+var _ cc.Algorithm = Algorithm{}
+
+// Name returns "credit".
+func (Algorithm) Name() string { return Name }
+
+// NewSender returns the sender side of one flow.
+func (Algorithm) NewSender(env cc.Env) (cc.Sender, error) {
+	c, err := ParseConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	return NewSender(env.LineRate, c), nil
+}
+
+// NewReceiver returns the receiver of one NIC port: build one per port and
+// feed it every credit flow that arrives there, since it paces them together.
+func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
+	c, err := ParseConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	if env.Sched == nil {
+		return nil, fmt.Errorf("%s: no scheduler", Name)
+	}
+	if env.SendGrant == nil {
+		return nil, fmt.Errorf("%s: no SendGrant", Name)
+	}
+	return NewReceiver(env.Sched, env.LineRate, env.SendGrant, c), nil
+}

@@ -1,0 +1,59 @@
+// Package none is the null congestion control: every flow sends at the
+// NIC's line rate with no window, leaving congestion to PFC (lossless
+// classes) or to loss recovery. It takes no parameters and has no receiver
+// side.
+package none
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/lab/clock"
+)
+
+// Name is the registry name of this algorithm.
+const Name = "none"
+
+// Algorithm builds null controllers.
+type Algorithm struct{}
+
+var _ cc.Algorithm = Algorithm{}
+
+// Name returns "none".
+func (Algorithm) Name() string { return Name }
+
+// NewSender returns a controller that always allows line rate.
+func (Algorithm) NewSender(env cc.Env) (cc.Sender, error) {
+	if err := cc.NewParams(Name, env.Params).Err(); err != nil {
+		return nil, err
+	}
+	if env.LineRate <= 0 {
+		return nil, fmt.Errorf("%s: line rate must be positive, got %d", Name, env.LineRate)
+	}
+	return &Sender{rate: env.LineRate}, nil
+}
+
+// NewReceiver returns nil, nil: there is no receiver side.
+func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
+	return nil, cc.NewParams(Name, env.Params).Err()
+}
+
+// Sender sends at line rate and ignores every signal.
+type Sender struct{ rate clock.Rate }
+
+var _ cc.Sender = (*Sender)(nil)
+
+// Rate returns the line rate.
+func (s *Sender) Rate() clock.Rate { return s.rate }
+
+// Allowance returns cc.Unlimited.
+func (s *Sender) Allowance() int64 { return cc.Unlimited }
+
+// OnSend does nothing.
+func (s *Sender) OnSend(int) {}
+
+// OnFeedback does nothing.
+func (s *Sender) OnFeedback(cc.Feedback) {}
+
+// Close does nothing.
+func (s *Sender) Close() {}
