@@ -1,0 +1,83 @@
+package state
+
+import (
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strings"
+)
+
+// AliasPrefix starts the interface alias of every object a lab tags.
+const AliasPrefix = "rocelab:"
+
+// NetnsPrefix starts the name of every network namespace a lab creates.
+const NetnsPrefix = "rl-"
+
+// MaxNetnsName is the longest namespace name NetnsName returns.
+const MaxNetnsName = 64
+
+// LoPort is the port name used in the alias of a namespace's loopback.
+const LoPort = "lo"
+
+var (
+	labRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$`)
+	nodeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+)
+
+// ValidName reports whether lab can name a lab: 1 to 48 characters of
+// letters, digits, '_', '.', '-', starting with a letter or digit. The
+// restriction keeps lab names safe in file names, namespace names and
+// interface aliases (no ':' or '/').
+func ValidName(lab string) error {
+	if !labRE.MatchString(lab) {
+		return fmt.Errorf("invalid lab name %q: want 1-48 of [A-Za-z0-9_.-], starting with a letter or digit", lab)
+	}
+	return nil
+}
+
+// NetnsName is the name of the network namespace of node in lab:
+// "rl-<lab>-<node>", or "rl-<lab>-~<hash>" when that is longer than
+// MaxNetnsName or node is not made of file-safe characters.
+func NetnsName(lab, node string) string {
+	n := NetnsPrefix + lab + "-" + node
+	if len(n) <= MaxNetnsName && nodeRE.MatchString(node) {
+		return n
+	}
+	h := fnv.New64a()
+	h.Write([]byte(lab))
+	h.Write([]byte{0})
+	h.Write([]byte(node))
+	return fmt.Sprintf("%s%s-~%012x", NetnsPrefix, lab, h.Sum64()&(1<<48-1))
+}
+
+// NetnsOf reports whether name has the shape of a namespace name of lab.
+// Several labs can match one name when lab names share a prefix up to a
+// '-' ("a" and "a-b"); callers decide with the namespace's tag.
+func NetnsOf(lab, name string) bool {
+	p := NetnsPrefix + lab + "-"
+	return len(name) > len(p) && strings.HasPrefix(name, p)
+}
+
+// IfAlias is the alias that tags port of node in lab:
+// "rocelab:<lab>:<node>:<port>".
+func IfAlias(lab, node, port string) string {
+	return AliasPrefix + lab + ":" + node + ":" + port
+}
+
+// ParseAlias splits an alias made by IfAlias. Node names may contain ':'
+// only if the port does not; the lab never does.
+func ParseAlias(alias string) (lab, node, port string, ok bool) {
+	rest, found := strings.CutPrefix(alias, AliasPrefix)
+	if !found {
+		return "", "", "", false
+	}
+	lab, rest, found = strings.Cut(rest, ":")
+	if !found || ValidName(lab) != nil {
+		return "", "", "", false
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", "", false
+	}
+	return lab, rest[:i], rest[i+1:], true
+}
