@@ -66,6 +66,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newValidateCmd(opts),
 		newTopoCmd(opts),
 		newGraphCmd(opts),
+		newNodeCmd(opts),
 	)
 	return root
 }
