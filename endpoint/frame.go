@@ -1,0 +1,87 @@
+package endpoint
+
+import (
+	"github.com/rocelab/rocelab/wire"
+)
+
+// header returns a RoCEv2 packet descriptor from qp to its peer with the
+// addressing, DSCP and BTH fields every packet of qp shares.
+func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uint32) *wire.Packet {
+	n := qp.nic
+	p := &wire.Packet{
+		Kind:      wire.KindRoCE,
+		DstMAC:    qp.remote.MAC,
+		SrcMAC:    n.opts.MAC,
+		EtherType: wire.EtherTypeIPv4,
+		IPVersion: 4,
+		SrcIP:     n.opts.IP,
+		DstIP:     qp.remote.IP,
+		DSCP:      dscp,
+		TTL:       wire.DefaultTTL,
+		Protocol:  wire.ProtoUDP,
+		SrcPort:   sport,
+		DstPort:   wire.RoCEPort,
+		Opcode:    uint8(op),
+		PKey:      0xFFFF,
+		DestQP:    qp.remote.QPN,
+		PSN:       psn & psnMask,
+	}
+	if !n.opts.IP.Is4() {
+		p.IPVersion, p.EtherType = 6, wire.EtherTypeIPv6
+	}
+	if ect {
+		p.ECN = wire.ECNECT0
+	}
+	return p
+}
+
+// frameLen returns the length (FCS excluded) of a RoCEv2 frame whose BTH is
+// followed by ext bytes of extension headers and body bytes of payload.
+func frameLen(ipv6 bool, ext, body int) int {
+	l := wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + ext + body + (4-body%4)%4 + wire.ICRCLen
+	if ipv6 {
+		l += wire.IPv6Len - wire.IPv4MinLen
+	}
+	return max(l, wire.MinFrameLen)
+}
+
+// finish completes p. With raw (or for MetaRoCE control packets, which
+// always carry bytes) it builds the frame from p, pre (a MetaRoCE header)
+// and data, and re-decodes it so that the descriptor is exactly what the
+// emulation edge would hand the peer. Otherwise p carries lengths only:
+// Len is the frame length and PayloadLen the data length (dataLen).
+func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *wire.Packet {
+	op := wire.Opcode(p.Opcode)
+	if !raw {
+		p.Len = frameLen(p.IPVersion == 6, op.Ext().Len(), len(pre)+dataLen)
+		p.PayloadLen = dataLen
+		p.HasRETH = op.Ext()&wire.ExtRETH != 0
+		p.HasAETH = op.Ext()&wire.ExtAETH != 0
+		p.HasImm = p.HasImm || op.Ext()&wire.ExtImmDt != 0
+		return p
+	}
+	body := data
+	if len(pre) > 0 {
+		n.buf = append(append(n.buf[:0], pre...), data...)
+		body = n.buf
+	} else if data == nil && dataLen > 0 {
+		body = zeros(dataLen)
+	}
+	f, err := wire.AppendFrame(make([]byte, 0, frameLen(p.IPVersion == 6, op.Ext().Len(), len(body))), p, body)
+	if err != nil {
+		panic("endpoint: building a frame the NIC specified: " + err.Error())
+	}
+	if err := p.Decode(f); err != nil {
+		panic("endpoint: decoding a frame the NIC built: " + err.Error())
+	}
+	return p
+}
+
+var zeroBuf = make([]byte, 9216)
+
+func zeros(n int) []byte {
+	if n <= len(zeroBuf) {
+		return zeroBuf[:n]
+	}
+	return make([]byte, n)
+}

@@ -1,0 +1,403 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Options configure a NIC. Zero fields take the defaults named on them.
+type Options struct {
+	Name string
+	// Sched drives the model (the simulator engine or the wall-clock loop).
+	Sched clock.Scheduler
+	// Rand is the NIC's random source (path port choice); nil derives one from Name.
+	Rand *rand.Rand
+	// LineRate of the one port (default 100G).
+	LineRate clock.Rate
+	MAC      [6]byte
+	IP       netip.Addr
+	// MTU is the largest RDMA payload per packet (default 4096).
+	MTU int
+	// Raw builds real frames (wire.AppendFrame, ICRC included) that carry
+	// payload bytes, and verifies the ICRC of received frames; otherwise
+	// frames are descriptors carrying lengths only.
+	Raw bool
+	// DataDSCP marks data (default 26); data is sent ECT(0).
+	DataDSCP uint8
+	// AckDSCP marks ACKs, NAKs and SACKs (default 26, like data).
+	AckDSCP uint8
+	// CNPDSCP marks CNPs (default 48).
+	CNPDSCP uint8
+	// CtrlDSCP marks MetaRoCE hello and credit packets (default 48).
+	CtrlDSCP uint8
+	// TrimDSCP is the DSCP of a packet a switch trimmed (default 63).
+	TrimDSCP uint8
+	// DSCPToPrio maps a DSCP to the PFC priority the NIC sends it on; nil
+	// uses the switch model's default map (26 → 3, 48 → 6, else 0).
+	DSCPToPrio *[64]uint8
+	// CNPInterval is the least time between two CNPs for one QP (per path
+	// for multipath QPs) (default 50 µs).
+	CNPInterval clock.Duration
+	// CC is the congestion-control registry QPs pick their algorithm from.
+	CC *cc.Registry
+	// CCParams are passed to every controller built.
+	CCParams map[string]string
+	// CreditReceiver names the receiver-driven algorithm whose cc.Receiver
+	// the NIC hosts for incoming credit requests (default "credit").
+	CreditReceiver string
+}
+
+func (o *Options) setDefaults() {
+	if o.LineRate == 0 {
+		o.LineRate = 100 * clock.Gbps
+	}
+	if o.MTU == 0 {
+		o.MTU = 4096
+	}
+	if o.DataDSCP == 0 {
+		o.DataDSCP = 26
+	}
+	if o.AckDSCP == 0 {
+		o.AckDSCP = 26
+	}
+	if o.CNPDSCP == 0 {
+		o.CNPDSCP = 48
+	}
+	if o.CtrlDSCP == 0 {
+		o.CtrlDSCP = 48
+	}
+	if o.TrimDSCP == 0 {
+		o.TrimDSCP = 63
+	}
+	if o.DSCPToPrio == nil {
+		m := switchmodel.DefaultConfig().DSCPToTC
+		o.DSCPToPrio = &m
+	}
+	if o.CNPInterval == 0 {
+		o.CNPInterval = 50 * clock.Microsecond
+	}
+	if o.CreditReceiver == "" {
+		o.CreditReceiver = "credit"
+	}
+}
+
+// NIC is the model of one RDMA NIC port: it serializes frames at line rate,
+// schedules QPs round-robin, paces each flow to its congestion control,
+// obeys PFC, and is the ECN notification point. It implements wire.Sink on
+// its ingress; Attach sets its egress.
+type NIC struct {
+	opts  Options
+	sched clock.Scheduler
+	rng   *rand.Rand
+	out   wire.Sink
+
+	qps     map[uint32]*QP
+	nextQPN uint32
+	mrs     map[uint32]*MR
+	rkeys   map[uint32]*MR
+	nextPD  uint32
+	nextKey uint32
+	keySalt uint8
+	nextVA  uint64
+
+	// Transmitter.
+	busy     bool
+	kicking  bool
+	rekick   bool
+	txPkt    *wire.Packet
+	txDoneFn func()
+	ctrl     [8][]*wire.Packet
+	active   []*QP
+	rr       int
+	wake     clock.Timer
+	wakeAt   clock.Time
+	wakeFn   func()
+	buf      []byte // scratch for MetaRoCE payloads
+
+	paused      [8]bool
+	pausedUntil [8]clock.Time
+	pausedSince [8]clock.Time
+	pauseTimer  [8]clock.Timer
+
+	creditRx cc.Receiver
+
+	ctr nicCounters
+}
+
+var _ wire.Sink = (*NIC)(nil)
+
+// NewNIC returns a NIC with the given options.
+func NewNIC(opts Options) (*NIC, error) {
+	opts.setDefaults()
+	if opts.Sched == nil {
+		return nil, errors.New("nic: no scheduler")
+	}
+	if !opts.IP.IsValid() {
+		return nil, fmt.Errorf("nic %q: no IP address", opts.Name)
+	}
+	if opts.MTU < 256 || opts.MTU > 8192 {
+		return nil, fmt.Errorf("nic %q: MTU %d out of [256, 8192]", opts.Name, opts.MTU)
+	}
+	rng := opts.Rand
+	if rng == nil {
+		var seed uint64
+		for _, c := range opts.Name {
+			seed = seed*131 + uint64(c)
+		}
+		rng = rand.New(rand.NewPCG(seed, 0x4e1c))
+	}
+	n := &NIC{opts: opts, sched: opts.Sched, rng: rng,
+		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, rkeys: map[uint32]*MR{},
+		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
+	n.txDoneFn = n.txDone
+	n.wakeFn = func() { n.wake = nil; n.kick() }
+	return n, nil
+}
+
+// Name returns the NIC's name.
+func (n *NIC) Name() string { return n.opts.Name }
+
+// IP returns the NIC's address.
+func (n *NIC) IP() netip.Addr { return n.opts.IP }
+
+// LineRate returns the port's rate.
+func (n *NIC) LineRate() clock.Rate { return n.opts.LineRate }
+
+// Attach sets the sink the NIC transmits into (its link toward the switch).
+func (n *NIC) Attach(out wire.Sink) { n.out = out }
+
+// Paused reports whether priority prio is paused by PFC now.
+func (n *NIC) Paused(prio int) bool { return n.paused[prio&7] }
+
+func (n *NIC) prio(dscp uint8) int { return int(n.opts.DSCPToPrio[dscp&63] & 7) }
+
+// sendCtrl queues a control frame (ACK, NAK, SACK, CNP, credit, hello)
+// ahead of data on its priority.
+func (n *NIC) sendCtrl(p *wire.Packet) {
+	pr := n.prio(p.DSCP)
+	n.ctrl[pr] = append(n.ctrl[pr], p)
+	n.kick()
+}
+
+// activate puts qp among the QPs the scheduler polls for data.
+func (n *NIC) activate(qp *QP) {
+	if !qp.active {
+		qp.active = true
+		n.active = append(n.active, qp)
+	}
+	n.kick()
+}
+
+// kick starts the next frame if the port is idle: control frames first
+// (highest priority first), then data from the next ready QP in
+// round-robin order. If QPs wait only for pacing, it arms a wake-up.
+func (n *NIC) kick() {
+	if n.kicking {
+		n.rekick = true // a QP queued something while being polled
+		return
+	}
+	n.kicking = true
+	for {
+		n.rekick = false
+		n.kickOnce()
+		if !n.rekick || n.busy {
+			break
+		}
+	}
+	n.kicking = false
+}
+
+func (n *NIC) kickOnce() {
+	if n.busy || n.out == nil {
+		return
+	}
+	for pr := 7; pr >= 0; pr-- {
+		if q := n.ctrl[pr]; len(q) > 0 && !n.paused[pr] {
+			p := q[0]
+			q[0] = nil
+			n.ctrl[pr] = q[1:]
+			if len(n.ctrl[pr]) == 0 {
+				n.ctrl[pr] = q[:0]
+			}
+			n.transmit(p)
+			return
+		}
+	}
+	now := n.sched.Now()
+	earliest := clock.Never
+	idle := 0
+	for k := range len(n.active) {
+		i := (n.rr + k) % len(n.active)
+		qp := n.active[i]
+		if n.paused[qp.dataPrio] {
+			continue
+		}
+		p, at := qp.pull(now)
+		if p != nil {
+			n.rr = i + 1
+			n.transmit(p)
+			return
+		}
+		if at == clock.Never {
+			qp.idle = true
+			idle++
+		}
+		earliest = min(earliest, at)
+	}
+	if idle > 0 {
+		keep := n.active[:0]
+		for _, qp := range n.active {
+			if qp.idle {
+				qp.idle, qp.active = false, false
+				continue
+			}
+			keep = append(keep, qp)
+		}
+		clear(n.active[len(keep):])
+		n.active = keep
+	}
+	if earliest != clock.Never && (n.wake == nil || earliest < n.wakeAt) {
+		if n.wake != nil {
+			n.wake.Stop()
+		}
+		n.wakeAt = earliest
+		n.wake = n.sched.AfterFunc(earliest.Sub(now), n.wakeFn)
+	}
+}
+
+func (n *NIC) transmit(p *wire.Packet) {
+	n.busy = true
+	n.txPkt = p
+	n.ctr.txPkts++
+	n.ctr.txBytes += int64(p.Len)
+	n.sched.AfterFunc(n.opts.LineRate.Serialize(switchmodel.WireBytes(p.Len)), n.txDoneFn)
+}
+
+func (n *NIC) txDone() {
+	p := n.txPkt
+	n.txPkt, n.busy = nil, false
+	n.out.Receive(p)
+	n.kick()
+}
+
+// Receive takes a frame from the network.
+func (n *NIC) Receive(p *wire.Packet) {
+	n.ctr.rxPkts++
+	n.ctr.rxBytes += int64(p.Len)
+	switch p.Kind {
+	case wire.KindPFC:
+		for i := range 8 {
+			if p.ClassEnable&(1<<uint(i)) != 0 {
+				n.pause(i, p.Quanta[i])
+			}
+		}
+		return
+	case wire.KindPause:
+		for i := range 8 {
+			n.pause(i, p.Quanta[0])
+		}
+		return
+	case wire.KindCNP:
+		n.ctr.cnpRx++
+		if qp := n.qps[p.DestQP]; qp != nil {
+			qp.onCNP(p)
+		}
+		return
+	case wire.KindRoCE:
+	default:
+		n.ctr.rxOther++
+		return
+	}
+	trimmed := p.DSCP == n.opts.TrimDSCP
+	if n.opts.Raw && p.Raw != nil && !trimmed {
+		if err := p.VerifyICRC(); err != nil {
+			n.ctr.badICRC++
+			return
+		}
+	}
+	qp := n.qps[p.DestQP]
+	if qp == nil {
+		n.ctr.noQP++
+		return
+	}
+	qp.receive(p, trimmed)
+}
+
+func (n *NIC) pause(i int, quanta uint16) {
+	n.ctr.pauseRx[i]++
+	now := n.sched.Now()
+	if n.pauseTimer[i] != nil {
+		n.pauseTimer[i].Stop()
+		n.pauseTimer[i] = nil
+	}
+	if quanta == 0 {
+		n.resume(i)
+		return
+	}
+	if !n.paused[i] {
+		n.paused[i] = true
+		n.pausedSince[i] = now
+	}
+	d := switchmodel.PauseTime(n.opts.LineRate, quanta)
+	n.pausedUntil[i] = now.Add(d)
+	n.pauseTimer[i] = n.sched.AfterFunc(d, func() {
+		if n.paused[i] && n.sched.Now() >= n.pausedUntil[i] {
+			n.pauseTimer[i] = nil
+			n.resume(i)
+		}
+	})
+}
+
+func (n *NIC) resume(i int) {
+	if !n.paused[i] {
+		return
+	}
+	n.paused[i] = false
+	n.ctr.pausedTime[i] += n.sched.Now().Sub(n.pausedSince[i])
+	n.kick()
+}
+
+// PausedTime returns how long priority prio has been paused in total.
+func (n *NIC) PausedTime(prio int) clock.Duration {
+	d := n.ctr.pausedTime[prio&7]
+	if n.paused[prio&7] {
+		d += n.sched.Now().Sub(n.pausedSince[prio&7])
+	}
+	return d
+}
+
+// creditReceiver returns the NIC's receiver-driven controller, built on
+// first use (nil when the registry lacks the algorithm).
+func (n *NIC) creditReceiver() cc.Receiver {
+	if n.creditRx != nil || n.opts.CC == nil {
+		return n.creditRx
+	}
+	alg, err := n.opts.CC.Get(n.opts.CreditReceiver)
+	if err != nil {
+		return nil
+	}
+	rx, err := alg.NewReceiver(cc.Env{Sched: n.sched, LineRate: n.opts.LineRate, MTU: n.opts.MTU,
+		Params: n.opts.CCParams, SendGrant: n.sendGrant})
+	if err != nil || rx == nil {
+		return nil
+	}
+	n.creditRx = rx
+	return rx
+}
+
+// sendGrant turns a receiver grant into a credit packet; Flow is the local
+// QPN << 8 | the sender's path index.
+func (n *NIC) sendGrant(g cc.Grant) {
+	qp := n.qps[g.Flow>>8]
+	if qp == nil || qp.state == StateError {
+		return
+	}
+	qp.sendCredit(OpCreditGrant, g.Flow&0xFF, g.Bytes)
+}

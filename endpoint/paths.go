@@ -1,0 +1,185 @@
+package endpoint
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/switchmodel"
+)
+
+// path is one of a QP's flows: a UDP source port (so one ECMP path through
+// the fabric), its pacing and congestion state and its loss state. A
+// RoCEv2 QP has one path; a MetaRoCE QP sprays over cfg.Paths.
+type path struct {
+	idx  uint8
+	port uint16
+	gen  uint32
+	cc   cc.Sender
+	next clock.Time // pacing: earliest start of the next frame
+
+	seq         uint64    // last path sequence number given out
+	hiDelivered uint64    // highest path sequence number known delivered
+	fifo        []pathEnt // packets sent on the path, in order, not yet resolved
+	head        int
+
+	epochSent, epochLost int
+	sentPkts, lostPkts   int64
+	reselections         int64
+}
+
+type pathEnt struct{ seq, pathSeq uint64 }
+
+// Path re-selection: a path that loses at least 1/pathBadDiv of the
+// packets of an epoch of pathEpoch packets (or loses one to a timeout) gets
+// a new UDP source port.
+const (
+	pathEpoch  = 256
+	pathBadDiv = 8
+)
+
+// setPaths builds n paths with their congestion controllers. With a
+// receiver-driven algorithm (credit) all paths share one controller: the
+// receiver paces the QP as a whole.
+func (r *requester) setPaths(n int) error {
+	qp := r.qp
+	nic := qp.nic
+	for _, pa := range r.paths {
+		pa.cc.Close()
+	}
+	r.paths = r.paths[:0]
+	var shared cc.Sender
+	for i := range n {
+		pa := &path{idx: uint8(i)}
+		pa.port = qp.pathPort(i, 0)
+		switch {
+		case shared != nil:
+			pa.cc = shared
+		case nic.opts.CC == nil:
+			pa.cc = lineRate{nic.opts.LineRate}
+		default:
+			alg, err := nic.opts.CC.Get(qp.cfg.CC)
+			if err != nil {
+				return err
+			}
+			s, err := alg.NewSender(cc.Env{Sched: nic.sched, LineRate: nic.opts.LineRate, MTU: qp.mtu, Params: nic.opts.CCParams})
+			if err != nil {
+				return fmt.Errorf("congestion control %s: %w", qp.cfg.CC, err)
+			}
+			pa.cc = s
+			if qp.creditDriven() {
+				shared = s
+			}
+		}
+		r.paths = append(r.paths, pa)
+	}
+	return nil
+}
+
+// creditDriven reports whether the QP's algorithm is the NIC's
+// receiver-driven one.
+func (qp *QP) creditDriven() bool {
+	return qp.nic.opts.CC != nil && qp.cfg.CC == qp.nic.opts.CreditReceiver
+}
+
+// pathPort derives the UDP source port of path i, generation gen, from the
+// QPN: a port in 0xC000–0xFFFF (the dynamic range).
+func (qp *QP) pathPort(i int, gen uint32) uint16 {
+	x := uint64(qp.qpn)<<20 ^ uint64(i)<<8 ^ uint64(gen)<<40 ^ uint64(qp.nic.opts.IP.As16()[15])<<56
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return 0xC000 | uint16(x)&0x3FFF
+}
+
+// lineRate is the controller of a NIC built without a registry: line rate,
+// no window.
+type lineRate struct{ r clock.Rate }
+
+func (l lineRate) Rate() clock.Rate       { return l.r }
+func (l lineRate) Allowance() int64       { return cc.Unlimited }
+func (l lineRate) OnSend(int)             {}
+func (l lineRate) OnFeedback(cc.Feedback) {}
+func (l lineRate) Close()                 {}
+
+// pickPath returns the path the next packet goes on: round-robin among the
+// paths whose pacing and allowance let a frame leave now; or -1 and the
+// earliest time one may (clock.Never while only credit can open one).
+func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
+	est := r.qp.mtu + 100
+	earliest := clock.Never
+	n := len(r.paths)
+	for k := range n {
+		i := (r.rrPath + k) % n
+		pa := r.paths[i]
+		if pa.cc.Allowance() < int64(est) {
+			continue
+		}
+		if pa.next > now {
+			earliest = min(earliest, pa.next)
+			continue
+		}
+		r.rrPath = i + 1
+		return i, 0
+	}
+	return -1, earliest
+}
+
+// onSend accounts a frame of n bytes sent on the path now: pacing and the
+// controller.
+func (pa *path) onSend(now clock.Time, n int) {
+	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(switchmodel.WireBytes(n)))
+	pa.cc.OnSend(n)
+	pa.sentPkts++
+	pa.epochSent++
+}
+
+// track records that seq went out on the path and returns its path
+// sequence number.
+func (pa *path) track(seq uint64) uint64 {
+	pa.seq++
+	pa.fifo = append(pa.fifo, pathEnt{seq: seq, pathSeq: pa.seq})
+	return pa.seq
+}
+
+// lossFeedback tells the controller about a loss on the path.
+func (pa *path) lossFeedback() { pa.cc.OnFeedback(cc.Feedback{Kind: cc.Loss}) }
+
+// lost counts a loss on the path and re-selects it when the epoch's loss
+// rate is too high.
+func (pa *path) lost(qp *QP) {
+	pa.lostPkts++
+	pa.epochLost++
+	qp.ctr.lostPkts++
+	pa.lossFeedback()
+	if pa.epochSent >= pathEpoch {
+		if pa.epochLost*pathBadDiv >= pa.epochSent {
+			pa.reselect(qp, "loss")
+		}
+		pa.epochSent, pa.epochLost = 0, 0
+	}
+}
+
+// reselect moves the path to a new UDP source port (a new ECMP path).
+// Only multipath MetaRoCE QPs re-select: a RoCEv2 QP keeps its 5-tuple.
+func (pa *path) reselect(qp *QP, why string) {
+	if qp.mode != ModeMetaRoCE || len(qp.req.paths) < 2 {
+		return
+	}
+	pa.gen++
+	pa.port = qp.pathPort(int(pa.idx), pa.gen)
+	pa.reselections++
+	pa.epochSent, pa.epochLost = 0, 0
+	qp.ctr.reselections++
+	_ = why
+}
+
+// pathByPort returns the path using UDP source port port, or nil.
+func (r *requester) pathByPort(port uint16) *path {
+	for _, pa := range r.paths {
+		if pa.port == port {
+			return pa
+		}
+	}
+	return nil
+}

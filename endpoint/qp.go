@@ -1,0 +1,460 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Mode is a QP's reliability mode.
+type Mode uint8
+
+// Reliability modes.
+const (
+	// ModeRoCEv2 is classic RoCEv2 RC: go-back-N, in-order receive.
+	ModeRoCEv2 Mode = iota
+	// ModeMetaRoCE asks for MetaRoCE (selective repeat, out-of-order
+	// placement, multipath); it falls back to RoCEv2 against a peer that
+	// does not agree.
+	ModeMetaRoCE
+)
+
+func (m Mode) String() string {
+	if m == ModeMetaRoCE {
+		return "metaroce"
+	}
+	return "rocev2"
+}
+
+// ParseMode parses "rocev2" or "metaroce".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "rocev2", "":
+		return ModeRoCEv2, nil
+	case "metaroce":
+		return ModeMetaRoCE, nil
+	}
+	return 0, fmt.Errorf("unknown reliability mode %q (rocev2, metaroce)", s)
+}
+
+// ConnInfo is what two QPs exchange out of band to connect.
+type ConnInfo struct {
+	QPN  uint32
+	PSN  uint32 // first PSN the QP will send
+	IP   netip.Addr
+	MAC  [6]byte
+	MTU  int
+	Mode Mode
+	// Caps are the MetaRoCE capability bits the QP offers (0 for plain RoCEv2).
+	Caps  uint32
+	Paths int
+}
+
+// QPConfig configures a QP. Zero fields take the defaults named on them.
+type QPConfig struct {
+	SendCQ, RecvCQ *CQ
+	Mode           Mode
+	// CC names the congestion-control algorithm (default "none").
+	CC string
+	// Paths is the number of UDP source ports a MetaRoCE QP sprays over
+	// (default 1, at most 16).
+	Paths int
+	// MaxSendWR and MaxRecvWR bound the queues (default 4096).
+	MaxSendWR, MaxRecvWR int
+	// SignalAll completes every send WR, signaled or not.
+	SignalAll bool
+	// Timeout is the initial retransmission timeout (default 200 µs); it
+	// doubles on every consecutive timeout, up to 64 × Timeout.
+	Timeout clock.Duration
+	// RetryCount is how many consecutive timeouts are retried before the
+	// QP fails with StatusRetryExceeded (default 7; negative means 0).
+	RetryCount int
+	// RNRRetry is how many RNR NAKs in a row are retried (default 7, which
+	// means without limit, as in InfiniBand).
+	RNRRetry int
+	// MinRNRTimer is the 5-bit RNR timer code the responder sends (default
+	// 1: 10 µs).
+	MinRNRTimer uint8
+	// Window is the most PSNs in flight (default 4096, a power of two).
+	Window int
+	// AckCoalesce is how many in-order packets the responder takes before
+	// it ACKs without being asked (default 16).
+	AckCoalesce int
+	// AckReqEvery sets AckReq on every n-th packet besides the last of
+	// each message (default 16).
+	AckReqEvery int
+	// PSN is the first PSN (default: random).
+	PSN uint32
+	// HasPSN says PSN is set (PSN 0 is a valid choice).
+	HasPSN bool
+}
+
+func (c *QPConfig) setDefaults(rng func() uint32) {
+	if c.CC == "" {
+		c.CC = "none"
+	}
+	if c.Paths <= 0 {
+		c.Paths = 1
+	}
+	c.Paths = min(c.Paths, 16)
+	if c.MaxSendWR <= 0 {
+		c.MaxSendWR = 4096
+	}
+	if c.MaxRecvWR <= 0 {
+		c.MaxRecvWR = 4096
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 200 * clock.Microsecond
+	}
+	if c.RetryCount == 0 {
+		c.RetryCount = 7
+	}
+	c.RetryCount = max(c.RetryCount, 0)
+	if c.RNRRetry == 0 {
+		c.RNRRetry = 7
+	}
+	if c.MinRNRTimer == 0 {
+		c.MinRNRTimer = 1
+	}
+	if c.Window <= 0 {
+		c.Window = 4096
+	}
+	for c.Window&(c.Window-1) != 0 {
+		c.Window &= c.Window - 1
+	}
+	if c.AckCoalesce <= 0 {
+		c.AckCoalesce = 16
+	}
+	if c.AckReqEvery <= 0 {
+		c.AckReqEvery = 16
+	}
+	if !c.HasPSN {
+		c.PSN = rng() & psnMask
+	}
+}
+
+// State is a QP state.
+type State uint8
+
+// QP states.
+const (
+	StateReset State = iota
+	StateInit
+	StateRTR
+	StateRTS
+	StateError
+)
+
+func (s State) String() string { return [...]string{"RESET", "INIT", "RTR", "RTS", "ERROR"}[s] }
+
+// QP is a reliable-connected queue pair.
+type QP struct {
+	nic  *NIC
+	pd   *PD
+	cfg  QPConfig
+	qpn  uint32
+	mtu  int
+	mode Mode // the mode in force (RoCEv2 until MetaRoCE is agreed)
+
+	state  State
+	remote ConnInfo
+	err    error
+
+	dataPrio     int
+	active, idle bool
+
+	neg negotiation
+	req requester
+	rsp responder
+
+	ctr qpCounters
+}
+
+// CreateQP creates a QP in the RESET state.
+func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
+	n := pd.nic
+	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
+		return nil, errors.New("create QP: send and receive CQs are required")
+	}
+	cfg.setDefaults(n.rng.Uint32)
+	if n.opts.CC != nil {
+		if _, err := n.opts.CC.Get(cfg.CC); err != nil {
+			return nil, fmt.Errorf("create QP: %w", err)
+		}
+	} else if cfg.CC != "none" {
+		return nil, fmt.Errorf("create QP: congestion control %q but the NIC has no registry", cfg.CC)
+	}
+	n.nextQPN++
+	qp := &QP{nic: n, pd: pd, cfg: cfg, qpn: n.nextQPN & psnMask, mtu: n.opts.MTU, dataPrio: n.prio(n.opts.DataDSCP)}
+	n.qps[qp.qpn] = qp
+	return qp, nil
+}
+
+// QPN returns the QP number.
+func (qp *QP) QPN() uint32 { return qp.qpn }
+
+// State returns the QP state.
+func (qp *QP) State() State { return qp.state }
+
+// Mode returns the reliability mode in force: MetaRoCE only once both ends
+// agreed.
+func (qp *QP) Mode() Mode { return qp.mode }
+
+// Err returns why the QP went to ERROR (nil otherwise).
+func (qp *QP) Err() error { return qp.err }
+
+// Info returns the connection information to hand the peer.
+func (qp *QP) Info() ConnInfo {
+	ci := ConnInfo{QPN: qp.qpn, PSN: qp.cfg.PSN, IP: qp.nic.opts.IP, MAC: qp.nic.opts.MAC,
+		MTU: qp.nic.opts.MTU, Mode: qp.cfg.Mode, Paths: qp.cfg.Paths}
+	if qp.cfg.Mode == ModeMetaRoCE {
+		ci.Caps = CapMetaRoCE | CapTrim | CapCredit
+		if qp.cfg.Paths > 1 {
+			ci.Caps |= CapMultipath
+		}
+	}
+	return ci
+}
+
+// ToInit moves the QP from RESET to INIT (receive WRs may be posted).
+func (qp *QP) ToInit() error {
+	if qp.state != StateReset {
+		return fmt.Errorf("qp %#x: INIT from %v", qp.qpn, qp.state)
+	}
+	qp.state = StateInit
+	return nil
+}
+
+// ToRTR moves the QP from INIT to RTR with the peer's connection info: it
+// receives from now on.
+func (qp *QP) ToRTR(remote ConnInfo) error {
+	if qp.state != StateInit {
+		return fmt.Errorf("qp %#x: RTR from %v", qp.qpn, qp.state)
+	}
+	if !remote.IP.IsValid() || remote.IP.Is4() != qp.nic.opts.IP.Is4() {
+		return fmt.Errorf("qp %#x: RTR: bad remote IP %v", qp.qpn, remote.IP)
+	}
+	qp.remote = remote
+	if remote.MTU > 0 {
+		qp.mtu = min(qp.mtu, remote.MTU)
+	}
+	qp.rsp.init(qp, remote.PSN)
+	if err := qp.req.init(qp); err != nil {
+		return fmt.Errorf("qp %#x: RTR: %w", qp.qpn, err)
+	}
+	qp.state = StateRTR
+	return nil
+}
+
+// ToRTS moves the QP from RTR to RTS: it sends from now on. A MetaRoCE QP
+// whose peer offered MetaRoCE starts the in-band negotiation here; send
+// WRs wait for its outcome.
+func (qp *QP) ToRTS() error {
+	if qp.state != StateRTR {
+		return fmt.Errorf("qp %#x: RTS from %v", qp.qpn, qp.state)
+	}
+	qp.state = StateRTS
+	qp.neg.start(qp)
+	return nil
+}
+
+// Connect runs RESET → INIT → RTR → RTS with the peer's info.
+func (qp *QP) Connect(remote ConnInfo) error {
+	if err := qp.ToInit(); err != nil {
+		return err
+	}
+	if err := qp.ToRTR(remote); err != nil {
+		return err
+	}
+	return qp.ToRTS()
+}
+
+// WROpcode is the operation of a send WR.
+type WROpcode uint8
+
+// Send WR operations.
+const (
+	WRSend WROpcode = iota
+	WRSendImm
+	WRWrite
+	WRWriteImm
+	WRRead
+)
+
+func (o WROpcode) String() string {
+	return [...]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "RDMA_READ"}[o]
+}
+
+// SGE is one scatter/gather element: Length bytes at Addr in the region
+// of LKey.
+type SGE struct {
+	Addr   uint64
+	Length uint32
+	LKey   uint32
+}
+
+// SendWR is a send work request (one SGE).
+type SendWR struct {
+	WRID       uint64
+	Opcode     WROpcode
+	Local      SGE
+	RemoteAddr uint64 // WRITE, READ
+	RKey       uint32 // WRITE, READ
+	Imm        uint32 // SEND and WRITE with immediate
+	Signaled   bool
+}
+
+// RecvWR is a receive work request (one SGE).
+type RecvWR struct {
+	WRID  uint64
+	Local SGE
+}
+
+// PostSend queues wr. It fails when the QP is not in RTS, the queue is
+// full, or the local SGE is invalid (the last also as an error completion,
+// and the QP goes to ERROR, as a NIC would).
+func (qp *QP) PostSend(wr SendWR) error {
+	if qp.state != StateRTS {
+		return fmt.Errorf("qp %#x: post send in %v", qp.qpn, qp.state)
+	}
+	return qp.req.post(wr)
+}
+
+// PostRecv queues a receive buffer.
+func (qp *QP) PostRecv(wr RecvWR) error {
+	if qp.state == StateReset || qp.state == StateError {
+		return fmt.Errorf("qp %#x: post recv in %v", qp.qpn, qp.state)
+	}
+	return qp.rsp.postRecv(wr)
+}
+
+// fail moves the QP to ERROR: the requester completes nothing more
+// successfully and both queues are flushed.
+func (qp *QP) fail(err error) {
+	if qp.state == StateError {
+		return
+	}
+	qp.state = StateError
+	qp.err = err
+	qp.req.flush()
+	qp.rsp.flush()
+	qp.neg.stop()
+}
+
+// ToError moves the QP to ERROR by request, flushing its queues.
+func (qp *QP) ToError() { qp.fail(errors.New("moved to ERROR by the user")) }
+
+// Destroy moves the QP to ERROR and forgets it.
+func (qp *QP) Destroy() {
+	qp.fail(errors.New("destroyed"))
+	qp.req.closeCC()
+	delete(qp.nic.qps, qp.qpn)
+}
+
+// pull returns the next packet the QP may transmit now, or the earliest
+// time it may (clock.Never when it has nothing to send).
+func (qp *QP) pull(now clock.Time) (*wire.Packet, clock.Time) {
+	if qp.state != StateRTS && qp.state != StateRTR {
+		return nil, clock.Never
+	}
+	// READ responses first (the responder's work), then requests.
+	if p, at := qp.rsp.pullRead(now); p != nil {
+		return p, 0
+	} else if qp.state != StateRTS {
+		return nil, at
+	} else {
+		p2, at2 := qp.req.pull(now)
+		return p2, min(at, at2)
+	}
+}
+
+// receive dispatches a RoCEv2 packet addressed to the QP.
+func (qp *QP) receive(p *wire.Packet, trimmed bool) {
+	qp.ctr.rxPkts++
+	qp.ctr.rxBytes += int64(p.Len)
+	if qp.state == StateReset || qp.state == StateInit || qp.state == StateError {
+		qp.ctr.rxDropped++
+		return
+	}
+	op := wire.Opcode(p.Opcode)
+	if op <= wire.OpReadResponseOnly || op >= OpDataBase {
+		if p.ECN == wire.ECNCE {
+			qp.notifyCE(p)
+		}
+		if op <= wire.OpReadRequest || op >= OpDataBase && op < OpDataBase|wire.OpReadResponseFirst {
+			qp.creditData(p)
+		}
+	}
+	if base, ok := isDataOpcode(op); ok {
+		if base >= wire.OpReadResponseFirst {
+			qp.req.onReadResponse(p, base, trimmed)
+		} else {
+			qp.rsp.onRequest(p, base, trimmed)
+		}
+		return
+	}
+	switch {
+	case op <= wire.OpReadRequest:
+		qp.rsp.onRequest(p, op, trimmed)
+	case op <= wire.OpReadResponseOnly:
+		qp.req.onReadResponse(p, op, trimmed)
+	case op == wire.OpAcknowledge:
+		if !trimmed {
+			qp.req.onAck(p)
+		}
+	case op == OpSACK:
+		qp.req.onSACK(p)
+	case op == OpHello || op == OpHelloAck:
+		qp.neg.onHello(qp, p)
+	case op == OpCreditGrant || op == OpCreditReq:
+		qp.onCredit(p, op)
+	default:
+		qp.ctr.rxDropped++
+	}
+}
+
+// notifyCE is the ECN notification point: a CE-marked data packet makes
+// the QP send a CNP to the sender's QP, at most one per CNPInterval per
+// source port (path) of the sender.
+func (qp *QP) notifyCE(p *wire.Packet) {
+	n := qp.nic
+	qp.ctr.ceRx++
+	now := n.sched.Now()
+	for i := range qp.rsp.cnpLast {
+		e := &qp.rsp.cnpLast[i]
+		if e.port == p.SrcPort {
+			if now < e.at.Add(n.opts.CNPInterval) {
+				return
+			}
+			e.at = now
+			qp.sendCNP(p.SrcPort)
+			return
+		}
+	}
+	qp.rsp.cnpLast = append(qp.rsp.cnpLast, cnpStamp{port: p.SrcPort, at: now})
+	qp.sendCNP(p.SrcPort)
+}
+
+// sendCNP sends a CNP for the peer QP. Its UDP source port echoes the
+// marked packet's, naming the sender's path.
+func (qp *QP) sendCNP(port uint16) {
+	n := qp.nic
+	p := qp.header(wire.OpCNP, n.opts.CNPDSCP, false, port, 0)
+	p.Kind = wire.KindCNP
+	p.BECN = true
+	if n.opts.Raw {
+		n.finish(p, true, nil, nil, 0)
+	} else {
+		p.Len = frameLen(p.IPVersion == 6, 0, wire.CNPReservedLen)
+	}
+	qp.ctr.cnpTx++
+	n.sendCtrl(p)
+}
+
+type cnpStamp struct {
+	port uint16
+	at   clock.Time
+}

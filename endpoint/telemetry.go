@@ -1,0 +1,125 @@
+package endpoint
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/rocelab/rocelab/lab/clock"
+
+	"github.com/rocelab/rocelab/lab/telemetry"
+)
+
+type nicCounters struct {
+	txPkts, txBytes, rxPkts, rxBytes int64
+	rxOther, badICRC, noQP           int64
+	cnpRx                            int64
+	pauseRx                          [8]int64
+	pausedTime                       [8]clock.Duration
+}
+
+func sortedQPNs(m map[uint32]*QP) []uint32 {
+	out := make([]uint32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+type qpCounters struct {
+	txPkts, txBytes, rxPkts, rxBytes, rxDataBytes int64
+	retxPkts, rewinds, timeouts, lostPkts         int64
+	acksTx, acksRx, naksTx, naksRx, rnrTx, rnrRx  int64
+	sacksTx, sacksRx, sackHoles, trimsRx, eceRx   int64
+	cnpTx, cnpRx, ceRx                            int64
+	dupPkts, outOfOrder, rxDropped                int64
+	readRespTx, hellosTx, fallbacks               int64
+	grantsTx, grantsRx, creditReqTx, creditReqRx  int64
+	reselections                                  int64
+}
+
+// Collect emits the NIC's counters and those of its QPs (telemetry.Source).
+// Labels: node (the NIC's name), and qp (the QPN in hex) for QP samples.
+func (n *NIC) Collect(emit func(telemetry.Sample)) {
+	node := []telemetry.Label{{Name: "node", Value: n.opts.Name}}
+	c := func(name string, v int64) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: node, Value: float64(v)})
+	}
+	c("nic_tx_packets_total", n.ctr.txPkts)
+	c("nic_tx_bytes_total", n.ctr.txBytes)
+	c("nic_rx_packets_total", n.ctr.rxPkts)
+	c("nic_rx_bytes_total", n.ctr.rxBytes)
+	c("nic_rx_bad_icrc_total", n.ctr.badICRC)
+	c("nic_rx_no_qp_total", n.ctr.noQP)
+	c("nic_rx_other_total", n.ctr.rxOther)
+	c("nic_cnp_rx_total", n.ctr.cnpRx)
+	for i := range 8 {
+		if n.ctr.pauseRx[i] == 0 {
+			continue
+		}
+		l := telemetry.With(node, telemetry.Label{Name: "prio", Value: strconv.Itoa(i)})
+		emit(telemetry.Sample{Name: "nic_pfc_rx_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.ctr.pauseRx[i])})
+		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
+	}
+	for _, qpn := range sortedQPNs(n.qps) {
+		n.qps[qpn].collect(node, emit)
+	}
+}
+
+// QPStats is a snapshot of a QP's counters.
+type QPStats struct {
+	TxPackets, TxBytes, RxPackets, RxBytes, RxDataBytes int64
+	Retransmits, Rewinds, Timeouts, Lost                int64
+	AcksTx, AcksRx, NaksTx, NaksRx, RNRTx, RNRRx        int64
+	SACKsTx, SACKsRx, SACKHoles, TrimsRx                int64
+	CNPsTx, CNPsRx, CERx                                int64
+	Duplicates, OutOfOrder, Dropped                     int64
+	PathReselections                                    int64
+	Fallbacks                                           int64
+}
+
+// Stats returns the QP's counters.
+func (qp *QP) Stats() QPStats {
+	c := &qp.ctr
+	return QPStats{c.txPkts, c.txBytes, c.rxPkts, c.rxBytes, c.rxDataBytes,
+		c.retxPkts, c.rewinds, c.timeouts, c.lostPkts,
+		c.acksTx, c.acksRx, c.naksTx, c.naksRx, c.rnrTx, c.rnrRx,
+		c.sacksTx, c.sacksRx, c.sackHoles, c.trimsRx,
+		c.cnpTx, c.cnpRx, c.ceRx, c.dupPkts, c.outOfOrder, c.rxDropped, c.reselections, c.fallbacks}
+}
+
+func (qp *QP) collect(node []telemetry.Label, emit func(telemetry.Sample)) {
+	l := telemetry.With(node, telemetry.Label{Name: "qp", Value: "0x" + strconv.FormatUint(uint64(qp.qpn), 16)})
+	c := func(name string, v int64) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: l, Value: float64(v)})
+	}
+	s := &qp.ctr
+	for _, x := range []struct {
+		name string
+		v    int64
+	}{
+		{"qp_tx_packets_total", s.txPkts}, {"qp_tx_bytes_total", s.txBytes},
+		{"qp_rx_packets_total", s.rxPkts}, {"qp_rx_bytes_total", s.rxBytes},
+		{"qp_rx_data_bytes_total", s.rxDataBytes}, {"qp_retransmits_total", s.retxPkts},
+		{"qp_rewinds_total", s.rewinds}, {"qp_timeouts_total", s.timeouts},
+		{"qp_lost_packets_total", s.lostPkts}, {"qp_naks_tx_total", s.naksTx},
+		{"qp_naks_rx_total", s.naksRx}, {"qp_rnr_naks_tx_total", s.rnrTx},
+		{"qp_rnr_naks_rx_total", s.rnrRx}, {"qp_acks_tx_total", s.acksTx},
+		{"qp_acks_rx_total", s.acksRx}, {"qp_sacks_tx_total", s.sacksTx},
+		{"qp_sacks_rx_total", s.sacksRx}, {"qp_sack_holes_total", s.sackHoles},
+		{"qp_trimmed_rx_total", s.trimsRx}, {"qp_cnp_tx_total", s.cnpTx},
+		{"qp_cnp_rx_total", s.cnpRx}, {"qp_ecn_ce_rx_total", s.ceRx},
+		{"qp_duplicates_total", s.dupPkts}, {"qp_out_of_order_total", s.outOfOrder},
+		{"qp_rx_dropped_total", s.rxDropped}, {"qp_path_reselections_total", s.reselections},
+		{"qp_credit_grants_tx_total", s.grantsTx}, {"qp_credit_grants_rx_total", s.grantsRx},
+		{"qp_credit_requests_tx_total", s.creditReqTx}, {"qp_mode_fallbacks_total", s.fallbacks},
+	} {
+		c(x.name, x.v)
+	}
+	for _, pa := range qp.req.paths {
+		pl := telemetry.With(l, telemetry.Label{Name: "path", Value: strconv.Itoa(int(pa.idx))})
+		emit(telemetry.Sample{Name: "qp_path_rate_bps", Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate())})
+		emit(telemetry.Sample{Name: "qp_path_lost_packets_total", Kind: telemetry.Counter, Labels: pl, Value: float64(pa.lostPkts)})
+	}
+	emit(telemetry.Sample{Name: "qp_outstanding_psns", Kind: telemetry.Gauge, Labels: l, Value: float64(qp.req.maxSent - qp.req.una)})
+}
