@@ -1,5 +1,8 @@
 # rocelab — the two commands are `make demo` and `make test`; see README.md.
 GO        ?= go
+# Static binaries: the docker runtime copies bin/rocelab into a FROM-scratch
+# image, and tests that build the binary share this build cache.
+export CGO_ENABLED := 0
 BIN       := bin/rocelab
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
