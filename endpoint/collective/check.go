@@ -1,7 +1,7 @@
 package collective
 
-// verify compares every output element of every rank with its expected
-// value and returns how many differ (nccl-tests' #wrong).
+// verify compares every output element of every local rank with its
+// expected value and returns how many differ (nccl-tests' #wrong).
 func (r *run) verify() int64 {
 	lay, typ, seed, it := r.lay, r.c.cfg.Type, r.c.cfg.Seed, r.iter
 	n := lay.Ranks
@@ -18,7 +18,7 @@ func (r *run) verify() int64 {
 					sum += fill(seed, it, q, i)
 				}
 				for rank := range n {
-					if lay.Op == ReduceScatter && rank != c {
+					if !r.c.local[rank] || lay.Op == ReduceScatter && rank != c {
 						continue
 					}
 					if !typ.elemIs(r.ranks[rank].region, i, sum) {
@@ -34,7 +34,7 @@ func (r *run) verify() int64 {
 			for i := lo; i < hi; i++ {
 				want := fill(seed, it, b, i-lo)
 				for rank := range n {
-					if !typ.elemIs(r.ranks[rank].region, i, want) {
+					if r.c.local[rank] && !typ.elemIs(r.ranks[rank].region, i, want) {
 						wrong++
 					}
 				}
@@ -43,6 +43,9 @@ func (r *run) verify() int64 {
 	case AllToAll:
 		// block b of rank p's output is block p of rank b's input.
 		for p := range n {
+			if !r.c.local[p] {
+				continue
+			}
 			plo, _ := lay.chunk(p)
 			for b := range n {
 				lo, hi := lay.chunk(b)

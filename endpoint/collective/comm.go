@@ -30,6 +30,21 @@ type Config struct {
 	Window     int      // writes each rank keeps in flight; 0 means DefaultWindow
 	Check      bool     // carry real data, fill inputs and verify every element
 	Seed       uint64   // seed of the fill
+
+	// Local lists the ranks this communicator drives, for distributed runs
+	// where each process (an emulated host) runs only its own ranks and the
+	// other ranks' writes arrive through the Transport. nil means every
+	// rank is local. See the package documentation, "Distributed mode".
+	Local []int
+	// Barrier synchronizes the processes of a distributed run; it is
+	// required when Local is a strict subset of the ranks. The Comm calls
+	// Barrier(iter, release) when it is ready to start iteration iter of a
+	// run (iter 0: every local region is registered; iter k > 0: every
+	// local rank finished iteration k-1, its outputs were checked and its
+	// regions cleared), and starts the iteration once release is called —
+	// which the caller does when every process has reached the barrier.
+	// release may be called from inside Barrier or later, once.
+	Barrier func(iter int, release func())
 }
 
 // Comm runs collectives over a Transport, one at a time, driven entirely by
@@ -39,6 +54,7 @@ type Comm struct {
 	sched clock.Scheduler
 	tr    Transport
 	cfg   Config
+	local []bool // by rank: driven and checked here
 
 	// counters
 	writes, bytes, iterations, wrongTotal uint64
@@ -66,7 +82,38 @@ func New(sched clock.Scheduler, tr Transport, cfg Config) (*Comm, error) {
 	if cfg.Window < 0 {
 		return nil, fmt.Errorf("collective: window %d, want >= 1", cfg.Window)
 	}
-	return &Comm{sched: sched, tr: tr, cfg: cfg}, nil
+	local, err := localSet(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Comm{sched: sched, tr: tr, cfg: cfg, local: local}, nil
+}
+
+// localSet validates cfg.Local and returns it as a per-rank set.
+func localSet(cfg Config) ([]bool, error) {
+	local := make([]bool, cfg.Ranks)
+	if cfg.Local == nil {
+		for i := range local {
+			local[i] = true
+		}
+		return local, nil
+	}
+	if len(cfg.Local) == 0 {
+		return nil, errors.New("collective: Local lists no rank (nil means all)")
+	}
+	for _, r := range cfg.Local {
+		if r < 0 || r >= cfg.Ranks {
+			return nil, fmt.Errorf("collective: local rank %d outside 0..%d", r, cfg.Ranks-1)
+		}
+		if local[r] {
+			return nil, fmt.Errorf("collective: local rank %d listed twice", r)
+		}
+		local[r] = true
+	}
+	if len(cfg.Local) < cfg.Ranks && cfg.Barrier == nil {
+		return nil, errors.New("collective: a distributed communicator (Local is a subset) needs a Barrier")
+	}
+	return local, nil
 }
 
 // Config returns the communicator's configuration with defaults filled in.
@@ -102,7 +149,7 @@ func (c *Comm) Run(op Op, size int64, warmup, iters int, done func(Result, error
 	r := newRun(c, lay, warmup, iters, done)
 	c.run = r
 	r.listen()
-	c.sched.AfterFunc(0, r.startIter)
+	r.next()
 }
 
 // Sweep runs op on each size in turn (see Run) and calls done with all the

@@ -72,4 +72,27 @@
 // doc/PERFORMANCE.md (github.com/NVIDIA/nccl-tests). With those factors
 // busbw is the per-rank NIC rate an ideal ring achieves: ring all-reduce
 // moves 2(n-1)/n × size out of every rank.
+//
+// # Distributed mode
+//
+// In the emulation each host process runs only its own ranks: Config.Local
+// names them, and the other ranks' writes arrive through the Transport. A
+// distributed Comm drives, fills and checks its local ranks only, expects
+// per iteration the arrivals its local ranks must receive (known from the
+// algorithm), and meets the other processes at Config.Barrier before every
+// iteration — so that no process writes iteration k+1 into a region another
+// process still reads or checks for iteration k (the single-process Comm
+// gets the same guarantee by starting an iteration when every rank is
+// done). Arrivals that beat the local release are held and handled when
+// the iteration starts; regions are cleared before the barrier.
+//
+// Results are per process: time is the average of the local iterations,
+// each measured from the local release to the moment the local ranks are
+// done; #wrong counts the local ranks' wrong elements. Combine merges the
+// processes' results: time = max over processes (an iteration ends when the
+// slowest process is done), algbw and busbw recomputed from it, wrong = sum.
+// With the barrier releasing every process at the same time, as in the
+// simulator, the combined result equals the single-process run's whenever
+// the slowest process is the same in every iteration (it is on a symmetric
+// fabric).
 package collective

@@ -48,6 +48,30 @@ func (r *run) result() Result {
 	return res
 }
 
+// Combine merges the results of the processes of one distributed run (see
+// the package documentation): the slowest process's time, algbw and busbw,
+// and the sum of the wrong counts. The other fields
+// come from the first result.
+func Combine(results []Result) (Result, error) {
+	if len(results) == 0 {
+		return Result{}, fmt.Errorf("combine: no results")
+	}
+	out := results[0]
+	out.Wrong = 0
+	for _, r := range results {
+		if r.Op != out.Op || r.Size != out.Size || r.Ranks != out.Ranks || r.Iters != out.Iters {
+			return Result{}, fmt.Errorf("combine: %s of %d B on %d ranks with %s of %d B on %d ranks",
+				out.Op, out.Size, out.Ranks, r.Op, r.Size, r.Ranks)
+		}
+		if r.TimeUs > out.TimeUs {
+			out.TimeUs, out.AlgBW, out.BusBW = r.TimeUs, r.AlgBW, r.BusBW
+		}
+		out.Wrong += r.Wrong
+		out.Checked = out.Checked && r.Checked
+	}
+	return out, nil
+}
+
 // WriteTable prints results the way nccl-tests does (out-of-place columns
 // only).
 func WriteTable(w io.Writer, results []Result) error {

@@ -38,11 +38,23 @@ type run struct {
 	nRS        int // leading reduce-scatter steps
 
 	iter    int
-	pending int // 2 per write posted or queued, minus 1 per arrival and per completion
+	pending int // local arrivals still expected plus local writes not yet completed
 	t0      clock.Time
 	total   clock.Duration
 	wrong   int64
 	failed  bool
+
+	// Distributed mode: between the local end of an iteration and the
+	// barrier's release, arrivals of the next iteration (from processes
+	// released earlier) are held in early and handled once it starts.
+	waiting bool
+	early   []early
+}
+
+// early is an arrival held until its iteration starts.
+type early struct {
+	rank, from, off, n int
+	imm                uint32
 }
 
 func newRun(c *Comm, lay Layout, warmup, iters int, done func(Result, error)) *run {
@@ -65,6 +77,9 @@ func newRun(c *Comm, lay Layout, warmup, iters int, done func(Result, error)) *r
 		seen = n * r.perChunk
 	}
 	for i := range r.ranks {
+		if !c.local[i] {
+			continue
+		}
 		st := &r.ranks[i]
 		st.seen = make([]bool, seen)
 		if c.cfg.Check {
@@ -110,34 +125,88 @@ func bytesOf(buf []byte, lo, hi int64) []byte {
 	return buf[lo*elemSize : hi*elemSize]
 }
 
-// listen registers every rank's region with the transport.
+// numSlices is the number of slices (writes) chunk c is cut into.
+func (r *run) numSlices(c int) int {
+	lo, hi := r.lay.chunk(c)
+	return int((hi - lo + r.sliceElems - 1) / r.sliceElems)
+}
+
+// expected is the number of arrivals rank receives in one iteration.
+func (r *run) expected(rank int) int {
+	if r.lay.Op == AllToAll {
+		return (r.lay.Ranks - 1) * r.numSlices(rank)
+	}
+	from, total := r.mod(rank-1), 0
+	for s := range r.steps {
+		total += r.numSlices(r.sendChunk(from, s))
+	}
+	return total
+}
+
+// listen registers every local rank's region with the transport.
 func (r *run) listen() {
 	for i := range r.ranks {
+		if !r.c.local[i] {
+			continue
+		}
 		rank := i
 		r.c.tr.Listen(rank, r.ranks[i].region, int(r.lay.RegionBytes()), func(from, off, n int, imm uint32) {
 			if r.c.run != r || r.failed {
 				return // a stale write of a run that failed
+			}
+			if r.waiting {
+				r.early = append(r.early, early{rank, from, off, n, imm})
+				return
 			}
 			r.arrive(rank, from, off, n, imm)
 		})
 	}
 }
 
-// startIter fills the inputs and posts every rank's first writes.
+// next starts iteration r.iter: at once (from the scheduler) when every
+// rank is local, after the barrier otherwise.
+func (r *run) next() {
+	c := r.c
+	if c.cfg.Barrier == nil {
+		c.sched.AfterFunc(0, r.startIter)
+		return
+	}
+	r.waiting = true
+	released := false
+	c.cfg.Barrier(r.iter, func() {
+		if released {
+			return
+		}
+		released = true
+		c.sched.AfterFunc(0, r.startIter)
+	})
+}
+
+// startIter fills the local inputs and posts every local rank's first
+// writes. Regions were cleared at the end of the previous iteration.
 func (r *run) startIter() {
 	if r.failed {
 		return
 	}
+	r.waiting = false
 	r.t0 = r.c.sched.Now()
 	lay, n := r.lay, r.lay.Ranks
+	r.pending = 0
 	for rank := range r.ranks {
+		if r.c.local[rank] {
+			r.pending += r.expected(rank)
+		}
+	}
+	for rank := range r.ranks {
+		if !r.c.local[rank] {
+			continue
+		}
 		st := &r.ranks[rank]
 		clear(st.seen)
 		if st.in != nil {
 			for i := range lay.InElems() {
 				r.c.cfg.Type.putElem(st.in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
 			}
-			clear(st.region)
 		}
 		switch lay.Op {
 		case AllReduce, ReduceScatter:
@@ -169,7 +238,17 @@ func (r *run) startIter() {
 		}
 	}
 	for rank := range r.ranks {
-		r.pump(rank)
+		if r.c.local[rank] {
+			r.pump(rank)
+		}
+	}
+	held := r.early
+	r.early = nil
+	for _, a := range held {
+		if r.failed {
+			return
+		}
+		r.arrive(a.rank, a.from, a.off, a.n, a.imm)
 	}
 	r.maybeFinish()
 }
@@ -190,7 +269,7 @@ func (r *run) enqueueChunk(rank, s int, buf []byte) {
 func (r *run) enqueue(rank int, s send) {
 	st := &r.ranks[rank]
 	st.queue = append(st.queue, s)
-	r.pending += 2
+	r.pending++
 }
 
 // pump posts rank's queued writes while its window has room.
@@ -292,11 +371,14 @@ func (r *run) maybeFinish() {
 		w := r.verify()
 		r.wrong = max(r.wrong, w)
 		c.wrongTotal += uint64(w)
+		for i := range r.ranks {
+			clear(r.ranks[i].region) // stale data must not pass the next check
+		}
 	}
 	c.iterations++
 	r.iter++
 	if r.iter < r.warmup+r.iters {
-		c.sched.AfterFunc(0, func() { r.pending = 0; r.startIter() })
+		r.next()
 		return
 	}
 	c.run = nil

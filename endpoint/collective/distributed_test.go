@@ -1,0 +1,138 @@
+package collective
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/lab/sim"
+)
+
+// barrier is an in-engine barrier of procs processes: it releases all of
+// them when the last one arrives, and records the iterations it saw.
+type barrier struct {
+	procs    int
+	waiting  []func()
+	iters    []int
+	releases int
+}
+
+func (b *barrier) arrive(iter int, release func()) {
+	b.iters = append(b.iters, iter)
+	b.waiting = append(b.waiting, release)
+	if len(b.waiting) == b.procs {
+		w := b.waiting
+		b.waiting = nil
+		b.releases++
+		for _, f := range w {
+			f()
+		}
+	}
+}
+
+// TestDistributed splits the ranks over two communicators sharing one
+// ideal transport (two processes of one emulated cluster) and checks that
+// the combined results equal the single communicator's, for every op.
+func TestDistributed(t *testing.T) {
+	const n = 6
+	cfg := Config{Ranks: n, SliceBytes: 1000, Window: 3, Check: true, Seed: 5}
+	splits := [][2][]int{
+		{{0, 1, 2}, {3, 4, 5}},
+		{{0, 2, 4}, {1, 3, 5}}, // every ring neighbour is remote
+		{{5}, {0, 1, 2, 3, 4}},
+	}
+	for _, op := range allOps {
+		for _, size := range []int64{0, 20, 4096, 100_000} {
+			h := newHarness(t, cfg, 50*clock.Gbps, 700*clock.Nanosecond, nil)
+			want, err := h.run(t, op, size, 1, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, split := range splits {
+				t.Run(fmt.Sprintf("%v/%d/split%d", op, size, k), func(t *testing.T) {
+					eng := sim.New(1)
+					ideal := NewIdeal(eng, n, 50*clock.Gbps, 700*clock.Nanosecond)
+					b := &barrier{procs: 2}
+					var res [2]Result
+					called := 0
+					for p := range 2 {
+						c := cfg
+						c.Local, c.Barrier = split[p], b.arrive
+						comm, err := New(eng, ideal, c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						comm.Run(op, size, 1, 3, func(r Result, err error) {
+							if err != nil {
+								t.Errorf("process %d: %v", p, err)
+							}
+							res[p] = r
+							called++
+						})
+					}
+					eng.Run()
+					if called != 2 {
+						t.Fatalf("%d of 2 processes finished", called)
+					}
+					if b.releases != 4 {
+						t.Errorf("%d barrier releases, want 4 (one per iteration)", b.releases)
+					}
+					got, err := Combine(res[:])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("combined result differs from the single communicator's (-single +combined):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestDistributedCorruption: a byte flipped on a remote arrival is counted
+// by the process that owns the target rank.
+func TestDistributedCorruption(t *testing.T) {
+	eng := sim.New(1)
+	ideal := NewIdeal(eng, 4, 100*clock.Gbps, 0)
+	p := newTap(ideal, eng, 4)
+	p.flipNth = 3
+	b := &barrier{procs: 2}
+	var res [2]Result
+	for i, local := range [][]int{{0, 1}, {2, 3}} {
+		comm, err := New(eng, p, Config{Ranks: 4, SliceBytes: 256, Check: true, Local: local, Barrier: b.arrive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm.Run(AllReduce, 4096, 0, 1, func(r Result, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			res[i] = r
+		})
+	}
+	eng.Run()
+	got, err := Combine(res[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Wrong == 0 {
+		t.Errorf("flipped byte not detected: %+v", res)
+	}
+}
+
+func TestDistributedConfigErrors(t *testing.T) {
+	eng := sim.New(1)
+	ideal := NewIdeal(eng, 4, 0, 0)
+	for _, c := range []Config{
+		{Ranks: 4, Local: []int{0, 1}},                               // no barrier
+		{Ranks: 4, Local: []int{}},                                   // empty
+		{Ranks: 4, Local: []int{4}, Barrier: (&barrier{}).arrive},    // out of range
+		{Ranks: 4, Local: []int{1, 1}, Barrier: (&barrier{}).arrive}, // twice
+	} {
+		if _, err := New(eng, ideal, c); err == nil {
+			t.Errorf("New(%+v) succeeded", c.Local)
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package rdmacomm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/clock"
+)
+
+// Pairs selects which ranks get a connected QP pair.
+type Pairs uint8
+
+// Connection patterns.
+const (
+	// Ring connects every rank r with r+1 mod n (ring collectives).
+	Ring Pairs = iota
+	// All connects every pair of ranks (all-to-all).
+	All
+)
+
+// DefaultRecvDepth is how many receive WRs each QP keeps posted.
+const DefaultRecvDepth = 256
+
+// Options configure a Transport. Zero fields take the defaults named on them.
+type Options struct {
+	// Sched is the scheduler the NICs run on (completions that a failing
+	// post would report from inside Write are deferred through it).
+	Sched clock.Scheduler
+	// NICs is the NIC of each rank; distinct NICs, len(NICs) ranks.
+	NICs []*endpoint.NIC
+	// Pairs says which ranks are connected (default Ring).
+	Pairs Pairs
+	// QP is the configuration of every QP (Mode, CC, Paths, …); its CQs are
+	// set by the transport.
+	QP endpoint.QPConfig
+	// RecvDepth is the receive WRs kept posted per QP (default
+	// DefaultRecvDepth; two are consumed per write).
+	RecvDepth int
+}
+
+// Transport is a collective.Transport over endpoint QPs.
+type Transport struct {
+	opts  Options
+	ranks []*rankRes
+	conns map[[2]int]*conn // by (from, to)
+	qps   []*endpoint.QP
+
+	inWrite bool // inside Write: completions are deferred
+}
+
+var _ collective.Transport = (*Transport)(nil)
+
+// rankRes is one rank's protection domain and registered memory.
+type rankRes struct {
+	nic     *endpoint.NIC
+	pd      *endpoint.PD
+	region  *endpoint.MR // receive region, nil until Listen
+	size    int
+	arrived collective.ArrivalFunc
+	nullSrc *endpoint.MR // payload-free source
+}
+
+// conn is one direction of a connected QP pair: from's QP toward to.
+type conn struct {
+	t        *Transport
+	from, to int
+	qp       *endpoint.QP
+	nextID   uint64
+	pending  map[uint64]pendingWrite
+	announce bool   // receive side: an offset was announced
+	off      uint32 // receive side: the announced offset
+}
+
+type pendingWrite struct {
+	mr   *endpoint.MR // registered source to deregister, or nil
+	done func(error)
+}
+
+// New connects the QPs of the pattern in opts and posts their receives.
+func New(opts Options) (*Transport, error) {
+	n := len(opts.NICs)
+	if n < 2 {
+		return nil, fmt.Errorf("rdmacomm: %d ranks, want >= 2", n)
+	}
+	if opts.Sched == nil {
+		return nil, errors.New("rdmacomm: no scheduler")
+	}
+	if opts.RecvDepth <= 0 {
+		opts.RecvDepth = DefaultRecvDepth
+	}
+	t := &Transport{opts: opts, conns: map[[2]int]*conn{}}
+	seen := map[*endpoint.NIC]int{}
+	for i, nic := range opts.NICs {
+		if nic == nil {
+			return nil, fmt.Errorf("rdmacomm: rank %d has no NIC", i)
+		}
+		if j, ok := seen[nic]; ok {
+			return nil, fmt.Errorf("rdmacomm: ranks %d and %d share NIC %s", j, i, nic.Name())
+		}
+		seen[nic] = i
+		r := &rankRes{nic: nic, pd: nic.AllocPD()}
+		mr, err := r.pd.RegMRLen(math.MaxUint32, 0)
+		if err != nil {
+			return nil, fmt.Errorf("rdmacomm: rank %d: %w", i, err)
+		}
+		r.nullSrc = mr
+		t.ranks = append(t.ranks, r)
+	}
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if opts.Pairs == All || b == a+1 || a == 0 && b == n-1 {
+				if err := t.connect(a, b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// QPs returns every QP the transport created (for statistics).
+func (t *Transport) QPs() []*endpoint.QP { return t.qps }
+
+// connect creates and connects a QP pair between ranks a and b.
+func (t *Transport) connect(a, b int) error {
+	ca, err := t.newConn(a, b)
+	if err != nil {
+		return err
+	}
+	cb, err := t.newConn(b, a)
+	if err != nil {
+		return err
+	}
+	if err := ca.qp.Connect(cb.qp.Info()); err != nil {
+		return fmt.Errorf("rdmacomm: connect %d→%d: %w", a, b, err)
+	}
+	if err := cb.qp.Connect(ca.qp.Info()); err != nil {
+		return fmt.Errorf("rdmacomm: connect %d→%d: %w", b, a, err)
+	}
+	for _, c := range []*conn{ca, cb} {
+		for range t.opts.RecvDepth {
+			if err := c.qp.PostRecv(endpoint.RecvWR{}); err != nil {
+				return fmt.Errorf("rdmacomm: post receive %d→%d: %w", c.from, c.to, err)
+			}
+		}
+	}
+	return nil
+}
+
+// newConn creates rank from's QP toward rank to, with its own CQs.
+func (t *Transport) newConn(from, to int) (*conn, error) {
+	r := t.ranks[from]
+	c := &conn{t: t, from: from, to: to, pending: map[uint64]pendingWrite{}}
+	cfg := t.opts.QP
+	cfg.SendCQ, cfg.RecvCQ = r.nic.CreateCQ(0), r.nic.CreateCQ(0)
+	cfg.MaxRecvWR = max(cfg.MaxRecvWR, t.opts.RecvDepth)
+	qp, err := r.pd.CreateQP(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rdmacomm: QP %d→%d: %w", from, to, err)
+	}
+	c.qp = qp
+	cfg.SendCQ.OnCompletion(c.sendDone)
+	cfg.RecvCQ.OnCompletion(c.recvDone)
+	t.conns[[2]int{from, to}] = c
+	t.qps = append(t.qps, qp)
+	return c, nil
+}
+
+// Listen implements collective.Transport: it registers rank's region with
+// remote write access, replacing the previous one.
+func (t *Transport) Listen(rank int, region []byte, size int, arrived collective.ArrivalFunc) {
+	r := t.ranks[rank]
+	if r.region != nil {
+		r.region.Dereg()
+		r.region = nil
+	}
+	r.size, r.arrived = size, arrived
+	if size <= 0 {
+		return
+	}
+	var mr *endpoint.MR
+	var err error
+	if region != nil {
+		mr, err = r.pd.RegMR(region[:size], endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite)
+	} else {
+		mr, err = r.pd.RegMRLen(uint64(size), endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite)
+	}
+	if err != nil {
+		// Cannot happen for size > 0; writes to the rank then fail at Write.
+		return
+	}
+	r.region = mr
+}
+
+// Write implements collective.Transport: an offset announcement and the
+// data, both RDMA WRITE WITH IMMEDIATE, on the QP from→to.
+func (t *Transport) Write(w collective.Write, done func(error)) error {
+	c := t.conns[[2]int{w.From, w.To}]
+	if c == nil {
+		return fmt.Errorf("rdmacomm: no QP from rank %d to rank %d", w.From, w.To)
+	}
+	dst := t.ranks[w.To]
+	if dst.arrived == nil {
+		return fmt.Errorf("rdmacomm: rank %d has no receive region", w.To)
+	}
+	if w.Len < 0 || w.Off < 0 || w.Off+w.Len > dst.size || w.Off > math.MaxUint32 {
+		return fmt.Errorf("rdmacomm: write [%d,+%d) outside rank %d's %d-byte region", w.Off, w.Len, w.To, dst.size)
+	}
+	if w.Src != nil && len(w.Src) < w.Len {
+		return fmt.Errorf("rdmacomm: write of %d bytes from a %d-byte source", w.Len, len(w.Src))
+	}
+	var raddr uint64
+	var rkey uint32
+	if dst.region != nil {
+		raddr, rkey = dst.region.Addr, dst.region.RKey
+	}
+	src := t.ranks[w.From].nullSrc
+	var reg *endpoint.MR
+	if w.Src != nil && w.Len > 0 {
+		mr, err := t.ranks[w.From].pd.RegMR(w.Src[:w.Len], 0)
+		if err != nil {
+			return fmt.Errorf("rdmacomm: register source: %w", err)
+		}
+		src, reg = mr, mr
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = pendingWrite{mr: reg, done: done}
+	t.inWrite = true
+	defer func() { t.inWrite = false }()
+	err := c.qp.PostSend(endpoint.SendWR{WRID: id << 1, Opcode: endpoint.WRWriteImm,
+		RemoteAddr: raddr, RKey: rkey, Imm: uint32(w.Off)})
+	if err == nil {
+		err = c.qp.PostSend(endpoint.SendWR{WRID: id<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
+			Local:      endpoint.SGE{Addr: src.Addr, Length: uint32(w.Len), LKey: src.LKey},
+			RemoteAddr: raddr + uint64(w.Off), RKey: rkey, Imm: w.Imm})
+	}
+	if err != nil {
+		delete(c.pending, id)
+		if reg != nil {
+			reg.Dereg()
+		}
+		return fmt.Errorf("rdmacomm: post write %d→%d: %w", w.From, w.To, err)
+	}
+	return nil
+}
+
+// errNotDone marks a write whose announcement failed.
+var errNotDone = errors.New("offset announcement failed")
+
+// sendDone completes a write on its data WR's completion.
+func (c *conn) sendDone(wc endpoint.WC) {
+	if c.t.inWrite {
+		c.t.opts.Sched.AfterFunc(0, func() { c.sendDone(wc) })
+		return
+	}
+	id := wc.WRID >> 1
+	pw, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	var err error
+	if wc.Status != endpoint.StatusSuccess {
+		err = fmt.Errorf("rank %d→%d: %v: %w", c.from, c.to, wc.Status, errOr(wc.Err))
+	} else if wc.WRID&1 == 0 {
+		return // a successful announcement (SignalAll)
+	}
+	delete(c.pending, id)
+	if pw.mr != nil {
+		pw.mr.Dereg()
+	}
+	pw.done(err)
+}
+
+func errOr(err error) error {
+	if err == nil {
+		return errNotDone
+	}
+	return err
+}
+
+// recvDone pairs announcements with data and reports arrivals on the
+// receiving rank (c.from is the receiver here: c is its QP toward c.to).
+func (c *conn) recvDone(wc endpoint.WC) {
+	if c.t.inWrite {
+		c.t.opts.Sched.AfterFunc(0, func() { c.recvDone(wc) })
+		return
+	}
+	if wc.Status != endpoint.StatusSuccess {
+		return // flushed: the QP failed; the writer's completion reports it
+	}
+	_ = c.qp.PostRecv(endpoint.RecvWR{})
+	if !c.announce {
+		c.announce, c.off = true, wc.Imm
+		return
+	}
+	c.announce = false
+	r := c.t.ranks[c.from]
+	if r.arrived != nil {
+		r.arrived(c.to, int(c.off), int(wc.ByteLen), wc.Imm)
+	}
+}
