@@ -67,6 +67,10 @@ through them, injects faults, and shows what the fabric did.`,
 		newTopoCmd(opts),
 		newGraphCmd(opts),
 		newNodeCmd(opts),
+		newDeployCmd(opts),
+		newDestroyCmd(opts),
+		newInspectCmd(opts),
+		newExecCmd(opts),
 	)
 	return root
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/state"
+)
+
+// requireRoot fails a command that builds or touches a lab without root.
+func requireRoot(what string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("rocelab %s needs root (network namespaces, veth pairs, node sockets): run it with sudo", what)
+	}
+	return nil
+}
+
+// addRootFlag adds the hidden --root flag (the run directory root; tests
+// move it away from /run/rocelab).
+func addRootFlag(cmd *cobra.Command, root *string) {
+	cmd.Flags().StringVar(root, "root", state.DefaultRoot, "run directory root")
+	cmd.Flags().MarkHidden("root")
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progress returns a deploy progress display on w: an updating counter on
+// a terminal, else a line per finished step.
+func progress(w io.Writer) func(deploy.Event) {
+	tty := isTerminal(w)
+	verb := map[deploy.Step]string{
+		deploy.StepNode: "namespaces created", deploy.StepLink: "links created", deploy.StepAddress: "FE NICs addressed",
+		deploy.StepStart: "node processes started", deploy.StepHealthy: "node processes healthy",
+	}
+	return func(e deploy.Event) {
+		switch {
+		case tty:
+			fmt.Fprintf(w, "\r\033[K%-24s %d/%d", verb[e.Step], e.Done, e.Total)
+			if e.Done == e.Total {
+				fmt.Fprintf(w, " in %v\n", e.Elapsed.Round(time.Millisecond))
+			}
+		case e.Done == e.Total:
+			fmt.Fprintf(w, "%-24s %d in %v\n", verb[e.Step], e.Total, e.Elapsed.Round(time.Millisecond))
+		}
+	}
+}
+
+func newDeployCmd(opts *options) *cobra.Command {
+	var file, rt, name, scale, root string
+	cmd := &cobra.Command{
+		Use:   "deploy [-t FILE|NAME] [--runtime netns] [--name N] [--scale N|auto]",
+		Short: "Build a lab from a topology and leave it running",
+		Long: `Deploy builds the lab a topology describes: a network namespace per node,
+a veth pair per link, the front-end NICs addressed, and a switch process per
+switch. The lab keeps running after the command returns; take it down with
+rocelab destroy. A topology that does not validate exits with code 2 and
+creates nothing; a failed deploy removes everything it created.
+
+-t takes a file or a built-in name (default laptop); --name names the lab
+(default: the topology's name); --scale is the time dilation factor k (auto:
+picked from the back end's aggregate rate). Progress goes to stderr, the
+table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := loadTopology(file)
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				name = t.Name
+			}
+			if err := state.ValidName(name); err != nil {
+				return badInput(err)
+			}
+			k := 0
+			if scale != "auto" {
+				if k, err = strconv.Atoi(scale); err != nil || k < 1 {
+					return badInput(fmt.Errorf("--scale %q: want a positive integer or auto", scale))
+				}
+			}
+			if rt != "netns" {
+				return badInput(fmt.Errorf("--runtime %q: only netns is supported by deploy so far", rt))
+			}
+			if err := requireRoot("deploy"); err != nil {
+				return err
+			}
+			lab, err := deploy.Deploy(cmd.Context(), deploy.Options{
+				Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr),
+			})
+			if errors.Is(err, deploy.ErrExists) {
+				return badInput(err)
+			}
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				return opts.printJSON(lab)
+			}
+			fmt.Fprintf(opts.stdout, "lab %s (%s, runtime %s, scale %d, run dir %s)\n", lab.Name, lab.Topology, lab.Runtime, lab.Scale, lab.Dir)
+			return deploy.WriteTable(opts.stdout, lab.Nodes, false)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
+	cmd.Flags().StringVar(&rt, "runtime", "netns", "node runtime: netns")
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
+	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
+	addRootFlag(cmd, &root)
+	return cmd
+}

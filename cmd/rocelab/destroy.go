@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/lifecycle"
+	"github.com/rocelab/rocelab/lab/state"
+)
+
+func newDestroyCmd(opts *options) *cobra.Command {
+	var file, name, root, onlyPrefix string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "destroy (-t FILE | --name N | --all)",
+		Short: "Take a lab down",
+		Long: `Destroy stops a lab's node processes and removes its links, namespaces and
+run directory, plus anything tagged with its name that a crashed deploy left
+behind. Destroying a lab that does not exist is not an error. -t names the
+lab after the topology (as deploy does without --name); --all destroys every
+lab on the machine, including those known only by their leftovers. Needs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			given := 0
+			for _, b := range []bool{file != "", name != "", all} {
+				if b {
+					given++
+				}
+			}
+			if given != 1 {
+				return badInput(fmt.Errorf("give exactly one of -t, --name and --all"))
+			}
+			if file != "" {
+				t, err := loadTopology(file)
+				if err != nil {
+					return err
+				}
+				name = t.Name
+			}
+			if name != "" {
+				if err := state.ValidName(name); err != nil {
+					return badInput(err)
+				}
+			}
+			if err := requireRoot("destroy"); err != nil {
+				return err
+			}
+			var rep lifecycle.Report
+			var err error
+			if all {
+				var o deploy.DestroyOptions
+				if onlyPrefix != "" {
+					o.Only = func(lab string) bool { return strings.HasPrefix(lab, onlyPrefix) }
+				}
+				rep, err = deploy.DestroyAll(cmd.Context(), root, o)
+			} else {
+				rep, err = deploy.Destroy(cmd.Context(), root, name)
+			}
+			if opts.wantJSON() {
+				if jerr := opts.printJSON(rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				for _, lab := range rep.Labs {
+					fmt.Fprintf(opts.stdout, "destroyed lab %s\n", lab)
+				}
+				opts.log.Debug("removed", "objects", rep.Removed)
+				fmt.Fprintf(opts.stdout, "%d object%s removed\n", len(rep.Removed), plural(len(rep.Removed)))
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&file, "topology", "t", "", "destroy the lab named after this topology file or built-in")
+	cmd.Flags().StringVar(&name, "name", "", "lab name")
+	cmd.Flags().BoolVar(&all, "all", false, "destroy every lab")
+	addRootFlag(cmd, &root)
+	cmd.Flags().StringVar(&onlyPrefix, "only-prefix", "", "with --all, only labs whose names start with this (tests)")
+	cmd.Flags().MarkHidden("only-prefix")
+	return cmd
+}

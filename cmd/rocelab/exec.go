@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/runtime"
+)
+
+func newExecCmd(opts *options) *cobra.Command {
+	var name, root string
+	cmd := &cobra.Command{
+		Use:   "exec NODE [--name N] -- CMD [ARG…]",
+		Short: "Run a command inside a lab node",
+		Long: `Exec runs a command inside a node's network namespace with stdin, stdout and
+stderr attached, and exits with the command's exit code:
+
+  rocelab exec host1 -- ping -c 3 198.19.0.8
+
+--name picks the lab when several have a node of that name. Needs root.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return badInput(errors.New("usage: rocelab exec NODE -- CMD [ARG…]"))
+			}
+			if err := requireRoot("exec"); err != nil {
+				return err
+			}
+			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], runtime.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
+			if errors.Is(err, deploy.ErrNoNode) {
+				return badInput(err)
+			}
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return &exitError{code: code, err: fmt.Errorf("%s: %s exited with status %d", args[0], args[1], code)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "lab name")
+	addRootFlag(cmd, &root)
+	return cmd
+}

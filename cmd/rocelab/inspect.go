@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+)
+
+func newInspectCmd(opts *options) *cobra.Command {
+	var name, root string
+	cmd := &cobra.Command{
+		Use:   "inspect [--name N]",
+		Short: "List the running labs and their nodes",
+		Long: `Inspect lists the labs on this machine (or the one --name gives) with every
+node: kind, role, namespace, process, addresses, interfaces, and the health
+of each node process (GET /health on its socket). Needs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireRoot("inspect"); err != nil {
+				return err
+			}
+			labs, err := deploy.Inspect(cmd.Context(), root, name)
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				if labs == nil {
+					labs = []deploy.LabStatus{}
+				}
+				return opts.printJSON(labs)
+			}
+			if len(labs) == 0 {
+				fmt.Fprintln(opts.stdout, "no labs")
+				return nil
+			}
+			for i, l := range labs {
+				if i > 0 {
+					fmt.Fprintln(opts.stdout)
+				}
+				if l.Lab == nil {
+					fmt.Fprintf(opts.stdout, "lab %s: %s (%d objects recorded; rocelab destroy --name %s cleans it up)\n", l.Name, l.Status, l.Objects, l.Name)
+					continue
+				}
+				fmt.Fprintf(opts.stdout, "lab %s: %s (%s, runtime %s, scale %d, since %s)\n", l.Name, l.Status, l.Topology, l.Runtime, l.Scale, l.Created.Local().Format("2006-01-02 15:04:05"))
+				if err := deploy.WriteTable(opts.stdout, l.Nodes, true); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "only this lab")
+	addRootFlag(cmd, &root)
+	return cmd
+}

@@ -1,0 +1,157 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/lifecycle"
+	"github.com/rocelab/rocelab/lab/state"
+)
+
+// DestroyOptions tune Destroy and DestroyAll.
+type DestroyOptions struct {
+	// Only restricts DestroyAll to the labs it accepts, run directories and
+	// tagged leftovers alike (nil: every lab on the machine).
+	Only func(lab string) bool
+}
+
+// Destroy removes lab under root: its node processes, links, namespaces
+// and run directory, then any tagged leftover (package lifecycle). A lab
+// that does not exist is not an error; a lab being deployed is
+// (state.ErrBusy).
+func Destroy(ctx context.Context, root, lab string) (lifecycle.Report, error) {
+	if err := ctx.Err(); err != nil {
+		return lifecycle.Report{}, err
+	}
+	prepare(root, lab)
+	return lifecycle.Destroy(lab, lifecycle.Options{Root: rootOr(root), Executables: executables(root, []string{lab})})
+}
+
+// prepare runs the fast teardown of lab, if it has a run directory and
+// nobody holds its lock; lifecycle.Destroy then does the books, the sweep
+// and whatever is left.
+func prepare(root, lab string) {
+	labs, _ := state.List(rootOr(root))
+	if !slices.Contains(labs, lab) {
+		return
+	}
+	l, err := state.Open(rootOr(root), lab, false)
+	if err != nil {
+		return // lifecycle.Destroy reports it
+	}
+	teardown(l, 2*time.Second)
+	l.Close()
+}
+
+// DestroyAll destroys every lab under root, and every lab known only by
+// the tags of its leftovers (a crashed deploy whose state file is gone).
+func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.Report, error) {
+	if err := ctx.Err(); err != nil {
+		return lifecycle.Report{}, err
+	}
+	labs, _ := state.List(rootOr(root))
+	for _, lab := range labs {
+		if o.Only == nil || o.Only(lab) {
+			prepare(root, lab)
+		}
+	}
+	return lifecycle.DestroyAll(lifecycle.Options{Root: rootOr(root), Only: o.Only, Executables: executables(root, labs)})
+}
+
+func rootOr(root string) string {
+	if root == "" {
+		return state.DefaultRoot
+	}
+	return root
+}
+
+// executables are the programs whose processes a sweep may stop: this
+// program and the node binaries the labs' state files name.
+func executables(root string, labs []string) []string {
+	var exes []string
+	if exe, err := os.Executable(); err == nil {
+		exes = append(exes, exe)
+	}
+	for _, lab := range labs {
+		if f, err := readState(root, lab); err == nil {
+			if b := f.Info["binary"]; b != "" && !slices.Contains(exes, b) {
+				exes = append(exes, b)
+			}
+		}
+	}
+	return exes
+}
+
+// readState reads a lab's state file without taking its lock (the file is
+// replaced atomically, so a reader sees a whole version).
+func readState(root, lab string) (state.File, error) {
+	var f state.File
+	b, err := os.ReadFile(filepath.Join(state.Dir(rootOr(root), lab), state.StateFile))
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("state of lab %s: %w", lab, err)
+	}
+	return f, nil
+}
+
+// readLab reads a deployed lab's LabFile.
+func readLab(root, lab string) (*Lab, error) {
+	b, err := os.ReadFile(filepath.Join(state.Dir(rootOr(root), lab), LabFile))
+	if err != nil {
+		return nil, err
+	}
+	var l Lab
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("lab %s: %w", lab, err)
+	}
+	return &l, nil
+}
+
+// ErrNoNode is returned by FindNode for a node no lab has.
+var ErrNoNode = errors.New("no such node")
+
+// FindNode finds node in lab (or, with lab "", in the only lab that has
+// it) under root.
+func FindNode(root, lab, node string) (*Lab, *Node, error) {
+	labs := []string{lab}
+	if lab == "" {
+		var err error
+		if labs, err = state.List(rootOr(root)); err != nil {
+			return nil, nil, err
+		}
+	}
+	var found []string
+	var fl *Lab
+	var fn *Node
+	for _, name := range labs {
+		l, err := readLab(root, name)
+		if err != nil {
+			if lab != "" {
+				return nil, nil, fmt.Errorf("lab %s is not deployed (%w)", lab, err)
+			}
+			continue
+		}
+		for i := range l.Nodes {
+			if l.Nodes[i].Name == node {
+				found = append(found, name)
+				fl, fn = l, &l.Nodes[i]
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil, fmt.Errorf("node %s: %w", node, ErrNoNode)
+	case 1:
+		return fl, fn, nil
+	}
+	return nil, nil, fmt.Errorf("node %s is in labs %s: pick one with --name", node, strings.Join(found, ", "))
+}

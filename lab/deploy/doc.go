@@ -1,0 +1,54 @@
+// Package deploy turns a resolved topology into a running emulation lab and
+// takes it down again: the orchestration behind `rocelab deploy`,
+// `destroy`, `inspect` and `exec`.
+//
+// # Deploy
+//
+// Deploy works in steps, each recorded in the lab's state file before it
+// acts (package state, write-ahead), and rolls everything back (package
+// lifecycle) when any step fails or the context is cancelled:
+//
+//  1. validate the options, re-plan the topology's addresses for the lab
+//     name, refuse a lab that exists, open and lock its state;
+//  2. create every node's network namespace, in parallel (Options.Workers);
+//  3. create every link as a veth pair whose ends are born in the two
+//     nodes' namespaces, with the plan's interface names and MACs and
+//     offloads off (package links). Veths carry the link's IP MTU plus
+//     LinkOverhead, so that the kernel never drops a frame the switch
+//     model should see (a VLAN tag, a trimmed header); IPv6 is off on
+//     every end except an FE interface whose plan has IPv6;
+//  4. address the front end: a host's or storage node's FE NIC is an
+//     ordinary kernel interface with the plan's /31 (and /127), the link's
+//     exact MTU, a permanent neighbour entry for its gateway (the switch
+//     port's address → the switch port's MAC, so no ARP is ever needed:
+//     the switch model does not answer ARP) and a route to the whole FE
+//     pool via that gateway. Back-end NICs are left without an address:
+//     they belong to the RDMA endpoint process, and the kernel must not
+//     answer RoCE (no address, no IPv6, so it sends and answers nothing);
+//  5. write each switch's node config (package node) into the run
+//     directory, start its `rocelab node --config FILE` process in its
+//     namespace, and wait for GET /health on its socket.
+//
+// A node's process is chosen by its kind (processFor): switches run the
+// switch node; hosts and storage run none until the endpoint node exists
+// (adding it is one function that builds an endpoint node.Config from the
+// host's BE ports).
+//
+// # Time dilation
+//
+// Every rate is divided by the scale factor k and every duration multiplied
+// by it (DESIGN.md). With Options.Scale 0 the lab picks k automatically
+// (AutoScale): the aggregate rate the back end forwards at full load — both
+// directions of every BE link — in frames of the BE MTU, divided by
+// Options.CapacityPPS, the frames per second the machine can forward
+// (default DefaultCapacityPPSPerCPU per CPU, already derated to keep the
+// machine half idle), rounded up (emu.AutoScale). The chosen k is recorded
+// in the state file (info "scale") and in the node configs.
+//
+// # Run directory
+//
+// Besides the state file and lock, a lab's run directory holds, per
+// process node, NODE.json (its config), NODE.sock (its API) and NODE.log
+// (its stdout and stderr), and lab.json, the Lab that Deploy returned,
+// which Inspect and Exec read.
+package deploy

@@ -1,0 +1,94 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/runtime/proc"
+	"github.com/rocelab/rocelab/lab/state"
+)
+
+// LabStatus is one lab as Inspect sees it.
+type LabStatus struct {
+	Name string `json:"name"`
+	// Status: "running" (every node process answers /health), "degraded"
+	// (some do not), "incomplete" (a deploy in progress or crashed: no
+	// LabFile; destroy cleans it up).
+	Status  string `json:"status"`
+	Objects int    `json:"objects"`
+	*Lab
+}
+
+// Inspect lists the labs under root (only lab, if not ""), with each node
+// process's health.
+func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
+	labs := []string{lab}
+	if lab == "" {
+		var err error
+		if labs, err = state.List(rootOr(root)); err != nil {
+			return nil, err
+		}
+	}
+	var out []LabStatus
+	for _, name := range labs {
+		f, err := readState(root, name)
+		if errors.Is(err, os.ErrNotExist) && lab != "" {
+			return nil, errors.New("no lab " + lab)
+		}
+		st := LabStatus{Name: name, Status: "incomplete", Objects: len(f.Objects)}
+		l, err := readLab(root, name)
+		if err == nil {
+			st.Lab = l
+			st.Status = "running"
+			if !health(ctx, l) {
+				st.Status = "degraded"
+			}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// health fills each node's Health and reports whether all are ok.
+func health(ctx context.Context, l *Lab) bool {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := true
+	sem := make(chan struct{}, 16)
+	for i := range l.Nodes {
+		n := &l.Nodes[i]
+		if n.Socket == "" {
+			n.Health = "-"
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			h := "ok"
+			if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); !p.Alive() {
+				h = "process gone"
+			} else {
+				c := node.NewClient(n.Socket)
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				r, err := c.Health(cctx)
+				cancel()
+				c.Close()
+				if err != nil {
+					h = err.Error()
+				} else if r.Status != "ok" {
+					h = r.Status
+				}
+			}
+			mu.Lock()
+			n.Health = h
+			ok = ok && h == "ok"
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return ok
+}

@@ -1,0 +1,140 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/fabric"
+	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/runtime/netns"
+	"github.com/rocelab/rocelab/lab/runtime/proc"
+	"github.com/rocelab/rocelab/lab/state"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// nodeProc is a node process to start.
+type nodeProc struct {
+	node *topologies.Node
+	cfg  node.Config
+	// started is the process, once it runs.
+	started proc.Process
+}
+
+// processes returns the node processes of the lab, in node order.
+func (d *deployer) processes() ([]*nodeProc, error) {
+	routes := fabric.Routes(d.t)
+	var out []*nodeProc
+	for _, n := range d.t.Nodes {
+		cfg, ok, err := d.processFor(n, routes)
+		if err != nil {
+			return nil, fmt.Errorf("config of %s: %w", n.Name, err)
+		}
+		if ok {
+			out = append(out, &nodeProc{node: n, cfg: cfg})
+		}
+	}
+	return out, nil
+}
+
+// processFor returns the node config of n's process, or ok false for a
+// node that runs none. This is where a node kind gets its process: the
+// endpoint node will be one more case building a node.KindEndpoint config
+// from a host's BE ports.
+func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Route) (cfg node.Config, ok bool, err error) {
+	switch n.Kind {
+	case topologies.KindSwitch:
+		cfg, err = node.FromTopology(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
+		return cfg, err == nil, err
+	}
+	// Hosts and storage: their FE NIC is the kernel's; their BE NICs wait
+	// for the endpoint node.
+	return node.Config{}, false, nil
+}
+
+// start writes p's config and starts `rocelab node --config FILE` in its
+// namespace, recording the process first.
+func (d *deployer) start(p *nodeProc) error {
+	name := p.node.Name
+	cfgPath, logPath := d.path(name, ".json"), d.path(name, ".log")
+	if err := p.cfg.Write(cfgPath); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("node log: %w", err)
+	}
+	defer log.Close()
+	d.mu.Lock()
+	ns := d.ns[name]
+	d.mu.Unlock()
+	cmd := exec.Command(d.binary, "node", "--config", cfgPath)
+	cmd.Dir = state.Dir(d.root, d.name)
+	cmd.Stdout, cmd.Stderr = log, log
+	id, err := d.intend(state.Object{Kind: state.KindProcess, Node: name, NetNS: ns, Name: d.binary})
+	if err != nil {
+		return err
+	}
+	pr, err := netns.Start(ns, cmd)
+	if err != nil {
+		return err
+	}
+	// The node outlives the deploy; reap it if it exits while we run.
+	go cmd.Wait()
+	p.started = pr
+	nd := d.nodes[name]
+	nd.PID, nd.StartTime = pr.PID, pr.StartTime
+	nd.Socket, nd.Config, nd.Log = p.cfg.Socket, cfgPath, logPath
+	return d.created(id, func(o *state.Object) { o.PID, o.StartTime = pr.PID, pr.StartTime })
+}
+
+// waitHealthy polls p's /health until it answers ok, the process dies or
+// HealthTimeout passes; failures carry the tail of the node's log.
+func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
+	timeout := d.opts.HealthTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	c := node.NewClient(p.cfg.Socket)
+	defer c.Close()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for sleep := 5 * time.Millisecond; ; sleep = min(2*sleep, 100*time.Millisecond) {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		h, err := c.Health(cctx)
+		cancel()
+		if err == nil && h.Status == "ok" {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("status %q", h.Status)
+		}
+		last = err
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !p.started.Alive():
+			return fmt.Errorf("node process %v exited%s", p.started, logTail(d.path(p.node.Name, ".log")))
+		case time.Now().After(deadline):
+			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, logTail(d.path(p.node.Name, ".log")))
+		}
+		time.Sleep(sleep)
+	}
+}
+
+// logTail returns the last lines of a node log, formatted for an error.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return ""
+	}
+	b = bytes.TrimSpace(b)
+	lines := bytes.Split(b, []byte("\n"))
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "; log " + path + ":\n  " + string(bytes.Join(lines, []byte("\n  ")))
+}

@@ -1,0 +1,41 @@
+package deploy
+
+import (
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/lab/emu"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// DefaultCapacityPPSPerCPU is the forwarding capacity AutoScale assumes
+// per CPU, in frames per second through one hop (read, model, write),
+// derated to about half of what a node sustains so that bursts and timer
+// jitter stay small in fabric time.
+const DefaultCapacityPPSPerCPU = 50_000
+
+// ethHeader is the Ethernet header a frame adds to an IP packet.
+const ethHeader = 14
+
+// AutoScale picks the dilation factor k for t on a machine that forwards
+// capacityPPS frames per second: the aggregate back-end rate at full load
+// (both directions of every BE link; the FE when there is no BE) in frames
+// of the largest BE MTU, divided by capacityPPS, rounded up
+// (emu.AutoScale). A topology without links gets 1.
+func AutoScale(t *topologies.Topology, capacityPPS float64) int {
+	plane := topologies.BE
+	if t.Summary().BELinks == 0 {
+		plane = topologies.FE
+	}
+	var agg clock.Rate
+	mtu := 0
+	for _, l := range t.Links {
+		if l.Plane != plane {
+			continue
+		}
+		agg += 2 * l.Rate
+		mtu = max(mtu, l.MTU)
+	}
+	if agg == 0 {
+		return 1
+	}
+	return emu.AutoScale(agg, mtu+ethHeader, capacityPPS)
+}
