@@ -71,6 +71,8 @@ through them, injects faults, and shows what the fabric did.`,
 		newDestroyCmd(opts),
 		newInspectCmd(opts),
 		newExecCmd(opts),
+		newPerfCmd(opts),
+		newCollectiveCmd(opts),
 	)
 	return root
 }

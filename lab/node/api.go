@@ -155,6 +155,9 @@ func (n *Node) handler(shutdown func()) http.Handler {
 	h("GET /telemetry", n.telemetry)
 	h("POST /capture", n.startCapture)
 	h("POST /capture/stop", n.stopCapture)
+	if n.ep != nil {
+		n.ep.routes(h)
+	}
 	h("POST /shutdown", func(*http.Request) (any, error) {
 		shutdown()
 		return map[string]string{"status": "shutting down"}, nil

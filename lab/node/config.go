@@ -20,7 +20,7 @@ type Kind string
 // Kinds of nodes.
 const (
 	KindSwitch   Kind = "switch"
-	KindEndpoint Kind = "endpoint" // reserved: the endpoint node is not built yet
+	KindEndpoint Kind = "endpoint"
 )
 
 // Config is a node process's whole configuration, written by the lab as
@@ -53,6 +53,9 @@ type Config struct {
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
 	Routes []fabric.Route      `json:"routes,omitempty"`
+	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
+	// Ports[i] (see EndpointFromTopology).
+	NICs []NICConfig `json:"nics,omitempty"`
 }
 
 // PortConfig is one interface of the node; port i of the model is Ports[i].
@@ -113,7 +116,7 @@ func (c Config) Validate() error {
 			}
 		}
 	case KindEndpoint:
-		bad("endpoint nodes are not implemented yet")
+		c.validateEndpoint(bad)
 	default:
 		bad("kind %q: want switch or endpoint", c.Kind)
 	}

@@ -56,7 +56,7 @@ func TestConfigValidate(t *testing.T) {
 		want   string // substring of the error; "" = valid
 	}{
 		{"valid", func(*node.Config) {}, ""},
-		{"endpoint reserved", func(c *node.Config) { c.Kind = node.KindEndpoint }, "not implemented"},
+		{"endpoint without NICs", func(c *node.Config) { c.Kind = node.KindEndpoint; c.Switch = nil; c.Routes = nil }, "0 NICs for 2 ports"},
 		{"unknown kind", func(c *node.Config) { c.Kind = "router" }, `kind "router"`},
 		{"no switch", func(c *node.Config) { c.Switch = nil }, "without a switch config"},
 		{"scale", func(c *node.Config) { c.Scale = 0 }, "scale 0"},

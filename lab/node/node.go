@@ -37,6 +37,7 @@ type Node struct {
 	srcs    []telemetry.Source
 	started time.Time
 	caps    map[int]*capture // by port; loop goroutine only
+	ep      *epState         // endpoint nodes only
 }
 
 // New builds a node from cfg over io (io is not closed by the node).
@@ -49,6 +50,9 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Kind == KindEndpoint {
+		return newEndpoint(cfg, io, log)
 	}
 	var ports []emu.Port
 	var specs []switchmodel.PortSpec

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/node"
+)
+
+func newCollectiveCmd(opts *options) *cobra.Command {
+	var jf jobFlags
+	var ranks, sizes, typ string
+	var warmup, iters, slice, window int
+	var check bool
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "collective allreduce|allgather|reducescatter|alltoall [--ranks host1:gpu0,… | all]",
+		Short: "Run an NCCL-style collective across the hosts of a lab and print an nccl-tests table",
+		Long: `Collective connects one QP pair per pair of ranks that talk (ring neighbours;
+every pair for all-to-all), gives each host's endpoint process its ranks, and
+runs the sizes in turn, each warmup+iters times. Every iteration starts on all
+hosts at the same instant; a size's time is the slowest host's, #wrong sums
+the hosts' wrong elements (data is checked unless --check=false). Times are
+fabric time, in real units. Needs root.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"allreduce", "allgather", "reducescatter", "alltoall"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := collective.ParseOp(args[0]); err != nil {
+				return badInput(err)
+			}
+			sz, err := collective.ParseSizes(sizes)
+			if err != nil {
+				return badInput(err)
+			}
+			if iters < 1 || warmup < 0 {
+				return badInput(errors.New("--iters must be >= 1 and --warmup >= 0"))
+			}
+			if err := requireRoot("collective"); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			r := &nicResolver{root: jf.root, lab: jf.name}
+			defer r.close()
+			var refs []node.NICRef
+			if ranks == "all" {
+				if refs, err = r.all(ctx); err != nil {
+					return err
+				}
+			} else {
+				seen := map[string]bool{}
+				for _, s := range strings.Split(ranks, ",") {
+					ref, err := r.resolve(strings.TrimSpace(s))
+					if err != nil {
+						return err
+					}
+					if seen[ref.NIC] {
+						return badInput(fmt.Errorf("rank %s listed twice", ref.NIC))
+					}
+					seen[ref.NIC] = true
+					refs = append(refs, ref)
+				}
+			}
+			if len(refs) < 2 {
+				return badInput(fmt.Errorf("%d ranks: want at least 2", len(refs)))
+			}
+			spec := node.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
+				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths}
+			fmt.Fprintf(opts.stderr, "# %s on %d ranks (%d hosts), mode %s, cc %s\n", args[0], len(refs), len(r.clients), jf.mode, jf.cc)
+			res, err := node.RunCollective(ctx, spec, func(x collective.Result) {
+				fmt.Fprintf(opts.stderr, "# %d B done: %.2f us, busbw %.2f GB/s\n", x.Size, x.TimeUs, x.BusBW)
+			})
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				if err := opts.printJSON(res); err != nil {
+					return err
+				}
+			} else if err := collective.WriteTable(opts.stdout, res); err != nil {
+				return err
+			}
+			var wrong int64
+			for _, x := range res {
+				wrong += x.Wrong
+			}
+			if wrong > 0 {
+				return fmt.Errorf("data check failed: %d wrong elements", wrong)
+			}
+			return nil
+		},
+	}
+	jf.add(cmd)
+	cmd.Flags().StringVar(&ranks, "ranks", "all", "ranks in order, host1:gpu0,host2:gpu0,… or all (every NIC of every host)")
+	cmd.Flags().StringVar(&sizes, "sizes", "1MB:64MB", "sizes: MIN:MAX (doubling), MIN:MAX:xF, MIN:MAX:+STEP or a list")
+	cmd.Flags().IntVar(&warmup, "warmup", 1, "warmup iterations per size")
+	cmd.Flags().IntVar(&iters, "iters", 5, "measured iterations per size")
+	cmd.Flags().BoolVar(&check, "check", true, "fill the inputs and check every element")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the data")
+	cmd.Flags().StringVar(&typ, "type", "float", "element type: float or int32")
+	cmd.Flags().IntVar(&slice, "slice", 0, "bytes per write (default 512 KiB, as NCCL)")
+	cmd.Flags().IntVar(&window, "window", 0, "writes each rank keeps in flight (default 8)")
+	return cmd
+}

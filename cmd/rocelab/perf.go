@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/node"
+)
+
+// nicResolver finds NICs of a deployed lab's endpoint nodes and keeps one
+// client per node.
+type nicResolver struct {
+	root, lab string
+	clients   map[string]*node.Client
+}
+
+func (r *nicResolver) close() {
+	for _, c := range r.clients {
+		c.Close()
+	}
+}
+
+func (r *nicResolver) client(name, socket string) *node.Client {
+	if r.clients == nil {
+		r.clients = map[string]*node.Client{}
+	}
+	c := r.clients[name]
+	if c == nil {
+		c = node.NewClient(socket)
+		r.clients[name] = c
+	}
+	return c
+}
+
+// resolve turns HOST[:PORT] (PORT default gpu0) into a NIC reference.
+func (r *nicResolver) resolve(spec string) (node.NICRef, error) {
+	host, port, ok := strings.Cut(spec, ":")
+	if !ok {
+		port = "gpu0"
+	}
+	if host == "" || port == "" {
+		return node.NICRef{}, badInput(fmt.Errorf("%q: want HOST[:gpuN]", spec))
+	}
+	l, n, err := deploy.FindNode(r.root, r.lab, host)
+	if err != nil {
+		if errors.Is(err, deploy.ErrNoNode) {
+			return node.NICRef{}, badInput(err)
+		}
+		return node.NICRef{}, err
+	}
+	if n.Socket == "" {
+		return node.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
+	}
+	if r.lab == "" {
+		r.lab = l.Name
+	}
+	return node.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
+}
+
+// all returns every NIC of every endpoint node of the lab, in node order.
+func (r *nicResolver) all(ctx context.Context) ([]node.NICRef, error) {
+	labs, err := deploy.Inspect(ctx, r.root, r.lab)
+	if err != nil {
+		return nil, err
+	}
+	var found []deploy.LabStatus
+	for _, l := range labs {
+		if l.Lab != nil {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		return nil, badInput(fmt.Errorf("%d deployed labs: pick one with --name", len(found)))
+	}
+	var out []node.NICRef
+	for _, n := range found[0].Nodes {
+		if n.Kind == "switch" || n.Socket == "" {
+			continue
+		}
+		c := r.client(n.Name, n.Socket)
+		nics, err := c.NICs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
+		for _, nc := range nics {
+			out = append(out, node.NICRef{Node: n.Name, NIC: nc.Name, Client: c})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("lab %s has no endpoint NIC", found[0].Name)
+	}
+	return out, nil
+}
+
+// jobFlags are the flags perf and collective share.
+type jobFlags struct {
+	name, root, mode, cc string
+	paths                int
+}
+
+func (f *jobFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.name, "name", "", "lab name (default: the only lab that has the nodes)")
+	cmd.Flags().StringVar(&f.mode, "mode", "rocev2", "reliability mode: rocev2 or metaroce")
+	cmd.Flags().StringVar(&f.cc, "cc", "none", "congestion control: none, dcqcn or credit")
+	cmd.Flags().IntVar(&f.paths, "paths", 1, "paths a MetaRoCE QP sprays over")
+	addRootFlag(cmd, &f.root)
+}
+
+func newPerfCmd(opts *options) *cobra.Command {
+	var jf jobFlags
+	var from, to, size, duration string
+	var qps, iters, depth int
+	var lat bool
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "perf write|read|send --from HOST[:gpuN] --to HOST[:gpuN]",
+		Short: "Run a perftest-style test (ib_write_bw, ib_read_lat, …) between two NICs of a lab",
+		Long: `Perf creates QPs on the two hosts' endpoint processes, connects them, runs a
+bandwidth test (or, with --lat, a latency test) and prints it like perftest.
+The nodes measure in fabric time, so results are in real units (400G, µs)
+whatever the lab's time dilation. The data is checked: the receiving side
+compares what arrived with the pattern the sender wrote. Needs root.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"write", "read", "send"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			op := args[0]
+			if op != "write" && op != "read" && op != "send" {
+				return badInput(fmt.Errorf("operation %q: want write, read or send", op))
+			}
+			if from == "" || to == "" {
+				return badInput(errors.New("--from and --to are required"))
+			}
+			sz, err := collective.ParseSize(size)
+			if err != nil || sz < 1 || sz > 1<<30 {
+				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))
+			}
+			spec := node.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
+				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed}
+			if duration != "" {
+				d, err := time.ParseDuration(duration)
+				if err != nil || d <= 0 {
+					return badInput(fmt.Errorf("--duration %q: want a positive duration of fabric time (e.g. 10ms)", duration))
+				}
+				spec.Duration = clock.FromNanos(d.Nanoseconds())
+				spec.Iterations = 0
+			}
+			if err := requireRoot("perf"); err != nil {
+				return err
+			}
+			r := &nicResolver{root: jf.root, lab: jf.name}
+			defer r.close()
+			a, err := r.resolve(from)
+			if err != nil {
+				return err
+			}
+			b, err := r.resolve(to)
+			if err != nil {
+				return err
+			}
+			if a.NIC == b.NIC {
+				return badInput(errors.New("--from and --to name the same NIC"))
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			rep, err := node.RunPerf(ctx, a, b, spec, func(p node.PerfResult) {
+				fmt.Fprintf(opts.stderr, "\r%s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s ", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
+			})
+			fmt.Fprintln(opts.stderr)
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				if err := opts.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				writePerf(opts, rep, jf)
+			}
+			if rep.WrongBytes > 0 {
+				return fmt.Errorf("data check failed: %d bytes differ from what was sent", rep.WrongBytes)
+			}
+			return nil
+		},
+	}
+	jf.add(cmd)
+	cmd.Flags().StringVar(&from, "from", "", "client NIC, HOST[:gpuN] (default port gpu0)")
+	cmd.Flags().StringVar(&to, "to", "", "server NIC, HOST[:gpuN]")
+	cmd.Flags().StringVar(&size, "size", "65536", "message size (K, M, G units)")
+	cmd.Flags().IntVar(&qps, "qps", 1, "QP pairs")
+	cmd.Flags().IntVar(&iters, "iters", 1000, "messages per QP")
+	cmd.Flags().StringVar(&duration, "duration", "", "run for this much fabric time instead of --iters (e.g. 5ms)")
+	cmd.Flags().IntVar(&depth, "tx-depth", 128, "messages each QP keeps posted")
+	cmd.Flags().BoolVar(&lat, "lat", false, "latency test (one message in flight; ping-pong for write and send)")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the data pattern")
+	return cmd
+}
+
+var perfTitles = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
+
+// writePerf prints rep like perftest.
+func writePerf(opts *options, rep node.PerfReport, jf jobFlags) {
+	r := rep.Client
+	w := opts.stdout
+	line := strings.Repeat("-", 87)
+	kind := "BW"
+	if r.Latency {
+		kind = "Latency"
+	}
+	fmt.Fprintln(w, line)
+	fmt.Fprintf(w, "                    %s %s Test\n", perfTitles[r.Op], kind)
+	fmt.Fprintf(w, " %s -> %s   QPs: %d   Mode: %s   CC: %s   Data check: %s\n", rep.From, rep.To, r.QPs, rep.Mode, jf.cc, checkWord(rep))
+	fmt.Fprintln(w, line)
+	iters := r.Messages / int64(max(r.QPs, 1))
+	if !r.Latency {
+		fmt.Fprintln(w, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]")
+		fmt.Fprintf(w, " %-10d %-14d %-18.2f %-20.2f %.6f\n", r.Size, iters, r.BWPeak, r.BWAvg, r.MsgRate)
+	} else if l := r.Lat; l != nil {
+		us := func(d clock.Duration) float64 { return d.Micros() }
+		fmt.Fprintln(w, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    99% percentile[usec]   99.9% percentile[usec]")
+		fmt.Fprintf(w, " %-6d %-14d %-14.2f %-12.2f %-18.2f %-14.2f %-22.2f %.2f\n", r.Size, iters, us(l.Min), us(l.Max), us(l.Typical), us(l.Avg), us(l.P99), us(l.P999))
+	}
+	fmt.Fprintln(w, line)
+}
+
+func checkWord(rep node.PerfReport) string {
+	switch {
+	case !rep.Checked:
+		return "off"
+	case rep.WrongBytes > 0:
+		return fmt.Sprintf("FAILED (%d bytes)", rep.WrongBytes)
+	}
+	return "ok"
+}

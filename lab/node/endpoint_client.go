@@ -1,0 +1,82 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// NICs is GET /nics on an endpoint node.
+func (c *Client) NICs(ctx context.Context) ([]NICInfo, error) {
+	var out []NICInfo
+	return out, c.call(ctx, http.MethodGet, "/nics", nil, &out)
+}
+
+// CreateQP is POST /qp.
+func (c *Client) CreateQP(ctx context.Context, req QPRequest) (QPInfo, error) {
+	var out QPInfo
+	return out, c.call(ctx, http.MethodPost, "/qp", req, &out)
+}
+
+// QP is GET /qp/{id}.
+func (c *Client) QP(ctx context.Context, id int) (QPInfo, error) {
+	var out QPInfo
+	return out, c.call(ctx, http.MethodGet, "/qp/"+strconv.Itoa(id), nil, &out)
+}
+
+// ConnectQP is POST /qp/{id}/connect.
+func (c *Client) ConnectQP(ctx context.Context, id int, req ConnectRequest) (QPInfo, error) {
+	var out QPInfo
+	return out, c.call(ctx, http.MethodPost, "/qp/"+strconv.Itoa(id)+"/connect", req, &out)
+}
+
+// DeleteQP is DELETE /qp/{id}.
+func (c *Client) DeleteQP(ctx context.Context, id int) error {
+	return c.call(ctx, http.MethodDelete, "/qp/"+strconv.Itoa(id), nil, nil)
+}
+
+// StartPerf is POST /perf.
+func (c *Client) StartPerf(ctx context.Context, req PerfRequest) (JobStatus, error) {
+	var out JobStatus
+	return out, c.call(ctx, http.MethodPost, "/perf", req, &out)
+}
+
+// SetupCollective is POST /collective.
+func (c *Client) SetupCollective(ctx context.Context, req CollectiveRequest) (JobStatus, error) {
+	var out JobStatus
+	return out, c.call(ctx, http.MethodPost, "/collective", req, &out)
+}
+
+// StartCollective is POST /jobs/{id}/start.
+func (c *Client) StartCollective(ctx context.Context, id int, req CollectiveStart) (JobStatus, error) {
+	var out JobStatus
+	return out, c.call(ctx, http.MethodPost, "/jobs/"+strconv.Itoa(id)+"/start", req, &out)
+}
+
+// ReleaseBarrier is POST /jobs/{id}/release.
+func (c *Client) ReleaseBarrier(ctx context.Context, id int, req Release) (JobStatus, error) {
+	var out JobStatus
+	return out, c.call(ctx, http.MethodPost, "/jobs/"+strconv.Itoa(id)+"/release", req, &out)
+}
+
+// StopJob is POST /jobs/{id}/stop.
+func (c *Client) StopJob(ctx context.Context, id int) (JobStatus, error) {
+	var out JobStatus
+	return out, c.call(ctx, http.MethodPost, "/jobs/"+strconv.Itoa(id)+"/stop", struct{}{}, &out)
+}
+
+// Job is GET /jobs/{id}; with after >= 0 it waits up to wait (at most 5
+// s; 0 means 5 s) until the node's job version exceeds after or the job
+// has finished.
+func (c *Client) Job(ctx context.Context, id int, after int64, wait time.Duration) (JobStatus, error) {
+	path := "/jobs/" + strconv.Itoa(id)
+	if after >= 0 {
+		path += "?after=" + strconv.FormatInt(after, 10)
+		if wait > 0 {
+			path += "&wait_ms=" + strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
+		}
+	}
+	var out JobStatus
+	return out, c.call(ctx, http.MethodGet, path, nil, &out)
+}
