@@ -1,0 +1,228 @@
+package faults
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Injector owns a Chain on every link direction of a simulated fabric and
+// places faults on them by target. Its Wrap method is the
+// fabric.SimOptions.Wrap hook:
+//
+//	inj := faults.NewInjector(e, e.Rand)
+//	f, _ := fabric.BuildSim(e, topo, fabric.SimOptions{Wrap: inj.Wrap})
+//	id, err := inj.Add("leaf1:p3", spec)
+//
+// A target names link directions by their sending port:
+//
+//	node:port     the direction leaving that port
+//	node          every direction leaving the node
+//	node:port/in  the direction arriving at that port (its peer's)
+//	node/in       every direction arriving at the node
+//	…/both        both directions
+//
+// Generators (storm, elephant, incast) take only leaving directions.
+// Each fault draws from its own stream, rnd("fault/<node:port>/<id>").
+type Injector struct {
+	sched clock.Scheduler
+	rnd   func(name string) *rand.Rand
+	// Raw makes generators build frame bytes (emulation).
+	Raw bool
+
+	chains map[*topologies.Port]*Chain
+	order  []*topologies.Port
+	placed map[ID][]placement
+	nextID ID
+}
+
+type placement struct {
+	port  *topologies.Port
+	local ID
+}
+
+var _ Applier = (*Injector)(nil)
+
+// NewInjector returns an injector on sched whose faults draw from
+// rnd(name) — pass a sim.Engine's Rand.
+func NewInjector(sched clock.Scheduler, rnd func(name string) *rand.Rand) *Injector {
+	return &Injector{sched: sched, rnd: rnd, chains: map[*topologies.Port]*Chain{}, placed: map[ID][]placement{}}
+}
+
+// Wrap puts an empty Chain in front of s, the direction leaving from.
+// Its signature is fabric.SimOptions.Wrap's.
+func (in *Injector) Wrap(from *topologies.Port, s wire.Sink) wire.Sink {
+	c := NewChain(s, telemetry.Label{Name: "target", Value: portName(from)})
+	if _, ok := in.chains[from]; !ok {
+		in.order = append(in.order, from)
+	}
+	in.chains[from] = c
+	return c
+}
+
+func portName(p *topologies.Port) string { return p.Node.Name + ":" + p.Name }
+
+// Chain returns the chain of the direction leaving node:port, or nil.
+func (in *Injector) Chain(nodePort string) *Chain {
+	for _, p := range in.order {
+		if portName(p) == nodePort {
+			return in.chains[p]
+		}
+	}
+	return nil
+}
+
+// Resolve returns the directions a target names, by sending port, in
+// wrapping order.
+func (in *Injector) Resolve(target string) ([]*topologies.Port, error) {
+	name, dir, _ := strings.Cut(target, "/")
+	if dir == "" {
+		dir = "out"
+	}
+	if dir != "out" && dir != "in" && dir != "both" {
+		return nil, fmt.Errorf("target %q: direction %q: want in, out or both", target, dir)
+	}
+	node, port, hasPort := strings.Cut(name, ":")
+	if node == "" || hasPort && port == "" {
+		return nil, fmt.Errorf("target %q: want node, node:port, with /in or /both", target)
+	}
+	var out []*topologies.Port
+	found := false
+	for _, p := range in.order {
+		for _, cand := range []struct {
+			p   *topologies.Port
+			dir string
+		}{{p, "out"}, {p.Peer, "in"}} {
+			if cand.p == nil || cand.p.Node.Name != node || hasPort && cand.p.Name != port {
+				continue
+			}
+			found = true
+			if dir == cand.dir || dir == "both" {
+				out = append(out, p)
+			}
+		}
+	}
+	if !found || len(out) == 0 {
+		return nil, fmt.Errorf("target %q: no wrapped link direction (unknown node or port, or a NIC not attached yet)", target)
+	}
+	return out, nil
+}
+
+// Add builds spec on every direction target names and returns one ID for
+// all of them. It fails, adding nothing, if any build fails.
+func (in *Injector) Add(target string, spec Spec) (ID, error) {
+	ports, err := in.Resolve(target)
+	if err != nil {
+		return 0, err
+	}
+	id := in.nextID + 1
+	built := make([]Fault, len(ports))
+	for i, p := range ports {
+		env := Env{Sched: in.sched, Rate: p.Rate, Raw: in.Raw}
+		copy(env.SrcMAC[:], p.MAC)
+		if p.Addr.IsValid() {
+			env.SrcIP = p.Addr.Addr()
+		}
+		if in.rnd != nil {
+			env.Rand = in.rnd(fmt.Sprintf("fault/%s/%s", portName(p), id))
+		}
+		f, err := spec.New(env)
+		if err != nil {
+			for _, b := range built[:i] {
+				b.Close()
+			}
+			return 0, fmt.Errorf("%s on %s: %w", spec.Kind(), portName(p), err)
+		}
+		built[i] = f
+	}
+	in.nextID = id
+	for i, p := range ports {
+		if err := in.chains[p].AddAs(id, built[i]); err != nil {
+			return 0, err
+		}
+		in.placed[id] = append(in.placed[id], placement{port: p, local: id})
+	}
+	return id, nil
+}
+
+// Remove takes fault id off every direction it was placed on.
+func (in *Injector) Remove(id ID) error {
+	pl, ok := in.placed[id]
+	if !ok {
+		return fmt.Errorf("no fault %s", id)
+	}
+	delete(in.placed, id)
+	for _, x := range pl {
+		in.chains[x.port].Remove(x.local)
+	}
+	return nil
+}
+
+// Clear removes every fault whose placement includes a direction target
+// names ("" clears all) and returns how many.
+func (in *Injector) Clear(target string) (int, error) {
+	var ports map[*topologies.Port]bool
+	if target != "" {
+		ps, err := in.Resolve(target)
+		if err != nil {
+			return 0, err
+		}
+		ports = map[*topologies.Port]bool{}
+		for _, p := range ps {
+			ports[p] = true
+		}
+	}
+	var ids []ID
+	for id, pl := range in.placed {
+		for _, x := range pl {
+			if ports == nil || ports[x.port] {
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		in.Remove(id)
+	}
+	return len(ids), nil
+}
+
+// Placed describes one fault the injector holds.
+type Placed struct {
+	ID      ID
+	Spec    string
+	Targets []string // node:port of each direction
+}
+
+// List returns the faults placed, by ID.
+func (in *Injector) List() []Placed {
+	var out []Placed
+	for id, pl := range in.placed {
+		p := Placed{ID: id}
+		for _, x := range pl {
+			p.Targets = append(p.Targets, portName(x.port))
+			if p.Spec == "" {
+				if f := in.chains[x.port].Fault(x.local); f != nil {
+					p.Spec = f.String()
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Collect emits every chain's samples (target=node:port, fault=id).
+func (in *Injector) Collect(emit func(telemetry.Sample)) {
+	for _, p := range in.order {
+		in.chains[p].Collect(emit)
+	}
+}

@@ -1,0 +1,181 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// The expectation language, lexically: numbers with an optional unit
+// written right after them (2ms, 400G, 1MB, 80%, 1e9), names
+// ([A-Za-z_][A-Za-z0-9_]*), the operators + - * / ( ) , = == != < <= > >=,
+// the words and, or, not (also && || !), and × − ≤ ≥ ≠ for * - <= >= !=.
+
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tNum
+	tName
+	tOp
+)
+
+type token struct {
+	kind tokKind
+	text string // operator (normalized), name, or number as written
+	off  int    // byte offset in the source
+	end  int
+	q    Quantity // tNum
+}
+
+// ExprError is an error in an expression, at byte Offset of its text.
+type ExprError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *ExprError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+func errAt(off int, format string, args ...any) *ExprError {
+	return &ExprError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+type lexer struct {
+	src string
+	off int
+}
+
+var unicodeOps = map[rune]string{'×': "*", '·': "*", '−': "-", '≤': "<=", '≥': ">=", '≠': "!="}
+
+func (l *lexer) skipSpace() {
+	for l.off < len(l.src) && (l.src[l.off] == ' ' || l.src[l.off] == '\t') {
+		l.off++
+	}
+}
+
+// next returns the next token.
+func (l *lexer) next() (token, error) {
+	l.skipSpace()
+	start := l.off
+	if l.off >= len(l.src) {
+		return token{kind: tEOF, off: start, end: start}, nil
+	}
+	c := l.src[l.off]
+	switch {
+	case c >= '0' && c <= '9' || c == '.':
+		return l.number()
+	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		for l.off < len(l.src) && isNameByte(l.src[l.off]) {
+			l.off++
+		}
+		t := token{kind: tName, text: l.src[start:l.off], off: start, end: l.off}
+		if t.text == "and" || t.text == "or" || t.text == "not" {
+			t.kind = tOp
+		}
+		return t, nil
+	}
+	for _, op := range []string{"==", "!=", "<=", ">=", "&&", "||", "+", "-", "*", "/", "(", ")", ",", "=", "<", ">", "!"} {
+		if strings.HasPrefix(l.src[l.off:], op) {
+			l.off += len(op)
+			norm := map[string]string{"&&": "and", "||": "or", "!": "not"}[op]
+			if norm == "" {
+				norm = op
+			}
+			return token{kind: tOp, text: norm, off: start, end: l.off}, nil
+		}
+	}
+	r, size := utf8.DecodeRuneInString(l.src[l.off:])
+	if op, ok := unicodeOps[r]; ok {
+		l.off += size
+		return token{kind: tOp, text: op, off: start, end: l.off}, nil
+	}
+	return token{}, errAt(start, "unexpected %q", r)
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// number lexes digits [. digits] [e [+-] digits] [unit].
+func (l *lexer) number() (token, error) {
+	start := l.off
+	s := l.src
+	for l.off < len(s) && (s[l.off] >= '0' && s[l.off] <= '9' || s[l.off] == '.') {
+		l.off++
+	}
+	if l.off < len(s) && (s[l.off] == 'e' || s[l.off] == 'E') {
+		j := l.off + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			l.off = j
+		}
+	}
+	numEnd := l.off
+	v, err := strconv.ParseFloat(s[start:numEnd], 64)
+	if err != nil {
+		return token{}, errAt(start, "bad number %q", s[start:numEnd])
+	}
+	unitStart := l.off
+	if l.off < len(s) && s[l.off] == '%' {
+		l.off++
+	} else {
+		for l.off < len(s) {
+			r, size := utf8.DecodeRuneInString(s[l.off:])
+			if r == 'µ' || r < utf8.RuneSelf && (isNameByte(byte(r)) || r == '/') {
+				l.off += size
+				continue
+			}
+			break
+		}
+	}
+	t := token{kind: tNum, text: s[start:l.off], off: start, end: l.off}
+	u := s[unitStart:l.off]
+	if u == "" {
+		t.q = Quantity{Value: v}
+		return t, nil
+	}
+	q, known, err := unitQuantity(s[start:numEnd], v, u)
+	if err != nil {
+		if !known {
+			return token{}, errAt(unitStart, "%v", err)
+		}
+		return token{}, errAt(start, "%v", err)
+	}
+	t.q = q
+	return t, nil
+}
+
+var (
+	sizeUnitNames     = []string{"B", "KB", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"}
+	rateUnitNames     = []string{"bps", "K", "k", "Kbps", "kbps", "M", "Mbps", "G", "Gbps", "T", "Tbps"}
+	durationUnitNames = []string{"ps", "ns", "us", "µs", "ms", "s"}
+)
+
+// unitQuantity converts a number with a unit, through the topology unit
+// parsers, to base units. known is false when the unit is unknown.
+func unitQuantity(numText string, v float64, u string) (q Quantity, known bool, err error) {
+	switch {
+	case u == "%":
+		return Quantity{Value: v / 100}, true, nil
+	case u == "Gb/s" || u == "Mb/s" || u == "Tb/s" || u == "Kb/s":
+		return unitQuantity(numText, v, strings.TrimSuffix(u, "b/s"))
+	case contains(sizeUnitNames, u):
+		n, err := topologies.ParseSize(numText + u)
+		return Quantity{Value: float64(n) * 8, Unit: Data}, true, err
+	case contains(rateUnitNames, u):
+		r, err := topologies.ParseRate(numText + u)
+		return Quantity{Value: float64(r), Unit: Rate}, true, err
+	case contains(durationUnitNames, u):
+		d, err := topologies.ParseDuration(numText + u)
+		return Quantity{Value: d.Seconds(), Unit: Time}, true, err
+	}
+	return Quantity{}, false, fmt.Errorf("unknown unit %q (sizes B, KB, MB, GB, KiB, MiB; rates K, M, G, T, Gbps, Gb/s; times ps, ns, us, ms, s; or %%)", u)
+}
