@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,17 +42,22 @@ func (d *deployer) processes() ([]*nodeProc, error) {
 }
 
 // processFor returns the node config of n's process, or ok false for a
-// node that runs none. This is where a node kind gets its process: the
-// endpoint node will be one more case building a node.KindEndpoint config
-// from a host's BE ports.
+// node that runs none: switches run the switch model, hosts (and storage
+// with BE ports) run the endpoint node with one RDMA NIC per BE port.
 func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Route) (cfg node.Config, ok bool, err error) {
 	switch n.Kind {
 	case topologies.KindSwitch:
 		cfg, err = node.FromTopology(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
 		return cfg, err == nil, err
+	case topologies.KindHost, topologies.KindStorage:
+		// The endpoint node owns the BE NICs; the FE NIC stays the
+		// kernel's. A node with no BE port runs no process.
+		cfg, err = node.EndpointFromTopology(n, d.scale, d.seed, d.path(n.Name, ".sock"))
+		if errors.Is(err, node.ErrNoBackEnd) {
+			return node.Config{}, false, nil
+		}
+		return cfg, err == nil, err
 	}
-	// Hosts and storage: their FE NIC is the kernel's; their BE NICs wait
-	// for the endpoint node.
 	return node.Config{}, false, nil
 }
 
