@@ -21,6 +21,7 @@ type incastCfg struct {
 	dur     clock.Duration
 	window  clock.Duration // rate sampling window
 	tol     float64        // convergence: every flow within tol of the fair share (default 0.1)
+	seed    uint64         // star seed
 }
 
 // incastResult is what an incast run measured.
@@ -44,7 +45,7 @@ func runIncast(t *testing.T, c incastCfg) incastResult {
 	if c.window == 0 {
 		c.window = 100 * clock.Microsecond
 	}
-	s := newStar(t, starOpts{n: c.senders + 1, swcfg: c.swcfg, nicOpts: func(i int, o *endpoint.Options) { o.CCParams = c.params }})
+	s := newStar(t, starOpts{seed: c.seed, n: c.senders + 1, swcfg: c.swcfg, nicOpts: func(i int, o *endpoint.Options) { o.CCParams = c.params }})
 	var rx []*endpoint.QP
 	for i := 1; i <= c.senders; i++ {
 		a, b := connect(t, s.nics[i], s.nics[0], endpoint.QPConfig{Mode: c.mode, CC: c.cc}, endpoint.QPConfig{Mode: c.mode, CC: c.cc})

@@ -17,11 +17,18 @@ type path struct {
 	gen  uint32
 	cc   cc.Sender
 	next clock.Time // pacing: earliest start of the next frame
+	vfin clock.Time // weighted scheduling: virtual finish tag of the path's last frame
 
 	seq         uint64    // last path sequence number given out
 	hiDelivered uint64    // highest path sequence number known delivered
 	fifo        []pathEnt // packets sent on the path, in order, not yet resolved
 	head        int
+
+	// Re-selection bookkeeping: path sequence numbers up to genBase were
+	// sent on an earlier UDP source port, so they may arrive after later
+	// ones; hiOld is the highest of them known delivered.
+	genBase, hiOld uint64
+	lastReselect   clock.Time
 
 	epochSent, epochLost int
 	sentPkts, lostPkts   int64
@@ -102,13 +109,20 @@ func (l lineRate) OnSend(int)             {}
 func (l lineRate) OnFeedback(cc.Feedback) {}
 func (l lineRate) Close()                 {}
 
-// pickPath returns the path the next packet goes on: round-robin among the
-// paths whose pacing and allowance let a frame leave now; or -1 and the
-// earliest time one may (clock.Never while only credit can open one).
+// pickPath returns the path the next packet goes on, or -1 and the
+// earliest time one may leave (clock.Never while only credit can open one).
+// Among the paths whose pacing and allowance let a frame leave now it picks
+// the one with the smallest start tag max(vfin, vnow) — start-time fair
+// queueing with each path weighted by its controller's rate, so a path
+// whose rate was cut gets a proportionally smaller share of the QP's
+// frames at once, not only when its pacer binds. Ties go round-robin from
+// the path after the last one picked. With equal rates (no CC, credit) it
+// is plain round-robin.
 func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
 	est := r.qp.mtu + 100
 	earliest := clock.Never
 	n := len(r.paths)
+	best, bestTag := -1, clock.Never
 	for k := range n {
 		i := (r.rrPath + k) % n
 		pa := r.paths[i]
@@ -119,16 +133,25 @@ func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
 			earliest = min(earliest, pa.next)
 			continue
 		}
-		r.rrPath = i + 1
-		return i, 0
+		if tag := max(pa.vfin, r.vnow); tag < bestTag {
+			best, bestTag = i, tag
+		}
 	}
-	return -1, earliest
+	if best < 0 {
+		return -1, earliest
+	}
+	r.rrPath = best + 1
+	r.vnow = bestTag
+	return best, 0
 }
 
-// onSend accounts a frame of n bytes sent on the path now: pacing and the
+// onSend accounts a frame of n bytes sent on the path now: pacing, the
+// weighted-scheduling tag (from vnow, the start tag of this frame) and the
 // controller.
-func (pa *path) onSend(now clock.Time, n int) {
-	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(switchmodel.WireBytes(n)))
+func (pa *path) onSend(now, vnow clock.Time, n int) {
+	d := pa.cc.Rate().Serialize(switchmodel.WireBytes(n))
+	pa.next = max(pa.next, now).Add(d)
+	pa.vfin = max(pa.vfin, vnow).Add(d)
 	pa.cc.OnSend(n)
 	pa.sentPkts++
 	pa.epochSent++
@@ -168,10 +191,32 @@ func (pa *path) reselect(qp *QP, why string) {
 	}
 	pa.gen++
 	pa.port = qp.pathPort(int(pa.idx), pa.gen)
+	pa.genBase, pa.hiOld = pa.seq, pa.hiDelivered
+	pa.lastReselect = qp.nic.sched.Now()
 	pa.reselections++
 	pa.epochSent, pa.epochLost = 0, 0
 	qp.ctr.reselections++
 	_ = why
+}
+
+// delivered notes that the packet with path sequence number ps arrived.
+func (pa *path) delivered(ps uint64) {
+	if ps <= pa.genBase {
+		pa.hiOld = max(pa.hiOld, ps)
+		return
+	}
+	pa.hiDelivered = max(pa.hiDelivered, ps)
+}
+
+// lostBefore reports whether the unacknowledged packet with path sequence
+// number ps is known lost: a packet sent after it on the same UDP source
+// port arrived. Packets of an earlier port are judged only against each
+// other (the new port's packets may overtake them).
+func (pa *path) lostBefore(ps uint64) bool {
+	if ps <= pa.genBase {
+		return ps < pa.hiOld
+	}
+	return ps < pa.hiDelivered
 }
 
 // pathByPort returns the path using UDP source port port, or nil.

@@ -50,6 +50,7 @@ type requester struct {
 	retx     []uint64 // MetaRoCE: sequence numbers to retransmit
 	paths    []*path
 	rrPath   int
+	vnow     clock.Time // virtual time of the path scheduler (start tag of the last frame)
 	sinceReq int
 
 	rtoTimer    clock.Timer
@@ -157,7 +158,7 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 		r.nextSeq = seq + uint64(count)
 		r.maxSent = max(r.maxSent, r.nextSeq)
 	}
-	pa.onSend(now, p.Len)
+	pa.onSend(now, r.vnow, p.Len)
 	for s := seq; s < seq+uint64(count); s++ {
 		rc := r.rec(s)
 		if s >= prevMax {

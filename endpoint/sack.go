@@ -77,7 +77,7 @@ func (r *requester) delivered(seq uint64) {
 	r.armRTO(r.qp.nic.sched.Now()) // any new acknowledgement defers the timeout
 	if int(rc.path) < len(r.paths) {
 		pa := r.paths[rc.path]
-		pa.hiDelivered = max(pa.hiDelivered, rc.pathSeq)
+		pa.delivered(rc.pathSeq)
 		pa.cc.OnFeedback(cc.Feedback{Kind: cc.Ack, Bytes: int64(r.qp.mtu)})
 	}
 }
@@ -92,7 +92,7 @@ func (r *requester) detectLoss() {
 			if e.seq >= r.una && e.seq < r.maxSent {
 				rc := r.rec(e.seq)
 				if !rc.acked && rc.pathSeq == e.pathSeq && !rc.read {
-					if e.pathSeq >= pa.hiDelivered {
+					if !pa.lostBefore(e.pathSeq) {
 						break
 					}
 					r.markLost(e.seq, false)
