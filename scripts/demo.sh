@@ -7,6 +7,13 @@ OUT="${2:-demo-out}"
 mkdir -p "$OUT"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+step "0. The emulation lab: deploy laptop.yaml, run an all-reduce and an incast, destroy"
+if [ "$(id -u)" = 0 ]; then
+	"$BIN" demo --name "demo-$$"
+else
+	echo "(rocelab demo needs root to create namespaces: run 'sudo make demo')"
+fi
+
 step "1. Validate the default topology (laptop.yaml)"
 "$BIN" validate
 
