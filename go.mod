@@ -10,6 +10,8 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
+require golang.org/x/image v0.48.0 // indirect
+
 require (
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.4 // indirect

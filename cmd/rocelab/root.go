@@ -74,6 +74,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newExecCmd(opts),
 		newPerfCmd(opts),
 		newCollectiveCmd(opts),
+		newRunCmd(opts),
 	)
 	return root
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	labrun "github.com/rocelab/rocelab/lab/run"
+	"github.com/rocelab/rocelab/lab/scenario"
+)
+
+// runFlags are the flags of rocelab run.
+type runFlags struct {
+	sim    bool
+	junit  string
+	report string
+	seed   uint64
+	quiet  bool
+}
+
+func newRunCmd(opts *options) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a scenario and check its expectations (exit 0 all hold, 1 some fail, 2 bad file)",
+		Long: `run runs a scenario file — a topology, workloads, a fault schedule and
+expectations (see docs/scenarios.md) — and prints each expectation with
+PASS or FAIL and the value measured. With --sim it runs in the
+discrete-event simulator: deterministic for a seed, no root needed.
+
+Exit status: 0 when every expectation holds, 1 when one does not (or a job
+failed), 2 when the file does not validate.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScenario(cmd, opts, args[0], f, cmd.Flags().Changed("seed"))
+		},
+	}
+	cmd.Flags().BoolVar(&f.sim, "sim", false, "run in the discrete-event simulator")
+	cmd.Flags().StringVar(&f.junit, "junit", "", "write a JUnit XML report of the expectations to this file")
+	cmd.Flags().StringVar(&f.report, "report", "", "write the report (summary.md, metrics, plots) into this directory")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}
+
+// errFailed is returned when the run completed and an expectation failed.
+var errFailed = errors.New("expectations failed")
+
+func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, seedSet bool) error {
+	sc, err := scenario.Load(file)
+	if err != nil {
+		return badInput(err)
+	}
+	if !f.sim {
+		return badInput(fmt.Errorf("%s: only simulated runs are implemented: add --sim (emulated runs drive the endpoint nodes of a deployed lab, which rocelab run does not do yet)", file))
+	}
+	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report}
+	if !f.quiet {
+		ro.Progress = progressPrinter(opts.stderr)
+	}
+	out, err := labrun.Sim(cmd.Context(), sc, ro)
+	if !f.quiet {
+		fmt.Fprint(opts.stderr, "\r\033[K")
+	}
+	if err != nil && out == nil {
+		return err
+	}
+	if f.junit != "" {
+		jerr := os.MkdirAll(filepath.Dir(f.junit), 0o755)
+		var jf *os.File
+		if jerr == nil {
+			jf, jerr = os.Create(f.junit)
+		}
+		if jerr == nil {
+			jerr = scenario.WriteJUnitWith(jf, sc.Name, out.Results, scenario.JUnitOptions{File: sc.Source, Elapsed: out.Wall})
+			if cerr := jf.Close(); jerr == nil {
+				jerr = cerr
+			}
+		}
+		if jerr != nil {
+			return fmt.Errorf("junit: %w", jerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.wantJSON() {
+		if err := opts.printJSON(runJSON(out)); err != nil {
+			return err
+		}
+	} else {
+		printOutcome(opts.stdout, out)
+	}
+	if !out.Pass {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", sc.Name, errFailed)}
+	}
+	return nil
+}
+
+// progressPrinter writes fabric time / duration and events/s on one line
+// of w, at most every 200 ms.
+func progressPrinter(w io.Writer) func(labrun.Progress) {
+	var last time.Duration
+	var lastEvents uint64
+	return func(p labrun.Progress) {
+		if p.Wall-last < 200*time.Millisecond {
+			return
+		}
+		rate := float64(p.Events-lastEvents) / (p.Wall - last).Seconds()
+		last, lastEvents = p.Wall, p.Events
+		fmt.Fprintf(w, "\r\033[Kfabric time %v / %v (%.0f%%), %.2fM events/s", p.Now, p.Duration,
+			100*p.Now.Seconds()/p.Duration.Seconds(), rate/1e6)
+	}
+}
+
+func printOutcome(w io.Writer, out *labrun.Outcome) {
+	sc := out.Scenario
+	fmt.Fprintf(w, "scenario %s (topology %s, seed %d): %v of fabric time in %v, %d events\n",
+		sc.Name, sc.Topology.Name, out.Seed, out.FabricTime, out.Wall.Round(time.Millisecond), out.Events)
+	for _, r := range out.Results {
+		mark := "PASS"
+		if !r.Pass {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s  %s\n        %s\n", mark, r.Expectation, r.Message)
+	}
+	for _, p := range out.Problems {
+		fmt.Fprintf(w, "  PROBLEM  %s\n", p)
+	}
+	passed := 0
+	for _, r := range out.Results {
+		if r.Pass {
+			passed++
+		}
+	}
+	verdict := "PASS"
+	if !out.Pass {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s: %d of %d expectations hold", verdict, passed, len(out.Results))
+	if out.Report != "" {
+		fmt.Fprintf(w, "; report in %s", out.Report)
+	}
+	fmt.Fprintln(w)
+}
+
+type runResultJSON struct {
+	Expectation string `json:"expectation"`
+	Line        int    `json:"line"`
+	Pass        bool   `json:"pass"`
+	Measured    string `json:"measured"`
+	Message     string `json:"message"`
+	Error       string `json:"error,omitempty"`
+}
+
+func runJSON(out *labrun.Outcome) any {
+	var res []runResultJSON
+	for _, r := range out.Results {
+		j := runResultJSON{Expectation: r.Expectation, Line: r.Pos.Line, Pass: r.Pass, Measured: r.Left.String(), Message: r.Message}
+		if r.Err != nil {
+			j.Error = r.Err.Error()
+		}
+		res = append(res, j)
+	}
+	return map[string]any{
+		"scenario": out.Scenario.Name, "seed": out.Seed, "pass": out.Pass,
+		"fabric_time_s": out.FabricTime.Seconds(), "wall_s": out.Wall.Seconds(), "events": out.Events,
+		"results": res, "problems": out.Problems, "jobs": out.Jobs, "report": out.Report,
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunCmd(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nduration: -1ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string
+		junit    []string
+		hasPlots bool
+	}{
+		{name: "unmet", args: []string{"run", "--sim", "-q", "testdata/run-unmet.yaml"}, code: 1,
+			stdout:   []string{"PASS  drops(class=lossless) == 0", "FAIL  bw(job=incast) >= 2 * line_rate(job=incast)", "wanted >= 200 Gb/s"},
+			junit:    []string{`failures="1"`, `expectation &#34;bw(job=incast) &gt;= 2 * line_rate(job=incast)&#34; failed: bw(job=incast) = `},
+			hasPlots: true},
+		{name: "bad file", args: []string{"run", "--sim", bad}, code: 2},
+		{name: "no sim", args: []string{"run", "testdata/run-unmet.yaml"}, code: 2},
+		{name: "example", args: []string{"run", "--sim", "-q", "--seed", "3", "../../examples/02-dcqcn-vs-pfc/scenario.yaml"}, code: 0,
+			stdout: []string{"seed 3", "PASS: 4 of 4 expectations hold"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			junit, rep := filepath.Join(out, "junit.xml"), filepath.Join(out, "report")
+			args := append(tc.args, "--junit", junit, "--report", rep)
+			var stdout, stderr bytes.Buffer
+			root := newRootCmd(&stdout, &stderr)
+			root.SetArgs(args)
+			err := root.Execute()
+			code := 0
+			var ee *exitError
+			switch {
+			case errors.As(err, &ee):
+				code = ee.code
+			case err != nil:
+				code = 1
+			}
+			if code != tc.code {
+				t.Fatalf("exit %d (%v), want %d; stdout:\n%s", code, err, tc.code, stdout.String())
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			if len(tc.junit) > 0 {
+				data, err := os.ReadFile(junit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range tc.junit {
+					if !strings.Contains(string(data), s) {
+						t.Errorf("junit lacks %q:\n%s", s, data)
+					}
+				}
+			}
+			if tc.hasPlots {
+				for _, f := range []string{"summary.md", "metrics.csv", "metrics.json", "junit.xml", "plots/queues.png", "plots/queues.svg", "plots/flows.png", "plots/pfc.svg"} {
+					if _, err := os.Stat(filepath.Join(rep, f)); err != nil {
+						t.Errorf("report: %v", err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+// Package run runs rocelab scenarios: Sim runs a scenario.Scenario in the
+// discrete-event simulator (lab/simlab) and evaluates its expectations.
+//
+// A simulated run builds the lab (real frame bytes only when an
+// expectation checks collective data), puts a faults.Chain on every link
+// direction through fabric.SimOptions.Wrap (a faults.Injector), starts
+// every workload at its start time — perf and collective workloads as
+// simlab jobs, background elephants and incast bursts as faults.Traffic
+// generators on the senders' NICs (they obey PFC: the frames their NIC
+// receives are teed to them), front-end bursts and streams the same way on
+// FE ports — applies the fault schedule (add at `at`, remove `for` later),
+// runs for the scenario's duration, and measures:
+//
+//   - time series (simlab.Sampler): queue depth of the lossless classes,
+//     PFC pause state per link direction, per-flow rates, generator bytes;
+//   - telemetry snapshots of every switch, NIC, job and fault at the start,
+//     every Options.SnapshotEvery and at the end (scenario.Snapshots);
+//   - the job samples expectations read (scenario.Catalogue, scope OnJob):
+//     collective_busbw_bps, collective_algbw_bps, collective_time_seconds
+//     {job,size}, collective_wrong_elements_total{job},
+//     flow_goodput_bps{job,from,to}, flow_completion_seconds{job,from,to}
+//     (one reading per message or burst) and perftest_latency_seconds{job}.
+//
+// Metrics combines the two: gauges the sampler recorded are read from its
+// finer series (each point's maximum), everything else from the
+// snapshots. With Options.ReportDir set, the run writes its report there
+// (lab/report).
+package run
