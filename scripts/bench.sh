@@ -35,3 +35,15 @@ END {
 	for (s in sizes) if ((("forwarder", s) in pps) && (("bridge", s) in pps))
 		printf "ratio forwarder/bridge at %s: %.2f (%.0f vs %.0f pps)\n", s, pps["forwarder", s] / pps["bridge", s], pps["forwarder", s], pps["bridge", s]
 }' bench-out/forward.txt
+
+echo
+echo "== deploy + destroy of ai-zone-64 (netns runtime, the built binary)"
+bin=bench-out/rocelab
+CGO_ENABLED=0 go build -o "$bin" ./cmd/rocelab
+lab="bench$$"
+t0=$(date +%s.%N)
+"$bin" deploy -t ai-zone-64 --name "$lab" >/dev/null
+t1=$(date +%s.%N)
+"$bin" destroy --name "$lab" >/dev/null
+t2=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "ai-zone-64: deploy %.2f s, destroy %.2f s\n", b - a, c - b }' | tee bench-out/deploy.txt

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/runtime/docker"
 	"github.com/rocelab/rocelab/lab/state"
 )
 
@@ -45,7 +46,7 @@ func isTerminal(w io.Writer) bool {
 func progress(w io.Writer) func(deploy.Event) {
 	tty := isTerminal(w)
 	verb := map[deploy.Step]string{
-		deploy.StepNode: "namespaces created", deploy.StepLink: "links created", deploy.StepAddress: "FE NICs addressed",
+		deploy.StepNode: "nodes created", deploy.StepLink: "links created", deploy.StepAddress: "FE NICs addressed",
 		deploy.StepStart: "node processes started", deploy.StepHealthy: "node processes healthy",
 	}
 	return func(e deploy.Event) {
@@ -64,13 +65,17 @@ func progress(w io.Writer) func(deploy.Event) {
 func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
 	cmd := &cobra.Command{
-		Use:   "deploy [-t FILE|NAME] [--runtime netns] [--name N] [--scale N|auto]",
+		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
 		Short: "Build a lab from a topology and leave it running",
 		Long: `Deploy builds the lab a topology describes: a network namespace per node,
 a veth pair per link, the front-end NICs addressed, and a switch process per
 switch. The lab keeps running after the command returns; take it down with
 rocelab destroy. A topology that does not validate exits with code 2 and
 creates nothing; a failed deploy removes everything it created.
+
+--runtime docker puts every node in a Docker container (one FROM scratch
+image holding this binary, which must be static: make build makes one)
+instead of a plain network namespace.
 
 -t takes a file or a built-in name (default laptop); --name names the lab
 (default: the topology's name); --scale is the time dilation factor k (auto:
@@ -94,15 +99,23 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 					return badInput(fmt.Errorf("--scale %q: want a positive integer or auto", scale))
 				}
 			}
-			if rt != "netns" {
-				return badInput(fmt.Errorf("--runtime %q: only netns is supported by deploy so far", rt))
+			if rt != "netns" && rt != docker.Name {
+				return badInput(fmt.Errorf("--runtime %q: want netns or docker", rt))
 			}
 			if err := requireRoot("deploy"); err != nil {
 				return err
 			}
-			lab, err := deploy.Deploy(cmd.Context(), deploy.Options{
-				Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr),
-			})
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr)}
+			if rt == docker.Name {
+				// The node image holds this very binary (it must be static).
+				drt, err := docker.New(docker.Options{})
+				if err != nil {
+					return err
+				}
+				defer drt.Close()
+				o.Runtime = drt
+			}
+			lab, err := deploy.Deploy(cmd.Context(), o)
 			if errors.Is(err, deploy.ErrExists) {
 				return badInput(err)
 			}
@@ -117,7 +130,7 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 		},
 	}
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
-	cmd.Flags().StringVar(&rt, "runtime", "netns", "node runtime: netns")
+	cmd.Flags().StringVar(&rt, "runtime", "netns", "node runtime: netns or docker")
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	addRootFlag(cmd, &root)

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/lifecycle"
 	"github.com/rocelab/rocelab/lab/runtime"
+	"github.com/rocelab/rocelab/lab/runtime/docker"
 	"github.com/rocelab/rocelab/lab/state"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -120,6 +122,8 @@ type Node struct {
 	Socket string `json:"socket,omitempty"`
 	Config string `json:"config,omitempty"`
 	Log    string `json:"log,omitempty"`
+	// Container is the node's Docker container (docker runtime).
+	Container string `json:"container,omitempty"`
 	// Addresses of the node's kernel interfaces (FE NICs).
 	Addresses []string `json:"addresses,omitempty"`
 	// Interfaces: "port=ifname".
@@ -139,11 +143,13 @@ type deployer struct {
 	seed   uint64
 	rt     runtime.Runtime
 
-	mu     sync.Mutex // guards books and progress
-	books  *state.Lab
-	ns     map[string]string // node → namespace name
-	nodes  map[string]*Node
-	timing []Timing
+	mu    sync.Mutex // guards books and progress
+	books *state.Lab
+	ns    map[string]string // node → namespace name
+	nodes map[string]*Node
+	// containers are the docker runtime's nodes, by node name.
+	containers map[string]runtime.Node
+	timing     []Timing
 }
 
 // Deploy builds the lab described by o and returns it. On error nothing
@@ -152,6 +158,9 @@ func Deploy(ctx context.Context, o Options) (*Lab, error) {
 	d, err := newDeployer(o)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.ensureImage(ctx); err != nil {
+		return nil, fmt.Errorf("deploy lab %s: %w", d.name, err)
 	}
 	l, err := state.Open(d.root, d.name, false)
 	if errors.Is(err, state.ErrBusy) {
@@ -167,6 +176,9 @@ func Deploy(ctx context.Context, o Options) (*Lab, error) {
 	d.books = l
 	lab, err := d.run(ctx)
 	if err != nil {
+		if _, cerr := removeContainers(context.WithoutCancel(ctx), l); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
 		teardown(l, 2*time.Second)
 		rerr := lifecycle.Rollback(l, 2*time.Second)
 		if rerr == nil {
@@ -187,7 +199,7 @@ func newDeployer(o Options) (*deployer, error) {
 		return nil, errors.New("deploy: no topology")
 	}
 	d := &deployer{opts: o, t: o.Topology, name: o.LabName, root: o.Root, binary: o.Binary, scale: o.Scale, seed: o.Seed, rt: o.Runtime,
-		ns: map[string]string{}, nodes: map[string]*Node{}}
+		ns: map[string]string{}, nodes: map[string]*Node{}, containers: map[string]runtime.Node{}}
 	if d.name == "" {
 		d.name = d.t.Name
 	}
@@ -230,6 +242,9 @@ func newDeployer(o Options) (*deployer, error) {
 	if d.rt == nil {
 		d.rt = netnsRuntime()
 	}
+	if n := d.rt.Name(); n != "netns" && n != docker.Name {
+		return nil, fmt.Errorf("deploy: runtime %q: want netns or docker", n)
+	}
 	if err := d.t.Address(d.name); err != nil {
 		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)
 	}
@@ -240,6 +255,23 @@ func newDeployer(o Options) (*deployer, error) {
 		}
 	}
 	return d, nil
+}
+
+// ensureImage builds the docker runtime's node image before anything is
+// created (a no-op for other runtimes), so that a binary that cannot go
+// into the image fails the deploy with nothing to roll back.
+func (d *deployer) ensureImage(ctx context.Context) error {
+	rt, ok := d.rt.(*docker.Runtime)
+	if !ok {
+		return nil
+	}
+	if _, err := rt.EnsureImage(ctx); err != nil {
+		if strings.Contains(err.Error(), "dynamically linked") {
+			return fmt.Errorf("%w (`make build` builds a static one: the Makefile sets CGO_ENABLED=0)", err)
+		}
+		return fmt.Errorf("docker node image: %w", err)
+	}
+	return nil
 }
 
 // path is the run-directory file of node with suffix.
@@ -257,9 +289,6 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 			return nil, err
 		}
 	}
-	if d.rt.Name() != "netns" {
-		return nil, fmt.Errorf("runtime %s: deploy supports the netns runtime only so far", d.rt.Name())
-	}
 	for _, n := range d.t.Nodes {
 		d.nodes[n.Name] = &Node{Name: n.Name, Kind: n.Kind, Role: n.Role}
 	}
@@ -268,6 +297,9 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 		linkNames = append(linkNames, l.AName+" -- "+l.BName)
 	}
 	if err := d.each(ctx, StepNode, nodeNames(d.t.Nodes), func(i int) error {
+		if d.rt.Name() == docker.Name {
+			return d.createContainer(ctx, d.t.Nodes[i])
+		}
 		return d.createNode(d.t.Nodes[i])
 	}); err != nil {
 		return nil, err

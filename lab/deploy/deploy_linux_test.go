@@ -31,7 +31,13 @@ func checkDeployed(t *testing.T, root string, l *deploy.Lab, tp *topologies.Topo
 			t.Errorf("node %s: namespace %q missing", n.Name, ln.NetNS)
 			continue
 		}
-		if (n.Kind == topologies.KindSwitch) != (ln.PID != 0) {
+		// Switches run the switch node; hosts and storage with back-end
+		// NICs the endpoint node.
+		hasBE := false
+		for _, p := range n.Ports {
+			hasBE = hasBE || p.Plane == topologies.BE
+		}
+		if (n.Kind == topologies.KindSwitch || hasBE) != (ln.PID != 0) {
 			t.Errorf("node %s (%s): PID %d", n.Name, n.Kind, ln.PID)
 		}
 		h, err := netns.Handle(ln.NetNS)

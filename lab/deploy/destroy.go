@@ -22,47 +22,88 @@ type DestroyOptions struct {
 	Only func(lab string) bool
 }
 
-// Destroy removes lab under root: its node processes, links, namespaces
-// and run directory, then any tagged leftover (package lifecycle). A lab
-// that does not exist is not an error; a lab being deployed is
-// (state.ErrBusy).
+// Destroy removes lab under root: its containers, node processes, links,
+// namespaces and run directory, then any tagged leftover (package
+// lifecycle) and any container labelled with its name. A lab that does not
+// exist is not an error; a lab being deployed is (state.ErrBusy).
 func Destroy(ctx context.Context, root, lab string) (lifecycle.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return lifecycle.Report{}, err
 	}
-	prepare(root, lab)
-	return lifecycle.Destroy(lab, lifecycle.Options{Root: rootOr(root), Executables: executables(root, []string{lab})})
+	removed, needDocker, err := prepare(ctx, root, lab)
+	if !errors.Is(err, state.ErrBusy) {
+		more, cerr := removeLeftoverContainers(ctx, root, func(l string) bool { return l == lab }, needDocker)
+		removed = append(removed, more...)
+		err = errors.Join(err, cerr)
+	} else {
+		err = nil // lifecycle.Destroy reports it
+	}
+	rep, lerr := lifecycle.Destroy(lab, lifecycle.Options{Root: rootOr(root), Executables: executables(root, []string{lab})})
+	rep.Removed = append(removed, rep.Removed...)
+	return rep, errors.Join(err, lerr)
 }
 
 // prepare runs the fast teardown of lab, if it has a run directory and
-// nobody holds its lock; lifecycle.Destroy then does the books, the sweep
-// and whatever is left.
-func prepare(root, lab string) {
+// nobody holds its lock: its containers (which lifecycle cannot remove),
+// then its processes and namespaces; lifecycle.Destroy then does the
+// books, the sweep and whatever is left. needDocker reports a lab of the
+// docker runtime.
+func prepare(ctx context.Context, root, lab string) (removed []string, needDocker bool, err error) {
 	labs, _ := state.List(rootOr(root))
 	if !slices.Contains(labs, lab) {
-		return
+		return nil, false, nil
 	}
 	l, err := state.Open(rootOr(root), lab, false)
 	if err != nil {
-		return // lifecycle.Destroy reports it
+		if errors.Is(err, state.ErrBusy) {
+			return nil, false, err
+		}
+		return nil, false, nil // lifecycle.Destroy reports it
 	}
+	defer l.Close()
+	needDocker = l.Info("runtime") == "docker"
+	removed, err = removeContainers(ctx, l)
 	teardown(l, 2*time.Second)
-	l.Close()
+	return removed, needDocker, err
 }
 
 // DestroyAll destroys every lab under root, and every lab known only by
-// the tags of its leftovers (a crashed deploy whose state file is gone).
+// the tags of its leftovers (a crashed deploy whose state file is gone),
+// containers included.
 func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return lifecycle.Report{}, err
 	}
-	labs, _ := state.List(rootOr(root))
-	for _, lab := range labs {
-		if o.Only == nil || o.Only(lab) {
-			prepare(root, lab)
-		}
+	only := o.Only
+	if only == nil {
+		only = func(string) bool { return true }
 	}
-	return lifecycle.DestroyAll(lifecycle.Options{Root: rootOr(root), Only: o.Only, Executables: executables(root, labs)})
+	labs, _ := state.List(rootOr(root))
+	var (
+		removed    []string
+		errs       []error
+		needDocker bool
+	)
+	busy := map[string]bool{}
+	for _, lab := range labs {
+		if !only(lab) {
+			continue
+		}
+		r, nd, err := prepare(ctx, root, lab)
+		removed = append(removed, r...)
+		needDocker = needDocker || nd
+		if errors.Is(err, state.ErrBusy) {
+			busy[lab] = true
+			continue
+		}
+		errs = append(errs, err)
+	}
+	more, err := removeLeftoverContainers(ctx, root, func(lab string) bool { return only(lab) && !busy[lab] }, needDocker)
+	removed = append(removed, more...)
+	errs = append(errs, err)
+	rep, err := lifecycle.DestroyAll(lifecycle.Options{Root: rootOr(root), Only: o.Only, Executables: executables(root, labs)})
+	rep.Removed = append(removed, rep.Removed...)
+	return rep, errors.Join(append(errs, err)...)
 }
 
 func rootOr(root string) string {

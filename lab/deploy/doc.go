@@ -34,6 +34,24 @@
 // (adding it is one function that builds an endpoint node.Config from the
 // host's BE ports).
 //
+// # Docker runtime
+//
+// With a docker.Runtime in Options.Runtime, Deploy first builds the node
+// image (EnsureImage: the binary must be static), and step 2 creates a
+// container per node instead of a namespace: NODE.json is made a FIFO and
+// the container runs `/rocelab node --config NODE.json`, so its node
+// process blocks until step 5 writes its config into the FIFO (then a
+// regular copy replaces it) — after the links exist, since the node opens
+// its AF_PACKET sockets as soon as it has its config. The container is
+// recorded (state.KindContainer, by name) before it is created, and its
+// /proc/PID/ns/net is bind-mounted as the named namespace rl-<lab>-<node>
+// (recorded as KindNetns, loopback tagged), so that links, addresses and
+// exec work as with the netns runtime. Package lifecycle cannot remove
+// containers: rollback and Destroy remove them here first (and forget
+// them), then lifecycle unmounts the names; Destroy and DestroyAll also
+// remove every container labelled with a matching lab (Leftovers), which
+// finds the containers of a lab whose state is gone.
+//
 // # Time dilation
 //
 // Every rate is divided by the scale factor k and every duration multiplied

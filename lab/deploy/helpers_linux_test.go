@@ -45,7 +45,10 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "rocelab")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/rocelab/rocelab/cmd/rocelab").CombinedOutput()
+		// Static, so that the docker runtime can put it into its image.
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/rocelab/rocelab/cmd/rocelab")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

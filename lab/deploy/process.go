@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/fabric"
 	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/runtime/docker"
 	"github.com/rocelab/rocelab/lab/runtime/netns"
 	"github.com/rocelab/rocelab/lab/runtime/proc"
 	"github.com/rocelab/rocelab/lab/state"
@@ -62,8 +63,12 @@ func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Rou
 }
 
 // start writes p's config and starts `rocelab node --config FILE` in its
-// namespace, recording the process first.
+// namespace, recording the process first. A docker node's process runs
+// already, waiting for its config: start feeds it (startContainer).
 func (d *deployer) start(p *nodeProc) error {
+	if d.rt.Name() == docker.Name {
+		return d.startContainer(p)
+	}
 	name := p.node.Name
 	cfgPath, logPath := d.path(name, ".json"), d.path(name, ".log")
 	if err := p.cfg.Write(cfgPath); err != nil {
@@ -97,6 +102,39 @@ func (d *deployer) start(p *nodeProc) error {
 	return d.created(id, func(o *state.Object) { o.PID, o.StartTime = pr.PID, pr.StartTime })
 }
 
+// startContainer writes p's config into the FIFO its container's process
+// waits on, then leaves a regular copy at the same path. The container
+// (recorded when it was created) is the process's record.
+func (d *deployer) startContainer(p *nodeProc) error {
+	name := p.node.Name
+	d.mu.Lock()
+	c, ok := d.containers[name]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("node %s has no container", name)
+	}
+	cfgPath, tmp := d.path(name, ".json"), d.path(name, ".json.tmp")
+	if err := p.cfg.Write(tmp); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(tmp)
+	if err == nil {
+		err = feedConfig(cfgPath, b)
+	}
+	if err == nil {
+		err = os.Rename(tmp, cfgPath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%w%s", err, d.containerLog(name))
+	}
+	p.started = c.Process
+	nd := d.nodes[name]
+	nd.PID, nd.StartTime = c.Process.PID, c.Process.StartTime
+	nd.Socket, nd.Config = p.cfg.Socket, cfgPath
+	return nil
+}
+
 // waitHealthy polls p's /health until it answers ok, the process dies or
 // HealthTimeout passes; failures carry the tail of the node's log.
 func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
@@ -123,12 +161,20 @@ func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case !p.started.Alive():
-			return fmt.Errorf("node process %v exited%s", p.started, logTail(d.path(p.node.Name, ".log")))
+			return fmt.Errorf("node process %v exited%s", p.started, d.nodeLog(p.node.Name))
 		case time.Now().After(deadline):
-			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, logTail(d.path(p.node.Name, ".log")))
+			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, d.nodeLog(p.node.Name))
 		}
 		time.Sleep(sleep)
 	}
+}
+
+// nodeLog is the tail of node's output, formatted for an error.
+func (d *deployer) nodeLog(node string) string {
+	if d.rt.Name() == docker.Name {
+		return d.containerLog(node)
+	}
+	return logTail(d.path(node, ".log"))
 }
 
 // logTail returns the last lines of a node log, formatted for an error.

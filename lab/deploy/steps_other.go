@@ -3,6 +3,7 @@
 package deploy
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -21,3 +22,15 @@ func (d *deployer) createLink(l *topologies.Link) error { return errUnsupported 
 func (d *deployer) address(n *topologies.Node) error    { return errUnsupported }
 
 func teardown(l *state.Lab, grace time.Duration) {}
+
+func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) error {
+	return errUnsupported
+}
+func feedConfig(path string, b []byte) error        { return errUnsupported }
+func (d *deployer) containerLog(node string) string { return "" }
+func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
+	return nil, nil
+}
+func removeLeftoverContainers(ctx context.Context, root string, match func(lab string) bool, required bool) ([]string, error) {
+	return nil, nil
+}

@@ -156,6 +156,13 @@ func Open(name string) (vns.NsHandle, error) {
 // in the caller's namespace, on a locked thread too). fn must not start
 // goroutines that expect to be in the namespace.
 func Do(name string, fn func() error) error {
+	if name == "" {
+		// No setns: a process without CAP_SYS_ADMIN (a docker node) may
+		// not enter even its own namespace.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return fn()
+	}
 	target, err := Open(name)
 	if err != nil {
 		return err

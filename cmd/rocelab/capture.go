@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+)
+
+func newCaptureCmd(opts *options) *cobra.Command {
+	var name, root, file, dir string
+	var count int
+	var duration time.Duration
+	cmd := &cobra.Command{
+		Use:   "capture NODE:PORT -w FILE.pcap [-c N] [--dir rx|tx|both] [--name LAB] [--duration D]",
+		Short: "Capture a node port's frames, as the model sent and received them, to a pcap",
+		Long: `Capture asks a node process to record the frames one of its ports receives
+and sends — as its model saw them, with timestamps in fabric (real) time —
+into a pcap file, until -c frames, --duration or Ctrl-C, then prints how many
+frames it wrote. PORT is the topology's port name (p1) or the interface name.
+Open the file with Wireshark or tshark: RoCEv2 decodes as InfiniBand, PFC as
+MAC control. Needs root.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch dir {
+			case "rx", "tx", "both":
+			default:
+				return badInput(fmt.Errorf("--dir %q: want rx, tx or both", dir))
+			}
+			if file == "" {
+				return badInput(errors.New("-w FILE is required"))
+			}
+			if count < 0 || duration < 0 {
+				return badInput(errors.New("-c and --duration must not be negative"))
+			}
+			if err := requireRoot("capture"); err != nil {
+				return err
+			}
+			if count == 0 && duration == 0 {
+				fmt.Fprintln(opts.stderr, "capturing until Ctrl-C")
+			}
+			res, err := deploy.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration})
+			if errors.Is(err, deploy.ErrNoNode) {
+				return badInput(err)
+			}
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				return opts.printJSON(res)
+			}
+			fmt.Fprintf(opts.stdout, "%d frame%s captured on %s:%s (%s) to %s\n", res.Frames, plural(res.Frames), res.Node, res.Port, res.IfName, res.File)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "write", "w", "", "pcap file to write")
+	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many frames (0: no limit)")
+	cmd.Flags().StringVar(&dir, "dir", "both", "direction seen from the port: rx, tx or both")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: no limit)")
+	cmd.Flags().StringVar(&name, "name", "", "lab name")
+	addRootFlag(cmd, &root)
+	return cmd
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/stats"
+)
+
+func newStatsCmd(opts *options) *cobra.Command {
+	var name, root string
+	var watch bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "stats [NODE] [--name LAB] [--watch] [--interval 1s]",
+		Short: "Show port, queue, NIC and QP counters and rates of a lab",
+		Long: `Stats reads the telemetry of every node process of a lab (or of NODE) twice,
+--interval apart, and shows per switch port and per active queue: rx/tx rates,
+queue depth now and peak, ECN marks, PFC frames sent and received, time
+paused and drops by reason; and per NIC and QP of endpoint nodes: rates,
+retransmits and CNPs. Rates and times are in fabric (real) units: the
+emulation runs k times slower than the wall clock, and the nodes report
+fabric time. --watch redraws every interval until Ctrl-C. Needs root.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if interval <= 0 {
+				return badInput(fmt.Errorf("--interval %v: want a positive duration", interval))
+			}
+			if err := requireRoot("stats"); err != nil {
+				return err
+			}
+			node := ""
+			if len(args) == 1 {
+				node = args[0]
+			}
+			l, nodes, err := deploy.ProcessNodes(root, name, node)
+			if err != nil {
+				return badInput(err)
+			}
+			var targets []stats.Target
+			for _, n := range nodes {
+				targets = append(targets, stats.Target{Node: n.Name, Socket: n.Socket})
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runStats(ctx, opts, l.Name, targets, interval, watch)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the only deployed lab)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every interval until Ctrl-C")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "wall-clock time between the two snapshots of a rate")
+	addRootFlag(cmd, &root)
+	return cmd
+}
+
+// runStats prints one report, or one per interval with watch.
+func runStats(ctx context.Context, opts *options, lab string, targets []stats.Target, interval time.Duration, watch bool) error {
+	tty := isTerminal(opts.stdout)
+	prev, err := stats.Collect(ctx, targets)
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			if watch {
+				return nil
+			}
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+		cur, err := stats.Collect(ctx, targets)
+		if err != nil {
+			if watch && ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		r := stats.ComputeAll(prev, cur)
+		prev = cur
+		switch {
+		case opts.wantJSON():
+			if err := opts.printJSON(r); err != nil {
+				return err
+			}
+		default:
+			if watch && tty {
+				fmt.Fprint(opts.stdout, "\033[H\033[2J")
+			} else if i > 0 {
+				fmt.Fprintln(opts.stdout)
+			}
+			fmt.Fprintf(opts.stdout, "lab %s, %s: rates over %s of fabric time\n", lab, time.Now().Format("15:04:05"), stats.Seconds(r.Interval))
+			if err := stats.WriteTable(opts.stdout, r); err != nil {
+				return err
+			}
+		}
+		if !watch {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package stats
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes r as aligned tables: ports, active queues, and NICs
+// and QPs when there are any.
+func WriteTable(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
+	row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")
+	for _, p := range r.Ports {
+		row(p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
+			count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.Drops))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Queues) > 0 {
+		fmt.Fprintln(w)
+		row("NODE", "PORT", "TC", "TX", "DEPTH", "PEAK", "ECN", "XOFF-TX", "PFC-RX", "PAUSED", "DROPS")
+		for _, q := range r.Queues {
+			row(q.Node, q.Port, q.TC, Rate(q.TxBps), Bytes(q.Depth), Bytes(q.Peak), count(q.ECN), count(q.PFCTx),
+				count(q.PFCRx), Seconds(q.Paused), drops(q.Drops))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.NICs) > 0 {
+		fmt.Fprintln(w)
+		row("NIC", "TX", "RX", "CNP-RX", "PFC-RX", "PAUSED", "BAD-ICRC")
+		for _, n := range r.NICs {
+			row(n.Node, Rate(n.TxBps), Rate(n.RxBps), count(n.CNPs), count(n.PFCRx), Seconds(n.Paused), count(n.BadICRC))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.QPs) > 0 {
+		fmt.Fprintln(w)
+		row("NIC", "QP", "TX", "RX", "RETX", "CNP-TX", "CNP-RX")
+		for _, q := range r.QPs {
+			row(q.Node, q.QP, Rate(q.TxBps), Rate(q.RxBps), count(q.Retransmits), count(q.CNPsTx), count(q.CNPsRx))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func count(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// drops formats drops by reason: "reason=n,…" or "0".
+func drops(m map[string]float64) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s=%.0f", k, v))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// Rate formats bits per second with an SI prefix: "0", "12.5M", "400G".
+func Rate(bps float64) string {
+	return si(bps, 1000, "")
+}
+
+// Bytes formats a byte count: "0", "4.2K", "12M" (powers of 1024).
+func Bytes(b float64) string {
+	return si(b, 1024, "")
+}
+
+func si(v, base float64, unit string) string {
+	if v == 0 {
+		return "0" + unit
+	}
+	prefixes := []string{"", "K", "M", "G", "T"}
+	i := 0
+	for v >= base && i < len(prefixes)-1 {
+		v /= base
+		i++
+	}
+	if v >= 100 || i == 0 {
+		return fmt.Sprintf("%.0f%s%s", v, prefixes[i], unit)
+	}
+	return fmt.Sprintf("%.3g%s%s", v, prefixes[i], unit)
+}
+
+// Seconds formats a fabric-time span: "0", "12µs", "3.4ms", "1.2s".
+func Seconds(s float64) string {
+	switch {
+	case s == 0:
+		return "0"
+	case s < 1e-6:
+		return fmt.Sprintf("%.3gns", s*1e9)
+	case s < 1e-3:
+		return fmt.Sprintf("%.3gµs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.3gms", s*1e3)
+	}
+	return fmt.Sprintf("%.3gs", s)
+}
