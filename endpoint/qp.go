@@ -60,7 +60,7 @@ type QPConfig struct {
 	// CC names the congestion-control algorithm (default "none").
 	CC string
 	// Paths is the number of UDP source ports a MetaRoCE QP sprays over
-	// (default 1, at most 16).
+	// (default 1, at most MaxPaths).
 	Paths int
 	// MaxSendWR and MaxRecvWR bound the queues (default 4096).
 	MaxSendWR, MaxRecvWR int
@@ -92,6 +92,11 @@ type QPConfig struct {
 	HasPSN bool
 }
 
+// MaxPaths is the most paths a MetaRoCE QP sprays over (the HELLO's Paths
+// field and the path index are 8 bits; more paths than this only add
+// controllers and timers).
+const MaxPaths = 64
+
 func (c *QPConfig) setDefaults(rng func() uint32) {
 	if c.CC == "" {
 		c.CC = "none"
@@ -99,7 +104,7 @@ func (c *QPConfig) setDefaults(rng func() uint32) {
 	if c.Paths <= 0 {
 		c.Paths = 1
 	}
-	c.Paths = min(c.Paths, 16)
+	c.Paths = min(c.Paths, MaxPaths)
 	if c.MaxSendWR <= 0 {
 		c.MaxSendWR = 4096
 	}

@@ -34,6 +34,10 @@ type Config struct {
 	RateAI               clock.Rate
 	RateHAI              clock.Rate
 	MinRate              clock.Rate
+	// ClampTargetRate: every cut sets Rt ← Rc. Off (ns-3 CLAMP_TARGET_RATE
+	// 0, Mellanox clamp_tgt_rate 0), a cut before any increase step since
+	// the previous cut leaves Rt where it was.
+	ClampTargetRate bool
 }
 
 // DefaultConfig returns the defaults for a NIC of the given line rate: R_AI
@@ -51,6 +55,7 @@ func DefaultConfig(line clock.Rate) Config {
 		RateAI:               max(1, line/1000),
 		RateHAI:              max(1, line/100),
 		MinRate:              min(DefaultMinRate, line),
+		ClampTargetRate:      true,
 	}
 }
 
@@ -71,6 +76,7 @@ func ParseConfig(env cc.Env) (Config, error) {
 	c.RateAI = p.Rate("rate_ai", c.RateAI, 1, env.LineRate)
 	c.RateHAI = p.Rate("rate_hai", c.RateHAI, 1, env.LineRate)
 	c.MinRate = p.Rate("min_rate", c.MinRate, 1, env.LineRate)
+	c.ClampTargetRate = p.Int("clamp_target_rate", b2i(c.ClampTargetRate), 0, 1) == 1
 	if err := p.Err(); err != nil {
 		return Config{}, err
 	}
@@ -103,4 +109,11 @@ func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -67,6 +67,8 @@
 //	rate_ai                line/1000 (100 Mb/s at 100G) paper's 40 Mb/s at 40G, scaled with the line rate
 //	rate_hai               line/100 (1 Gb/s at 100G)    10 × R_AI, the ratio of ns-3's defaults (5 and 50 Mb/s)
 //	min_rate               100 Mb/s (capped at line)    ns-3 RdmaHw MinRate default 100Mb/s
+//	clamp_target_rate      1 (every cut sets Rt ← Rc)   0: ns-3 CLAMP_TARGET_RATE 0 / Mellanox clamp_tgt_rate 0 —
+//	                                                    a cut with no increase step since the previous cut keeps Rt
 //
 // Durations take a unit (55us, 1.5ms), rates a suffix (20M, 5Mbps, 100G),
 // byte counts an optional suffix (10MB, 64KiB); g may be a fraction. Unknown

@@ -172,7 +172,9 @@ func (s *Sender) onDeferredCut() {
 // cut applies one rate decrease.
 func (s *Sender) cut(now clock.Time) {
 	s.stats.Cuts++
-	s.rt = s.rc
+	if s.cfg.ClampTargetRate || !s.cutEver || s.t+s.bc > 0 || !s.recovering {
+		s.rt = s.rc
+	}
 	s.rc = max(float64(s.cfg.MinRate), s.rc*(1-s.alpha/2))
 	s.cutEver, s.lastCut = true, now
 	s.t, s.bc, s.bytes = 0, 0, 0

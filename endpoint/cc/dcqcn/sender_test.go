@@ -251,7 +251,7 @@ func TestParams(t *testing.T) {
 	}
 	want := Config{G: 1.0 / 256, AlphaInit: 1, AlphaTimer: 55 * us, RateDecreaseInterval: 50 * us,
 		IncreaseTimer: 55 * us, ByteCounter: 10_000_000, FastRecoverySteps: 5,
-		RateAI: 100 * clock.Mbps, RateHAI: clock.Gbps, MinRate: 100 * clock.Mbps}
+		RateAI: 100 * clock.Mbps, RateHAI: clock.Gbps, MinRate: 100 * clock.Mbps, ClampTargetRate: true}
 	if c != want {
 		t.Errorf("defaults at 100G:\n got %+v\nwant %+v", c, want)
 	}
@@ -290,5 +290,35 @@ func TestParams(t *testing.T) {
 	}
 	if r, err := (Algorithm{}).NewReceiver(cc.Env{LineRate: line}); r != nil || err != nil {
 		t.Errorf("NewReceiver = %v, %v; want nil, nil", r, err)
+	}
+}
+
+// TestClampTargetRate: with clamp_target_rate 0 (ns-3 CLAMP_TARGET_RATE 0)
+// a cut that follows a cut with no increase step in between leaves Rt
+// where it was; with the default (1) every cut sets Rt ← Rc. Once an
+// increase step happened, both clamp.
+func TestClampTargetRate(t *testing.T) {
+	for _, tc := range []struct {
+		clamp             string
+		rtSecond, rtThird float64
+	}{
+		{"1", 50, 37.5},
+		{"0", 100, 62.5},
+	} {
+		t.Run("clamp="+tc.clamp, func(t *testing.T) {
+			s, e := setup(t, map[string]string{"clamp_target_rate": tc.clamp, "increase_timer": "60us", "alpha_timer": "1ms"})
+			cnp(s) // t=0: α=1, Rt ← 100, Rc ← 50
+			checkRates(t, s, "first cut", 50, 100)
+			e.RunUntil(clock.Time(50 * us))
+			cnp(s) // no increase yet: Rc ← 25
+			checkRates(t, s, "second cut", 25, tc.rtSecond)
+			e.RunUntil(clock.Time(110 * us)) // one fast-recovery step at 110 µs: Rc ← (Rt + 25)/2
+			cnp(s)
+			rc := (tc.rtSecond + 25) / 2
+			checkRates(t, s, "third cut", rc/2, rc)
+			if rc != tc.rtThird {
+				t.Fatalf("table: rtThird %v, computed %v", tc.rtThird, rc)
+			}
+		})
 	}
 }
