@@ -104,14 +104,26 @@ func bindNetns(nsPath, name string) error {
 	return nil
 }
 
+// feedTimeout bounds how long a docker node's process may take to start
+// reading its config FIFO.
+const feedTimeout = 20 * time.Second
+
 // feedConfig hands a docker node its config: the JSON goes through the
 // FIFO NODE.json the node is blocked on, then a regular file replaces the
 // FIFO (for people and inspect). It fails if nobody reads the FIFO (the
 // container's process died).
 func feedConfig(path string, b []byte) error {
+	// A container counts as started before its process has reached the
+	// open of the FIFO; on a loaded machine that takes a while, so wait
+	// for a reader (ENXIO means none yet) up to feedTimeout.
+	deadline := time.Now().Add(feedTimeout)
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	for errors.Is(err, unix.ENXIO) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		fd, err = unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
 	if errors.Is(err, unix.ENXIO) {
-		return fmt.Errorf("config fifo %s: the node process is not reading it (did its container exit?)", path)
+		return fmt.Errorf("config fifo %s: the node process did not open it within %v (did its container exit?)", path, feedTimeout)
 	}
 	if err != nil {
 		return fmt.Errorf("config fifo %s: %w", path, err)
