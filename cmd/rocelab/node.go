@@ -12,7 +12,10 @@ import (
 // started by deploy inside the node's namespace. It runs until SIGTERM
 // (main wires it to the command's context) or POST /shutdown on its socket.
 func newNodeCmd(opts *options) *cobra.Command {
-	var config string
+	var (
+		config string
+		nice   int
+	)
 	cmd := &cobra.Command{
 		Use:    "node --config FILE",
 		Short:  "Run one lab node (started by deploy)",
@@ -23,14 +26,22 @@ func newNodeCmd(opts *options) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
+			log := opts.log.With("node", cfg.Name)
+			if nice != 0 {
+				// Best effort: a docker node lacks CAP_SYS_NICE.
+				if err := node.RaisePriority(nice); err != nil {
+					log.Debug("scheduling priority unchanged", "err", err)
+				}
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			return node.Main(ctx, cfg, opts.log.With("node", cfg.Name))
+			return node.Main(ctx, cfg, log)
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "node configuration (JSON, written by deploy)")
+	cmd.Flags().IntVar(&nice, "nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
 	cmd.MarkFlagRequired("config")
 	return cmd
 }

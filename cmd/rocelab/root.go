@@ -77,6 +77,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newPerfCmd(opts),
 		newCollectiveCmd(opts),
 		newRunCmd(opts),
+		newFaultCmd(opts),
 	)
 	return root
 }

@@ -21,6 +21,9 @@ type runFlags struct {
 	report string
 	seed   uint64
 	quiet  bool
+	// Emulation only.
+	name, root string
+	scale      int
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -32,6 +35,12 @@ func newRunCmd(opts *options) *cobra.Command {
 expectations (see docs/scenarios.md) — and prints each expectation with
 PASS or FAIL and the value measured. With --sim it runs in the
 discrete-event simulator: deterministic for a seed, no root needed.
+Without --sim it runs in the emulation lab (needs root): it deploys the
+scenario's topology as a lab, runs the workloads on the endpoint
+processes at their (dilated) start times, applies the fault schedule
+through the nodes' fault API, scrapes telemetry, evaluates, writes the
+report and destroys the lab again — also on failure or Ctrl-C. Front-end
+(fe) workloads run only with --sim so far.
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
@@ -45,6 +54,9 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().StringVar(&f.report, "report", "", "write the report (summary.md, metrics, plots) into this directory")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
+	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation: time dilation factor (default: the scenario's scale, or auto)")
+	addRootFlag(cmd, &f.root)
 	return cmd
 }
 
@@ -56,16 +68,30 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	if err != nil {
 		return badInput(err)
 	}
-	if !f.sim {
-		return badInput(fmt.Errorf("%s: only simulated runs are implemented: add --sim (emulated runs drive the endpoint nodes of a deployed lab, which rocelab run does not do yet)", file))
-	}
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report}
-	if !f.quiet {
-		ro.Progress = progressPrinter(opts.stderr)
-	}
-	out, err := labrun.Sim(cmd.Context(), sc, ro)
-	if !f.quiet {
-		fmt.Fprint(opts.stderr, "\r\033[K")
+	var out *labrun.Outcome
+	if f.sim {
+		if !f.quiet {
+			ro.Progress = progressPrinter(opts.stderr)
+		}
+		out, err = labrun.Sim(cmd.Context(), sc, ro)
+		if !f.quiet {
+			fmt.Fprint(opts.stderr, "\r\033[K")
+		}
+	} else {
+		for _, w := range sc.Workloads {
+			if w.Kind == scenario.KindFE {
+				return badInput(fmt.Errorf("%s: workload %s: kind fe is not supported in emulation yet: run it with --sim", file, w.Name))
+			}
+		}
+		if err := requireRoot("run (without --sim)"); err != nil {
+			return err
+		}
+		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, Scale: f.scale}
+		if !f.quiet {
+			eo.Log = opts.stderr
+		}
+		out, err = labrun.Emulate(cmd.Context(), sc, eo)
 	}
 	if err != nil && out == nil {
 		return err

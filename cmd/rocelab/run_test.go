@@ -28,7 +28,7 @@ func TestRunCmd(t *testing.T) {
 			junit:    []string{`failures="1"`, `expectation &#34;bw(job=incast) &gt;= 2 * line_rate(job=incast)&#34; failed: bw(job=incast) = `},
 			hasPlots: true},
 		{name: "bad file", args: []string{"run", "--sim", bad}, code: 2},
-		{name: "no sim", args: []string{"run", "testdata/run-unmet.yaml"}, code: 2},
+		{name: "fe in emulation", args: []string{"run", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 2},
 		{name: "example", args: []string{"run", "--sim", "-q", "--seed", "3", "../../examples/02-dcqcn-vs-pfc/scenario.yaml"}, code: 0,
 			stdout: []string{"seed 3", "PASS: 4 of 4 expectations hold"}},
 	} {

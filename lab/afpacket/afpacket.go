@@ -12,6 +12,9 @@ type Config struct {
 	// SeeOutgoing reads the socket's own transmissions too (no
 	// PACKET_IGNORE_OUTGOING).
 	SeeOutgoing bool
+	// NoTimestamps turns the kernel's receive timestamps off
+	// (SO_TIMESTAMPNS); ReadBatchStamped then returns 0 stamps.
+	NoTimestamps bool
 	// QdiscBypass sends with PACKET_QDISC_BYPASS: faster, but other
 	// sockets on the sending interface (tcpdump) no longer see the frames
 	// sent (the receiving end still does).

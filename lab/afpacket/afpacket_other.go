@@ -28,6 +28,11 @@ func (c *Conn) Close() error { return errUnsupported }
 // ReadBatch reads pending frames.
 func (c *Conn) ReadBatch(bufs [][]byte, lens []int) (int, error) { return 0, errUnsupported }
 
+// ReadBatchStamped reads pending frames and their receive times.
+func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error) {
+	return 0, errUnsupported
+}
+
 // WriteBatch sends frames.
 func (c *Conn) WriteBatch(frames [][]byte) (int, error) { return 0, errUnsupported }
 

@@ -43,7 +43,8 @@ type Conn struct {
 	stats Stats
 }
 
-var ctlLen = unix.CmsgSpace(auxLen)
+// ctlLen is one frame's control buffer: PACKET_AUXDATA and SCM_TIMESTAMPNS.
+var ctlLen = unix.CmsgSpace(auxLen) + unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
@@ -81,6 +82,11 @@ func (c *Conn) setup() error {
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
 		return fmt.Errorf("PACKET_AUXDATA: %w", err)
+	}
+	if !cfg.NoTimestamps {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+		}
 	}
 	if cfg.QdiscBypass {
 		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
@@ -135,6 +141,18 @@ func (c *Conn) Close() error {
 // Poller or Wait). A frame longer than its buffer is cut and counted in
 // Stats.Truncated. len(lens) must be at least len(bufs).
 func (c *Conn) ReadBatch(bufs [][]byte, lens []int) (int, error) {
+	return c.ReadBatchStamped(bufs, lens, nil)
+}
+
+// ReadBatchStamped is ReadBatch that also returns each frame's kernel
+// receive time (SO_TIMESTAMPNS, CLOCK_REALTIME) in stamps[i], as
+// nanoseconds since the Unix epoch; 0 when the kernel gave none (with
+// Config.NoTimestamps, say). stamps may be nil; otherwise len(stamps)
+// must be at least len(bufs). The kernel takes the stamp when the frame
+// enters the receiving interface's backlog — for a veth, the moment the
+// peer's transmit hands it over — so stamps are per frame and in arrival
+// order, however late the reader comes to read them.
+func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error) {
 	if c.fd < 0 {
 		return 0, ErrClosed
 	}
@@ -166,43 +184,57 @@ func (c *Conn) ReadBatch(bufs [][]byte, lens []int) (int, error) {
 	got := int(r)
 	for i := range got {
 		l := int(c.rmsgs[i].len)
-		ctl := c.rctl[i*ctlLen : i*ctlLen+int(c.rmsgs[i].hdr.Controllen)]
-		if tci, tpid, ok := vlanFromAux(ctl); ok {
-			l = insertVLAN(bufs[i], l, tpid, tci)
+		ctl := parseControl(c.rctl[i*ctlLen : i*ctlLen+int(c.rmsgs[i].hdr.Controllen)])
+		if ctl.vlan {
+			l = insertVLAN(bufs[i], l, ctl.tpid, ctl.tci)
 		}
 		if l > len(bufs[i]) {
 			c.stats.Truncated++
 			l = len(bufs[i])
 		}
 		lens[i] = l
+		if stamps != nil {
+			stamps[i] = ctl.stamp
+		}
 		c.stats.RxFrames++
 		c.stats.RxBytes += uint64(l)
 	}
 	return got, nil
 }
 
-// vlanFromAux finds the VLAN tag the kernel stripped in a PACKET_AUXDATA
-// control message.
-func vlanFromAux(ctl []byte) (tci, tpid uint16, ok bool) {
+// control is what a received frame's control messages said.
+type control struct {
+	vlan      bool // the kernel stripped an 802.1Q tag: tpid, tci
+	tpid, tci uint16
+	stamp     int64 // receive time, Unix ns; 0 if none
+}
+
+// parseControl reads the PACKET_AUXDATA (the VLAN tag the kernel
+// stripped) and SCM_TIMESTAMPNS control messages of one frame.
+func parseControl(ctl []byte) control {
+	var out control
 	for len(ctl) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
 		if int(h.Len) < unix.SizeofCmsghdr || int(h.Len) > len(ctl) {
-			return 0, 0, false
+			return out
 		}
-		if h.Level == unix.SOL_PACKET && h.Type == unix.PACKET_AUXDATA && int(h.Len) >= unix.CmsgLen(auxLen) {
-			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&ctl[unix.CmsgLen(0)]))
-			if aux.Status&unix.TP_STATUS_VLAN_VALID == 0 {
-				return 0, 0, false
+		data := ctl[unix.CmsgLen(0):h.Len]
+		switch {
+		case h.Level == unix.SOL_PACKET && h.Type == unix.PACKET_AUXDATA && len(data) >= auxLen:
+			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&data[0]))
+			if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 {
+				out.vlan, out.tci, out.tpid = true, aux.Vlan_tci, aux.Vlan_tpid
+				if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID == 0 || out.tpid == 0 {
+					out.tpid = unix.ETH_P_8021Q
+				}
 			}
-			tpid = aux.Vlan_tpid
-			if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID == 0 || tpid == 0 {
-				tpid = unix.ETH_P_8021Q
-			}
-			return aux.Vlan_tci, tpid, true
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})):
+			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
+			out.stamp = ts.Nano()
 		}
-		ctl = ctl[unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)):]
+		ctl = ctl[min(len(ctl), unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0))):]
 	}
-	return 0, 0, false
+	return out
 }
 
 // insertVLAN puts the 802.1Q tag back after the MAC addresses of the

@@ -10,6 +10,14 @@
 //   - PACKET_AUXDATA: the kernel always strips an 802.1Q tag on receive
 //     and hands it beside the frame; ReadBatch puts it back in place, so
 //     a frame is read as it was sent (PCP bits included);
+//   - SO_TIMESTAMPNS: the kernel stamps every frame with the time it
+//     arrived (CLOCK_REALTIME, nanoseconds); ReadBatchStamped returns the
+//     stamps, so a reader that comes late still knows when each frame came
+//     in. On a veth the stamp is taken when the peer's transmit hands the
+//     frame to this side's backlog (netdev_tstamp_prequeue), per frame and
+//     in order. The kernel turns arrival stamping on with deferred work a
+//     moment after the first socket of the system asks; frames received
+//     before that are stamped when they are read;
 //   - large socket buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE as root).
 //
 // I/O is batched with recvmmsg(2) and sendmmsg(2): ReadBatch never blocks

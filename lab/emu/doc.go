@@ -12,11 +12,14 @@
 //
 //  1. waits (Waiter.Wait) until the next pending event is due, a port has
 //     frames, or another goroutine posted work;
-//  2. reads the fabric time now = (wall − start) / Scale;
-//  3. reads every ready port, decodes each frame into a wire.Packet and
-//     schedules its delivery to the model at now;
+//  2. reads every ready port and decodes each frame into a wire.Packet,
+//     with the time the kernel received it (StampedReader);
+//  3. reads the fabric time now = (wall − start) / Scale, and schedules
+//     each frame's delivery to the model at now or, as Options.Replay
+//     says, at the fabric time of its receive stamp (see "Late turns");
 //  4. runs every event due at or before now in timestamp order
-//     (Engine.RunUntil), then the functions posted with Post/Do;
+//     (Engine.RunUntil) — stamped frames interleaved with the events that
+//     fell due before them — then the functions posted with Post/Do;
 //  5. hands the frames the model transmitted (and whose link delay has
 //     passed) to the ports, one WriteBatch per port.
 //
@@ -26,6 +29,38 @@
 // LagWindow batches and reported as p50/p99/max in wall and fabric time
 // through Collect (telemetry), together with per-port frame counters and
 // the share of wall time the loop was busy.
+//
+// # Late turns
+//
+// A turn that runs L of wall time late runs L/Scale of fabric time of
+// events at once. A pause frame that arrived at fabric time f during the
+// lag is delivered at the late now, after every transmission the model
+// scheduled between f and now. Options.Replay can deliver it at f
+// instead (ReplayPauses: PFC/PAUSE XOFF; ReplayAll: every frame), from
+// the kernel's receive stamps, so that it stops exactly the
+// transmissions after f, whenever the loop comes to read it.
+//
+// The default is ReplayNone, because measured on the laptop demo's
+// incast, replay lost more packets, not fewer (k = 3776, loaded 2-core
+// machine: 250–1,240 drops with ReplayNone; 2,300–2,700 with
+// ReplayPauses; 3,000–3,400 with ReplayAll). A late node's transmissions
+// are written late in wall time, and its neighbours stamp them late: the
+// pauses a late switch sends are late whatever the receiver does. With
+// ReplayAll the late switch also counts the bytes that arrived during its
+// lag at the right past times, crosses its XOFF threshold in the past,
+// and the upstream, told late, lands the whole lag on headroom; with
+// ReplayNone the late bytes are counted after the lag, in the shared
+// buffer, so that XOFF and its cause are late together. And a model that
+// processes a pause or resume in the past catches up at once: what it
+// "sent" since then leaves in one burst. Dilation (a larger Scale) and a
+// loop that is on time are what keep the lab lossless.
+//
+// The residual error either way: frames a late node transmitted "in the
+// past" carry the right fabric times in its model (and in its taps) but
+// reach the neighbour in one burst, stamped when they were written; a
+// late node looks like a bursty one. The lag is measured
+// (emu_batch_lag_seconds), and so is how late frames were read after they
+// arrived (emu_rx_replay_age_seconds, fabric time, whatever the policy).
 //
 // # Links
 //

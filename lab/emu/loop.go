@@ -26,6 +26,17 @@ type PortIO interface {
 	WriteBatch(frames [][]byte) (int, error)
 }
 
+// StampedReader is a PortIO that also tells when each frame arrived:
+// *afpacket.Conn (the kernel's receive timestamps) and MemPort (the
+// injection time) implement it. The Loop delivers a frame to the model at
+// the fabric time of its stamp, not at the time of the turn that read it.
+type StampedReader interface {
+	// ReadBatchStamped is ReadBatch that also sets stamps[i] to frame i's
+	// receive time in nanoseconds since the Unix epoch (CLOCK_REALTIME),
+	// or 0 when unknown.
+	ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error)
+}
+
 // Waiter is how the Loop sleeps: until a port may have frames, Wake is
 // called, or the timeout passes. *afpacket.Poller fits it through a
 // one-line adapter; MemWaiter is the in-memory one.
@@ -73,7 +84,22 @@ type Options struct {
 	// LagWindow is how many recent batches the lag quantiles cover
 	// (0 = 4096).
 	LagWindow int
+	// Replay chooses which received frames are delivered at the fabric
+	// time of their receive stamp rather than at the turn's now (default
+	// ReplayNone); see the package doc, "Late turns".
+	Replay Replay
 }
+
+// Replay is which received frames a Loop delivers at their receive
+// stamps.
+type Replay uint8
+
+// Replay policies.
+const (
+	ReplayNone   Replay = iota // every frame at the turn's now
+	ReplayPauses               // pauses (PFC/PAUSE XOFF) at their stamps
+	ReplayAll                  // every frame at its stamp
+)
 
 // Loop is the wall-clock driver of one node's models. It implements
 // clock.Scheduler; see the package doc for its turn, its threads and the
@@ -87,10 +113,13 @@ type Loop struct {
 	bufSize int
 	batch   int
 	recycle bool
+	replay  Replay
 	free    []*wire.Packet
 	due     dueHeap
 	start   time.Time
 	ready   []int
+	// arrivals are the frames read this turn, before delivery.
+	arrivals []arrival
 
 	mu      sync.Mutex
 	posted  []func()
@@ -122,6 +151,7 @@ func New(opts Options) (*Loop, error) {
 		bufSize: opts.BufSize,
 		batch:   opts.ReadBatch,
 		recycle: opts.Recycle,
+		replay:  opts.Replay,
 		done:    make(chan struct{}),
 	}
 	if l.bufSize <= 0 {
@@ -307,18 +337,31 @@ func (l *Loop) Run(ctx context.Context) error {
 	return nil
 }
 
-// turn is one batch: read the ready ports, run what is due, write.
+// arrival is a frame read from port pt, received at ns (Unix ns; 0 =
+// unknown).
+type arrival struct {
+	pt *port
+	p  *wire.Packet
+	ns int64
+}
+
+// turn is one batch: read the ready ports, deliver what they read at the
+// fabric times it arrived, run what is due, write.
 func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
-	wall := time.Now()
-	now := l.fabricAt(wall)
-	if pending && next <= now {
-		l.stats.lag(wall.Sub(l.wallAt(next)))
+	begin := time.Now()
+	if pending && next <= l.fabricAt(begin) {
+		l.stats.lag(begin.Sub(l.wallAt(next)))
 	}
 	for _, i := range ready {
 		if i >= 0 && i < len(l.ports) {
-			l.ports[i].read(now)
+			l.ports[i].read()
 		}
 	}
+	// The turn's clock is read after the reads, so every frame read
+	// arrived at or before now.
+	wall := time.Now()
+	now := l.fabricAt(wall)
+	l.deliver(now, wall.UnixNano())
 	l.eng.RunUntil(now)
 	l.mu.Lock()
 	posted := l.posted
@@ -335,7 +378,59 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
 		p.flush(now)
 	}
 	l.stats.batches++
-	l.stats.busy += time.Since(wall)
+	l.stats.busy += time.Since(begin)
+}
+
+// deliver schedules the frames read this turn, each at the turn's now or,
+// as Options.Replay says, at the fabric time it arrived: the engine then
+// interleaves it, in timestamp order, with the events that fell due
+// while the loop was late. A stamp is clamped into [Now, now]: the engine
+// cannot go back before what it already ran (a frame that arrived while
+// the previous turn ran), and a stamp after the turn's clock read can
+// only come from a clock step. Stamps are CLOCK_REALTIME and fabric time
+// is monotonic, so a stamp is taken as an age, nowNs − stamp (both real
+// time, milliseconds apart), subtracted from now: slewing or stepping the
+// real-time clock cannot shift fabric time. The age is recorded whatever
+// the policy (emu_rx_replay_age_seconds: how late the loop read it).
+func (l *Loop) deliver(now clock.Time, nowNs int64) {
+	floor := l.eng.Now()
+	for i, a := range l.arrivals {
+		t := now
+		if a.ns == 0 {
+			a.pt.rxUnstamped++
+		} else {
+			age := nowNs - a.ns
+			if age < 0 {
+				a.pt.rxStampClamped++
+				age = 0
+			}
+			at := max(now-clock.Time(l.toFabric(time.Duration(age))), floor)
+			l.stats.age(now.Sub(at))
+			if l.replay == ReplayAll || l.replay == ReplayPauses && isXOFF(a.p) {
+				t = at
+			}
+		}
+		l.eng.Schedule(t, (*ingress)(a.pt), a.p)
+		l.arrivals[i] = arrival{}
+	}
+	l.arrivals = l.arrivals[:0]
+}
+
+// isXOFF reports whether p is a MAC control frame that pauses something:
+// a PFC frame with a non-zero time for an enabled class, or a PAUSE with
+// a non-zero time. XON (all zero) is not: see "Late turns".
+func isXOFF(p *wire.Packet) bool {
+	switch p.Kind {
+	case wire.KindPause:
+		return p.Quanta[0] != 0
+	case wire.KindPFC:
+		for c := range 8 {
+			if p.ClassEnable&(1<<c) != 0 && p.Quanta[c] != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // get returns a descriptor with an empty buffer of BufSize bytes.

@@ -76,6 +76,8 @@ func (w *MemWaiter) Wait(timeout time.Duration, ready []int) ([]int, error) {
 	return look(), nil
 }
 
+var _ StampedReader = (*MemPort)(nil)
+
 // MemPort is an in-memory PortIO: Inject queues frames for the Loop to
 // read, and what the Loop writes is recorded (Written) or handed to the
 // port joined with Join.
@@ -84,6 +86,7 @@ type MemPort struct {
 	id      int
 	mu      sync.Mutex
 	in      [][]byte
+	stamps  []int64 // Unix ns of each frame of in
 	written []Written
 	peer    *MemPort
 }
@@ -106,11 +109,18 @@ func Join(a, b *MemPort) {
 }
 
 // Inject queues copies of frames for the Loop to read, as if the
-// neighbour had just sent them (all at once: one read can take them all).
-func (p *MemPort) Inject(frames ...[]byte) {
+// neighbour had just sent them (all at once: one read can take them all);
+// they are stamped with the time of the call.
+func (p *MemPort) Inject(frames ...[]byte) { p.InjectAt(time.Now(), frames...) }
+
+// InjectAt is Inject with the frames stamped as received at at (the
+// Loop delivers them at at's fabric time, if it has not run past it).
+func (p *MemPort) InjectAt(at time.Time, frames ...[]byte) {
+	ns := at.UnixNano()
 	p.mu.Lock()
 	for _, f := range frames {
 		p.in = append(p.in, append([]byte(nil), f...))
+		p.stamps = append(p.stamps, ns)
 	}
 	p.mu.Unlock()
 	p.w.signal()
@@ -127,13 +137,23 @@ func (p *MemPort) Written() []Written {
 
 // ReadBatch implements PortIO.
 func (p *MemPort) ReadBatch(bufs [][]byte, lens []int) (int, error) {
+	return p.ReadBatchStamped(bufs, lens, nil)
+}
+
+// ReadBatchStamped implements StampedReader: stamps are the injection
+// times.
+func (p *MemPort) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := min(len(bufs), len(p.in))
 	for i := range n {
 		lens[i] = copy(bufs[i], p.in[i])
+		if stamps != nil {
+			stamps[i] = p.stamps[i]
+		}
 	}
 	p.in = p.in[:copy(p.in, p.in[n:])]
+	p.stamps = p.stamps[:copy(p.stamps, p.stamps[n:])]
 	return n, nil
 }
 

@@ -41,9 +41,11 @@ type port struct {
 	tap       Tap
 
 	// Receive side: descriptors waiting for the next read.
-	rx   []*wire.Packet
-	bufs [][]byte
-	lens []int
+	rx      []*wire.Packet
+	bufs    [][]byte
+	lens    []int
+	stamped StampedReader // io, when it tells receive times
+	stamps  []int64
 
 	// Transmit side: the delay line, then the batch to write.
 	line    []inflight
@@ -53,6 +55,7 @@ type port struct {
 	arena   []byte
 
 	rxFrames, rxBytes, rxMalformed, rxErrors int64
+	rxUnstamped, rxStampClamped              int64
 	txFrames, txBytes, txErrors, txEncode    int64
 }
 
@@ -63,18 +66,22 @@ type inflight struct {
 }
 
 func newPort(l *Loop, i int, p Port) *port {
-	return &port{
+	pt := &port{
 		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0),
 		rx:   make([]*wire.Packet, l.batch),
 		bufs: make([][]byte, l.batch),
 		lens: make([]int, l.batch),
 	}
+	if sr, ok := p.IO.(StampedReader); ok {
+		pt.stamped, pt.stamps = sr, make([]int64, l.batch)
+	}
+	return pt
 }
 
-// read takes one batch of pending frames off the socket and schedules
-// their delivery to the model at now. A read error is counted, not fatal:
-// the socket reports it once and goes on.
-func (pt *port) read(now clock.Time) {
+// read takes one batch of pending frames off the socket, decodes them and
+// appends them, with their receive times, to l.arrivals. A read error is
+// counted, not fatal: the socket reports it once and goes on.
+func (pt *port) read() {
 	l := pt.l
 	for i, p := range pt.rx {
 		if p == nil {
@@ -83,7 +90,14 @@ func (pt *port) read(now clock.Time) {
 		}
 		pt.bufs[i] = p.Raw[:cap(p.Raw)]
 	}
-	n, err := pt.io.ReadBatch(pt.bufs, pt.lens)
+	var n int
+	var err error
+	if pt.stamped != nil {
+		clear(pt.stamps)
+		n, err = pt.stamped.ReadBatchStamped(pt.bufs, pt.lens, pt.stamps)
+	} else {
+		n, err = pt.io.ReadBatch(pt.bufs, pt.lens)
+	}
 	if err != nil {
 		pt.rxErrors++
 		return
@@ -97,7 +111,11 @@ func (pt *port) read(now clock.Time) {
 		pt.rx[i] = nil
 		pt.rxFrames++
 		pt.rxBytes += int64(p.Len)
-		l.eng.Schedule(now, (*ingress)(pt), p)
+		var ns int64
+		if pt.stamped != nil {
+			ns = pt.stamps[i]
+		}
+		l.arrivals = append(l.arrivals, arrival{pt: pt, p: p, ns: ns})
 	}
 }
 

@@ -20,6 +20,18 @@ type loopStats struct {
 	next    int
 	full    bool
 	maxLag  time.Duration
+	// Ages of delivered stamped frames: how far before the turn's now
+	// (fabric time) each was delivered.
+	ageSum   clock.Duration
+	ageCount int64
+	ageMax   clock.Duration
+}
+
+// age records how far in the past (fabric time) a frame was delivered.
+func (s *loopStats) age(d clock.Duration) {
+	s.ageSum += d
+	s.ageCount++
+	s.ageMax = max(s.ageMax, d)
 }
 
 func (s *loopStats) init(window int) { s.ring = make([]time.Duration, window) }
@@ -96,6 +108,8 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		c("emu_rx_bytes_total", p.rxBytes, lb)
 		c("emu_rx_malformed_total", p.rxMalformed, lb)
 		c("emu_rx_errors_total", p.rxErrors, lb)
+		c("emu_rx_unstamped_frames_total", p.rxUnstamped, lb)
+		c("emu_rx_stamp_clamped_total", p.rxStampClamped, lb)
 		c("emu_tx_frames_total", p.txFrames, lb)
 		c("emu_tx_bytes_total", p.txBytes, lb)
 		c("emu_tx_errors_total", p.txErrors, lb)
@@ -116,6 +130,13 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		g("emu_batch_lag_seconds", x.fabric.Seconds(), telemetry.With(node, telemetry.Label{Name: "clock", Value: "fabric"}, qs))
 	}
 	g("emu_busy_ratio", lag.Busy, node)
+	c("emu_rx_replayed_frames_total", l.stats.ageCount, node)
+	g("emu_rx_replay_age_seconds", l.stats.ageMax.Seconds(), telemetry.With(node, telemetry.Label{Name: "stat", Value: "max"}))
+	mean := 0.0
+	if l.stats.ageCount > 0 {
+		mean = l.stats.ageSum.Seconds() / float64(l.stats.ageCount)
+	}
+	g("emu_rx_replay_age_seconds", mean, telemetry.With(node, telemetry.Label{Name: "stat", Value: "mean"}))
 	g("emu_fabric_time_seconds", l.eng.Now().Seconds(), node)
 	g("emu_scale", float64(l.scale), node)
 }

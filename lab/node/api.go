@@ -155,6 +155,7 @@ func (n *Node) handler(shutdown func()) http.Handler {
 	h("GET /telemetry", n.telemetry)
 	h("POST /capture", n.startCapture)
 	h("POST /capture/stop", n.stopCapture)
+	n.faultRoutes(h)
 	if n.ep != nil {
 		n.ep.routes(h)
 	}

@@ -120,3 +120,29 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	}
 	return nil
 }
+
+// AddFault is POST /faults: spec on the egress of target (a port or
+// "all").
+func (c *Client) AddFault(ctx context.Context, target, spec string) (FaultInfo, error) {
+	var out FaultInfo
+	return out, c.call(ctx, http.MethodPost, "/faults", FaultRequest{Target: target, Spec: spec}, &out)
+}
+
+// Faults is GET /faults.
+func (c *Client) Faults(ctx context.Context) ([]FaultInfo, error) {
+	var out []FaultInfo
+	return out, c.call(ctx, http.MethodGet, "/faults", nil, &out)
+}
+
+// RemoveFault is DELETE /faults/{id}.
+func (c *Client) RemoveFault(ctx context.Context, id string) (FaultInfo, error) {
+	var out FaultInfo
+	return out, c.call(ctx, http.MethodDelete, "/faults/"+id, nil, &out)
+}
+
+// ClearFaults is DELETE /faults: every fault of the node; it returns how
+// many there were.
+func (c *Client) ClearFaults(ctx context.Context) (int, error) {
+	var out FaultsCleared
+	return out.Cleared, c.call(ctx, http.MethodDelete, "/faults", nil, &out)
+}

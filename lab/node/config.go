@@ -176,6 +176,9 @@ func FromTopology(n *topologies.Node, routes []fabric.Route, scale int, seed uin
 	if err != nil {
 		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
 	}
+	if h := lagHeadroom(&sc, n.Ports, n.Profile.PFC.HeadroomAuto, scale); h > 0 {
+		sc.PFC.Headroom = h
+	}
 	c := Config{Kind: KindSwitch, Name: n.Name, Scale: scale, Seed: seed, Socket: socket, Switch: &sc, Routes: routes}
 	for _, p := range n.Ports {
 		pc := PortConfig{IfName: p.IfName, MAC: p.MAC.String(), Rate: p.Rate, Delay: p.Delay}

@@ -164,6 +164,7 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
 	n := &Node{cfg: cfg, log: log, loop: loop, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop)
 	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
 	reg := CCRegistry()
 	for i, nc := range cfg.NICs {
@@ -175,12 +176,12 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 		}
-		nic.Attach(loop.Connect(i, nic))
+		nic.Attach(n.fx.connect(i, nic)) // NIC → fault chain → loop
 		ep.nics = append(ep.nics, nic)
 		ep.pds = append(ep.pds, nic.AllocPD())
 		n.srcs = append(n.srcs, nic)
 	}
-	n.srcs = append(n.srcs, ep)
+	n.srcs = append(n.srcs, ep, n.fx)
 	n.ep = ep
 	return n, nil
 }

@@ -38,6 +38,7 @@ type Node struct {
 	started time.Time
 	caps    map[int]*capture // by port; loop goroutine only
 	ep      *epState         // endpoint nodes only
+	fx      *faultSet        // the fault chains on every port's egress
 }
 
 // New builds a node from cfg over io (io is not closed by the node).
@@ -86,13 +87,17 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
+	n := &Node{cfg: cfg, log: log, loop: loop, sw: sw, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop)
 	for i := range cfg.Ports {
-		sw.Attach(i, loop.Connect(i, sw.Port(i)))
+		// Model → fault chain (empty: pass-through) → loop.
+		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
 	}
 	if err := fabric.Install(sw, cfg.Routes); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	return &Node{cfg: cfg, log: log, loop: loop, sw: sw, srcs: []telemetry.Source{sw}, caps: map[int]*capture{}}, nil
+	n.srcs = []telemetry.Source{sw, n.fx}
+	return n, nil
 }
 
 // Loop returns the node's loop (for in-process use and tests).

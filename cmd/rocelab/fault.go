@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/state"
+)
+
+// faultRow is one fault of a lab, as fault add and list print it.
+type faultRow struct {
+	// ID is unique in the lab: node/fN.
+	ID      string           `json:"id"`
+	Node    string           `json:"node"`
+	Spec    string           `json:"spec"`
+	Targets []string         `json:"targets"`
+	Packets map[string]int64 `json:"packets,omitempty"`
+}
+
+func newFaultCmd(opts *options) *cobra.Command {
+	var name, root string
+	cmd := &cobra.Command{
+		Use:   "fault add|list|clear",
+		Short: "Put faults on a running lab's links and take them off (loss, delay, storm, …)",
+		Long: `fault changes a deployed lab's faults live. A fault sits on the egress of a
+node's port, between the model and the wire, and takes effect within a
+millisecond of wall clock. IDs are node/fN, unique in the lab. Clearing
+a fault restores the exact previous behaviour. Needs root.
+
+Targets:
+  node:port   the egress of that port (host3:gpu0, sw1:p3)
+  node        every port of the node
+  a->b        the link direction from node a to node b (a's port cabled to b)
+
+Kinds and parameters are those of scenario files (docs/scenarios.md):
+  loss 1% [burst 4] · delay 50us [jitter 5us] · corrupt 0.1% · reorder 1%
+  duplicate 1% · rate 100G · down · flap period 1ms down 100us · ecn-off
+  pfc-off 3 · dscp-map 26:0 · storm [prio 3] [interval 10us]
+  elephant dst IP [rate R] · incast dst IP burst 1MB period 100us`,
+	}
+	cmd.PersistentFlags().StringVar(&name, "name", "", "lab name (default: the only lab that has the node)")
+	cmd.PersistentFlags().StringVar(&root, "root", state.DefaultRoot, "run directory root")
+	cmd.PersistentFlags().MarkHidden("root")
+
+	add := &cobra.Command{
+		Use:   "add TARGET KIND [params…]",
+		Short: "Add a fault on a port's egress, a node's ports or a link direction",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := faults.ParseSpec(strings.Join(args[1:], " "))
+			if err != nil {
+				return badInput(err)
+			}
+			if err := requireRoot("fault"); err != nil {
+				return err
+			}
+			ctx := cmdContext(cmd)
+			nodeName, port, err := resolveFaultTarget(ctx, root, name, args[0])
+			if err != nil {
+				return err
+			}
+			_, n, err := deploy.FindNode(root, name, nodeName)
+			if err != nil {
+				return badInputIf(err)
+			}
+			c := node.NewClient(n.Socket)
+			defer c.Close()
+			fi, err := c.AddFault(ctx, port, spec.String())
+			if err != nil {
+				return err
+			}
+			row := toRow(nodeName, fi)
+			if opts.wantJSON() {
+				return opts.printJSON(row)
+			}
+			fmt.Fprintf(opts.stdout, "%s\t%s on %s\n", row.ID, row.Spec, strings.Join(row.Targets, ", "))
+			return nil
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the faults of a lab",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireRoot("fault"); err != nil {
+				return err
+			}
+			rows, err := labFaults(cmdContext(cmd), root, name)
+			if err != nil {
+				return err
+			}
+			if opts.wantJSON() {
+				return opts.printJSON(rows)
+			}
+			tw := tabwriter.NewWriter(opts.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSPEC\tTARGETS\tPACKETS")
+			for _, r := range rows {
+				var pk []string
+				for _, k := range sortedMapKeys(r.Packets) {
+					pk = append(pk, fmt.Sprintf("%s=%d", k, r.Packets[k]))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Spec, strings.Join(r.Targets, ","), strings.Join(pk, " "))
+			}
+			return tw.Flush()
+		},
+	}
+	var all bool
+	clear := &cobra.Command{
+		Use:   "clear [ID|--all]",
+		Short: "Remove one fault (node/fN) or every fault of the lab",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) == 1) {
+				return badInput(errors.New("give one fault ID (node/fN) or --all"))
+			}
+			if err := requireRoot("fault"); err != nil {
+				return err
+			}
+			ctx := cmdContext(cmd)
+			if all {
+				n, err := clearLab(ctx, root, name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(opts.stdout, "cleared %d faults\n", n)
+				return nil
+			}
+			nodeName, id, ok := strings.Cut(args[0], "/")
+			if !ok || nodeName == "" {
+				return badInput(fmt.Errorf("fault ID %q: want node/fN", args[0]))
+			}
+			if _, err := faults.ParseID(id); err != nil {
+				return badInput(err)
+			}
+			_, n, err := deploy.FindNode(root, name, nodeName)
+			if err != nil {
+				return badInputIf(err)
+			}
+			c := node.NewClient(n.Socket)
+			defer c.Close()
+			fi, err := c.RemoveFault(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(opts.stdout, "cleared %s/%s (%s)\n", nodeName, fi.ID, fi.Spec)
+			return nil
+		},
+	}
+	clear.Flags().BoolVar(&all, "all", false, "remove every fault of the lab")
+	cmd.AddCommand(add, list, clear)
+	return cmd
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+func badInputIf(err error) error {
+	if errors.Is(err, deploy.ErrNoNode) {
+		return badInput(err)
+	}
+	return err
+}
+
+func toRow(nodeName string, fi node.FaultInfo) faultRow {
+	return faultRow{ID: nodeName + "/" + fi.ID, Node: nodeName, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets}
+}
+
+func sortedMapKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// resolveFaultTarget turns TARGET into a node and the port argument of
+// its fault API: node:port → the port's ifname (from the lab's books),
+// node → "all", a->b → a's port whose peer is one of b's ports (by MAC,
+// from the nodes' /info).
+func resolveFaultTarget(ctx context.Context, root, lab, target string) (string, string, error) {
+	if a, b, ok := strings.Cut(target, "->"); ok {
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		_, na, err := deploy.FindNode(root, lab, a)
+		if err != nil {
+			return "", "", badInputIf(err)
+		}
+		_, nb, err := deploy.FindNode(root, lab, b)
+		if err != nil {
+			return "", "", badInputIf(err)
+		}
+		if na.Socket == "" || nb.Socket == "" {
+			return "", "", fmt.Errorf("%s: both nodes must run a node process", target)
+		}
+		ca, cb := node.NewClient(na.Socket), node.NewClient(nb.Socket)
+		defer ca.Close()
+		defer cb.Close()
+		ia, err := ca.Info(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		ib, err := cb.Info(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		macs := map[string]bool{}
+		for _, p := range ib.Ports {
+			macs[p.MAC] = true
+		}
+		for _, p := range ia.Ports {
+			if macs[p.PeerMAC] {
+				return a, p.IfName, nil
+			}
+		}
+		return "", "", badInput(fmt.Errorf("%s: %s has no link to %s", target, a, b))
+	}
+	nodeName, port, hasPort := strings.Cut(target, ":")
+	_, n, err := deploy.FindNode(root, lab, nodeName)
+	if err != nil {
+		return "", "", badInputIf(err)
+	}
+	if n.Socket == "" {
+		return "", "", fmt.Errorf("%s runs no node process (no faults on it)", nodeName)
+	}
+	if !hasPort {
+		return nodeName, "all", nil
+	}
+	for _, itf := range n.Interfaces {
+		if p, ifname, _ := strings.Cut(itf, "="); p == port {
+			return nodeName, ifname, nil
+		}
+	}
+	return "", "", badInput(fmt.Errorf("%s: node %s has no port %s", target, nodeName, port))
+}
+
+// labNodes returns the node-process nodes of the one lab named (or the
+// only lab).
+func labNodes(ctx context.Context, root, lab string) ([]deploy.Node, error) {
+	labs, err := deploy.Inspect(ctx, root, lab)
+	if err != nil {
+		return nil, err
+	}
+	var found []deploy.LabStatus
+	for _, l := range labs {
+		if l.Lab != nil {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		return nil, badInput(fmt.Errorf("%d deployed labs: pick one with --name", len(found)))
+	}
+	var out []deploy.Node
+	for _, n := range found[0].Nodes {
+		if n.Socket != "" {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// labFaults lists every node's faults.
+func labFaults(ctx context.Context, root, lab string) ([]faultRow, error) {
+	nodes, err := labNodes(ctx, root, lab)
+	if err != nil {
+		return nil, err
+	}
+	rows := []faultRow{}
+	for _, n := range nodes {
+		c := node.NewClient(n.Socket)
+		list, err := c.Faults(ctx)
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
+		for _, fi := range list {
+			rows = append(rows, toRow(n.Name, fi))
+		}
+	}
+	return rows, nil
+}
+
+// clearLab removes every fault of every node.
+func clearLab(ctx context.Context, root, lab string) (int, error) {
+	nodes, err := labNodes(ctx, root, lab)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	var errs []error
+	for _, n := range nodes {
+		c := node.NewClient(n.Socket)
+		k, err := c.ClearFaults(ctx)
+		c.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+		}
+		total += k
+	}
+	return total, errors.Join(errs...)
+}

@@ -1,0 +1,154 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/rocelab/rocelab/faults"
+)
+
+// The fault API every node has:
+//
+//	POST   /faults        FaultRequest → FaultInfo
+//	GET    /faults        []FaultInfo
+//	DELETE /faults/{id}   FaultInfo of the fault removed
+//	DELETE /faults        FaultsCleared
+//
+// A fault sits on the egress of a port, between the model and the wire:
+// a stage (loss, delay, …) acts on every frame the port sends; a
+// generator (storm, elephant, incast) sends from the port. The change is
+// posted onto the node's loop at once, so it takes effect at the loop's
+// next turn: well within one millisecond of wall clock.
+
+// FaultRequest is POST /faults: put Spec (faults.ParseSpec syntax, "loss
+// 1%") on the egress of Target — a port's ifname, its name (the NIC's
+// name or its port part on an endpoint node, pN on a switch) or 0-based
+// index — or on every port with "all".
+type FaultRequest struct {
+	Target string `json:"target"`
+	Spec   string `json:"spec"`
+}
+
+// FaultInfo describes a placed fault.
+type FaultInfo struct {
+	// ID is the node's fault ID (f1, f2, …).
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Spec is the canonical spec.
+	Spec string `json:"spec"`
+	// Ports are the ifnames of the ports it is on; Targets their
+	// node:port names.
+	Ports   []string `json:"ports"`
+	Targets []string `json:"targets"`
+	// Packets are its non-zero counters by event (dropped, delayed,
+	// generated, …), summed over its ports.
+	Packets map[string]int64 `json:"packets,omitempty"`
+}
+
+// FaultsCleared is DELETE /faults.
+type FaultsCleared struct {
+	Cleared int `json:"cleared"`
+}
+
+func (n *Node) faultRoutes(h func(string, func(*http.Request) (any, error))) {
+	h("POST /faults", n.addFault)
+	h("GET /faults", n.listFaults)
+	h("DELETE /faults/{id}", n.removeFault)
+	h("DELETE /faults", n.clearFaults)
+}
+
+// faultPorts resolves a fault target to port indexes.
+func (n *Node) faultPorts(target string) ([]int, error) {
+	if target == "all" || target == "*" {
+		out := make([]int, len(n.cfg.Ports))
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	for i, nc := range n.cfg.NICs {
+		_, port, _ := strings.Cut(nc.Name, ":")
+		if nc.Name == target || port == target {
+			return []int{i}, nil
+		}
+	}
+	if n.ep == nil {
+		for i := range n.cfg.Ports {
+			if n.fx.portLabel(i) == target || n.fx.portLabel(i) == n.cfg.Name+":"+target {
+				return []int{i}, nil
+			}
+		}
+	}
+	i, err := n.portIndex(target)
+	if err != nil {
+		return nil, badRequest("fault target %q: no such port (want an ifname, a port name, an index or all)", target)
+	}
+	return []int{i}, nil
+}
+
+func (n *Node) addFault(r *http.Request) (any, error) {
+	var req FaultRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	spec, err := faults.ParseSpec(req.Spec)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	ports, err := n.faultPorts(req.Target)
+	if err != nil {
+		return nil, err
+	}
+	var out FaultInfo
+	var ferr error
+	err = n.loop.Do(context.WithoutCancel(r.Context()), func() {
+		var id faults.ID
+		if id, ferr = n.fx.add(ports, spec); ferr == nil {
+			out = n.fx.info(id)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, ferr
+}
+
+func (n *Node) listFaults(r *http.Request) (any, error) {
+	out := []FaultInfo{}
+	err := n.loop.Do(r.Context(), func() {
+		for _, id := range n.fx.ids() {
+			out = append(out, n.fx.info(id))
+		}
+	})
+	return out, err
+}
+
+func (n *Node) removeFault(r *http.Request) (any, error) {
+	id, err := faults.ParseID(r.PathValue("id"))
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	var out FaultInfo
+	found := false
+	err = n.loop.Do(context.WithoutCancel(r.Context()), func() {
+		if _, found = n.fx.placed[id]; found {
+			out = n.fx.info(id)
+			n.fx.remove(id)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &httpError{http.StatusNotFound, fmt.Errorf("no fault %s", id)}
+	}
+	return out, nil
+}
+
+func (n *Node) clearFaults(r *http.Request) (any, error) {
+	var out FaultsCleared
+	err := n.loop.Do(context.WithoutCancel(r.Context()), func() { out.Cleared = n.fx.clear() })
+	return out, err
+}

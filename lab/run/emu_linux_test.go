@@ -1,0 +1,82 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/runtime/netns"
+	"github.com/rocelab/rocelab/lab/scenario"
+)
+
+// emuExamples are the examples whose expectations hold in the emulation
+// too (see each README).
+var emuExamples = []string{
+	"01-incast-hol/scenario.yaml",
+	"04-ecmp/5tuple.yaml",
+	"06-pfc-storm/scenario.yaml",
+}
+
+// TestEmulateExamples runs three shipped examples in the emulation lab
+// (deploy, workloads on the endpoint processes, faults through the node
+// API, destroy) and checks that every expectation holds and that nothing
+// of the labs is left behind.
+func TestEmulateExamples(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := filepath.Join(t.TempDir(), "rocelab")
+	build := exec.Command("go", "build", "-o", bin, "github.com/rocelab/rocelab/cmd/rocelab")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build rocelab: %v\n%s", err, out)
+	}
+	root, err := os.MkdirTemp("/run", "rltest-emu-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	for i, f := range emuExamples {
+		t.Run(f, func(t *testing.T) {
+			sc, err := scenario.Load(filepath.Join("../../examples", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("re%d-%d", os.Getpid()%100000, i)
+			var log strings.Builder
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := Emulate(ctx, sc, EmuOptions{LabName: name, Root: root, Binary: bin, Log: &log,
+				Options: Options{ReportDir: filepath.Join(t.TempDir(), "report")}})
+			t.Logf("progress:\n%s", log.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Results {
+				t.Logf("%v %s: %s", r.Pass, r.Expectation, r.Message)
+				if !r.Pass {
+					t.Errorf("FAIL %s: %s", r.Expectation, r.Message)
+				}
+			}
+			for _, p := range out.Problems {
+				t.Errorf("problem: %s", p)
+			}
+			if _, err := os.Stat(filepath.Join(out.Report, "summary.md")); err != nil {
+				t.Errorf("report: %v", err)
+			}
+			names, err := netns.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				if strings.Contains(n, name) {
+					t.Errorf("namespace %s left behind", n)
+				}
+			}
+		})
+	}
+}
