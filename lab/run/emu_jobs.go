@@ -54,8 +54,12 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 			if w.Duration > 0 {
 				// As in --sim, a timed perf job that cannot finish (its
 				// receiver is stormed, say) is no problem: it is
-				// stopped a second after the run's end.
-				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration)+time.Second))
+				// stopped once the run's end is well past. The messages
+				// still queued when its time is up drain through a
+				// congested fabric (an incast's queues): allow another
+				// run length, at least a second of wall clock.
+				grace := max(time.Second, e.wall(e.sc.Duration))
+				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration)+grace))
 			}
 			err = e.runPerf(pctx, j)
 			if err != nil && ctx.Err() == nil && pctx.Err() != nil {
