@@ -8,6 +8,7 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -43,4 +44,28 @@ func RequireTool(t testing.TB, name string) string {
 		missing(t, "the "+name+" command")
 	}
 	return path
+}
+
+// exclusiveLock is the file whose lock serialises Exclusive tests across
+// the test binaries `go test ./...` runs in parallel.
+const exclusiveLock = "/tmp/rocelab-exclusive-tests.lock"
+
+// Exclusive makes t the only Exclusive test running on the machine until
+// it ends: emulation tests whose results depend on timing (fidelity,
+// scenario expectations) or that load the CPU heavily (deploying 100+
+// nodes) take it so that they neither disturb each other nor are disturbed.
+func Exclusive(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(exclusiveLock, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatalf("exclusive test lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("exclusive test lock: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	})
 }

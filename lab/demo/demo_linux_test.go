@@ -21,6 +21,7 @@ import (
 // story holds numbers and that nothing of the lab is left behind.
 func TestDemo(t *testing.T) {
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
 	bin := filepath.Join(t.TempDir(), "rocelab")
 	build := exec.Command("go", "build", "-o", bin, "github.com/rocelab/rocelab/cmd/rocelab")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

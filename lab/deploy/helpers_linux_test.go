@@ -148,4 +148,5 @@ func deployLab(t *testing.T, topo, lab, root string, o deploy.Options) *deploy.L
 func requireRoot(t *testing.T) {
 	t.Helper()
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
 }

@@ -42,6 +42,7 @@ const (
 // 15 % of each other.
 func TestIncastEmulationMatchesSimulator(t *testing.T) {
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
 	topo, err := topologies.Load(filepath.Join("testdata", "incast4.yaml"))
 	if err != nil {
 		t.Fatal(err)

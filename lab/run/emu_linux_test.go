@@ -29,6 +29,7 @@ var emuExamples = []string{
 // of the labs is left behind.
 func TestEmulateExamples(t *testing.T) {
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
 	bin := filepath.Join(t.TempDir(), "rocelab")
 	build := exec.Command("go", "build", "-o", bin, "github.com/rocelab/rocelab/cmd/rocelab")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
