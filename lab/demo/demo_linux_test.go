@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,17 +20,8 @@ import (
 func TestDemo(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
-	bin := filepath.Join(t.TempDir(), "rocelab")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rocelab/rocelab/cmd/rocelab")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build rocelab: %v\n%s", err, out)
-	}
-	root, err := os.MkdirTemp("/run", "rltest-demo-")
-	if err != nil {
-		root = t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	bin := testenv.BuildRocelab(t)
+	root := testenv.RunRoot(t, "rltest-demo-")
 	name := fmt.Sprintf("dm%d", os.Getpid())
 
 	var out, log bytes.Buffer

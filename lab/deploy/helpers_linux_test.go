@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,13 +44,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "rocelab")
-		// Static, so that the docker runtime can put it into its image.
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/rocelab/rocelab/cmd/rocelab")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		buildErr = testenv.BuildRocelabTo(binPath)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -70,15 +63,7 @@ func TestMain(m *testing.M) {
 // runRoot is a fresh run-directory root for t. It lives on tmpfs under
 // /run when it can, like the real /run/rocelab: on a disk, the fsync of
 // every state write would dominate the big topologies' timings.
-func runRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/run", "rltest-")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func runRoot(t *testing.T) string { return testenv.RunRoot(t, "rltest-") }
 
 // snapshot is the machine state a lab must leave as it found it: the
 // named namespaces and root-namespace interfaces that belong (by name or

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -220,41 +219,8 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	return res
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// binary is the rocelab command the lab's node processes run.
+func binary(t *testing.T) string { return testenv.BuildRocelab(t) }
 
-// binary builds the rocelab command once per test process.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "rocelab-fidelity-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "rocelab")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/rocelab/rocelab/cmd/rocelab").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(binPath)) })
-	return binPath
-}
-
-// runRoot is a fresh run-directory root on tmpfs under /run when it can.
-func runRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/run", "rltest-")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// runRoot is a fresh run-directory root.
+func runRoot(t *testing.T) string { return testenv.RunRoot(t, "rltest-") }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,17 +29,8 @@ var emuExamples = []string{
 func TestEmulateExamples(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
-	bin := filepath.Join(t.TempDir(), "rocelab")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rocelab/rocelab/cmd/rocelab")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build rocelab: %v\n%s", err, out)
-	}
-	root, err := os.MkdirTemp("/run", "rltest-emu-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	bin := testenv.BuildRocelab(t)
+	root := testenv.RunRoot(t, "rltest-emu-")
 	for i, f := range emuExamples {
 		t.Run(f, func(t *testing.T) {
 			sc, err := scenario.Load(filepath.Join("../../examples", f))

@@ -1,0 +1,47 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BuildRocelab builds the rocelab command, statically (CGO_ENABLED=0, so
+// the docker runtime can put it into its image), into t's temporary
+// directory and returns its path. Go's build cache makes every build after
+// the first a link step.
+func BuildRocelab(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rocelab")
+	if err := BuildRocelabTo(bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildRocelabTo builds the static rocelab command into path, for tests
+// that share one binary across a test process.
+func BuildRocelabTo(path string) error {
+	cmd := exec.Command("go", "build", "-o", path, "github.com/rocelab/rocelab/cmd/rocelab")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build rocelab: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// RunRoot returns a fresh lab run-directory root for t, removed when t
+// ends: on tmpfs under /run when it can (the lab's state file is fsynced
+// on every change, which is slow on a disk), else in t's temporary
+// directory.
+func RunRoot(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/run", prefix)
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
