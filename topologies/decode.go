@@ -259,18 +259,29 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string) {
 	v.Set(m)
 }
 
-// suggest returns ` (did you mean "x"?)` for the closest known key.
+// suggest returns ` (did you mean "x"?)` for the closest known key, or
+// the list of known keys.
 func suggest(key string, keys []string) string {
+	if best := Closest(key, keys); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return fmt.Sprintf(" (known: %s)", strings.Join(keys, ", "))
+}
+
+// Closest returns the element of known nearest to s by edit distance when
+// it is near enough to be a typo (at most 2 edits; 1 for words of up to 3
+// letters), else "". Scenario files use it for their "did you mean".
+func Closest(s string, known []string) string {
 	best, bestD := "", 3
-	for _, k := range keys {
-		if d := editDistance(key, k); d < bestD {
+	if len(s) <= 3 {
+		bestD = 2
+	}
+	for _, k := range known {
+		if d := editDistance(s, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if best == "" {
-		return fmt.Sprintf(" (known: %s)", strings.Join(keys, ", "))
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 func editDistance(a, b string) int {

@@ -91,37 +91,6 @@ func suggest(s string, known []string) string {
 	return fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
 }
 
-// closest returns the element of known nearest to s by edit distance, if
-// it is near enough to be a typo.
-func closest(s string, known []string) string {
-	best, bestD := "", 3
-	if len(s) <= 3 {
-		bestD = 2
-	}
-	for _, k := range known {
-		if d := editDistance(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// closest returns the element of known nearest to s, if it is near
+// enough to be a typo.
+func closest(s string, known []string) string { return topologies.Closest(s, known) }
