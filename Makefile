@@ -40,3 +40,12 @@ bench:
 
 clean:
 	rm -rf bin $(DEMO_OUT)
+
+## bench-sim: the simulator at data-center scale, on one core: a 1,024-host
+## three-tier Clos permutation (single-path ECMP, then MetaRoCE spraying) and
+## a 2,048-GPU ring all-reduce; wall time, packets and events per second,
+## peak RSS, flow completion times. Takes minutes; not part of `make test`.
+.PHONY: bench-sim
+bench-sim:
+	$(GO) build -o bin/simbench ./lab/simbench/cmd
+	GOMAXPROCS=1 bin/simbench $(SIMBENCH_FLAGS)

@@ -113,6 +113,7 @@ type NIC struct {
 	rekick   bool
 	txPkt    *wire.Packet
 	txDoneFn func()
+	fast     handlerScheduler // sched's allocation-free path, or nil
 	ctrl     [8][]*wire.Packet
 	active   []*QP
 	rr       int
@@ -157,6 +158,7 @@ func NewNIC(opts Options) (*NIC, error) {
 		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, rkeys: map[uint32]*MR{},
 		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
 	n.txDoneFn = n.txDone
+	n.fast, _ = n.sched.(handlerScheduler)
 	n.wakeFn = func() { n.wake = nil; n.kick() }
 	return n, nil
 }
@@ -277,8 +279,26 @@ func (n *NIC) transmit(p *wire.Packet) {
 	n.txPkt = p
 	n.ctr.txPkts++
 	n.ctr.txBytes += int64(p.Len)
-	n.sched.AfterFunc(n.opts.LineRate.Serialize(switchmodel.WireBytes(p.Len)), n.txDoneFn)
+	if d := n.opts.LineRate.Serialize(switchmodel.WireBytes(p.Len)); n.fast != nil {
+		n.fast.ScheduleAfter(d, (*nicTx)(n), nil)
+	} else {
+		n.sched.AfterFunc(d, n.txDoneFn)
+	}
 }
+
+// handlerScheduler is the allocation-free scheduling path of the
+// simulator's engine (lab/sim.Engine.ScheduleAfter); the NIC uses it for
+// the end of each transmission when its scheduler has it.
+type handlerScheduler interface {
+	ScheduleAfter(d clock.Duration, h interface{ Handle(arg any) }, arg any)
+}
+
+// nicTx is the Handler of the end-of-transmission event; a separate type
+// keeps Handle out of NIC's method set.
+type nicTx NIC
+
+// Handle is txDone.
+func (h *nicTx) Handle(any) { (*NIC)(h).txDone() }
 
 func (n *NIC) txDone() {
 	p := n.txPkt

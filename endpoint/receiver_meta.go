@@ -110,9 +110,14 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	qp.ctr.rxDataBytes += int64(n)
 	s.bits[seq&s.mask] = true
 	s.done[seq&s.mask] = d
+	hole := s.hi > s.ePSN // packets were missing before this one
 	s.hi = max(s.hi, seq+1)
 	s.advance()
-	if s.hi > s.ePSN {
+	// Acknowledge at once while packets are missing, and when this packet
+	// filled the last hole: the sender may be waiting for exactly this
+	// (a tail whose last packet overtook an earlier one on another path),
+	// and a coalesced ACK would leave it to the retransmission timeout.
+	if hole || s.hi > s.ePSN {
 		s.sendSACK(seq, 0)
 		return
 	}

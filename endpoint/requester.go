@@ -165,7 +165,11 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 			*rc = txRec{read: w.wr.Opcode == WRRead}
 		}
 		rc.sentAt, rc.lost, rc.path = now, false, uint8(pi)
-		rc.pathSeq = pa.track(s)
+		if qp.mode == ModeMetaRoCE {
+			// Only MetaRoCE's loss detection consumes the path FIFOs;
+			// RoCEv2 would only grow them with every packet sent.
+			rc.pathSeq = pa.track(s)
+		}
 	}
 	qp.ctr.txPkts++
 	qp.ctr.txBytes += int64(p.Len)

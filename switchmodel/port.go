@@ -11,41 +11,50 @@ import (
 // priority group), and its egress holds eight queues served at the port's
 // line rate into whatever is attached.
 type Port struct {
+	// Fields every packet touches come first, so that they share the
+	// struct's first cache lines; the per-class arrays follow.
 	sw    *Switch
-	idx   int
-	label string
-	rate  clock.Rate
 	out   wire.Sink
-
-	pg [NumTC]pg
-	q  [NumTC]queue
-
+	rate  clock.Rate
+	tx    *wire.Packet
+	busy  bool
+	ready uint8 // bit tc: queue tc holds packets and is not paused
 	// Transmitter.
-	busy       bool
-	tx         *wire.Packet
-	txDoneFn   func()
-	dwrrCur    int
-	pfcPending bool  // some PG has state to signal upstream
-	ready      uint8 // bit tc: queue tc holds packets and is not paused
+	pfcPending bool // some PG has state to signal upstream
 	refreshArm bool
-	refreshFn  func()
+	dwrrCur    int
+	idx        int
 
 	rxPkts, rxBytes int64
 	txPkts, txBytes int64
 	pfcTx, pfcRx    int64
-	drops           [NumTC][numReasons]dropCount
+
+	label     string
+	txDoneFn  func()
+	refreshFn func()
+
+	pg [NumTC]pg
+	q  [NumTC]queue
+
+	drops [NumTC][numReasons]dropCount
 }
 
-// queue is one egress traffic class of a port.
+// queue is one egress traffic class of a port. The fields each packet
+// touches come first.
 type queue struct {
 	fifo
-	ecn     wred
 	quantum int
 	deficit int
 	visited bool
+	paused  bool
+	storm   bool
+
+	enqPkts, txPkts, txBytes int64
+	peakBytes, peakPkts      int64
+
+	ecn wred
 
 	// Pause received from downstream.
-	paused      bool
 	pausedUntil clock.Time
 	pausedSince clock.Time
 	pausedTotal clock.Duration
@@ -55,14 +64,11 @@ type queue struct {
 	// Watchdog.
 	wdTimer   clock.Timer
 	wdFn      func()
-	storm     bool
 	recoverFn func()
 
-	enqPkts, txPkts, txBytes int64
-	peakBytes, peakPkts      int64
-	ecnMarks, trims          int64
-	pfcRx, pfcIgnored        int64
-	wdEvents, wdRestores     int64
+	ecnMarks, trims      int64
+	pfcRx, pfcIgnored    int64
+	wdEvents, wdRestores int64
 }
 
 var _ wire.Sink = (*Port)(nil)

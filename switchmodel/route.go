@@ -9,39 +9,74 @@ import (
 	"github.com/rocelab/rocelab/wire"
 )
 
-// route is one FIB entry: the equal-cost egress ports of a prefix.
+// route is one FIB entry: the equal-cost egress ports of a prefix, as an
+// index into the FIB's interned port sets (8 bytes an entry, no pointers).
 type route struct {
-	ports []int
-	rr    int // next port for round-robin spraying
+	set int32 // index into fib.sets
+	rr  int32 // next port for round-robin spraying
 }
 
-// fib is a longest-prefix-match table: one hash map keyed by (masked
-// address, length), probed from the longest length in use down, so a
-// lookup costs one map probe per distinct length present (typically /32,
-// /24, /0).
+// fib is a longest-prefix-match table probed from the longest prefix length
+// in use down, so a lookup costs one map probe per distinct length present
+// (typically /32, /31, /0).
+//
+// Sized for data-center fabrics (a switch of a 1,024-host Clos holds
+// thousands of prefixes): routes live by value in one slice and the maps
+// hold indices, so the table has no pointers for the collector to scan;
+// IPv4 prefixes are keyed by one integer (address<<8 | length), the fast
+// path of the runtime's maps; port sets are interned (thousands of
+// prefixes, a handful of next-hop sets); and a small direct-mapped cache in
+// front of the IPv4 maps remembers the route of recently seen destination
+// addresses, so a packet usually costs one probe of a 2 KiB array instead
+// of a miss and a hit in a large map.
 type fib struct {
-	routes map[fibKey]*route
-	lens4  []int // prefix lengths in use for IPv4, longest first
-	lens6  []int
+	routes  []route
+	routes4 map[uint64]int32
+	routes6 map[fibKey]int32
+	lens4   []int // prefix lengths in use for IPv4, longest first
+	lens6   []int
+	sets    [][]int          // interned port sets; never modified
+	setIdx  map[string]int32 // index into sets by encoded set
+	scratch []int            // add's merge buffer
+	key     []byte           // intern's key buffer
+	cache   [fibCacheSize]fibCacheEntry
 }
 
-// fibKey is a masked prefix in plain integers (cheaper to hash than
-// netip.Prefix). IPv4 prefixes keep the address in lo and set v4.
+// fibCacheSize is the number of entries of the destination cache.
+const fibCacheSize = 256
+
+// fibCacheEntry maps an IPv4 destination to its route: idx is the index
+// into routes plus one (0 for an empty entry), set the route's port set,
+// and one its only port when the set has one (-1 otherwise), so that a hit
+// on a single-path route touches nothing else.
+type fibCacheEntry struct {
+	addr uint32
+	idx  int32
+	set  int32
+	one  int32
+}
+
+// fibKey is a masked IPv6 prefix in plain integers (cheaper to hash than
+// netip.Prefix).
 type fibKey struct {
 	hi, lo uint64
 	bits   uint8
-	v4     bool
 }
 
-func keyOf(a netip.Addr, bits int) fibKey {
-	if a.Is4() {
-		b := a.As4()
-		v := binary.BigEndian.Uint32(b[:])
-		if bits < 32 {
-			v &^= 1<<(32-bits) - 1
-		}
-		return fibKey{lo: uint64(v), bits: uint8(bits), v4: true}
+// key4 is the IPv4 map key of the bits long prefix of address v.
+func key4(v uint32, bits int) uint64 {
+	if bits < 32 {
+		v &^= 1<<(32-bits) - 1
 	}
+	return uint64(v)<<8 | uint64(bits)
+}
+
+func addr4(a netip.Addr) uint32 {
+	b := a.As4()
+	return binary.BigEndian.Uint32(b[:])
+}
+
+func key6(a netip.Addr, bits int) fibKey {
 	b := a.As16()
 	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 	switch {
@@ -57,46 +92,106 @@ func keyOf(a netip.Addr, bits int) fibKey {
 }
 
 func (f *fib) add(pfx netip.Prefix, ports []int) {
-	if f.routes == nil {
-		f.routes = make(map[fibKey]*route)
+	if f.routes4 == nil {
+		f.routes4 = make(map[uint64]int32)
+		f.routes6 = make(map[fibKey]int32)
+		f.setIdx = make(map[string]int32)
 	}
+	f.cache = [fibCacheSize]fibCacheEntry{}
 	if a := pfx.Addr(); a.Is4In6() {
 		pfx = netip.PrefixFrom(a.Unmap(), max(0, pfx.Bits()-96))
 	}
-	k := keyOf(pfx.Addr(), pfx.Bits())
-	r := f.routes[k]
-	if r == nil {
-		r = &route{}
-		f.routes[k] = r
-		lens := &f.lens6
-		if pfx.Addr().Is4() {
-			lens = &f.lens4
+	a, bits := pfx.Addr(), pfx.Bits()
+	lens := &f.lens6
+	var i int32
+	var ok bool
+	if a.Is4() {
+		lens = &f.lens4
+		k := key4(addr4(a), bits)
+		if i, ok = f.routes4[k]; !ok {
+			i = int32(len(f.routes))
+			f.routes = append(f.routes, route{set: -1})
+			f.routes4[k] = i
 		}
-		if !slices.Contains(*lens, pfx.Bits()) {
-			*lens = append(*lens, pfx.Bits())
-			slices.Sort(*lens)
-			slices.Reverse(*lens)
+	} else {
+		k := key6(a, bits)
+		if i, ok = f.routes6[k]; !ok {
+			i = int32(len(f.routes))
+			f.routes = append(f.routes, route{set: -1})
+			f.routes6[k] = i
 		}
+	}
+	if !slices.Contains(*lens, bits) {
+		*lens = append(*lens, bits)
+		slices.Sort(*lens)
+		slices.Reverse(*lens)
+	}
+	r := &f.routes[i]
+	merged := f.scratch[:0]
+	if r.set >= 0 {
+		merged = append(merged, f.sets[r.set]...)
 	}
 	for _, p := range ports {
-		if !slices.Contains(r.ports, p) {
-			r.ports = append(r.ports, p)
+		if !slices.Contains(merged, p) {
+			merged = append(merged, p)
 		}
 	}
+	f.scratch = merged
+	r.set = f.intern(merged)
 }
 
-func (f *fib) lookup(a netip.Addr) *route {
-	a = a.Unmap()
-	lens := f.lens6
-	if a.Is4() {
-		lens = f.lens4
+// intern returns the index of the port set ps (in its order) in f.sets,
+// adding it if it is new.
+func (f *fib) intern(ps []int) int32 {
+	k := f.key[:0]
+	for _, p := range ps {
+		k = binary.LittleEndian.AppendUint32(k, uint32(p))
 	}
-	for _, l := range lens {
-		if r := f.routes[keyOf(a, l)]; r != nil {
-			return r
+	f.key = k
+	if i, ok := f.setIdx[string(k)]; ok {
+		return i
+	}
+	i := int32(len(f.sets))
+	f.sets = append(f.sets, slices.Clone(ps))
+	f.setIdx[string(k)] = i
+	return i
+}
+
+// hit returns the cache entry of route i for address v.
+func (f *fib) hit(v uint32, i int32) fibCacheEntry {
+	set := f.routes[i].set
+	one := int32(-1)
+	if ps := f.sets[set]; len(ps) == 1 {
+		one = int32(ps[0])
+	}
+	return fibCacheEntry{addr: v, idx: i + 1, set: set, one: one}
+}
+
+// lookup returns the route of a as a cache entry (idx 0: no route).
+func (f *fib) lookup(a netip.Addr) fibCacheEntry {
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if a.Is4() {
+		v := addr4(a)
+		c := &f.cache[(uint64(v)*0x9E3779B97F4A7C15)>>(64-8)]
+		if c.idx != 0 && c.addr == v {
+			return *c
+		}
+		for _, l := range f.lens4 {
+			if i, ok := f.routes4[key4(v, l)]; ok {
+				*c = f.hit(v, i)
+				return *c
+			}
+		}
+		return fibCacheEntry{}
+	}
+	for _, l := range f.lens6 {
+		if i, ok := f.routes6[key6(a, l)]; ok {
+			return f.hit(0, i)
 		}
 	}
-	return nil
+	return fibCacheEntry{}
 }
 
 // route picks p's egress port: longest-prefix match on the destination,
@@ -105,24 +200,26 @@ func (s *Switch) route(p *wire.Packet) (int, bool) {
 	if !p.DstIP.IsValid() {
 		return 0, false
 	}
-	r := s.fib.lookup(p.DstIP)
-	if r == nil {
+	c := s.fib.lookup(p.DstIP)
+	if c.idx == 0 {
 		return 0, false
 	}
-	n := len(r.ports)
-	if n == 1 {
-		return r.ports[0], true
+	if c.one >= 0 {
+		return int(c.one), true
 	}
+	ports := s.fib.sets[c.set]
+	n := len(ports)
 	if s.spray[p.DSCP&63] {
 		if s.cfg.ECMP.SprayRandom {
-			return r.ports[s.rng.IntN(n)], true
+			return ports[s.rng.IntN(n)], true
 		}
+		r := &s.fib.routes[c.idx-1]
 		i := r.rr
-		r.rr = (r.rr + 1) % n
-		return r.ports[i], true
+		r.rr = (r.rr + 1) % int32(n)
+		return ports[i], true
 	}
 	hi, _ := bits.Mul64(s.flowHash(p), uint64(n))
-	return r.ports[hi], true
+	return ports[hi], true
 }
 
 // flowHash hashes the 5-tuple (and the destination QP when QP-aware) with

@@ -47,13 +47,24 @@ func (pt *Port) kick() {
 	pt.tx = p
 	pt.txPkts++
 	pt.txBytes += int64(p.Len)
-	s.sched.AfterFunc(pt.rate.Serialize(WireBytes(p.Len)), pt.txDoneFn)
+	if d := pt.rate.Serialize(WireBytes(p.Len)); s.fast != nil {
+		s.fast.ScheduleAfter(d, (*portTx)(pt), nil)
+	} else {
+		s.sched.AfterFunc(d, pt.txDoneFn)
+	}
 	if fromQueue {
 		// After busy is set: releasing may send XON out of any port,
 		// this one included.
 		s.ports[e.in].checkXon(int(e.pg))
 	}
 }
+
+// portTx is the Handler of a port's end-of-transmission event; a separate
+// type keeps Handle out of Port's method set.
+type portTx Port
+
+// Handle is txDone.
+func (h *portTx) Handle(any) { (*Port)(h).txDone() }
 
 // txDone hands the frame whose last bit just left to the attached sink and
 // starts the next one.
@@ -99,7 +110,7 @@ func (pt *Port) pick() int {
 				q.deficit += q.quantum
 				q.visited = true
 			}
-			if size := WireBytes(q.front().p.Len); size <= q.deficit {
+			if size := WireBytes(int(q.front().size)); size <= q.deficit { // size is p.Len, kept in the entry
 				q.deficit -= size
 				return int(tc)
 			}

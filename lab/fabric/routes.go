@@ -36,11 +36,31 @@ type Route struct {
 // prefix.
 func Routes(t *topologies.Topology) map[string][]Route {
 	out := map[string][]Route{}
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			out[n.Name] = nil
+		}
+	}
+	eachRoute(t, func(s *topologies.Node, r Route) {
+		out[s.Name] = append(out[s.Name], r)
+	})
+	for name, rs := range out {
+		slices.SortFunc(rs, func(a, b Route) int {
+			return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()))
+		})
+		out[name] = rs
+	}
+	return out
+}
+
+// eachRoute calls emit with every route of every switch (see Routes), in
+// no particular order, without holding them all: a fabric of a thousand
+// switches has millions. Routes emitted together may share their Ports.
+func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, r Route)) {
 	var switches []*topologies.Node
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
 			switches = append(switches, n)
-			out[n.Name] = nil
 		}
 	}
 	for _, d := range switches {
@@ -63,7 +83,7 @@ func Routes(t *topologies.Topology) map[string][]Route {
 				}
 			}
 			for _, pfx := range dst {
-				out[s.Name] = append(out[s.Name], Route{Prefix: pfx, Ports: ports})
+				emit(s, Route{Prefix: pfx, Ports: ports})
 			}
 		}
 		// Connected routes of d's host and storage NICs.
@@ -73,18 +93,11 @@ func Routes(t *topologies.Topology) map[string][]Route {
 			}
 			for _, a := range []netip.Prefix{pt.Peer.Addr, pt.Peer.Addr6} {
 				if a.IsValid() {
-					out[d.Name] = append(out[d.Name], Route{Prefix: a.Masked(), Ports: []int{i}})
+					emit(d, Route{Prefix: a.Masked(), Ports: []int{i}})
 				}
 			}
 		}
 	}
-	for name, rs := range out {
-		slices.SortFunc(rs, func(a, b Route) int {
-			return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()))
-		})
-		out[name] = rs
-	}
-	return out
 }
 
 // distancesTo returns the hop count from every switch that can reach d

@@ -52,7 +52,6 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		byName:   map[string]*switchmodel.Switch{},
 		attached: map[*topologies.Port]bool{},
 	}
-	routes := Routes(t)
 	for _, n := range t.Nodes {
 		if n.Kind != topologies.KindSwitch {
 			continue
@@ -80,11 +79,20 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		if err != nil {
 			return nil, fmt.Errorf("build sim fabric: %w", err)
 		}
-		if err := Install(sw, routes[n.Name]); err != nil {
-			return nil, fmt.Errorf("build sim fabric: switch %s: %w", n.Name, err)
-		}
 		f.byName[n.Name] = sw
 		f.switches = append(f.switches, sw)
+	}
+	// Routes go in as they are computed: a large fabric has millions.
+	var rerr error
+	eachRoute(t, func(n *topologies.Node, r Route) {
+		if rerr == nil {
+			if err := f.byName[n.Name].AddRoute(r.Prefix, r.Ports...); err != nil {
+				rerr = fmt.Errorf("build sim fabric: switch %s: install routes: %w", n.Name, err)
+			}
+		}
+	})
+	if rerr != nil {
+		return nil, rerr
 	}
 	for _, l := range t.Links {
 		a, b := l.A, l.B

@@ -10,7 +10,16 @@ import (
 // the handler and its argument in the event, and the engine calls
 // Handle(arg) when the event is due. Store pointers in arg: an any holding
 // a pointer does not allocate.
-type Handler interface {
+//
+// Handler is an alias of an unnamed interface so that models can use the
+// fast path without importing this package: a model declares
+//
+//	interface {
+//		ScheduleAfter(d clock.Duration, h interface{ Handle(arg any) }, arg any)
+//	}
+//
+// and type-asserts its clock.Scheduler to it (see switchmodel).
+type Handler = interface {
 	Handle(arg any)
 }
 
@@ -65,7 +74,7 @@ func (e *Engine) after(d clock.Duration) clock.Time {
 // clamped to Now, so f runs after the events already due at Now.
 func (e *Engine) At(t clock.Time, f func()) clock.Timer {
 	ft := e.newTimer(f)
-	e.push(t, payload{ft: ft})
+	ft.slot = e.push(t, payload{ft: ft})
 	return ft
 }
 
@@ -74,11 +83,15 @@ func (e *Engine) At(t clock.Time, f func()) clock.Timer {
 // cannot be cancelled; a handler that may be stale when it fires must check
 // its own state.
 func (e *Engine) Schedule(t clock.Time, h Handler, arg any) {
+	if h == nil {
+		panic("sim: Schedule with a nil handler")
+	}
 	e.push(t, payload{h: h, arg: arg})
 }
 
-// push stores p in a free slot and queues it at t (clamped to Now).
-func (e *Engine) push(t clock.Time, p payload) {
+// push stores p in a free slot and queues it at t (clamped to Now); it
+// returns the slot.
+func (e *Engine) push(t clock.Time, p payload) uint32 {
 	var s uint32
 	if n := len(e.free); n > 0 {
 		s = e.free[n-1]
@@ -96,6 +109,7 @@ func (e *Engine) push(t clock.Time, p payload) {
 	}
 	e.heap.push(key{at: max(t, e.now), ord: e.seq<<slotBits | uint64(s)})
 	e.seq++
+	return s
 }
 
 // release clears slot s and returns it to the free list.
@@ -127,9 +141,8 @@ func (e *Engine) Stop() { e.stopped = true }
 func (e *Engine) skipCancelled() bool {
 	for e.heap.len() > 0 {
 		s := e.heap[root].slot()
-		ft := e.slots[s].ft
-		if ft == nil || ft.state == timerPending {
-			return true
+		if p := &e.slots[s]; p.ft != nil || p.h != nil {
+			return true // a cancelled timer's payload is empty
 		}
 		e.heap.pop()
 		e.release(s)
@@ -144,6 +157,12 @@ func (e *Engine) Step() bool {
 	if !e.skipCancelled() {
 		return false
 	}
+	e.step()
+	return true
+}
+
+// step runs the event at the top of the heap, which must be live.
+func (e *Engine) step() {
 	k := e.heap.pop()
 	ev := e.slots[k.slot()]
 	e.release(k.slot())
@@ -154,10 +173,9 @@ func (e *Engine) Step() bool {
 		ft.f = nil
 		ft.state = timerFired
 		f()
-		return true
+		return
 	}
 	ev.h.Handle(ev.arg)
-	return true
 }
 
 // Run runs events until none remain or Stop is called.
@@ -174,7 +192,7 @@ func (e *Engine) Run() {
 func (e *Engine) RunUntil(t clock.Time) {
 	e.stopped = false
 	for !e.stopped && e.skipCancelled() && e.heap[root].at <= t {
-		e.Step()
+		e.step()
 	}
 	if !e.stopped && t > e.now {
 		e.now = t

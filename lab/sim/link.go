@@ -17,10 +17,14 @@ type Link struct {
 	e     *Engine
 	delay clock.Duration
 	to    wire.Sink
-	ring  []inflight // len is a power of two
+	ring  []inflight // len is a power of two; inline until it grows
 	head  int
 	n     int
 	armed bool // an event for the head packet is in the engine
+	// inline is the ring's first storage, inside the Link so that the
+	// packets in flight share the link's cache lines (a short link at
+	// 100–400G holds a few).
+	inline [4]inflight
 }
 
 type inflight struct {
@@ -34,7 +38,9 @@ var _ wire.Sink = (*Link)(nil)
 // 0) and hands them to to. to may be nil if SetTo is called before the
 // first packet arrives at the far end.
 func NewLink(e *Engine, delay clock.Duration, to wire.Sink) *Link {
-	return &Link{e: e, delay: max(delay, 0), to: to, ring: make([]inflight, 8)}
+	l := &Link{e: e, delay: max(delay, 0), to: to}
+	l.ring = l.inline[:]
+	return l
 }
 
 // SetTo sets the sink the link delivers to, to wire up cycles between

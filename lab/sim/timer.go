@@ -15,6 +15,7 @@ const (
 type funcTimer struct {
 	e     *Engine
 	f     func()
+	slot  uint32 // the event's payload slot while pending
 	state timerState
 }
 
@@ -27,6 +28,9 @@ func (t *funcTimer) Stop() bool {
 	}
 	t.state = timerCancelled
 	t.f = nil
+	// An empty payload marks the event cancelled, so the engine finds out
+	// from the slot it reads anyway, without touching the timer.
+	t.e.slots[t.slot] = payload{}
 	t.e.cancelled++
 	t.e.maybeCompact()
 	return true
@@ -60,7 +64,7 @@ func (e *Engine) maybeCompact() {
 		return
 	}
 	e.heap.filter(func(k key) bool {
-		if ft := e.slots[k.slot()].ft; ft != nil && ft.state == timerCancelled {
+		if p := &e.slots[k.slot()]; p.ft == nil && p.h == nil {
 			e.release(k.slot())
 			return false
 		}

@@ -111,7 +111,7 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	}
 	// QPs are connected now (no packets move until the job starts).
 	j.tr, err = rdmacomm.New(rdmacomm.Options{Sched: l.e, NICs: j.nics, Pairs: pairs,
-		QP: endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths}})
+		QP: endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}})
 	if err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}

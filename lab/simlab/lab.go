@@ -39,6 +39,15 @@ type Options struct {
 	// largest power of two, at most 4096, whose frames fit the NIC's link
 	// MTU.
 	MTU int
+	// QPWindow is the most PSNs each QP keeps in flight
+	// (endpoint.QPConfig.Window; default the endpoint's, 4096). Each QP
+	// holds per-PSN state of this size on both ends, so labs with
+	// thousands of QPs use a smaller window (512 PSNs of 4 KiB is 2 MiB in
+	// flight, several bandwidth-delay products of a 400G fabric).
+	QPWindow int
+	// QPTimeout is every QP's initial retransmission timeout
+	// (endpoint.QPConfig.Timeout; default the endpoint's, 200 µs).
+	QPTimeout clock.Duration
 	// Fabric is passed to fabric.BuildSim (switch configuration hooks,
 	// PFC callback, fault and capture wrappers).
 	Fabric fabric.SimOptions
@@ -314,3 +323,7 @@ func (l *Lab) Collect(emit func(telemetry.Sample)) {
 
 // Samples gathers every sample of the lab, sorted (telemetry.Gather).
 func (l *Lab) Samples() []telemetry.Sample { return telemetry.Gather(l) }
+
+// PayloadMTU returns the RDMA payload per packet a BE NIC on a link of IP
+// MTU ipMTU uses when Options.MTU is 0.
+func PayloadMTU(ipMTU int) int { return payloadMTU(ipMTU) }

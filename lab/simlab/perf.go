@@ -68,7 +68,7 @@ type Flow struct {
 	end      clock.Time
 	msgs     int64
 	bytes    int64
-	fcts     []clock.Duration
+	fcts     fctDist
 	rxAtEnd  int64 // data bytes received by the deadline (Duration mode)
 	finished bool
 }
@@ -257,7 +257,7 @@ func (f *Flow) setup() error {
 			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
 		}
 		ccq, scq := cn.CreateCQ(0), sn.CreateCQ(0)
-		cfg := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths}
+		cfg := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}
 		ccfg, scfg := cfg, cfg
 		ccfg.SendCQ, ccfg.RecvCQ, scfg.SendCQ, scfg.RecvCQ = ccq, ccq, scq, scq
 		if q.c, err = cpd.CreateQP(ccfg); err != nil {
@@ -319,7 +319,8 @@ func (q *perfQP) clientWC(wc endpoint.WC) {
 	}
 	now := j.l.e.Now()
 	if len(q.posts) > 0 {
-		f.fcts = append(f.fcts, now.Sub(q.posts[0]))
+		f.fcts.add(now.Sub(q.posts[0]))
+		q.posts[0] = 0
 		q.posts = q.posts[1:]
 	}
 	q.done++
@@ -420,14 +421,15 @@ func (f *Flow) Name() string { return f.From + "->" + f.To }
 // Done reports whether the flow finished.
 func (f *Flow) Done() bool { return f.finished }
 
-// FCTs returns every message completion time of the flow, in completion
-// order.
-func (f *Flow) FCTs() []clock.Duration { return f.fcts }
+// FCTs returns the message completion times of the flow, in completion
+// order: all of them up to the first 4096, then only those (memory does
+// not grow with the run). Result().FCT summarises all of them.
+func (f *Flow) FCTs() []clock.Duration { return f.fcts.exact }
 
 // Result returns what the flow measured so far.
 func (f *Flow) Result() FlowResult {
 	r := FlowResult{From: f.From, To: f.To, Messages: f.msgs, Bytes: f.bytes, Start: f.start, End: f.end,
-		FCT: fctStats(f.fcts)}
+		FCT: f.fcts.stats()}
 	switch d := f.j.spec.Duration; {
 	case d > 0 && f.j.deadline != 0 && f.j.l.e.Now() >= f.j.deadline:
 		r.GoodputGbps = float64(f.rxAtEnd) * 8 / d.Seconds() / 1e9
@@ -481,3 +483,7 @@ func (j *PerfJob) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "perf_flow_fct_p99_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.FCT.P99.Seconds()})
 	}
 }
+
+// Summarize returns the distribution of d (count, min, median, p99, max,
+// mean); d is not modified.
+func Summarize(d []clock.Duration) FCTStats { return fctStats(d) }

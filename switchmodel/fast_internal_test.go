@@ -1,0 +1,8 @@
+package switchmodel
+
+import "github.com/rocelab/rocelab/lab/sim"
+
+// The simulator's engine must offer the switch its allocation-free path;
+// if sim.Engine.ScheduleAfter's signature drifts, this stops compiling
+// instead of the switch silently falling back to AfterFunc.
+var _ handlerScheduler = (*sim.Engine)(nil)
