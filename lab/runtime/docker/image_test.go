@@ -66,11 +66,8 @@ func TestCheckStatic(t *testing.T) {
 	if err := CheckStatic(text); err == nil {
 		t.Error("a shell script passed as a static binary")
 	}
-	dyn, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh to use as a dynamic binary")
-	}
-	err = CheckStatic(dyn)
+	dyn := testenv.RequireTool(t, "sh") // a dynamically linked binary
+	err := CheckStatic(dyn)
 	if err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("CheckStatic(%s) = %v, want an error that tells how to build a static binary", dyn, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 func TestParseStat(t *testing.T) {
@@ -25,10 +27,10 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestStop(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
+	cmd := exec.Command(testenv.RequireTool(t, "sleep"), "30")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Skip("no sleep binary:", err)
+		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
