@@ -11,7 +11,6 @@ import (
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/deploy"
 	"github.com/rocelab/rocelab/lab/node"
-	"github.com/rocelab/rocelab/lab/report"
 	"github.com/rocelab/rocelab/lab/scenario"
 	"github.com/rocelab/rocelab/lab/telemetry"
 	"github.com/rocelab/rocelab/topologies"
@@ -112,21 +111,10 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		Snapshots: e.snaps, Problems: e.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}
-	out.Results = sc.Evaluate(out.Metrics)
-	out.Pass = len(out.Problems) == 0
-	for _, res := range out.Results {
-		out.Pass = out.Pass && res.Pass
-	}
 	for _, j := range e.jobs {
 		out.Jobs = append(out.Jobs, j.summary())
 	}
-	if opts.ReportDir != "" {
-		if err := report.Write(opts.ReportDir, out.reportData()); err != nil {
-			return out, fmt.Errorf("run %s: %w", sc.Name, err)
-		}
-		out.Report = opts.ReportDir
-	}
-	return out, nil
+	return out, out.conclude(opts.ReportDir)
 }
 
 // labName is a lab name from the scenario's and the process's.

@@ -205,21 +205,30 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		Events: e.Executed(), Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
-	out.Results = sc.Evaluate(out.Metrics)
+	for _, j := range r.jobs {
+		out.Jobs = append(out.Jobs, j.summary())
+	}
+	return out, out.conclude(opts.ReportDir)
+}
+
+// conclude evaluates the expectations against out.Metrics, decides
+// whether the run passed (every expectation holds and nothing went wrong)
+// and writes the report directory if one was asked for. Both drivers end
+// their runs with it.
+func (out *Outcome) conclude(reportDir string) error {
+	out.Results = out.Scenario.Evaluate(out.Metrics)
 	out.Pass = len(out.Problems) == 0
 	for _, res := range out.Results {
 		out.Pass = out.Pass && res.Pass
 	}
-	for _, j := range r.jobs {
-		out.Jobs = append(out.Jobs, j.summary())
+	if reportDir == "" {
+		return nil
 	}
-	if opts.ReportDir != "" {
-		if err := report.Write(opts.ReportDir, out.reportData()); err != nil {
-			return out, fmt.Errorf("run %s: %w", sc.Name, err)
-		}
-		out.Report = opts.ReportDir
+	if err := report.Write(reportDir, out.reportData()); err != nil {
+		return fmt.Errorf("run %s: %w", out.Scenario.Name, err)
 	}
-	return out, nil
+	out.Report = reportDir
+	return nil
 }
 
 // snapshot gathers the telemetry of the lab, the faults and (at the end)
