@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,7 +185,7 @@ func TestDeployRollback(t *testing.T) {
 		binary  string
 		wantErr []string
 	}{
-		{"node", failAt(deploy.StepNode, 7), "", []string{"node ctsw1", "injected"}},
+		{"node", failNamed(deploy.StepNode, "ctsw1"), "", []string{"node ctsw1", "injected"}},
 		{"link", failAt(deploy.StepLink, 15), "", []string{"link ", "injected"}},
 		{"address", failAt(deploy.StepAddress, 3), "", []string{"address ", "injected"}},
 		{"start", failAt(deploy.StepStart, 4), "", []string{"start ", "injected"}},
@@ -219,13 +220,30 @@ func TestDeployRollback(t *testing.T) {
 
 // failAt fails the n-th unit (1-based) of step.
 func failAt(step deploy.Step, n int) func(deploy.Step, string) error {
-	count := 0
+	var (
+		mu    sync.Mutex
+		count int
+	)
 	return func(s deploy.Step, name string) error {
 		if s != step {
 			return nil
 		}
-		count++ // units of one step may run in parallel: Workers is 2, order is loose
+		// Units of one step run in parallel (Workers 2): which unit is the
+		// n-th is loose, only the step is certain.
+		mu.Lock()
+		defer mu.Unlock()
+		count++
 		if count >= n {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+}
+
+// failNamed fails step at the unit called name.
+func failNamed(step deploy.Step, name string) func(deploy.Step, string) error {
+	return func(s deploy.Step, n string) error {
+		if s == step && n == name {
 			return errors.New("injected failure")
 		}
 		return nil
