@@ -14,9 +14,11 @@ import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/fabric"
 	"github.com/rocelab/rocelab/lab/node"
 	"github.com/rocelab/rocelab/lab/simlab"
 	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -191,7 +193,18 @@ func lagLines(samples []telemetry.Sample) []string {
 // runSimulation runs the same incast in the simulator.
 func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, receiver string) Numbers {
 	t.Helper()
-	lab, err := simlab.Build(topo, simlab.Options{Seed: 1})
+	// The same switch configuration the emulated switch processes run,
+	// including the headroom the emulation adds for loop stalls
+	// (lab/node's lag allowance): the comparison is of the drivers, not
+	// of two configurations.
+	configure := func(n *topologies.Node, c *switchmodel.Config) {
+		cfg, err := node.FromTopology(n, nil, fidelityScale, 1, "/unused.sock")
+		if err != nil {
+			t.Fatalf("switch config of %s: %v", n.Name, err)
+		}
+		c.PFC.Headroom = cfg.Switch.PFC.Headroom
+	}
+	lab, err := simlab.Build(topo, simlab.Options{Seed: 1, Fabric: fabric.SimOptions{Configure: configure}})
 	if err != nil {
 		t.Fatal(err)
 	}
