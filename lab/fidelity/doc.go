@@ -6,5 +6,6 @@
 //
 // Compare holds the rule; the root test (fidelity_linux_test.go) runs a
 // 4:1 incast with PFC both ways and compares per-flow throughput and the
-// PFC frames the switches sent.
+// PFC the switches sent (time in XOFF within the tolerance; frame counts,
+// whose cadence follows host jitter, within twice it).
 package fidelity

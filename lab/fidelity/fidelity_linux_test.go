@@ -144,6 +144,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	after := gather(switches)
 	delta := func(name string) float64 { return telemetry.Sum(after, name) - telemetry.Sum(before, name) }
 	res.PauseFrames = delta("switch_port_pfc_tx_frames_total")
+	res.XOffSeconds = delta("switch_pg_xoff_seconds_total")
 	// Drops are reported, not failed on: a loop that stalls for tens of
 	// ms (a loaded machine) overruns the 100G headroom in fabric time (see
 	// lab/emu, "Late turns"); go-back-N then costs throughput, which the
@@ -226,6 +227,7 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	}
 	rep := lab.IncastReport(job)
 	res.PauseFrames = float64(rep.PauseFrames)
+	res.XOffSeconds = rep.PauseTime.Seconds()
 	if rep.Drops != 0 {
 		t.Errorf("simulator: %d drops", rep.Drops)
 	}
