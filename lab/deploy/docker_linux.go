@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rocelab/rocelab/lab/lifecycle"
 	"github.com/rocelab/rocelab/lab/runtime"
 	"github.com/rocelab/rocelab/lab/runtime/docker"
 	"github.com/rocelab/rocelab/lab/runtime/netns"
@@ -65,17 +66,8 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 	if err := bindNetns(node.NetNSPath, name); err != nil {
 		return err
 	}
-	h, err := netns.Handle(name)
-	if err != nil {
+	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {
 		return err
-	}
-	defer h.Close()
-	lo, err := h.LinkByName("lo")
-	if err == nil {
-		err = h.LinkSetAlias(lo, state.IfAlias(d.name, n.Name, state.LoPort))
-	}
-	if err != nil {
-		return fmt.Errorf("tag netns %s: %w", name, err)
 	}
 	d.mu.Lock()
 	d.ns[n.Name] = name

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/lifecycle"
 	"github.com/rocelab/rocelab/lab/links"
 	"github.com/rocelab/rocelab/lab/runtime"
 	"github.com/rocelab/rocelab/lab/runtime/netns"
@@ -33,17 +34,8 @@ func (d *deployer) createNode(n *topologies.Node) error {
 	if err := netns.Create(name); err != nil {
 		return err
 	}
-	h, err := netns.Handle(name)
-	if err != nil {
+	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {
 		return err
-	}
-	defer h.Close()
-	lo, err := h.LinkByName("lo")
-	if err == nil {
-		err = h.LinkSetAlias(lo, state.IfAlias(d.name, n.Name, state.LoPort))
-	}
-	if err != nil {
-		return fmt.Errorf("tag netns %s: %w", name, err)
 	}
 	d.mu.Lock()
 	d.ns[n.Name] = name

@@ -22,19 +22,29 @@ func CreateNetns(l *state.Lab, node string) (string, error) {
 	if err := netns.Create(name); err != nil {
 		return "", err
 	}
-	h, err := netns.Handle(name)
-	if err != nil {
+	if err := TagNetns(l.Name(), node, name); err != nil {
 		return "", err
+	}
+	return name, l.Created(id, nil)
+}
+
+// TagNetns marks the namespace ns as node's of lab: its loopback gets the
+// alias rocelab:<lab>:<node>:lo, which is how DestroyAll recognises a
+// lab's namespace when its state file is gone.
+func TagNetns(lab, node, ns string) error {
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return err
 	}
 	defer h.Close()
 	lo, err := h.LinkByName("lo")
 	if err == nil {
-		err = h.LinkSetAlias(lo, state.IfAlias(l.Name(), node, state.LoPort))
+		err = h.LinkSetAlias(lo, state.IfAlias(lab, node, state.LoPort))
 	}
 	if err != nil {
-		return "", fmt.Errorf("tag netns %s: %w", name, err)
+		return fmt.Errorf("tag netns %s: %w", ns, err)
 	}
-	return name, l.Created(id, nil)
+	return nil
 }
 
 // Port names one end of a link in the topology.
