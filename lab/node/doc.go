@@ -1,16 +1,23 @@
-// Package node is the process behind each switch of an emulated lab (the
-// hidden `rocelab node` command): a switchmodel.Switch driven by an
-// emu.Loop, one AF_PACKET port per interface of the node's namespace, and
-// a small HTTP/JSON API on a root-only Unix socket in the lab's run
-// directory through which the CLI reads telemetry, captures frames and
-// stops the node.
+// Package node is the process behind each node of an emulated lab (the
+// hidden `rocelab node` command). A switch node is a switchmodel.Switch; an
+// endpoint node (a host) is one endpoint.NIC per back-end port. Either is
+// driven by an emu.Loop with one AF_PACKET port per interface of the
+// node's namespace, a faults.Chain on every port's egress, and a small
+// HTTP/JSON API on a root-only Unix socket in the lab's run directory
+// through which the CLI reads telemetry, captures frames, adds faults,
+// runs perf and collective jobs, and stops the node.
 //
-// The lab writes one JSON Config per node (FromTopology builds it from the
-// resolved topology and fabric.Routes) and starts `rocelab node --config
-// FILE` inside the node's namespace; the node then serves its socket until
-// SIGTERM or POST /shutdown. Config.Kind is "switch" today; "endpoint" is
-// reserved for the MetaRoCE endpoint node, which will reuse the Loop, the
-// ports, the API and the Client.
+// The lab writes one JSON Config per node (FromTopology for switches,
+// built from the resolved topology and fabric.Routes; EndpointFromTopology
+// for hosts) and starts `rocelab node --config FILE` inside the node's
+// namespace; the node then serves its socket until SIGTERM or POST
+// /shutdown.
+//
+// Two deliberate departures from the simulator keep the emulation lossless
+// on a busy machine (see headroom.go and priority_linux.go): node
+// processes run at nice DefaultNice, and switches with automatic PFC
+// headroom size it as if every cable were longer by LagBudget/scale of
+// fabric time, the stall of a node loop the kernel kept waiting.
 //
 // # API
 //
@@ -19,7 +26,10 @@
 //	GET  /telemetry      Telemetry: the loop's and the model's samples
 //	POST /capture        CaptureRequest → CaptureStatus (starts a pcap)
 //	POST /capture/stop   CaptureStopRequest → CaptureStatus
+//	POST /faults, GET /faults, DELETE /faults[/{id}]   live faults
 //	POST /shutdown       stops the node
 //
-// Errors are {"error": "..."} with a 4xx or 5xx status. Client wraps it all.
+// Endpoint nodes add the QP, perf, collective and job routes listed in
+// endpoint_api.go. Errors are {"error": "..."} with a 4xx or 5xx status.
+// Client wraps it all.
 package node
