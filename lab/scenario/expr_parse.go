@@ -150,19 +150,23 @@ func (p *parser) binary(next func() (node, error), ops ...string) (node, error) 
 func (p *parser) or() (node, error)  { return p.binary(p.and, "or") }
 func (p *parser) and() (node, error) { return p.binary(p.not, "and") }
 
-func (p *parser) not() (node, error) {
-	if !p.is("not") {
-		return p.compare()
+func (p *parser) not() (node, error) { return p.prefix("not", p.not, p.compare) }
+
+// prefix parses an optional prefix operator op applied to operand (which
+// may itself start with op), else falls through to next.
+func (p *parser) prefix(op string, operand, next func() (node, error)) (node, error) {
+	if !p.is(op) {
+		return next()
 	}
 	start := p.tok.off
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
-	x, err := p.not()
+	x, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	return &unNode{op: "not", start: start, x: x}, nil
+	return &unNode{op: op, start: start, x: x}, nil
 }
 
 var cmpOps = []string{"==", "!=", "<", "<=", ">", ">="}
@@ -203,20 +207,7 @@ func (p *parser) compare() (node, error) {
 func (p *parser) sum() (node, error)  { return p.binary(p.term, "+", "-") }
 func (p *parser) term() (node, error) { return p.binary(p.unary, "*", "/") }
 
-func (p *parser) unary() (node, error) {
-	if !p.is("-") {
-		return p.primary()
-	}
-	start := p.tok.off
-	if err := p.advance(); err != nil {
-		return nil, err
-	}
-	x, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	return &unNode{op: "-", start: start, x: x}, nil
-}
+func (p *parser) unary() (node, error) { return p.prefix("-", p.unary, p.primary) }
 
 func (p *parser) primary() (node, error) {
 	t := p.tok
