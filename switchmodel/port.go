@@ -16,9 +16,15 @@ type Port struct {
 	sw    *Switch
 	out   wire.Sink
 	rate  clock.Rate
-	tx    *wire.Packet
+	tx    *wire.Packet // the frame on the wire when out is not a launcher
 	busy  bool
-	ready uint8 // bit tc: queue tc holds packets and is not paused
+	armed bool // a txDone event is in the scheduler
+	// launch is out when it takes frames at the start of their
+	// transmission (see launcher); busyUntil is when the frame in
+	// progress ends.
+	launch    launcher
+	busyUntil clock.Time
+	ready     uint8 // bit tc: queue tc holds packets and is not paused
 	// Transmitter.
 	pfcPending bool // some PG has state to signal upstream
 	refreshArm bool

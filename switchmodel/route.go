@@ -40,10 +40,16 @@ type fib struct {
 	scratch []int            // add's merge buffer
 	key     []byte           // intern's key buffer
 	cache   [fibCacheSize]fibCacheEntry
+	cached  bool // some cache entry may be filled (add clears them then)
 }
 
-// fibCacheSize is the number of entries of the destination cache.
-const fibCacheSize = 256
+// fibCacheSize is the number of entries of the destination cache (16 KiB):
+// enough for an aggregation switch of a 1,024-host fabric to keep most of
+// the destinations it sees.
+const (
+	fibCacheBits = 10
+	fibCacheSize = 1 << fibCacheBits
+)
 
 // fibCacheEntry maps an IPv4 destination to its route: idx is the index
 // into routes plus one (0 for an empty entry), set the route's port set,
@@ -97,7 +103,10 @@ func (f *fib) add(pfx netip.Prefix, ports []int) {
 		f.routes6 = make(map[fibKey]int32)
 		f.setIdx = make(map[string]int32)
 	}
-	f.cache = [fibCacheSize]fibCacheEntry{}
+	if f.cached {
+		f.cache = [fibCacheSize]fibCacheEntry{}
+		f.cached = false
+	}
 	if a := pfx.Addr(); a.Is4In6() {
 		pfx = netip.PrefixFrom(a.Unmap(), max(0, pfx.Bits()-96))
 	}
@@ -174,13 +183,14 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 	}
 	if a.Is4() {
 		v := addr4(a)
-		c := &f.cache[(uint64(v)*0x9E3779B97F4A7C15)>>(64-8)]
+		c := &f.cache[(uint64(v)*0x9E3779B97F4A7C15)>>(64-fibCacheBits)]
 		if c.idx != 0 && c.addr == v {
 			return *c
 		}
 		for _, l := range f.lens4 {
 			if i, ok := f.routes4[key4(v, l)]; ok {
 				*c = f.hit(v, i)
+				f.cached = true
 				return *c
 			}
 		}

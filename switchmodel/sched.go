@@ -3,6 +3,7 @@ package switchmodel
 import (
 	"math/bits"
 
+	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -11,10 +12,17 @@ import (
 // then the strict classes, highest first, then DWRR among the others.
 // Paused classes are not eligible.
 func (pt *Port) kick() {
-	if pt.busy || pt.out == nil {
+	if pt.out == nil {
 		return
 	}
 	s := pt.sw
+	if pt.busy {
+		if pt.launch == nil || s.sched.Now() < pt.busyUntil {
+			pt.armEnd()
+			return
+		}
+		pt.busy = false // a launched frame's last bit has left
+	}
 	var p *wire.Packet
 	var e entry
 	fromQueue := false
@@ -44,19 +52,49 @@ func (pt *Port) kick() {
 		}
 	}
 	pt.busy = true
-	pt.tx = p
 	pt.txPkts++
 	pt.txBytes += int64(p.Len)
-	if d := pt.rate.Serialize(WireBytes(p.Len)); s.fast != nil {
-		s.fast.ScheduleAfter(d, (*portTx)(pt), nil)
+	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(WireBytes(p.Len)))
+	if pt.launch != nil {
+		// The link takes the frame now and delivers it when its last
+		// bit has left plus the propagation delay; the end of this
+		// transmission needs an event only if something waits for it.
+		pt.launch.ReceiveAt(p, pt.busyUntil)
+		if pt.ready != 0 || pt.pfcPending {
+			pt.armEnd()
+		}
 	} else {
-		s.sched.AfterFunc(d, pt.txDoneFn)
+		pt.tx = p
+		pt.armEnd()
 	}
 	if fromQueue {
 		// After busy is set: releasing may send XON out of any port,
 		// this one included.
 		s.ports[e.in].checkXon(int(e.pg))
 	}
+}
+
+// armEnd schedules txDone at the end of the transmission in progress,
+// once.
+func (pt *Port) armEnd() {
+	if pt.armed {
+		return
+	}
+	pt.armed = true
+	s := pt.sw
+	if s.fast != nil {
+		s.fast.ScheduleAfter(pt.busyUntil.Sub(s.sched.Now()), (*portTx)(pt), nil)
+	} else {
+		s.sched.AfterFunc(pt.busyUntil.Sub(s.sched.Now()), pt.txDoneFn)
+	}
+}
+
+// launcher is a sink that takes a frame when its transmission starts and
+// delivers it after the time its last bit leaves, t, plus its own delay
+// (lab/sim.Link). A port attached to one spends no event per frame on the
+// end of transmission while its queues are empty.
+type launcher interface {
+	ReceiveAt(p *wire.Packet, t clock.Time)
 }
 
 // portTx is the Handler of a port's end-of-transmission event; a separate
@@ -69,10 +107,17 @@ func (h *portTx) Handle(any) { (*Port)(h).txDone() }
 // txDone hands the frame whose last bit just left to the attached sink and
 // starts the next one.
 func (pt *Port) txDone() {
+	pt.armed = false
+	if pt.busy && pt.sw.sched.Now() < pt.busyUntil {
+		// A frame arriving at the very end of the last transmission
+		// launched the next one before this event ran: wait for that.
+		pt.armEnd()
+		return
+	}
 	p := pt.tx
 	pt.tx = nil
 	pt.busy = false
-	if pt.out != nil {
+	if p != nil && pt.out != nil {
 		pt.out.Receive(p)
 	}
 	pt.kick()

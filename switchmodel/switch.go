@@ -164,7 +164,11 @@ func (s *Switch) Port(i int) *Port { return s.ports[i] }
 // Attach sets what port i's egress transmits into (a link toward the
 // neighbour). A port with nothing attached drops what is routed to it
 // (reason "no_link").
-func (s *Switch) Attach(i int, out wire.Sink) { s.ports[i].out = out }
+func (s *Switch) Attach(i int, out wire.Sink) {
+	pt := s.ports[i]
+	pt.out = out
+	pt.launch, _ = out.(launcher)
+}
 
 // SharedPool returns the size of the shared pool: the buffer minus every
 // PG's reserve and every lossless PG's headroom.

@@ -54,11 +54,19 @@ func (l *Link) Delay() clock.Duration { return l.delay }
 func (l *Link) InFlight() int { return l.n }
 
 // Receive puts p on the link; it is delivered at Now+Delay.
-func (l *Link) Receive(p *wire.Packet) {
+func (l *Link) Receive(p *wire.Packet) { l.ReceiveAt(p, l.e.now) }
+
+// ReceiveAt puts p on the link as if its last bit entered it at t, which
+// may lie in the future: p is delivered at t+Delay. A transmitter that
+// knows when its serialization ends (a switch port, a NIC) hands the frame
+// over when it starts, and so spends no event on the end of transmission
+// (see switchmodel's Port). Calls must come in nondecreasing t, as a
+// transmitter's frames do; a t before Now counts as Now.
+func (l *Link) ReceiveAt(p *wire.Packet, t clock.Time) {
 	if l.n == len(l.ring) {
 		l.grow()
 	}
-	at := l.e.now.Add(l.delay)
+	at := max(t, l.e.now).Add(l.delay)
 	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: p, at: at}
 	l.n++
 	if !l.armed {

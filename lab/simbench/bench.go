@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/internal/hugepage"
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/simlab"
 	"github.com/rocelab/rocelab/lab/telemetry"
@@ -38,6 +39,9 @@ type Config struct {
 	QPWindow int
 	// Limit is the most fabric time the run may take (default 1 s).
 	Limit clock.Duration
+	// NoHugePages leaves the heap on the kernel's default pages instead of
+	// advising transparent huge pages before the run (internal/hugepage).
+	NoHugePages bool
 }
 
 // Report is what one run measured.
@@ -70,6 +74,16 @@ type Report struct {
 	FCTs []clock.Duration
 	// Coll is the all-reduce's nccl-tests lines (all-reduce only).
 	Coll []collective.Result
+	// HugePages is what advising huge pages before the run did.
+	HugePages HugePages
+}
+
+// HugePages is what hugepage.Advise did before a run and how long it took
+// (not part of the run's wall time).
+type HugePages struct {
+	hugepage.Result
+	Took time.Duration
+	Err  error
 }
 
 // PacketsPerSecond returns data packets simulated per wall-second.
@@ -155,7 +169,7 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("simbench: %w", err)
 	}
 	r.Name = fmt.Sprintf("permutation %s qps=%d paths=%d", cfg.Mode, cfg.QPs, cfg.Paths)
-	if err := run(l, r, cfg.Limit, job.Err); err != nil {
+	if err := run(l, r, cfg, job.Err); err != nil {
 		return r, err
 	}
 	for _, f := range job.Flows() {
@@ -181,7 +195,7 @@ func AllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("simbench: %w", err)
 	}
 	r.Name = fmt.Sprintf("ring all_reduce %s %d ranks", cfg.Mode, r.NICs)
-	if err := run(l, r, cfg.Limit, job.Err); err != nil {
+	if err := run(l, r, cfg, job.Err); err != nil {
 		return r, err
 	}
 	r.Coll = job.Results()
@@ -201,7 +215,7 @@ func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("simbench: %w", err)
 	}
 	r.Name = fmt.Sprintf("hierarchical all_reduce %s %d ranks", cfg.Mode, r.NICs)
-	if err := run(l, r, cfg.Limit, job.Err); err != nil {
+	if err := run(l, r, cfg, job.Err); err != nil {
 		return r, err
 	}
 	h := job.Result()
@@ -209,7 +223,13 @@ func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 	return r, nil
 }
 
-func run(l *simlab.Lab, r *Report, limit clock.Duration, jobErr func() error) error {
+func run(l *simlab.Lab, r *Report, cfg Config, jobErr func() error) error {
+	limit := cfg.Limit
+	if !cfg.NoHugePages {
+		t := time.Now()
+		hp, err := hugepage.Advise(true)
+		r.HugePages = HugePages{Result: hp, Took: time.Since(t), Err: err}
+	}
 	t0, c0 := time.Now(), CPUTime()
 	err := l.RunUntilIdle(limit)
 	r.Wall, r.CPU = time.Since(t0), CPUTime()-c0
@@ -303,6 +323,13 @@ func (r *Report) Summary() string {
 	s += fmt.Sprintf("events          %d (%.0f per wall-second, %.0f per CPU-second)\n", r.Events, r.EventsPerSecond(),
 		float64(r.Events)/r.CPU.Seconds())
 	s += fmt.Sprintf("peak RSS        %.1f MB\n", float64(r.PeakRSS)/(1<<20))
+	switch hp := r.HugePages; {
+	case hp.Err != nil:
+		s += fmt.Sprintf("huge pages      not used: %v\n", hp.Err)
+	case hp.Regions > 0:
+		s += fmt.Sprintf("huge pages      %.0f MB advised, %.0f MB on huge pages after %v\n", float64(hp.Bytes)/(1<<20),
+			float64(hp.Huge)/(1<<20), hp.Took.Round(time.Millisecond))
+	}
 	s += fmt.Sprintf("fabric          %d PFC frames, deepest queue %d B, %d drops\n", r.PFCFrames, r.PeakQueue, r.Drops)
 	if len(r.FCTs) > 0 {
 		s += fmt.Sprintf("flow FCT        n=%d min=%v median=%v p99=%v max=%v\n", r.FCT.Count, r.FCT.Min, r.FCT.Median, r.FCT.P99, r.FCT.Max)

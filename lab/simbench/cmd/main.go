@@ -38,6 +38,7 @@ func main() {
 	paths := flag.Int("paths", 64, "paths of each MetaRoCE QP in permutation-spray")
 	qps := flag.Int("qps", 4, "QPs each permutation-spray flow is split over (each QP sprays over -paths paths)")
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
+	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {
@@ -64,7 +65,7 @@ func main() {
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
-	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc}
+	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge}
 	fat, cluster := simbench.FatTree1024(), simbench.Cluster2048()
 	if *zones > 0 {
 		fat.Zones, cluster.Zones = *zones, *zones

@@ -1,0 +1,56 @@
+package hugepage
+
+import (
+	"os"
+	"testing"
+)
+
+func TestAnonRegions(t *testing.T) {
+	maps := []byte(`00400000-004ab000 r-xp 00000000 fe:00 10151112   /tmp/exe
+00599000-005cf000 rw-p 00000000 00:00 0
+3b8298000000-3b829ac00000 ---p 00000000 00:00 0
+3b829ac00000-3b82a7800000 rw-p 00000000 00:00 0
+7fd192900000-7fd194a00000 rw-p 00000000 00:00 0                          [anon: Go: heap]
+7fd192900000-7fd194a00000 rw-p 00000000 fe:00 77                          /data/file
+7ffe1fa6c000-7ffe1fc8d000 rw-p 00000000 00:00 0                          [stack]
+`)
+	got, err := anonRegions(maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []region{{0x3b829ac00000, 0x3b82a7800000}, {0x7fd192a00000, 0x7fd194a00000}}
+	if len(got) != len(want) {
+		t.Fatalf("got %x, want %x", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("region %d: got %x, want %x", i, got[i], want[i])
+		}
+	}
+	if _, err := anonRegions([]byte("zz-1 rw-p 0 0 0\n")); err == nil {
+		t.Error("a bad address parsed")
+	}
+}
+
+// TestAdviseCollapses: small objects filling 64 MiB end up on huge pages
+// after Advise(true) on a kernel that has transparent huge pages.
+func TestAdviseCollapses(t *testing.T) {
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || string(b) == "always madvise [never]\n" {
+		t.Skip("no transparent huge pages on this kernel")
+	}
+	keep := make([]*[256]byte, 0, 256<<10)
+	for range cap(keep) {
+		o := new([256]byte)
+		o[0] = 1
+		keep = append(keep, o)
+	}
+	r, err := Advise(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if r.Huge < 32<<20 {
+		t.Errorf("only %d bytes on huge pages after collapsing %d", r.Huge, r.Bytes)
+	}
+	_ = keep[len(keep)-1]
+}
