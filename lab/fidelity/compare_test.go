@@ -21,14 +21,35 @@ func TestCompare(t *testing.T) {
 		{"pause time off", Numbers{PerFlowGbps: map[string]float64{"a": 25, "b": 25}, PauseFrames: 100, XOffSeconds: 0.0084}, 1},
 		{"missing flow", Numbers{PerFlowGbps: map[string]float64{"a": 25}, PauseFrames: 100, XOffSeconds: 0.010}, 1},
 		{"extra flow", Numbers{PerFlowGbps: map[string]float64{"a": 25, "b": 25, "c": 1}, PauseFrames: 100, XOffSeconds: 0.010}, 1},
+		{"figure only in emu", Numbers{PerFlowGbps: map[string]float64{"a": 25, "b": 25}, PauseFrames: 100, XOffSeconds: 0.010,
+			Figures: map[string]float64{"busbw": 300}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lines, bad := Compare(tc.emu, sim, 0.15)
 			if len(bad) != tc.wantBad {
 				t.Errorf("bad = %q, want %d lines", bad, tc.wantBad)
 			}
-			if want := max(len(tc.emu.PerFlowGbps), 2) + 2; len(lines) != want {
+			if want := max(len(tc.emu.PerFlowGbps), 2) + len(tc.emu.Figures) + 2; len(lines) != want {
 				t.Errorf("%d lines, want %d: %q", len(lines), want, lines)
+			}
+		})
+	}
+	// Figures are compared at the tolerance, both ways.
+	simColl := Numbers{Figures: map[string]float64{"busbw 4MiB (Gb/s)": 280, "time 4MiB (us)": 105}}
+	for _, tc := range []struct {
+		name    string
+		figures map[string]float64
+		wantBad int
+	}{
+		{"within", map[string]float64{"busbw 4MiB (Gb/s)": 245, "time 4MiB (us)": 120}, 0},
+		{"busbw low", map[string]float64{"busbw 4MiB (Gb/s)": 230, "time 4MiB (us)": 120}, 1},
+		{"time high", map[string]float64{"busbw 4MiB (Gb/s)": 280, "time 4MiB (us)": 125}, 1},
+		{"missing", map[string]float64{"busbw 4MiB (Gb/s)": 280}, 1},
+	} {
+		t.Run("figures/"+tc.name, func(t *testing.T) {
+			_, bad := Compare(Numbers{Figures: tc.figures}, simColl, 0.15)
+			if len(bad) != tc.wantBad {
+				t.Errorf("bad = %q, want %d lines", bad, tc.wantBad)
 			}
 		})
 	}
