@@ -99,6 +99,7 @@ type NIC struct {
 	out   wire.Sink
 
 	qps     map[uint32]*QP
+	lastQP  *QP // the QP qp found last (see qp)
 	nextQPN uint32
 	mrs     map[uint32]*MR
 	rkeys   map[uint32]*MR
@@ -326,7 +327,7 @@ func (n *NIC) Receive(p *wire.Packet) {
 		return
 	case wire.KindCNP:
 		n.ctr.cnpRx++
-		if qp := n.qps[p.DestQP]; qp != nil {
+		if qp := n.qp(p.DestQP); qp != nil {
 			qp.onCNP(p)
 		}
 		return
@@ -342,12 +343,26 @@ func (n *NIC) Receive(p *wire.Packet) {
 			return
 		}
 	}
-	qp := n.qps[p.DestQP]
+	qp := n.qp(p.DestQP)
 	if qp == nil {
 		n.ctr.noQP++
 		return
 	}
 	qp.receive(p, trimmed)
+}
+
+// qp returns the QP numbered qpn, or nil. The last one found is kept: a
+// NIC's packets mostly go to the QP the previous one went to, and the
+// check costs less than a map probe.
+func (n *NIC) qp(qpn uint32) *QP {
+	if qp := n.lastQP; qp != nil && qp.qpn == qpn {
+		return qp
+	}
+	qp := n.qps[qpn]
+	if qp != nil {
+		n.lastQP = qp
+	}
+	return qp
 }
 
 func (n *NIC) pause(i int, quanta uint16) {

@@ -357,6 +357,9 @@ func (qp *QP) Destroy() {
 	qp.fail(errors.New("destroyed"))
 	qp.req.closeCC()
 	delete(qp.nic.qps, qp.qpn)
+	if qp.nic.lastQP == qp {
+		qp.nic.lastQP = nil
+	}
 }
 
 // pull returns the next packet the QP may transmit now, or the earliest

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocelab/rocelab/internal/hugepage"
 	labrun "github.com/rocelab/rocelab/lab/run"
 	"github.com/rocelab/rocelab/lab/scenario"
 )
@@ -74,6 +75,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if !f.quiet {
 			ro.Progress = progressPrinter(opts.stderr)
 		}
+		ro.Progress = adviseHugePages(opts, ro.Progress)
 		out, err = labrun.Sim(cmd.Context(), sc, ro)
 		if !f.quiet {
 			fmt.Fprint(opts.stderr, "\r\033[K")
@@ -197,5 +199,27 @@ func runJSON(out *labrun.Outcome) any {
 		"scenario": out.Scenario.Name, "seed": out.Seed, "pass": out.Pass,
 		"fabric_time_s": out.FabricTime.Seconds(), "wall_s": out.Wall.Seconds(), "events": out.Events,
 		"results": res, "problems": out.Problems, "jobs": out.Jobs, "report": out.Report,
+	}
+}
+
+// adviseHugePages wraps a progress callback so that the first call, which
+// comes once the lab is built and running, backs the heap with transparent
+// huge pages (internal/hugepage): a large simulation touches its state in
+// no particular order and spends much of its time in TLB misses otherwise.
+func adviseHugePages(opts *options, next func(labrun.Progress)) func(labrun.Progress) {
+	done := false
+	return func(p labrun.Progress) {
+		if !done {
+			done = true
+			r, err := hugepage.Advise(true)
+			if err != nil {
+				opts.log.Debug("huge pages not used", "err", err)
+			} else {
+				opts.log.Debug("huge pages", "advised", r.Bytes, "huge", r.Huge)
+			}
+		}
+		if next != nil {
+			next(p)
+		}
 	}
 }
