@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/report"
@@ -19,8 +20,8 @@ type sourceFunc func(emit func(telemetry.Sample))
 
 func (f sourceFunc) Collect(emit func(telemetry.Sample)) { f(emit) }
 
-// maxReadings bounds the per-message readings a job keeps for
-// distributions (flow completion times, latencies).
+// maxReadings bounds the per-message readings a latency job keeps
+// (completion times are summarised: simlab.FCTDist).
 const maxReadings = 200_000
 
 // Frame sizes of generated background traffic.
@@ -31,10 +32,14 @@ const (
 
 // jobRun is one workload of the run.
 type jobRun struct {
-	w    *scenario.Workload
-	perf *simlab.PerfJob
-	coll *simlab.CollJob
-	gens []*genFlow
+	w *scenario.Workload
+	// flows are the workload's flows for the run's seed (a permutation
+	// is drawn again when the seed is overridden).
+	flows []scenario.Flow
+	perf  *simlab.PerfJob
+	coll  *simlab.CollJob
+	hier  *simlab.HierJob
+	gens  []*genFlow
 }
 
 // genFlow is one generator flow of a background or fe workload.
@@ -51,13 +56,13 @@ type genFlow struct {
 
 // start schedules workload w.
 func (r *runner) start(w *scenario.Workload) error {
-	j := &jobRun{w: w}
+	j := &jobRun{w: w, flows: w.Permutation(r.seed)}
 	r.jobs = append(r.jobs, j)
-	switch w.Kind {
-	case scenario.KindPerf:
+	switch {
+	case w.Kind == scenario.KindPerf:
 		spec := simlab.PerfSpec{
 			Name: w.Name, Op: w.PerfOp.String(), Pairwise: true, Size: int(w.Size),
-			Iterations: w.Iters, Duration: w.Duration, QPs: w.QPs,
+			Iterations: w.Iters, Duration: w.Duration, QPs: w.QPs, Paths: w.Paths,
 			Mode: w.Mode.String(), CC: w.CC, Start: clock.Time(w.Start),
 		}
 		if w.Duration > 0 {
@@ -66,7 +71,7 @@ func (r *runner) start(w *scenario.Workload) error {
 		if w.Latency {
 			spec.TxDepth = 1
 		}
-		for _, f := range w.Flows {
+		for _, f := range j.flows {
 			spec.From = append(spec.From, scenario.PortName(f.From))
 			spec.To = append(spec.To, scenario.PortName(f.To))
 		}
@@ -75,9 +80,20 @@ func (r *runner) start(w *scenario.Workload) error {
 			return err
 		}
 		j.perf = pj
-	case scenario.KindCollective:
+	case w.Kind == scenario.KindCollective && w.Hierarchical:
+		spec := simlab.HierSpec{Name: w.Name, GroupSize: w.Group, Size: w.Sizes[0], Mode: w.Mode.String(), CC: w.CC,
+			Paths: w.Paths, Start: clock.Time(w.Start)}
+		for _, p := range w.Ranks {
+			spec.Ranks = append(spec.Ranks, scenario.PortName(p))
+		}
+		hj, err := r.lab.Hierarchical(spec)
+		if err != nil {
+			return err
+		}
+		j.hier = hj
+	case w.Kind == scenario.KindCollective:
 		spec := simlab.CollSpec{
-			Name: w.Name, Op: w.CollectiveOp.String(), Sizes: w.Sizes, Iters: w.Iters,
+			Name: w.Name, Op: w.CollectiveOp.String(), Sizes: w.Sizes, Iters: w.Iters, Paths: w.Paths,
 			Warmup: w.Warmup, Mode: w.Mode.String(), CC: w.CC, Check: r.raw, Start: clock.Time(w.Start),
 		}
 		if w.Warmup == 0 {
@@ -91,8 +107,8 @@ func (r *runner) start(w *scenario.Workload) error {
 			return err
 		}
 		j.coll = cj
-	case scenario.KindBackground, scenario.KindFE:
-		for i, f := range w.Flows {
+	case w.Kind == scenario.KindBackground || w.Kind == scenario.KindFE:
+		for i, f := range j.flows {
 			g, spec, err := r.genSpec(w, i, f)
 			if err != nil {
 				return err
@@ -225,6 +241,10 @@ func (r *runner) finish() {
 			r.problems = append(r.problems, j.coll.Err().Error())
 		case j.coll != nil && !j.coll.Done():
 			r.problems = append(r.problems, fmt.Sprintf("collective %s: not finished at the end of the run (%d of %d sizes done)", j.w.Name, len(j.coll.Results()), len(j.w.Sizes)))
+		case j.hier != nil && j.hier.Err() != nil:
+			r.problems = append(r.problems, j.hier.Err().Error())
+		case j.hier != nil && !j.hier.Done():
+			r.problems = append(r.problems, fmt.Sprintf("collective %s: hierarchical all-reduce not finished at the end of the run", j.w.Name))
 		}
 		for _, g := range j.gens {
 			if g.target > 0 && g.done == 0 && g.src != nil && g.sent() >= g.target {
@@ -249,29 +269,40 @@ func (j *jobRun) perfMessages() int64 {
 // (scenario.OnJob): see the package documentation.
 func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 	now := r.lab.Now()
+	var all simlab.FCTDist // every job's completion times
 	for _, j := range r.jobs {
 		name := j.w.Name
 		jl := []telemetry.Label{{Name: "job", Value: name}}
 		switch {
 		case j.perf != nil:
 			readings := 0
-			for _, f := range j.perf.Flows() {
+			var dist simlab.FCTDist
+			for i, f := range j.perf.Flows() {
 				res := f.Result()
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
 				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: res.GoodputGbps * 1e9})
+				if !j.w.Latency {
+					dist.Merge(f.Dist())
+					if i < len(j.flows) {
+						if x, ok := slowdown(res, j.flows[i]); ok {
+							emit(telemetry.Sample{Name: "flow_slowdown_ratio", Kind: telemetry.Gauge, Labels: l, Value: x})
+						}
+					}
+					continue
+				}
+				// Latency tests are short: their readings are kept (the
+				// first 4,096 of each flow, at most maxReadings).
 				for _, d := range f.FCTs() {
 					if readings >= maxReadings {
 						break
 					}
 					readings++
-					name := "flow_completion_seconds"
-					if j.w.Latency {
-						name = "perftest_latency_seconds"
-						emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: jl, Value: d.Seconds()})
-						continue
-					}
-					emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: l, Value: d.Seconds()})
+					emit(telemetry.Sample{Name: "perftest_latency_seconds", Kind: telemetry.Gauge, Labels: jl, Value: d.Seconds()})
 				}
+			}
+			if dist.Count() > 0 {
+				emitFCT(emit, jl, &dist)
+				all.Merge(&dist)
 			}
 		case j.coll != nil:
 			var wrong int64
@@ -285,16 +316,42 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 			if r.raw {
 				emit(telemetry.Sample{Name: "collective_wrong_elements_total", Kind: telemetry.Counter, Labels: jl, Value: float64(wrong)})
 			}
+		case j.hier != nil:
+			for _, res := range j.hierResults() {
+				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
+				emit(telemetry.Sample{Name: "collective_busbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 8e9})
+				emit(telemetry.Sample{Name: "collective_algbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 8e9})
+				emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
+			}
 		default:
+			var dist simlab.FCTDist
 			for _, g := range j.gens {
 				l := flowLabels(name, g.from, g.to)
 				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: g.rate(now)})
 				for _, d := range g.fcts {
-					emit(telemetry.Sample{Name: "flow_completion_seconds", Kind: telemetry.Gauge, Labels: l, Value: d.Seconds()})
+					dist.Add(d)
 				}
+			}
+			if dist.Count() > 0 {
+				emitFCT(emit, jl, &dist)
+				all.Merge(&dist)
 			}
 		}
 	}
+	if all.Count() > 0 {
+		emitFCT(emit, nil, &all)
+	}
+}
+
+// hierResults is a finished hierarchical all-reduce as one nccl-tests
+// line (none before it finished).
+func (j *jobRun) hierResults() []collective.Result {
+	h := j.hier.Result()
+	if h.Time == 0 {
+		return nil
+	}
+	return []collective.Result{{Op: "hier_all_reduce", Ranks: h.Ranks, Size: h.Size, Count: h.Size / 4, Type: "float", RedOp: "sum",
+		TimeUs: h.Time.Micros(), AlgBW: h.AlgBW, BusBW: h.BusBW}}
 }
 
 // rate is the generator's mean sending rate over the time it was active.
@@ -329,6 +386,12 @@ func (j *jobRun) summary() report.Job {
 			s.Err = err.Error()
 		}
 		s.Collective = slices.Clone(j.coll.Results())
+	case j.hier != nil:
+		s.Done = j.hier.Done()
+		if err := j.hier.Err(); err != nil {
+			s.Err = err.Error()
+		}
+		s.Collective = j.hierResults()
 	default:
 		s.Done = true
 		for _, g := range j.gens {

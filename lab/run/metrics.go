@@ -4,6 +4,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/wire"
+
 	"github.com/rocelab/rocelab/lab/scenario"
 	"github.com/rocelab/rocelab/lab/simlab"
 	"github.com/rocelab/rocelab/lab/telemetry"
@@ -60,4 +64,67 @@ func labelKey(l []telemetry.Label) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
+}
+
+// emitFCT emits the summary of a distribution of completion times as the
+// catalogue's fct metric reads it (scenario.Sample.Summary): one
+// flow_fct_seconds reading per statistic, labelled stat and labels (the
+// job; none for the union of every job).
+func emitFCT(emit func(telemetry.Sample), labels []telemetry.Label, d *simlab.FCTDist) {
+	st := d.Stats()
+	for _, stat := range scenario.SummaryStats {
+		var v float64
+		switch stat {
+		case "p50":
+			v = d.Quantile(0.50).Seconds()
+		case "p90":
+			v = d.Quantile(0.90).Seconds()
+		case "p99":
+			v = d.Quantile(0.99).Seconds()
+		case "p999":
+			v = d.Quantile(0.999).Seconds()
+		case "min":
+			v = st.Min.Seconds()
+		case "max":
+			v = st.Max.Seconds()
+		case "avg":
+			v = st.Mean.Seconds()
+		case "count":
+			v = float64(d.Count())
+		}
+		l := append(slices.Clone(labels), telemetry.Label{Name: "stat", Value: stat})
+		emit(telemetry.Sample{Name: "flow_fct_seconds", Kind: telemetry.Gauge, Labels: l, Value: v})
+	}
+}
+
+// slowdown is a perf flow's completion time (first post to last
+// completion) over its ideal: its payload at the line rate of the slower
+// of its two NIC links, in full-MTU RoCE frames (headers, ICRC, FCS,
+// preamble and gap counted). ok is false before the flow moved data.
+func slowdown(res simlab.FlowResult, f scenario.Flow) (float64, bool) {
+	if res.Bytes <= 0 || res.End <= res.Start || f.From == nil || f.To == nil {
+		return 0, false
+	}
+	rate, mtu := min(f.From.Rate, f.To.Rate), min(f.From.MTU, f.To.MTU)
+	if rate <= 0 || mtu <= 0 {
+		return 0, false
+	}
+	ideal := idealTime(res.Bytes, simlab.PayloadMTU(mtu), rate)
+	if ideal <= 0 {
+		return 0, false
+	}
+	return float64(res.End.Sub(res.Start)) / float64(ideal), true
+}
+
+// idealTime is size payload bytes at rate in RoCE frames of mtu payload
+// bytes each.
+func idealTime(size int64, mtu int, rate clock.Rate) clock.Duration {
+	frame := func(n int) clock.Duration {
+		return rate.Serialize(switchmodel.WireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + n + wire.ICRCLen))
+	}
+	d := clock.Duration(size/int64(mtu)) * frame(mtu)
+	if rest := int(size % int64(mtu)); rest > 0 {
+		d += frame(rest)
+	}
+	return d
 }

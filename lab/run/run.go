@@ -109,6 +109,7 @@ func needsRaw(sc *scenario.Scenario) bool {
 type runner struct {
 	sc   *scenario.Scenario
 	opts Options
+	seed uint64 // the run's seed (the scenario's or Options.Seed)
 	lab  *simlab.Lab
 	inj  *faults.Injector
 	raw  bool
@@ -118,6 +119,9 @@ type runner struct {
 	jobs     []*jobRun
 	problems []string
 	snaps    scenario.Snapshots
+	// keep are the sample names the expectations read: all that the
+	// snapshots before the last one keep.
+	keep map[string]bool
 }
 
 // engineProxy lets the injector exist before simlab.Build creates the
@@ -151,7 +155,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if opts.SeedSet {
 		seed = opts.Seed
 	}
-	r := &runner{sc: sc, opts: opts, raw: needsRaw(sc), gens: map[*topologies.Port][]*faults.TrafficSource{}}
+	r := &runner{sc: sc, opts: opts, seed: seed, raw: needsRaw(sc), gens: map[*topologies.Port][]*faults.TrafficSource{}}
 	wallStart := time.Now()
 	proxy := &engineProxy{}
 	r.inj = faults.NewInjector(proxy, func(name string) *rand.Rand { return proxy.e.Rand(name) })
@@ -238,10 +242,32 @@ func (r *runner) snapshot(final bool) {
 	if final {
 		srcs = append(srcs, sourceFunc(r.jobSamples))
 	}
-	// Unsorted: telemetry.Gather's sort costs more than the run.
+	// Unsorted: telemetry.Gather's sort costs more than the run. Before
+	// the end only the samples the expectations read are kept: on a
+	// topology of thousands of ports, every snapshot of everything would
+	// cost gigabytes.
 	var all []telemetry.Sample
+	if n := len(r.snaps); n > 0 {
+		all = make([]telemetry.Sample, 0, len(r.snaps[n-1].Samples))
+	}
+	emit := func(s telemetry.Sample) { all = append(all, s) }
+	if !final {
+		if r.keep == nil {
+			r.keep = map[string]bool{}
+			for _, x := range r.sc.Expect {
+				for _, name := range x.Samples() {
+					r.keep[name] = true
+				}
+			}
+		}
+		emit = func(s telemetry.Sample) {
+			if r.keep[s.Name] {
+				all = append(all, s)
+			}
+		}
+	}
 	for _, src := range srcs {
-		src.Collect(func(s telemetry.Sample) { all = append(all, s) })
+		src.Collect(emit)
 	}
 	r.snaps = append(r.snaps, scenario.Snapshot{At: r.lab.Now(), Samples: all})
 }

@@ -51,6 +51,12 @@ type Sample struct {
 	Scale float64
 	// Match are fixed labels every reading must have.
 	Match []telemetry.Label
+	// Summary marks a distribution summarised while the run goes (memory
+	// does not grow with its length): one reading per statistic, labelled
+	// stat (one of SummaryStats) and job, plus one set without a job label
+	// over every job. Only the aggregations named in SummaryStats apply to
+	// it; each reads its statistic.
+	Summary bool
 }
 
 // Metric is an entry of the catalogue: a friendly name for expectations.
@@ -66,6 +72,22 @@ type Metric struct {
 	// Samples are the telemetry samples it adds up.
 	Samples []Sample
 }
+
+// Summary reports whether m is a distribution the runner summarises while
+// the run goes (its samples are Summary samples).
+func (m *Metric) Summary() bool {
+	for _, s := range m.Samples {
+		if s.Summary {
+			return true
+		}
+	}
+	return false
+}
+
+// SummaryStats are the statistics a Summary metric's samples carry (the
+// stat label) and so the aggregations it takes: nearest-rank percentiles
+// and the exact count, minimum, maximum and mean.
+var SummaryStats = []string{"p50", "p90", "p99", "p999", "min", "max", "avg", "count"}
 
 // Aggregations are the functions that reduce a metric to one number:
 //
@@ -169,8 +191,10 @@ func Catalogue() []Metric {
 			[]Sample{job("collective_wrong_elements_total")}},
 		{"bw", "goodput of perf, background and fe flows", Rate, Distribution, "sum", []string{LabelJob},
 			[]Sample{job("flow_goodput_bps")}},
-		{"fct", "flow (message) completion times", Time, Distribution, "avg", []string{LabelJob},
-			[]Sample{job("flow_completion_seconds")}},
+		{"fct", "message (and burst) completion times, summarised while the run goes", Time, Distribution, "avg", []string{LabelJob},
+			[]Sample{{Name: "flow_fct_seconds", Scope: OnJob, Scale: 1, Summary: true}}},
+		{"flow_slowdown", "a flow's completion time (first post to last completion) over its ideal: its payload at its line rate", Dimensionless, Gauge,
+			"max", []string{LabelJob}, []Sample{job("flow_slowdown_ratio")}},
 		{"latency", "perf latency test readings", Time, Distribution, "p50", []string{LabelJob},
 			[]Sample{job("perftest_latency_seconds")}},
 		{"fault_drops", "packets the faults dropped", Dimensionless, Counter, "sum", []string{LabelKind},

@@ -257,6 +257,9 @@ func (c *compiler) compileCall(n *callNode) (numExpr, error) {
 		}
 		return nil, errAt(at, "unknown metric %q%s", name, didYouMean(name, c.names))
 	}
+	if m.Summary() && !contains(SummaryStats, n.fn) {
+		return nil, errAt(n.start, "%s: %s is summarised while the run goes; take one of %s", n.fn, name, strings.Join(SummaryStats, ", "))
+	}
 	return c.metric(m, n.fn, sels, c.text(n))
 }
 

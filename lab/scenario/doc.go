@@ -25,10 +25,12 @@
 //	seed: 7                     # default 1
 //	workloads:                  # each: name, kind, start (default 0)
 //	  - {name: w, kind: perf, op: write|read|send, from: P, to: P, size: 64KB,
-//	     qps: 1, iters: 1000 | duration: 5ms, latency: false, mode: rocev2|metaroce,
+//	     pattern: pairs|permutation|all-to-all, qps: 1, paths: 1,
+//	     iters: 1000 | duration: 5ms, latency: false, mode: rocev2|metaroce,
 //	     cc: none|dcqcn|credit}
-//	  - {name: c, kind: collective, op: allreduce|allgather|reducescatter|alltoall,
-//	     ranks: P, sizes: "1MB:64MB", iters: 20, warmup: 5, mode, cc}
+//	  - {name: c, kind: collective, op: allreduce|allgather|reducescatter|alltoall|
+//	     hier-allreduce, ranks: P, sizes: "1MB:64MB", iters: 20, warmup: 5,
+//	     group: 8, mode, cc, paths}
 //	  - {name: b, kind: background, pattern: elephant|incast, from: P, to: P,
 //	     rate: 50G, size: 1MB, interval: 100us, duration, mode, cc}  # incast: size+interval
 //	  - {name: f, kind: fe, pattern: burst|stream, from: P, to: P, size: 256MB,
@@ -40,7 +42,22 @@
 //
 // P is an endpoint pattern (endpoints.go): host1:gpu0, host1 (its ports on
 // the workload's plane), "host[1-4]:gpu[0-1]", all, comma lists or YAML
-// lists. from and to pair as many-to-one, one-to-many or one-to-one. perf,
+// lists. from and to pair as many-to-one, one-to-many or one-to-one
+// (perf pattern pairs, the default). A perf permutation (permutation.go)
+// draws, from the run's seed, a pairing where every sender sends to
+// exactly one receiver and every receiver hears from exactly one, never
+// itself: over from and to (as many of each), over from or to alone, or
+// over every host's back-end ports when neither is given; the same seed
+// and endpoints give the same permutation, so two workloads can compare
+// settings on one pairing. all-to-all is one flow from every sender to
+// every receiver but itself (at most MaxAllToAllQPs QPs). paths > 1 makes
+// each MetaRoCE QP spray over that many paths (UDP source ports); qps
+// splits a flow over several QPs. Collective hier-allreduce is NCCL's
+// hierarchical all-reduce of one size, run once: reduce-scatter inside
+// each group of group consecutive ranks (default: the ranks of the first
+// rank's host), an all-reduce per local index across the groups, an
+// all-gather inside each group. alltoall connects every pair of ranks
+// (n·(n-1)/2 QP pairs), so it is limited to MaxAllToAllRanks ranks. perf,
 // collective and background run on back-end (gpu) ports, fe on front-end
 // ports. sizes follows nccl-tests (binary units, MIN:MAX doubling); other
 // sizes follow the topology units (1MB = 10^6 bytes). A fault target is
@@ -50,7 +67,9 @@
 // faults.ParseSpec.
 //
 // Metric names are friendly names from a catalogue (Catalogue) mapped onto
-// the telemetry samples the models emit; Evaluate reads them through the
+// the telemetry samples the models emit; a Summary metric (fct) is a
+// distribution the runner summarises while the run goes, so only the
+// SummaryStats aggregations apply to it (p99(fct), count(fct), …); Evaluate reads them through the
 // Metrics interface (Snapshots is an implementation over gathered samples)
 // and WriteJUnit turns the results into a JUnit report.
 package scenario

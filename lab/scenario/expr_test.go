@@ -142,6 +142,8 @@ func TestCompileErrors(t *testing.T) {
 		{"(drops > 0) + 1 > 0", 1, "want a number, got the condition drops > 0"},
 		{"max(drops > 0) > 0", 4, "max takes a metric"},
 		{"max(p99(fct)) > 0", 4, "max takes a metric, not p99"},
+		{"sum(fct) > 0", 0, "sum: fct is summarised while the run goes; take one of p50, p90, p99, p999, min, max, avg, count"},
+		{"drops == 0 and rate(fct(job=flow)) > 0", 15, "rate: fct is summarised"},
 		{"max > 1", 0, "max takes a metric"},
 		{"drops(1) > 0", 6, "drops takes label selectors like node=rtsw1, not 1"},
 		{"line_rate(job=nope) > 0", 14, `no workload "nope"`},

@@ -131,6 +131,21 @@ func (c *compiler) metric(m *Metric, agg string, sels []selector, text string) (
 	case "count":
 		u = Dimensionless
 	}
+	if m.Summary() {
+		// One reading per statistic: pick agg's; without job=, the
+		// series over every job (no job label).
+		for i := range lookups {
+			l := &lookups[i]
+			l.match = append(slices.Clone(l.match), telemetry.Label{Name: "stat", Value: agg})
+			if job == nil {
+				l.match = append(l.match, telemetry.Label{Name: LabelJob, Value: ""})
+			}
+			if agg == "count" {
+				l.scale = 1
+			}
+		}
+		agg = "max"
+	}
 	return &metricExpr{m: m, agg: agg, text: text, lookups: lookups, u: u}, nil
 }
 

@@ -48,14 +48,24 @@ type Workload struct {
 	Latency bool
 	// QPs (perf) per flow.
 	QPs int
+	// Paths is the number of paths (UDP source ports) each MetaRoCE QP
+	// sprays over (perf, collective); 1 is single-path ECMP.
+	Paths int
 
 	// CollectiveOp, Ranks, Sizes (the sweep) and Warmup (collective).
 	CollectiveOp collective.Op
 	Ranks        []*topologies.Port
 	Sizes        []int64
 	Warmup       int
+	// Hierarchical (op hier-allreduce) runs one all-reduce of Sizes[0] as
+	// NCCL does across hosts: reduce-scatter inside each group of Group
+	// consecutive ranks, all-reduce across the groups (one ring per local
+	// index), all-gather inside each group. CollectiveOp is then AllReduce.
+	Hierarchical bool
+	Group        int
 
-	// Pattern: background elephant or incast; fe burst or stream.
+	// Pattern: perf pairs (default), permutation or all-to-all;
+	// background elephant or incast; fe burst or stream.
 	Pattern string
 	// From and To as written, resolved; Flows pairs them (perf,
 	// background, fe).
@@ -101,8 +111,8 @@ func (w *Workload) Ports() []*topologies.Port {
 var workloadKinds = []string{"perf", "collective", "background", "fe"}
 
 var kindKeys = map[WorkloadKind][]string{
-	KindPerf:       {"op", "from", "to", "size", "qps", "iters", "duration", "latency", "mode", "cc"},
-	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "mode", "cc"},
+	KindPerf:       {"op", "pattern", "from", "to", "size", "qps", "paths", "iters", "duration", "latency", "mode", "cc"},
+	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "mode", "cc", "paths"},
 	KindBackground: {"pattern", "from", "to", "rate", "size", "interval", "duration", "mode", "cc"},
 	KindFE:         {"pattern", "from", "to", "size", "rate", "interval", "iters", "duration", "mode", "cc"},
 }
@@ -246,6 +256,7 @@ func (r *resolver) perf(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	if v := vals["qps"]; v != nil {
 		w.QPs, _ = e.integer(v, "qps", 1)
 	}
+	r.paths(w, vals)
 	if w.Size == 0 {
 		w.Size = 65536
 	}
@@ -255,18 +266,60 @@ func (r *resolver) perf(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	if vals["iters"] == nil && vals["duration"] == nil {
 		w.Iters = 1000
 	}
-	r.flows(w, n, vals, topologies.BE)
+	w.Pattern = PatternPairs
+	if v := vals["pattern"]; v != nil {
+		p, ok := e.oneOf(v, "perf pattern", perfPatterns...)
+		if !ok {
+			return
+		}
+		w.Pattern = p
+	}
+	if w.Pattern == PatternPairs {
+		r.flows(w, n, vals, topologies.BE)
+		return
+	}
+	r.patternFlows(w, n, vals)
 }
+
+// paths reads paths: only MetaRoCE QPs spray.
+func (r *resolver) paths(w *Workload, vals map[string]*yaml.Node) {
+	w.Paths = 1
+	v := vals["paths"]
+	if v == nil {
+		return
+	}
+	if p, ok := r.e.integer(v, "paths", 1); ok {
+		w.Paths = p
+		if p > 1 && w.Mode != endpoint.ModeMetaRoCE {
+			r.e.add(posOf(v), "workload %s: paths %d needs mode: metaroce (RoCEv2 QPs keep one path)", w.Name, p)
+		}
+		if p > 256 {
+			r.e.add(posOf(v), "paths: %d is above the maximum 256", p)
+		}
+	}
+}
+
+// collectiveOps are the collective operations a workload may name.
+var collectiveOps = []string{"allreduce", "allgather", "reducescatter", "alltoall", "hier-allreduce"}
+
+// MaxAllToAllRanks bounds an all-to-all collective: it connects every
+// pair of ranks (n·(n-1)/2 QP pairs, MaxAllToAllQPs for 256 ranks), so
+// its memory grows with n².
+const MaxAllToAllRanks = 256
 
 func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	e := r.e
 	if v := vals["op"]; v != nil {
-		if s, ok := e.oneOf(v, "collective op", "allreduce", "allgather", "reducescatter", "alltoall"); ok {
+		if s, ok := e.oneOf(v, "collective op", collectiveOps...); ok {
+			if s == "hier-allreduce" {
+				s, w.Hierarchical = "allreduce", true
+			}
 			w.CollectiveOp, _ = collective.ParseOp(s)
 		}
 	} else {
-		e.add(posOf(n), "workload %s: missing op (allreduce, allgather, reducescatter, alltoall)", w.Name)
+		e.add(posOf(n), "workload %s: missing op (%s)", w.Name, strings.Join(collectiveOps, ", "))
 	}
+	r.paths(w, vals)
 	if v := vals["ranks"]; v != nil {
 		w.Ranks = r.endpoints(v, "ranks", topologies.BE)
 		if len(w.Ranks) == 1 {
@@ -281,12 +334,65 @@ func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.N
 	} else {
 		e.add(posOf(n), "workload %s: missing sizes (e.g. 1MB:64MB, or 4MB)", w.Name)
 	}
+	if w.CollectiveOp == collective.AllToAll && len(w.Ranks) > MaxAllToAllRanks {
+		e.add(posOf(vals["ranks"]), "workload %s: alltoall connects every pair of ranks (%d QP pairs for %d ranks, ~200 KB each); at most %d ranks", w.Name, len(w.Ranks)*(len(w.Ranks)-1)/2, len(w.Ranks), MaxAllToAllRanks)
+	}
+	if w.Hierarchical {
+		r.hier(w, vals)
+		return
+	}
+	if v := vals["group"]; v != nil {
+		e.add(posOf(v), "workload %s: group is for op hier-allreduce", w.Name)
+	}
 	if w.Iters == 0 {
 		w.Iters = 20
 	}
 	w.Warmup = 5
 	if v := vals["warmup"]; v != nil {
 		w.Warmup, _ = e.integer(v, "warmup", 0)
+	}
+}
+
+// hier checks a hierarchical all-reduce: one size, run once, over groups
+// of Group consecutive ranks (default: the ranks of the first rank's
+// host, as NCCL groups a host's GPUs).
+func (r *resolver) hier(w *Workload, vals map[string]*yaml.Node) {
+	e := r.e
+	for _, k := range []string{"iters", "warmup"} {
+		if v := vals[k]; v != nil {
+			e.add(posOf(v), "workload %s: hier-allreduce runs once; it takes no %s", w.Name, k)
+		}
+	}
+	w.Iters, w.Warmup = 1, 0
+	if v := vals["sizes"]; v != nil && len(w.Sizes) > 1 {
+		e.add(posOf(v), "workload %s: hier-allreduce runs one size, got %d", w.Name, len(w.Sizes))
+	}
+	if len(w.Ranks) < 2 {
+		return
+	}
+	if v := vals["group"]; v != nil {
+		w.Group, _ = e.integer(v, "group", 2)
+	} else {
+		for _, p := range w.Ranks {
+			if p.Node != w.Ranks[0].Node {
+				break
+			}
+			w.Group++
+		}
+		if w.Group < 2 {
+			e.add(posOf(vals["ranks"]), "workload %s: %s has one rank, so hier-allreduce needs group: (ranks per group, at least 2)", w.Name, w.Ranks[0].Node.Name)
+			w.Group = 0
+		}
+	}
+	at := posOf(vals["ranks"])
+	if vals["group"] != nil {
+		at = posOf(vals["group"])
+	}
+	if n := len(w.Ranks); w.Group > 0 && (n%w.Group != 0 || n/w.Group < 2) {
+		e.add(at, "workload %s: %d ranks are not at least two groups of %d", w.Name, n, w.Group)
+	}
+	if len(w.Sizes) == 1 && w.Group > 0 && w.Sizes[0] < int64(4*w.Group) {
+		e.add(posOf(vals["sizes"]), "workload %s: size %d is below %d bytes (4 per rank of a group)", w.Name, w.Sizes[0], 4*w.Group)
 	}
 }
 

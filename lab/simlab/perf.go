@@ -426,6 +426,10 @@ func (f *Flow) Done() bool { return f.finished }
 // not grow with the run). Result().FCT summarises all of them.
 func (f *Flow) FCTs() []clock.Duration { return f.fcts.exact }
 
+// Dist returns the flow's streaming distribution of message completion
+// times (every message, bounded memory); the caller must not modify it.
+func (f *Flow) Dist() *FCTDist { return &f.fcts }
+
 // Result returns what the flow measured so far.
 func (f *Flow) Result() FlowResult {
 	r := FlowResult{From: f.From, To: f.To, Messages: f.msgs, Bytes: f.bytes, Start: f.start, End: f.end,
