@@ -18,8 +18,12 @@
 //   - the job samples expectations read (scenario.Catalogue, scope OnJob):
 //     collective_busbw_bps, collective_algbw_bps, collective_time_seconds
 //     {job,size}, collective_wrong_elements_total{job},
-//     flow_goodput_bps{job,from,to}, flow_completion_seconds{job,from,to}
-//     (one reading per message or burst) and perftest_latency_seconds{job}.
+//     flow_goodput_bps{job,from,to}, flow_fct_seconds{job?,stat} (count,
+//     min, p50, p90, p99, p999, max, avg of every message's completion
+//     time, from streaming summaries merged per job and over all jobs, so
+//     memory does not grow with the number of messages),
+//     flow_slowdown_ratio{job,from,to} (completion time over the flow's
+//     ideal) and perftest_latency_seconds{job}.
 //
 // Metrics combines the two: gauges the sampler recorded are read from its
 // finer series (each point's maximum), everything else from the
