@@ -14,6 +14,10 @@ import (
 func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 	qp := s.qp
 	seq := unwrap(p.PSN, s.ePSN)
+	window := uint64(qp.cfg.Window)
+	if seq >= s.ePSN && seq-s.ePSN < window {
+		s.reserve(seq + 1)
+	}
 	if trimmed {
 		qp.ctr.trimsRx++
 		if seq >= s.ePSN && !s.bits[seq&s.mask] {
@@ -31,7 +35,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 				s.markRead(seq, p)
 				s.advance()
 			}
-		case seq-s.ePSN < uint64(len(s.bits)):
+		case seq-s.ePSN < window:
 			qp.ctr.outOfOrder++
 			if _, ok := s.pending[seq]; !ok {
 				cp := *p
@@ -40,12 +44,12 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 		}
 		return
 	}
-	if seq < s.ePSN || seq-s.ePSN < uint64(len(s.bits)) && s.bits[seq&s.mask] {
+	if seq < s.ePSN || seq-s.ePSN < window && s.bits[seq&s.mask] {
 		qp.ctr.dupPkts++
 		s.sendSACK(seq, SACKDup)
 		return
 	}
-	if seq-s.ePSN >= uint64(len(s.bits)) {
+	if seq-s.ePSN >= window {
 		qp.ctr.rxDropped++
 		return
 	}
@@ -127,6 +131,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 // markRead marks the sequence numbers of an executed READ as arrived.
 func (s *responder) markRead(seq uint64, p *wire.Packet) {
 	n := readPkts(int(p.DMALen), s.qp.mtu)
+	s.reserve(seq + uint64(n))
 	for i := range uint64(n) {
 		s.bits[(seq+i)&s.mask] = true
 		s.done[(seq+i)&s.mask] = rxDone{last: i == uint64(n-1)}

@@ -70,8 +70,8 @@ func (r *requester) init(qp *QP) error {
 	r.qp = qp
 	start := seqBase | uint64(qp.cfg.PSN)
 	r.nextSeq, r.maxSent, r.allocSeq, r.una, r.cumScan = start, start, start, start, start
-	r.ring = make([]txRec, qp.cfg.Window)
-	r.mask = uint64(qp.cfg.Window - 1)
+	r.ring = make([]txRec, min(qp.cfg.Window, initialRing))
+	r.mask = uint64(len(r.ring) - 1)
 	r.backoff = 1
 	r.rtoFn = r.onTimeout
 	return r.setPaths(1)
@@ -132,6 +132,26 @@ func (r *requester) find(seq uint64) int {
 
 func (r *requester) rec(seq uint64) *txRec { return &r.ring[seq&r.mask] }
 
+// initialRing is the size the per-PSN rings of a QP start at; they double
+// as packets in flight need, up to the window. A window-sized ring up
+// front (4,096 PSNs by default) would cost every QP about 200 KB, and a
+// 1,024-host permutation or an all-to-all has thousands of QPs that never
+// fill it.
+const initialRing = 64
+
+// reserve makes the ring hold the records of sequence numbers [una, end);
+// end-una never exceeds the window.
+func (r *requester) reserve(end uint64) {
+	for end-r.una > uint64(len(r.ring)) && len(r.ring) < r.qp.cfg.Window {
+		ring := make([]txRec, 2*len(r.ring))
+		mask := uint64(len(ring) - 1)
+		for s := r.una; s < r.maxSent; s++ {
+			ring[s&mask] = r.ring[s&r.mask]
+		}
+		r.ring, r.mask = ring, mask
+	}
+}
+
 // pull returns the next packet to send now, or when one may go.
 func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 	qp := r.qp
@@ -152,6 +172,7 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 	w := r.sq[r.find(seq)]
 	pa := r.paths[pi]
 	p, count := r.build(w, seq, pa.port)
+	r.reserve(seq + uint64(count))
 	prevMax := r.maxSent
 	isRetx := seq < prevMax
 	if seq == r.nextSeq {

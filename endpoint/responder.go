@@ -71,11 +71,26 @@ func (s *responder) init(qp *QP, psn uint32) {
 	s.qp = qp
 	s.ePSN = seqBase | uint64(psn)
 	s.hi = s.ePSN
-	w := qp.cfg.Window
+	w := min(qp.cfg.Window, initialRing)
 	s.bits = make([]bool, w)
 	s.done = make([]rxDone, w)
 	s.mask = uint64(w - 1)
 	s.pending = map[uint64]*wire.Packet{}
+}
+
+// reserve makes the MetaRoCE arrival bitmap hold sequence numbers
+// [ePSN, end): it starts at initialRing and doubles, up to the window, as
+// packets arrive further ahead of the cumulative PSN. Everything at and
+// after hi is false, so only [ePSN, hi) moves.
+func (s *responder) reserve(end uint64) {
+	for end-s.ePSN > uint64(len(s.bits)) && len(s.bits) < s.qp.cfg.Window {
+		n := 2 * len(s.bits)
+		bits, done, mask := make([]bool, n), make([]rxDone, n), uint64(n-1)
+		for q := s.ePSN; q < s.hi; q++ {
+			bits[q&mask], done[q&mask] = s.bits[q&s.mask], s.done[q&s.mask]
+		}
+		s.bits, s.done, s.mask = bits, done, mask
+	}
 }
 
 func (s *responder) postRecv(wr RecvWR) error {
