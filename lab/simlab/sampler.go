@@ -55,7 +55,9 @@ type Sampler struct {
 	store    *Store
 	timer    clock.Timer
 	probes   []Probe
+	handles  []*series // of probes[i], once it has read
 	flowPrev map[*Flow]int64
+	flowRate map[*Flow]*series
 	extra    map[string]bool
 	last     clock.Time // time of the last reading
 	read     bool       // a reading was taken
@@ -77,12 +79,13 @@ func (l *Lab) Sample(spec SamplerSpec) *Sampler {
 		spec.TCs = l.losslessTCs()
 	}
 	s := &Sampler{l: l, spec: spec, store: NewStore(spec.Interval, spec.MaxPoints),
-		flowPrev: map[*Flow]int64{}, extra: map[string]bool{}}
+		flowPrev: map[*Flow]int64{}, flowRate: map[*Flow]*series{}, extra: map[string]bool{}}
 	for _, n := range spec.Samples {
 		s.extra[n] = true
 	}
 	s.build()
 	s.probes = append(s.probes, spec.Probes...)
+	s.handles = make([]*series, len(s.probes))
 	// Flows already running count from now; later ones from zero.
 	for _, j := range l.jobs {
 		if pj, ok := j.(*PerfJob); ok && pj.started {
@@ -170,8 +173,8 @@ func (s *Sampler) tick() {
 func (s *Sampler) readAll() {
 	l := s.l
 	now := l.e.Now()
-	for _, p := range s.probes {
-		s.store.Record(p.Name, p.Labels, p.Kind, now, p.Read())
+	for i, p := range s.probes {
+		s.store.recordTo(&s.handles[i], p.Name, p.Labels, p.Kind, now, p.Read())
 	}
 	if s.spec.Flows {
 		s.flows(now)
@@ -204,8 +207,13 @@ func (s *Sampler) flows(now clock.Time) {
 			if f.finished && seen && rx == prev {
 				continue // the flow ended: stop its series
 			}
-			labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
-			s.store.Record("perf_flow_rate_gbps", labels, telemetry.Gauge, now, float64(rx-prev)*8/secs/1e9)
+			h := s.flowRate[f]
+			if h == nil {
+				labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
+				h = s.store.open("perf_flow_rate_gbps", labels, telemetry.Gauge, now)
+				s.flowRate[f] = h
+			}
+			s.store.add(h, now, float64(rx-prev)*8/secs/1e9)
 		}
 	}
 }

@@ -166,6 +166,12 @@ func NewStore(interval clock.Duration, maxPoints int) *Store {
 // series is created on its first reading. Readings of one series must come
 // in non-decreasing time.
 func (st *Store) Record(name string, labels []telemetry.Label, kind telemetry.Kind, t clock.Time, v float64) {
+	st.add(st.open(name, labels, kind, t), t, v)
+}
+
+// open returns the series (name, labels), creating it with its first
+// point at t.
+func (st *Store) open(name string, labels []telemetry.Label, kind telemetry.Kind, t clock.Time) *series {
 	k := telemetry.Sample{Name: name, Labels: labels}.String()
 	s := st.byKey[k]
 	if s == nil {
@@ -173,10 +179,24 @@ func (st *Store) Record(name string, labels []telemetry.Label, kind telemetry.Ki
 		st.byKey[k] = s
 		st.list = append(st.list, s)
 	}
-	if math.IsNaN(v) {
-		return
+	return s
+}
+
+// recordTo is Record for a caller that keeps the series between readings
+// in *h (nil before the first): a large lab has tens of thousands of
+// series, and building each one's key at every reading cost the sampler
+// a third of the run.
+func (st *Store) recordTo(h **series, name string, labels []telemetry.Label, kind telemetry.Kind, t clock.Time, v float64) {
+	if *h == nil {
+		*h = st.open(name, labels, kind, t)
 	}
-	s.add(t, v)
+	st.add(*h, t, v)
+}
+
+func (st *Store) add(s *series, t clock.Time, v float64) {
+	if !math.IsNaN(v) {
+		s.add(t, v)
+	}
 }
 
 // Len returns the number of series.
