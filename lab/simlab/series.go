@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/telemetry"
@@ -49,6 +50,9 @@ type Series struct {
 func (s Series) Label(name string) string {
 	return telemetry.Sample{Labels: s.Labels}.Label(name)
 }
+
+// bucketBytes is the size of a bucket, for memory budgets.
+const bucketBytes = int64(unsafe.Sizeof(bucket{}))
 
 // bucket accumulates the readings of one point.
 type bucket struct {
