@@ -11,7 +11,12 @@
 // driven by Port.Receive (a frame's last bit arrived on that port) and by
 // callbacks it asked of the clock.Scheduler handed to it in Options; it
 // answers by calling Receive on the wire.Sink attached to an egress port
-// (Switch.Attach), normally a link that adds propagation delay. It owns no
+// (Switch.Attach), normally a link that adds propagation delay. When the
+// attached sink also has ReceiveAt(p, t) (lab/sim.Link), the port hands it
+// each frame as its transmission starts, with t the time its last bit
+// leaves, and schedules the end of the transmission only when a queue or a
+// PFC frame waits for it; other sinks (the emulation's wires, fault chains)
+// get Receive when the last bit has left, as before. It owns no
 // goroutine, reads no wall clock and draws randomness only from the
 // *rand.Rand in Options. It works on wire.Packet descriptors; raw bytes
 // are rewritten only through the hooks in Options (MarkCE, DecTTL, Trim).

@@ -35,6 +35,10 @@
 // constant, packets leave it in the order they entered: each link keeps its
 // in-flight packets in a FIFO ring and has at most one event in the engine,
 // for the head packet. The heap thus holds O(links), not O(packets in flight).
+// A transmitter that knows when a frame's last bit will leave hands it over
+// when its transmission starts (Link.ReceiveAt): a switch port then spends
+// an event on the end of a transmission only when something waits for it,
+// so an uncongested hop costs one event (the arrival), not two.
 //
 // Cancelled timers are deleted lazily: they stay in the heap, are skipped
 // when they reach the top, and the heap is compacted whenever more than half
