@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -52,7 +53,7 @@ type Chain struct {
 }
 
 var (
-	_ wire.Sink        = (*Chain)(nil)
+	_ wire.LaunchSink  = (*Chain)(nil)
 	_ telemetry.Source = (*Chain)(nil)
 )
 
@@ -64,6 +65,18 @@ func NewChain(out wire.Sink, labels ...telemetry.Label) *Chain {
 
 // Receive hands p to the first stage, or to out when there is none.
 func (c *Chain) Receive(p *wire.Packet) { c.head.Receive(p) }
+
+// Launch takes p early (wire.LaunchSink) only while the chain has no stage
+// and out can: stages act when a frame is on the wire, so with any of them
+// the transmitter must call Receive then. A stage added while a launched
+// frame is still being sent does not see that frame.
+func (c *Chain) Launch(p *wire.Packet, end clock.Time) bool {
+	if c.head != c.out {
+		return false
+	}
+	l, ok := c.out.(wire.LaunchSink)
+	return ok && l.Launch(p, end)
+}
 
 // Out returns the sink the chain wraps.
 func (c *Chain) Out() wire.Sink { return c.out }

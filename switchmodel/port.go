@@ -16,13 +16,12 @@ type Port struct {
 	sw    *Switch
 	out   wire.Sink
 	rate  clock.Rate
-	tx    *wire.Packet // the frame on the wire when out is not a launcher
+	tx    *wire.Packet // the frame on the wire, unless out took it at launch
 	busy  bool
 	armed bool // a txDone event is in the scheduler
-	// launch is out when it takes frames at the start of their
-	// transmission (see launcher); busyUntil is when the frame in
-	// progress ends.
-	launch    launcher
+	// launch is out when it can take frames as their transmission starts
+	// (wire.LaunchSink); busyUntil is when the frame in progress ends.
+	launch    wire.LaunchSink
 	busyUntil clock.Time
 	ready     uint8 // bit tc: queue tc holds packets and is not paused
 	// Transmitter.

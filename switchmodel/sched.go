@@ -3,7 +3,6 @@ package switchmodel
 import (
 	"math/bits"
 
-	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -17,7 +16,7 @@ func (pt *Port) kick() {
 	}
 	s := pt.sw
 	if pt.busy {
-		if pt.launch == nil || s.sched.Now() < pt.busyUntil {
+		if pt.tx != nil || s.sched.Now() < pt.busyUntil {
 			pt.armEnd()
 			return
 		}
@@ -55,11 +54,10 @@ func (pt *Port) kick() {
 	pt.txPkts++
 	pt.txBytes += int64(p.Len)
 	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(WireBytes(p.Len)))
-	if pt.launch != nil {
-		// The link takes the frame now and delivers it when its last
+	if pt.launch != nil && pt.launch.Launch(p, pt.busyUntil) {
+		// The link took the frame now and delivers it when its last
 		// bit has left plus the propagation delay; the end of this
 		// transmission needs an event only if something waits for it.
-		pt.launch.ReceiveAt(p, pt.busyUntil)
 		if pt.ready != 0 || pt.pfcPending {
 			pt.armEnd()
 		}
@@ -89,14 +87,6 @@ func (pt *Port) armEnd() {
 	}
 }
 
-// launcher is a sink that takes a frame when its transmission starts and
-// delivers it after the time its last bit leaves, t, plus its own delay
-// (lab/sim.Link). A port attached to one spends no event per frame on the
-// end of transmission while its queues are empty.
-type launcher interface {
-	ReceiveAt(p *wire.Packet, t clock.Time)
-}
-
 // portTx is the Handler of a port's end-of-transmission event; a separate
 // type keeps Handle out of Port's method set.
 type portTx Port
@@ -108,7 +98,7 @@ func (h *portTx) Handle(any) { (*Port)(h).txDone() }
 // starts the next one.
 func (pt *Port) txDone() {
 	pt.armed = false
-	if pt.busy && pt.sw.sched.Now() < pt.busyUntil {
+	if pt.busy && pt.tx == nil && pt.sw.sched.Now() < pt.busyUntil {
 		// A frame arriving at the very end of the last transmission
 		// launched the next one before this event ran: wait for that.
 		pt.armEnd()

@@ -167,7 +167,7 @@ func (s *Switch) Port(i int) *Port { return s.ports[i] }
 func (s *Switch) Attach(i int, out wire.Sink) {
 	pt := s.ports[i]
 	pt.out = out
-	pt.launch, _ = out.(launcher)
+	pt.launch, _ = out.(wire.LaunchSink)
 }
 
 // SharedPool returns the size of the shared pool: the buffer minus every

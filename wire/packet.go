@@ -1,6 +1,10 @@
 package wire
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/rocelab/rocelab/lab/clock"
+)
 
 // Kind says what a Packet carries, as far as the switch and the NIC care.
 type Kind uint8
@@ -89,4 +93,17 @@ type Packet struct {
 // Whoever calls Receive hands over the packet; the sink may keep it.
 type Sink interface {
 	Receive(p *Packet)
+}
+
+// LaunchSink is a Sink that can take a frame when its transmission starts.
+// Launch(p, end) takes p now and treats it as if Receive(p) were called at
+// end, the time its last bit leaves the transmitter (a link then delivers
+// it at end plus its delay). A transmitter that launches needs no event at
+// the end of each transmission. Launch reports false, taking nothing, when
+// the sink cannot take p early (a fault chain with stages, which act at the
+// time a frame is on the wire): the transmitter then calls Receive at end.
+// Calls come in nondecreasing end.
+type LaunchSink interface {
+	Sink
+	Launch(p *Packet, end clock.Time) bool
 }

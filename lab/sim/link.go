@@ -32,7 +32,7 @@ type inflight struct {
 	at clock.Time
 }
 
-var _ wire.Sink = (*Link)(nil)
+var _ wire.LaunchSink = (*Link)(nil)
 
 // NewLink returns a link on e that delays packets by delay (negative means
 // 0) and hands them to to. to may be nil if SetTo is called before the
@@ -54,15 +54,20 @@ func (l *Link) Delay() clock.Duration { return l.delay }
 func (l *Link) InFlight() int { return l.n }
 
 // Receive puts p on the link; it is delivered at Now+Delay.
-func (l *Link) Receive(p *wire.Packet) { l.ReceiveAt(p, l.e.now) }
+func (l *Link) Receive(p *wire.Packet) { l.Launch(p, l.e.now) }
 
-// ReceiveAt puts p on the link as if its last bit entered it at t, which
-// may lie in the future: p is delivered at t+Delay. A transmitter that
-// knows when its serialization ends (a switch port, a NIC) hands the frame
-// over when it starts, and so spends no event on the end of transmission
-// (see switchmodel's Port). Calls must come in nondecreasing t, as a
-// transmitter's frames do; a t before Now counts as Now.
-func (l *Link) ReceiveAt(p *wire.Packet, t clock.Time) {
+// Launch puts p on the link as if its last bit entered it at end, which
+// may lie in the future: p is delivered at end+Delay (wire.LaunchSink). A
+// transmitter that knows when its serialization ends (a switch port) hands
+// the frame over when it starts, and so spends no event on the end of the
+// transmission. Calls must come in nondecreasing end, as a transmitter's
+// frames do; an end before Now counts as Now. It always takes p.
+func (l *Link) Launch(p *wire.Packet, end clock.Time) bool {
+	l.put(p, end)
+	return true
+}
+
+func (l *Link) put(p *wire.Packet, t clock.Time) {
 	if l.n == len(l.ring) {
 		l.grow()
 	}
