@@ -12,11 +12,12 @@
 // callbacks it asked of the clock.Scheduler handed to it in Options; it
 // answers by calling Receive on the wire.Sink attached to an egress port
 // (Switch.Attach), normally a link that adds propagation delay. When the
-// attached sink also has ReceiveAt(p, t) (lab/sim.Link), the port hands it
-// each frame as its transmission starts, with t the time its last bit
-// leaves, and schedules the end of the transmission only when a queue or a
-// PFC frame waits for it; other sinks (the emulation's wires, fault chains)
-// get Receive when the last bit has left, as before. It owns no
+// attached sink is a wire.LaunchSink (lab/sim.Link, a fault chain without
+// stages), the port hands it each frame as its transmission starts, with
+// the time its last bit leaves, and schedules the end of the transmission
+// only when a queue or a PFC frame waits for it; other sinks (the
+// emulation's wires, chains with faults) get Receive when the last bit has
+// left. It owns no
 // goroutine, reads no wall clock and draws randomness only from the
 // *rand.Rand in Options. It works on wire.Packet descriptors; raw bytes
 // are rewritten only through the hooks in Options (MarkCE, DecTTL, Trim).

@@ -36,7 +36,7 @@
 // in-flight packets in a FIFO ring and has at most one event in the engine,
 // for the head packet. The heap thus holds O(links), not O(packets in flight).
 // A transmitter that knows when a frame's last bit will leave hands it over
-// when its transmission starts (Link.ReceiveAt): a switch port then spends
+// when its transmission starts (Link.Launch, wire.LaunchSink): a switch port then spends
 // an event on the end of a transmission only when something waits for it,
 // so an uncongested hop costs one event (the arrival), not two.
 //
