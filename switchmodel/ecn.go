@@ -71,7 +71,7 @@ func (s *Switch) markCEOn(q *queue, p *wire.Packet) bool {
 	}
 	p.ECN = 3
 	q.ecnMarks++
-	if p.Raw != nil && s.markCE != nil {
+	if s.markCE != nil && p.Raw != nil {
 		s.markCE(p)
 	}
 	return true

@@ -174,7 +174,7 @@ func (pt *Port) Receive(p *wire.Packet) {
 			return
 		}
 		p.TTL--
-		if p.Raw != nil && s.decTTL != nil {
+		if s.decTTL != nil && p.Raw != nil {
 			s.decTTL(p)
 		}
 	}

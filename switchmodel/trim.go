@@ -26,7 +26,7 @@ func (eg *Port) trim(p *wire.Packet, in *Port, tc uint8) bool {
 	}
 	p.Len = keep
 	p.DSCP = s.cfg.Trim.DSCP
-	if p.Raw != nil && s.trimRaw != nil {
+	if s.trimRaw != nil && p.Raw != nil {
 		s.trimRaw(p)
 	}
 	eg.q[tc].trims++

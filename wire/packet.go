@@ -29,34 +29,39 @@ const (
 // Wire overhead (FCS, preamble, inter-frame gap) is added where
 // serialization is modelled, not here.
 type Packet struct {
-	Raw  []byte
-	Len  int
-	Kind Kind
-
-	// Ethernet and optional 802.1Q tag.
-	DstMAC, SrcMAC [6]byte
-	HasVLAN        bool
-	VLANID         uint16
-	PCP            uint8
-	EtherType      uint16 // of the payload, after any tag
-
-	// IP (IPv4 or IPv6). L3Offset is the IP header's offset in Raw.
+	// The fields a switch reads for every packet come first, so that
+	// forwarding touches one or two of the descriptor's cache lines
+	// (classification, routing and the ECMP hash; see switchmodel).
+	Len       int
+	Kind      Kind
 	IPVersion uint8 // 0 when not IP
-	SrcIP     netip.Addr
-	DstIP     netip.Addr
 	DSCP      uint8
 	ECN       uint8 // 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
 	TTL       uint8
+	Protocol  uint8 // IPv4 protocol / IPv6 next header
+	HasVLAN   bool
+	PCP       uint8
+	// UDP (for RoCEv2, DstPort is 4791 and SrcPort is flow entropy) or TCP ports.
+	SrcPort, DstPort uint16
+	DestQP           uint32 // BTH destination QP, 24 bits
+	DstIP            netip.Addr
+	SrcIP            netip.Addr
+
+	Raw []byte
+
+	// Ethernet and optional 802.1Q tag (HasVLAN, PCP above).
+	DstMAC, SrcMAC [6]byte
+	VLANID         uint16
+	EtherType      uint16 // of the payload, after any tag
+
+	// IP (IPv4 or IPv6; addresses, DSCP, ECN, TTL and protocol above).
+	// L3Offset is the IP header's offset in Raw.
 	FlowLabel uint32 // IPv6 only
-	Protocol  uint8  // IPv4 protocol / IPv6 next header
 	L3Offset  int
 	IPID      uint16 // IPv4 identification (0 for IPv6)
 	L4Offset  int    // UDP/TCP header offset in Raw (0 when none was parsed)
 
-	// UDP (for RoCEv2, DstPort is 4791 and SrcPort is flow entropy) or TCP ports.
-	SrcPort, DstPort uint16
-
-	// Base transport header (RoCE and CNP).
+	// Base transport header (RoCE and CNP; DestQP above).
 	Opcode uint8
 	SE     bool // solicited event
 	MigReq bool
@@ -65,7 +70,6 @@ type Packet struct {
 	PKey   uint16
 	FECN   bool
 	BECN   bool
-	DestQP uint32 // 24 bits
 	AckReq bool
 	PSN    uint32 // 24 bits
 
