@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,81 +21,238 @@ func labelText(l []telemetry.Label) string {
 	return strings.Join(parts, ",")
 }
 
-type jsonPoint struct {
-	T   float64 `json:"time_s"`
-	V   float64 `json:"value"`
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
-}
-
-type jsonSeries struct {
-	Name    string            `json:"series"`
-	Labels  map[string]string `json:"labels"`
-	Kind    string            `json:"kind"`
-	WidthS  float64           `json:"point_width_s"`
-	Points  []jsonPoint       `json:"points"`
-	Count   int64             `json:"readings"`
-	MaxSeen float64           `json:"max"`
-	Last    float64           `json:"last"`
-}
-
-type jsonSample struct {
-	Name   string            `json:"name"`
-	Labels map[string]string `json:"labels,omitempty"`
-	Value  float64           `json:"value"`
-}
-
-func labelMap(l []telemetry.Label) map[string]string {
-	m := map[string]string{}
-	for _, x := range l {
-		m[x.Name] = x.Value
+// writeMetrics writes metrics.csv and metrics.json, holding what det
+// says.
+func writeMetrics(dir string, d Data, det *detail) error {
+	if err := writeFile(filepath.Join(dir, "metrics.csv"), func(w *bufio.Writer) error { return writeCSV(w, d, det) }); err != nil {
+		return err
 	}
-	return m
+	return writeFile(filepath.Join(dir, "metrics.json"), func(w *bufio.Writer) error { return writeJSON(w, d, det) })
 }
 
-// writeMetrics writes metrics.csv and metrics.json.
-func writeMetrics(dir string, d Data) error {
-	f, err := os.Create(filepath.Join(dir, "metrics.csv"))
+// writeFile creates path and hands fill a buffered writer on it.
+func writeFile(path string, fill func(w *bufio.Writer) error) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"time_s", "series", "labels", "value"})
-	for _, s := range d.Series {
-		lt := labelText(s.Labels)
-		for _, p := range s.Points {
-			_ = w.Write([]string{strconv.FormatFloat(p.T.Seconds(), 'g', 9, 64), s.Name, lt, strconv.FormatFloat(p.V, 'g', -1, 64)})
-		}
+	w := bufio.NewWriterSize(f, 256<<10)
+	err = fill(w)
+	if err == nil {
+		err = w.Flush()
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	doc := struct {
-		Scenario string       `json:"scenario"`
-		Seed     uint64       `json:"seed"`
-		Series   []jsonSeries `json:"series"`
-		Final    []jsonSample `json:"final"`
-		Jobs     []Job        `json:"jobs"`
-	}{Scenario: d.Scenario.Name, Seed: d.Seed, Jobs: d.Jobs}
-	for _, s := range d.Series {
-		js := jsonSeries{Name: s.Name, Labels: labelMap(s.Labels), Kind: s.Kind.String(), WidthS: s.Width.Seconds(),
-			Count: s.Totals.Count, MaxSeen: s.Totals.Max, Last: s.Totals.Last}
-		for _, p := range s.Points {
-			js.Points = append(js.Points, jsonPoint{T: p.T.Seconds(), V: p.V, Min: p.Min, Max: p.Max})
-		}
-		doc.Series = append(doc.Series, js)
-	}
-	for _, s := range d.Final {
-		doc.Final = append(doc.Final, jsonSample{Name: s.Name, Labels: labelMap(s.Labels), Value: s.Value})
-	}
-	data, err := json.MarshalIndent(doc, "", " ")
 	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// writeCSV writes a row per point: time_s, series, labels, value.
+func writeCSV(w *bufio.Writer, d Data, det *detail) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"time_s", "series", "labels", "value"}); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644)
+	var rec [4]string
+	for i, s := range d.Series {
+		if !det.writesPoints(i) {
+			continue
+		}
+		rec[1], rec[2] = s.Name, labelText(s.Labels)
+		for _, p := range s.Points {
+			rec[0] = strconv.FormatFloat(p.T.Seconds(), 'g', 9, 64)
+			rec[3] = strconv.FormatFloat(p.V, 'g', -1, 64)
+			if err := cw.Write(rec[:]); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeJSON writes metrics.json a record per line:
+//
+//	{
+//	 "scenario": …, "seed": …, "detail": "full" or "summarized", "note": …,
+//	 "series": [ {"series", "labels", "kind", "point_width_s", "points":
+//	             [{"time_s", "value", "min", "max"}…], "readings", "min",
+//	             "mean", "max", "last"}, … ],
+//	 "final_totals": [ {"name", "samples", "nonzero", "sum", "min", "max"}, … ],
+//	 "final": [ {"name", "labels", "value"}, … ],
+//	 "jobs": [ Job, … ]
+//	}
+//
+// final_totals and note are there only when the report is summarized; a
+// series whose points were left out has "points": [] and
+// "points_omitted": true.
+func writeJSON(w *bufio.Writer, d Data, det *detail) error {
+	var b []byte
+	flush := func() {
+		w.Write(b) // a write error stays in w and comes back at Flush
+		b = b[:0]
+	}
+	b = append(b, "{\n "...)
+	b = appendKey(b, "scenario")
+	b = appendString(b, d.Scenario.Name)
+	b = append(b, ",\n "...)
+	b = appendKey(b, "seed")
+	b = strconv.AppendUint(b, d.Seed, 10)
+	b = append(b, ",\n "...)
+	b = appendKey(b, "detail")
+	if det.summarized {
+		b = appendString(b, "summarized")
+		b = append(b, ",\n "...)
+		b = appendKey(b, "note")
+		b = appendString(b, det.note(d))
+	} else {
+		b = appendString(b, "full")
+	}
+	b = append(b, ",\n "...)
+	b = appendKey(b, "series")
+	b = append(b, '[')
+	for i, s := range d.Series {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n  {"...)
+		b = appendKey(b, "series")
+		b = appendString(b, s.Name)
+		b = append(b, ',')
+		b = appendKey(b, "labels")
+		b = appendLabels(b, s.Labels)
+		b = append(b, ',')
+		b = appendKey(b, "kind")
+		b = appendString(b, s.Kind.String())
+		b = append(b, ',')
+		b = appendKey(b, "point_width_s")
+		b = appendFloat(b, s.Width.Seconds())
+		b = append(b, ',')
+		b = appendKey(b, "points")
+		b = append(b, '[')
+		if det.writesPoints(i) {
+			for j, p := range s.Points {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, '{')
+				b = appendKey(b, "time_s")
+				b = appendFloat(b, p.T.Seconds())
+				b = append(b, ',')
+				b = appendKey(b, "value")
+				b = appendFloat(b, p.V)
+				b = append(b, ',')
+				b = appendKey(b, "min")
+				b = appendFloat(b, p.Min)
+				b = append(b, ',')
+				b = appendKey(b, "max")
+				b = appendFloat(b, p.Max)
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		} else {
+			b = append(b, "],"...)
+			b = appendKey(b, "points_omitted")
+			b = append(b, "true"...)
+		}
+		t := s.Totals
+		b = append(b, ',')
+		b = appendKey(b, "readings")
+		b = strconv.AppendInt(b, t.Count, 10)
+		b = append(b, ',')
+		b = appendKey(b, "min")
+		b = appendFloat(b, t.Min)
+		b = append(b, ',')
+		b = appendKey(b, "mean")
+		b = appendFloat(b, t.Mean())
+		b = append(b, ',')
+		b = appendKey(b, "max")
+		b = appendFloat(b, t.Max)
+		b = append(b, ',')
+		b = appendKey(b, "last")
+		b = appendFloat(b, t.Last)
+		b = append(b, '}')
+		flush()
+	}
+	b = append(b, "\n ],\n "...)
+	if det.summarized {
+		b = appendKey(b, "final_totals")
+		b = append(b, '[')
+		for i, t := range det.totals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n  {"...)
+			b = appendKey(b, "name")
+			b = appendString(b, t.Name)
+			b = append(b, ',')
+			b = appendKey(b, "samples")
+			b = strconv.AppendInt(b, int64(t.Samples), 10)
+			b = append(b, ',')
+			b = appendKey(b, "nonzero")
+			b = strconv.AppendInt(b, int64(t.Nonzero), 10)
+			b = append(b, ',')
+			b = appendKey(b, "sum")
+			b = appendFloat(b, t.Sum)
+			b = append(b, ',')
+			b = appendKey(b, "min")
+			b = appendFloat(b, t.Min)
+			b = append(b, ',')
+			b = appendKey(b, "max")
+			b = appendFloat(b, t.Max)
+			b = append(b, '}')
+			flush()
+		}
+		b = append(b, "\n ],\n "...)
+	}
+	b = appendKey(b, "final")
+	b = append(b, '[')
+	sample := func(n int, s telemetry.Sample) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n  {"...)
+		b = appendKey(b, "name")
+		b = appendString(b, s.Name)
+		if len(s.Labels) > 0 {
+			b = append(b, ',')
+			b = appendKey(b, "labels")
+			b = appendLabels(b, s.Labels)
+		}
+		b = append(b, ',')
+		b = appendKey(b, "value")
+		b = appendFloat(b, s.Value)
+		b = append(b, '}')
+		flush()
+	}
+	if det.summarized {
+		for n, i := range det.final {
+			sample(n, d.Final[i])
+		}
+	} else {
+		for n, s := range d.Final {
+			sample(n, s)
+		}
+	}
+	b = append(b, "\n ],\n "...)
+	b = appendKey(b, "jobs")
+	b = append(b, '[')
+	for i, j := range d.Jobs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n  "...)
+		data, err := json.Marshal(j)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", j.Name, err)
+		}
+		b = append(b, data...)
+		flush()
+	}
+	b = append(b, "\n ]\n}\n"...)
+	flush()
+	return nil
 }

@@ -1,17 +1,3 @@
-// Package report writes the report of a scenario run into a directory:
-//
-//	summary.md    the scenario, topology and seed; every expectation with
-//	              its measured value; key numbers (busbw per job and size,
-//	              per-flow rates, PFC pauses, drops, ECN marks, peak
-//	              queues); the list of plots
-//	metrics.csv   every time series point: time_s, series, labels, value
-//	metrics.json  the same series, and the final telemetry snapshot
-//	plots/*.svg   queue depth of the hottest queues, per-flow rates, a PFC
-//	plots/*.png   pause timeline per link direction, busbw per size
-//	junit.xml     the expectations as JUnit test cases (scenario.WriteJUnit)
-//
-// Plots are drawn by hand: SVG as text, PNG with image/draw and the
-// basicfont face of golang.org/x/image.
 package report
 
 import (
@@ -77,7 +63,8 @@ func Write(dir string, d Data) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := writeMetrics(dir, d); err != nil {
+	det := chooseDetail(d)
+	if err := writeMetrics(dir, d, det); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	var junit bytes.Buffer
@@ -87,7 +74,7 @@ func Write(dir string, d Data) error {
 	if err := os.WriteFile(filepath.Join(dir, "junit.xml"), junit.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(summary(d, plots)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(summary(d, plots, det)), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -37,8 +37,11 @@ func secsText(s float64) string {
 	return fmt.Sprintf("%.0f ns", s*1e9)
 }
 
+// maxTableRows is the most rows summary.md lists in a table.
+const maxTableRows = 32
+
 // summary renders summary.md.
-func summary(d Data, plots []string) string {
+func summary(d Data, plots []string, det *detail) string {
 	var b strings.Builder
 	sc := d.Scenario
 	verdict := "PASS"
@@ -63,8 +66,11 @@ func summary(d Data, plots []string) string {
 	}
 	if len(d.Problems) > 0 {
 		b.WriteString("\n## Problems\n\n")
-		for _, p := range d.Problems {
+		for _, p := range d.Problems[:min(len(d.Problems), maxTableRows)] {
 			fmt.Fprintf(&b, "- %s\n", p)
+		}
+		if n := len(d.Problems) - maxTableRows; n > 0 {
+			fmt.Fprintf(&b, "- … and %d more\n", n)
 		}
 	}
 
@@ -86,12 +92,7 @@ func summary(d Data, plots []string) string {
 			b.WriteString("\n")
 		}
 		if len(j.Flows) > 0 {
-			b.WriteString("| flow | bytes | rate | completions | median | p99 |\n|---|---|---|---|---|---|\n")
-			for _, f := range j.Flows {
-				fmt.Fprintf(&b, "| %s → %s | %s | %s | %d | %s | %s |\n", f.From, f.To, bytesText(float64(f.Bytes)), gbps(f.GoodputBps),
-					f.Messages, secsText(f.FCTMedian), secsText(f.FCTP99))
-			}
-			b.WriteString("\n")
+			flowTable(&b, j.Flows)
 		}
 	}
 
@@ -131,6 +132,12 @@ func summary(d Data, plots []string) string {
 		fmt.Fprintf(&b, "- [%s](plots/%s.svg) ([png](plots/%s.png))\n", p, p, p)
 	}
 	b.WriteString("\nFiles: `metrics.csv` (time_s, series, labels, value), `metrics.json`, `junit.xml`.\n")
+	if det.summarized {
+		fmt.Fprintf(&b, "\nThe metrics files are summarized (a lab this size would write every point of %d series): "+
+			"every series keeps its totals, and the %d series of each metric with the highest peak keep their points "+
+			"(%d series, %d of %d points); the final telemetry keeps per-metric totals and the %d largest samples of each metric. "+
+			"See `note` in `metrics.json`.\n", len(d.Series), hotSeries, det.keptSeries, det.keptPoints, det.points, topSamples)
+	}
 	return b.String()
 }
 
@@ -156,4 +163,27 @@ func (d Data) dropReasons() string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, by[k]))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// flowTable lists a job's flows: all of them up to maxTableRows, else the
+// spread of their rates and the slowest flows, then how many were left
+// out.
+func flowTable(b *strings.Builder, flows []Flow) {
+	shown := flows
+	if len(flows) > maxTableRows {
+		shown = slices.Clone(flows)
+		slices.SortStableFunc(shown, func(x, y Flow) int { return cmp.Compare(x.GoodputBps, y.GoodputBps) })
+		fmt.Fprintf(b, "%d flows, rate min %s, median %s, max %s; the %d slowest:\n\n", len(flows),
+			gbps(shown[0].GoodputBps), gbps(shown[len(shown)/2].GoodputBps), gbps(shown[len(shown)-1].GoodputBps), maxTableRows)
+		shown = shown[:maxTableRows]
+	}
+	b.WriteString("| flow | bytes | rate | completions | median | p99 |\n|---|---|---|---|---|---|\n")
+	for _, f := range shown {
+		fmt.Fprintf(b, "| %s → %s | %s | %s | %d | %s | %s |\n", f.From, f.To, bytesText(float64(f.Bytes)), gbps(f.GoodputBps),
+			f.Messages, secsText(f.FCTMedian), secsText(f.FCTP99))
+	}
+	if n := len(flows) - len(shown); n > 0 {
+		fmt.Fprintf(b, "\n… and %d more flows (every flow is in `metrics.json`, under `jobs`).\n", n)
+	}
+	b.WriteString("\n")
 }
