@@ -304,10 +304,26 @@ type pfcTee struct {
 }
 
 func (t *pfcTee) Receive(p *wire.Packet) {
+	t.tee(p, t.delay)
+	t.next.Receive(p)
+}
+
+// Launch passes a frame launched early on when the next sink takes it
+// (wire.LaunchSink); the generators still see PFC at end plus the delay.
+func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
+	l, ok := t.next.(wire.LaunchSink)
+	if !ok || !l.Launch(p, end) {
+		return false
+	}
+	t.tee(p, end.Sub(t.r.lab.Now())+t.delay)
+	return true
+}
+
+// tee hands a PFC or PAUSE frame to the port's traffic generators after d.
+func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 	if p.Kind == wire.KindPFC || p.Kind == wire.KindPause {
 		for _, g := range t.r.gens[t.port] {
-			t.r.lab.Engine().AfterFunc(t.delay, func() { g.Receive(p) })
+			t.r.lab.Engine().AfterFunc(d, func() { g.Receive(p) })
 		}
 	}
-	t.next.Receive(p)
 }
