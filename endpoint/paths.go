@@ -135,6 +135,9 @@ func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
 		}
 		if tag := max(pa.vfin, r.vnow); tag < bestTag {
 			best, bestTag = i, tag
+			if tag == r.vnow {
+				break // no tag is below vnow, and ties go to the first in round-robin order
+			}
 		}
 	}
 	if best < 0 {
