@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,169 +91,161 @@ func writeCSV(w *bufio.Writer, d Data, det *detail) error {
 // series whose points were left out has "points": [] and
 // "points_omitted": true.
 func writeJSON(w *bufio.Writer, d Data, det *detail) error {
-	var b []byte
-	flush := func() {
-		w.Write(b) // a write error stays in w and comes back at Flush
-		b = b[:0]
-	}
-	b = append(b, "{\n "...)
-	b = appendKey(b, "scenario")
-	b = appendString(b, d.Scenario.Name)
-	b = append(b, ",\n "...)
-	b = appendKey(b, "seed")
-	b = strconv.AppendUint(b, d.Seed, 10)
-	b = append(b, ",\n "...)
-	b = appendKey(b, "detail")
+	head := struct {
+		Scenario string `json:"scenario"`
+		Seed     uint64 `json:"seed"`
+		Detail   string `json:"detail"`
+		Note     string `json:"note,omitempty"`
+	}{Scenario: d.Scenario.Name, Seed: d.Seed, Detail: "full"}
 	if det.summarized {
-		b = appendString(b, "summarized")
-		b = append(b, ",\n "...)
-		b = appendKey(b, "note")
-		b = appendString(b, det.note(d))
-	} else {
-		b = appendString(b, "full")
+		head.Detail, head.Note = "summarized", det.note(d)
 	}
-	b = append(b, ",\n "...)
-	b = appendKey(b, "series")
-	b = append(b, '[')
+	h, err := json.Marshal(head)
+	if err != nil {
+		return err
+	}
+	// The document is framed here and each record is marshalled on its
+	// own line, so memory holds one record at a time.
+	w.WriteString("{\n ")
+	w.Write(h[1 : len(h)-1])
+	rw := &recordWriter{w: w}
+	rw.open("series")
+	var points []pointRecord
 	for i, s := range d.Series {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n  {"...)
-		b = appendKey(b, "series")
-		b = appendString(b, s.Name)
-		b = append(b, ',')
-		b = appendKey(b, "labels")
-		b = appendLabels(b, s.Labels)
-		b = append(b, ',')
-		b = appendKey(b, "kind")
-		b = appendString(b, s.Kind.String())
-		b = append(b, ',')
-		b = appendKey(b, "point_width_s")
-		b = appendFloat(b, s.Width.Seconds())
-		b = append(b, ',')
-		b = appendKey(b, "points")
-		b = append(b, '[')
-		if det.writesPoints(i) {
-			for j, p := range s.Points {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '{')
-				b = appendKey(b, "time_s")
-				b = appendFloat(b, p.T.Seconds())
-				b = append(b, ',')
-				b = appendKey(b, "value")
-				b = appendFloat(b, p.V)
-				b = append(b, ',')
-				b = appendKey(b, "min")
-				b = appendFloat(b, p.Min)
-				b = append(b, ',')
-				b = appendKey(b, "max")
-				b = appendFloat(b, p.Max)
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		} else {
-			b = append(b, "],"...)
-			b = appendKey(b, "points_omitted")
-			b = append(b, "true"...)
-		}
 		t := s.Totals
-		b = append(b, ',')
-		b = appendKey(b, "readings")
-		b = strconv.AppendInt(b, t.Count, 10)
-		b = append(b, ',')
-		b = appendKey(b, "min")
-		b = appendFloat(b, t.Min)
-		b = append(b, ',')
-		b = appendKey(b, "mean")
-		b = appendFloat(b, t.Mean())
-		b = append(b, ',')
-		b = appendKey(b, "max")
-		b = appendFloat(b, t.Max)
-		b = append(b, ',')
-		b = appendKey(b, "last")
-		b = appendFloat(b, t.Last)
-		b = append(b, '}')
-		flush()
-	}
-	b = append(b, "\n ],\n "...)
-	if det.summarized {
-		b = appendKey(b, "final_totals")
-		b = append(b, '[')
-		for i, t := range det.totals {
-			if i > 0 {
-				b = append(b, ',')
+		r := seriesRecord{Series: s.Name, Labels: labelMap(s.Labels), Kind: s.Kind.String(), Width: jsonFloat(s.Width.Seconds()),
+			Points: points[:0], Readings: t.Count,
+			Min: jsonFloat(t.Min), Mean: jsonFloat(t.Mean()), Max: jsonFloat(t.Max), Last: jsonFloat(t.Last)}
+		if det.writesPoints(i) {
+			for _, p := range s.Points {
+				r.Points = append(r.Points, pointRecord{jsonFloat(p.T.Seconds()), jsonFloat(p.V), jsonFloat(p.Min), jsonFloat(p.Max)})
 			}
-			b = append(b, "\n  {"...)
-			b = appendKey(b, "name")
-			b = appendString(b, t.Name)
-			b = append(b, ',')
-			b = appendKey(b, "samples")
-			b = strconv.AppendInt(b, int64(t.Samples), 10)
-			b = append(b, ',')
-			b = appendKey(b, "nonzero")
-			b = strconv.AppendInt(b, int64(t.Nonzero), 10)
-			b = append(b, ',')
-			b = appendKey(b, "sum")
-			b = appendFloat(b, t.Sum)
-			b = append(b, ',')
-			b = appendKey(b, "min")
-			b = appendFloat(b, t.Min)
-			b = append(b, ',')
-			b = appendKey(b, "max")
-			b = appendFloat(b, t.Max)
-			b = append(b, '}')
-			flush()
+		} else {
+			r.Omitted = true
 		}
-		b = append(b, "\n ],\n "...)
-	}
-	b = appendKey(b, "final")
-	b = append(b, '[')
-	sample := func(n int, s telemetry.Sample) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n  {"...)
-		b = appendKey(b, "name")
-		b = appendString(b, s.Name)
-		if len(s.Labels) > 0 {
-			b = append(b, ',')
-			b = appendKey(b, "labels")
-			b = appendLabels(b, s.Labels)
-		}
-		b = append(b, ',')
-		b = appendKey(b, "value")
-		b = appendFloat(b, s.Value)
-		b = append(b, '}')
-		flush()
+		points = r.Points
+		rw.record(r)
 	}
 	if det.summarized {
-		for n, i := range det.final {
-			sample(n, d.Final[i])
+		rw.open("final_totals")
+		for _, t := range det.totals {
+			rw.record(totalRecord{t.Name, t.Samples, t.Nonzero, jsonFloat(t.Sum), jsonFloat(t.Min), jsonFloat(t.Max)})
+		}
+	}
+	rw.open("final")
+	sample := func(s telemetry.Sample) {
+		rw.record(sampleRecord{Name: s.Name, Labels: labelMap(s.Labels), Value: jsonFloat(s.Value)})
+	}
+	if det.summarized {
+		for _, i := range det.final {
+			sample(d.Final[i])
 		}
 	} else {
-		for n, s := range d.Final {
-			sample(n, s)
+		for _, s := range d.Final {
+			sample(s)
 		}
 	}
-	b = append(b, "\n ],\n "...)
-	b = appendKey(b, "jobs")
-	b = append(b, '[')
-	for i, j := range d.Jobs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n  "...)
-		data, err := json.Marshal(j)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", j.Name, err)
-		}
-		b = append(b, data...)
-		flush()
+	rw.open("jobs")
+	for _, j := range d.Jobs {
+		rw.record(j)
 	}
-	b = append(b, "\n ]\n}\n"...)
-	flush()
-	return nil
+	rw.close()
+	w.WriteString("\n}\n")
+	return rw.err
+}
+
+// recordWriter writes the arrays of metrics.json a marshalled record per
+// line; the first error sticks.
+type recordWriter struct {
+	w      *bufio.Writer
+	n      int // records in the open array
+	inList bool
+	err    error
+}
+
+func (rw *recordWriter) open(key string) {
+	rw.close()
+	fmt.Fprintf(rw.w, ",\n %q: [", key)
+	rw.inList, rw.n = true, 0
+}
+
+func (rw *recordWriter) close() {
+	if rw.inList {
+		rw.w.WriteString("\n ]")
+		rw.inList = false
+	}
+}
+
+func (rw *recordWriter) record(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		if rw.err == nil {
+			rw.err = err
+		}
+		return
+	}
+	if rw.n > 0 {
+		rw.w.WriteByte(',')
+	}
+	rw.n++
+	rw.w.WriteString("\n  ")
+	rw.w.Write(b) // a write error stays in w and comes back at Flush
+}
+
+// The records of metrics.json.
+type (
+	seriesRecord struct {
+		Series   string            `json:"series"`
+		Labels   map[string]string `json:"labels"`
+		Kind     string            `json:"kind"`
+		Width    jsonFloat         `json:"point_width_s"`
+		Points   []pointRecord     `json:"points"`
+		Omitted  bool              `json:"points_omitted,omitempty"`
+		Readings int64             `json:"readings"`
+		Min      jsonFloat         `json:"min"`
+		Mean     jsonFloat         `json:"mean"`
+		Max      jsonFloat         `json:"max"`
+		Last     jsonFloat         `json:"last"`
+	}
+	pointRecord struct {
+		T   jsonFloat `json:"time_s"`
+		V   jsonFloat `json:"value"`
+		Min jsonFloat `json:"min"`
+		Max jsonFloat `json:"max"`
+	}
+	totalRecord struct {
+		Name    string    `json:"name"`
+		Samples int       `json:"samples"`
+		Nonzero int       `json:"nonzero"`
+		Sum     jsonFloat `json:"sum"`
+		Min     jsonFloat `json:"min"`
+		Max     jsonFloat `json:"max"`
+	}
+	sampleRecord struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels,omitempty"`
+		Value  jsonFloat         `json:"value"`
+	}
+)
+
+// jsonFloat is a float64 that JSON can always carry: NaN and the
+// infinities are written as null.
+type jsonFloat float64
+
+// MarshalJSON writes f as encoding/json writes a float64, or null.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// labelMap returns labels as a map (a name given twice keeps its last
+// value); encoding/json writes it with sorted keys.
+func labelMap(labels []telemetry.Label) map[string]string {
+	m := make(map[string]string, len(labels))
+	for _, l := range labels {
+		m[l.Name] = l.Value
+	}
+	return m
 }

@@ -254,26 +254,26 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
-// TestAppendFloat checks the hand encoder against encoding/json.
-func TestAppendFloat(t *testing.T) {
-	for _, f := range []float64{0, 1, -1.5, 0.0000224, 1e-6, 1e-7, -1.234e-9, 123456789.125, 1e20, 1e21, 5e-324, math.MaxFloat64, 4.06e6} {
-		want, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendFloat(nil, f); string(got) != string(want) {
-			t.Errorf("appendFloat(%v) = %s, want %s", f, got, want)
-		}
-	}
-	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if got := appendFloat(nil, f); string(got) != "null" {
-			t.Errorf("appendFloat(%v) = %s, want null", f, got)
+// TestJSONFloat: numbers as encoding/json writes them, and null for the
+// values JSON cannot carry.
+func TestJSONFloat(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"}, {-1.5, "-1.5"}, {1e-7, "1e-7"}, {1e21, "1e+21"}, {4.06e6, "4060000"},
+		{math.NaN(), "null"}, {math.Inf(1), "null"}, {math.Inf(-1), "null"},
+	} {
+		got, err := json.Marshal(jsonFloat(tc.f))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("jsonFloat(%v) = %s, %v; want %s", tc.f, got, err, tc.want)
 		}
 	}
 }
 
-// TestAppendLabels checks strings and label objects decode back.
-func TestAppendLabels(t *testing.T) {
+// TestLabelMap checks label objects decode back, a repeated name keeping
+// its last value.
+func TestLabelMap(t *testing.T) {
 	for _, tc := range []struct {
 		labels []telemetry.Label
 		want   map[string]string
@@ -284,9 +284,13 @@ func TestAppendLabels(t *testing.T) {
 		{[]telemetry.Label{{Name: "a", Value: "1"}, {Name: "a", Value: "2"}}, map[string]string{"a": "2"}},
 		{[]telemetry.Label{{Name: "bad", Value: "\xff"}}, map[string]string{"bad": "\ufffd"}},
 	} {
+		b, err := json.Marshal(labelMap(tc.labels))
+		if err != nil {
+			t.Fatal(err)
+		}
 		var got map[string]string
-		if err := json.Unmarshal(appendLabels(nil, tc.labels), &got); err != nil {
-			t.Fatalf("%v: %s: %v", tc.labels, appendLabels(nil, tc.labels), err)
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%v: %s: %v", tc.labels, b, err)
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tc.labels, diff)
