@@ -80,8 +80,16 @@ func (r *requester) setPaths(n int) error {
 		}
 		r.paths = append(r.paths, pa)
 	}
+	r.dirty = make([]uint64, (n+63)/64)
+	for i := range n {
+		r.markDirty(i)
+	}
 	return nil
 }
+
+// markDirty notes that path i learnt of a delivery, so that the next
+// detectLoss walks its FIFO.
+func (r *requester) markDirty(i int) { r.dirty[i>>6] |= 1 << (i & 63) }
 
 // creditDriven reports whether the QP's algorithm is the NIC's
 // receiver-driven one.

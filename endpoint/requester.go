@@ -38,12 +38,13 @@ type txRec struct {
 // requester is the send side of a QP.
 type requester struct {
 	qp       *QP
-	sq       []*swqe // posted, not yet completed; sq[0] is the oldest
-	nextSeq  uint64  // next sequence number to transmit (go-back-N rewinds it)
-	maxSent  uint64  // one past the highest sequence number transmitted
-	allocSeq uint64  // next sequence number to assign to a posted WR
-	una      uint64  // oldest sequence number not yet acknowledged
-	cumScan  uint64  // MetaRoCE: SACK cumulative acks processed below it
+	sq       []*swqe  // posted, not yet completed; sq[0] is the oldest
+	dirty    []uint64 // paths to walk at the next detectLoss (bit i: path i)
+	nextSeq  uint64   // next sequence number to transmit (go-back-N rewinds it)
+	maxSent  uint64   // one past the highest sequence number transmitted
+	allocSeq uint64   // next sequence number to assign to a posted WR
+	una      uint64   // oldest sequence number not yet acknowledged
+	cumScan  uint64   // MetaRoCE: SACK cumulative acks processed below it
 	ssn      uint32
 	ring     []txRec
 	mask     uint64

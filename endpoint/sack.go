@@ -1,6 +1,8 @@
 package endpoint
 
 import (
+	"math/bits"
+
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/wire"
@@ -78,33 +80,51 @@ func (r *requester) delivered(seq uint64) {
 	if int(rc.path) < len(r.paths) {
 		pa := r.paths[rc.path]
 		pa.delivered(rc.pathSeq)
+		r.markDirty(int(rc.path))
 		pa.cc.OnFeedback(cc.Feedback{Kind: cc.Ack, Bytes: int64(r.qp.mtu)})
 	}
 }
 
-// detectLoss walks each path's FIFO: entries resolved (acknowledged, or
-// sent again since) are dropped; an unacknowledged entry older than the
-// path's highest delivered packet is lost.
+// detectLoss walks the FIFO of each path that learnt of a delivery since
+// the last walk, in path order: entries resolved (acknowledged, or sent
+// again since) are dropped; an unacknowledged entry older than the path's
+// highest delivered packet is lost.
+//
+// A path with no new delivery is skipped: its walk stopped at an entry
+// that was not lost, and only a delivery on the same path (a higher
+// hiDelivered or hiOld, or that entry acknowledged) can change that — an
+// entry sent again elsewhere or passed by una only becomes skippable, which
+// matters once a later delivery makes the walk go on. Skipping keeps an
+// acknowledgement O(paths it names) instead of O(paths), which was 8 % of a
+// sprayed permutation over 64 paths.
 func (r *requester) detectLoss() {
-	for _, pa := range r.paths {
-		for pa.head < len(pa.fifo) {
-			e := pa.fifo[pa.head]
-			if e.seq >= r.una && e.seq < r.maxSent {
-				rc := r.rec(e.seq)
-				if !rc.acked && rc.pathSeq == e.pathSeq && !rc.read {
-					if !pa.lostBefore(e.pathSeq) {
-						break
-					}
-					r.markLost(e.seq, false)
-					pa.lost(r.qp)
+	for w, set := range r.dirty {
+		r.dirty[w] = 0
+		for ; set != 0; set &= set - 1 {
+			r.walk(r.paths[w<<6|bits.TrailingZeros64(set)])
+		}
+	}
+}
+
+// walk is detectLoss on one path.
+func (r *requester) walk(pa *path) {
+	for pa.head < len(pa.fifo) {
+		e := pa.fifo[pa.head]
+		if e.seq >= r.una && e.seq < r.maxSent {
+			rc := r.rec(e.seq)
+			if !rc.acked && rc.pathSeq == e.pathSeq && !rc.read {
+				if !pa.lostBefore(e.pathSeq) {
+					break
 				}
+				r.markLost(e.seq, false)
+				pa.lost(r.qp)
 			}
-			pa.head++
 		}
-		if pa.head > 1024 && pa.head*2 > len(pa.fifo) {
-			pa.fifo = append(pa.fifo[:0], pa.fifo[pa.head:]...)
-			pa.head = 0
-		}
+		pa.head++
+	}
+	if pa.head > 1024 && pa.head*2 > len(pa.fifo) {
+		pa.fifo = append(pa.fifo[:0], pa.fifo[pa.head:]...)
+		pa.head = 0
 	}
 }
 
