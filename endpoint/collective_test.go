@@ -108,3 +108,48 @@ func TestAdapterErrors(t *testing.T) {
 	}
 	var _ clock.Duration
 }
+
+// TestAllToAllOnDemand: an all-to-all over pairs connected on first use,
+// with at most 3 pairs kept per rank, is exact in both modes; pairs are
+// connected and destroyed as the ranks move on (every pair at least once,
+// never more than the cap once idle ones could go), and no QP is left in
+// ERROR by a write.
+func TestAllToAllOnDemand(t *testing.T) {
+	const n = 8
+	for _, mode := range []endpoint.Mode{endpoint.ModeRoCEv2, endpoint.ModeMetaRoCE} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := newStar(t, starOpts{n: n, raw: true})
+			tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, Pairs: rdmacomm.OnDemand, MaxPairs: 3,
+				QP: endpoint.QPConfig{Mode: mode, Paths: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total, _ := tr.Connected(); total != 0 {
+				t.Fatalf("%d pairs connected before any write", total)
+			}
+			comm, err := collective.New(s.e, tr, collective.Config{Ranks: n, SliceBytes: 4096, Window: 1, Check: true, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, size := range []int64{8 * 4096, 8*300_000 + 8} {
+				res := runCollective(t, s.e, comm, collective.AllToAll, size, 1, 2)
+				if !res.Checked || res.Wrong != 0 {
+					t.Errorf("size %d: checked %t, %d wrong", size, res.Checked, res.Wrong)
+				}
+			}
+			total, most := tr.Connected()
+			t.Logf("%d pairs connected in all, at most %d to one rank now, %d QPs live", total, most, len(tr.QPs()))
+			if total <= n*(n-1)/2 {
+				t.Errorf("%d pairs connected: want more than the %d of a full mesh (pairs must be re-connected after eviction)", total, n*(n-1)/2)
+			}
+			if most > 3+2 {
+				t.Errorf("a rank holds %d pairs, want about MaxPairs = 3", most)
+			}
+			for _, qp := range tr.QPs() {
+				if qp.State() != endpoint.StateRTS {
+					t.Errorf("qp %#x: state %v", qp.QPN(), qp.State())
+				}
+			}
+		})
+	}
+}

@@ -1,9 +1,12 @@
 package rdmacomm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
@@ -17,12 +20,29 @@ type Pairs uint8
 const (
 	// Ring connects every rank r with r+1 mod n (ring collectives).
 	Ring Pairs = iota
-	// All connects every pair of ranks (all-to-all).
+	// All connects every pair of ranks (all-to-all): n(n-1) QPs.
 	All
+	// OnDemand connects a pair at its first write and, when a rank has
+	// more than Options.MaxPairs pairs, destroys its least recently used
+	// idle ones (no write outstanding either way). An all-to-all across
+	// thousands of ranks then holds a few QPs per rank instead of one per
+	// peer, as an NCCL proxy connects peers lazily. Connecting takes no
+	// fabric time here (no connection manager is modelled).
+	OnDemand
 )
+
+// DefaultMaxPairs is the number of connected pairs per rank OnDemand keeps
+// before it destroys idle ones.
+const DefaultMaxPairs = 32
 
 // DefaultRecvDepth is how many receive WRs each QP keeps posted.
 const DefaultRecvDepth = 256
+
+// onDemandRecvDepth is the default under OnDemand, where QPs come and go
+// by the thousand: two receives a write, reposted as they complete, for a
+// writer that keeps up to 16 writes in flight to this peer (the
+// collective engine's window is 8 by default).
+const onDemandRecvDepth = 32
 
 // Options configure a Transport. Zero fields take the defaults named on them.
 type Options struct {
@@ -39,6 +59,9 @@ type Options struct {
 	// RecvDepth is the receive WRs kept posted per QP (default
 	// DefaultRecvDepth; two are consumed per write).
 	RecvDepth int
+	// MaxPairs bounds the connected pairs per rank under OnDemand
+	// (default DefaultMaxPairs).
+	MaxPairs int
 }
 
 // Transport is a collective.Transport over endpoint QPs.
@@ -46,7 +69,12 @@ type Transport struct {
 	opts  Options
 	ranks []*rankRes
 	conns map[[2]int]*conn // by (from, to)
-	qps   []*endpoint.QP
+	qps   []*endpoint.QP   // every QP created (only the live ones under OnDemand)
+	// OnDemand: each rank's connected pairs, least recently used first,
+	// the total of pairs ever connected, and the use clock.
+	live      [][]*pair
+	connected int
+	uses      uint64
 
 	inWrite bool // inside Write: completions are deferred
 }
@@ -72,6 +100,7 @@ type conn struct {
 	pending  map[uint64]pendingWrite
 	announce bool   // receive side: an offset was announced
 	off      uint32 // receive side: the announced offset
+	pair     *pair  // OnDemand only
 }
 
 type pendingWrite struct {
@@ -90,6 +119,12 @@ func New(opts Options) (*Transport, error) {
 	}
 	if opts.RecvDepth <= 0 {
 		opts.RecvDepth = DefaultRecvDepth
+		if opts.Pairs == OnDemand {
+			opts.RecvDepth = onDemandRecvDepth
+		}
+	}
+	if opts.MaxPairs <= 0 {
+		opts.MaxPairs = DefaultMaxPairs
 	}
 	t := &Transport{opts: opts, conns: map[[2]int]*conn{}}
 	seen := map[*endpoint.NIC]int{}
@@ -109,8 +144,9 @@ func New(opts Options) (*Transport, error) {
 		r.nullSrc = mr
 		t.ranks = append(t.ranks, r)
 	}
+	t.live = make([][]*pair, n)
 	for a := range n {
-		for b := a + 1; b < n; b++ {
+		for b := a + 1; b < n && opts.Pairs != OnDemand; b++ {
 			if opts.Pairs == All || b == a+1 || a == 0 && b == n-1 {
 				if err := t.connect(a, b); err != nil {
 					return nil, err
@@ -121,8 +157,36 @@ func New(opts Options) (*Transport, error) {
 	return t, nil
 }
 
-// QPs returns every QP the transport created (for statistics).
-func (t *Transport) QPs() []*endpoint.QP { return t.qps }
+// QPs returns every QP the transport created (for statistics); under
+// OnDemand the QPs connected now, in (from, to) order.
+func (t *Transport) QPs() []*endpoint.QP {
+	if t.opts.Pairs != OnDemand {
+		return t.qps
+	}
+	keys := slices.SortedFunc(maps.Keys(t.conns), func(x, y [2]int) int {
+		return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
+	})
+	out := make([]*endpoint.QP, len(keys))
+	for i, k := range keys {
+		out[i] = t.conns[k].qp
+	}
+	return out
+}
+
+// Connected returns the number of QP pairs connected so far (under
+// OnDemand, destroyed ones included) and the most that are connected now
+// to any one rank.
+func (t *Transport) Connected() (total, maxPerRank int) {
+	per := make([]int, len(t.ranks))
+	for k := range t.conns {
+		per[k[0]]++
+	}
+	total = len(t.conns) / 2
+	if t.opts.Pairs == OnDemand {
+		total = t.connected
+	}
+	return total, slices.Max(per)
+}
 
 // connect creates and connects a QP pair between ranks a and b.
 func (t *Transport) connect(a, b int) error {
@@ -165,7 +229,9 @@ func (t *Transport) newConn(from, to int) (*conn, error) {
 	cfg.SendCQ.OnCompletion(c.sendDone)
 	cfg.RecvCQ.OnCompletion(c.recvDone)
 	t.conns[[2]int{from, to}] = c
-	t.qps = append(t.qps, qp)
+	if t.opts.Pairs != OnDemand {
+		t.qps = append(t.qps, qp)
+	}
 	return c, nil
 }
 
@@ -199,8 +265,19 @@ func (t *Transport) Listen(rank int, region []byte, size int, arrived collective
 // data, both RDMA WRITE WITH IMMEDIATE, on the QP from→to.
 func (t *Transport) Write(w collective.Write, done func(error)) error {
 	c := t.conns[[2]int{w.From, w.To}]
+	if c == nil && t.opts.Pairs == OnDemand && w.From != w.To &&
+		w.From >= 0 && w.To >= 0 && w.From < len(t.ranks) && w.To < len(t.ranks) {
+		var err error
+		if c, err = t.connectOnDemand(w.From, w.To); err != nil {
+			return err
+		}
+	}
 	if c == nil {
 		return fmt.Errorf("rdmacomm: no QP from rank %d to rank %d", w.From, w.To)
+	}
+	if c.pair != nil {
+		t.uses++
+		c.pair.used = t.uses
 	}
 	dst := t.ranks[w.To]
 	if dst.arrived == nil {

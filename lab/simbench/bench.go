@@ -184,17 +184,29 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 
 // AllReduce runs one ring all-reduce of cfg.CollBytes across every NIC.
 func AllReduce(spec ClosSpec, cfg Config) (*Report, error) {
+	return collectiveRun(spec, cfg, "all_reduce", "ring all_reduce")
+}
+
+// AllToAll runs one all-to-all of cfg.CollBytes across every NIC: each
+// rank writes CollBytes/n to every other. Past 128 ranks the QP pairs are
+// connected on first use and idle ones destroyed (rdmacomm.OnDemand), so
+// 2,048 ranks hold a few dozen QPs each, not 2,047.
+func AllToAll(spec ClosSpec, cfg Config) (*Report, error) {
+	return collectiveRun(spec, cfg, "alltoall", "all-to-all")
+}
+
+func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error) {
 	cfg.defaults()
 	l, r, err := build(spec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	job, err := l.Collective(simlab.CollSpec{Name: "allreduce", Op: "all_reduce", Sizes: []int64{cfg.CollBytes},
+	job, err := l.Collective(simlab.CollSpec{Name: op, Op: op, Sizes: []int64{cfg.CollBytes},
 		Warmup: -1, Iters: 1, Paths: cfg.Paths})
 	if err != nil {
 		return nil, fmt.Errorf("simbench: %w", err)
 	}
-	r.Name = fmt.Sprintf("ring all_reduce %s %d ranks", cfg.Mode, r.NICs)
+	r.Name = fmt.Sprintf("%s %s %d ranks", title, cfg.Mode, r.NICs)
 	if err := run(l, r, cfg, job.Err); err != nil {
 		return r, err
 	}
@@ -337,7 +349,7 @@ func (r *Report) Summary() string {
 			float64(r.FCT.Median)/float64(r.Ideal))
 	}
 	for _, c := range r.Coll {
-		s += fmt.Sprintf("all_reduce      %d B in %.1f us: algbw %.2f GB/s busbw %.2f GB/s\n", c.Size, c.TimeUs, c.AlgBW, c.BusBW)
+		s += fmt.Sprintf("%-15s %d B in %.1f us: algbw %.2f GB/s busbw %.2f GB/s\n", c.Op, c.Size, c.TimeUs, c.AlgBW, c.BusBW)
 	}
 	s += fmt.Sprintf("digest          %s\n", r.Digest())
 	return s

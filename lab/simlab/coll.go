@@ -107,7 +107,12 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	}
 	pairs := rdmacomm.Ring
 	if j.op == collective.AllToAll {
+		// A full mesh is n(n-1) QPs; past onDemandRanks pairs are
+		// connected on first use and idle ones destroyed (rdmacomm.OnDemand).
 		pairs = rdmacomm.All
+		if len(j.nics) > onDemandRanks {
+			pairs = rdmacomm.OnDemand
+		}
 	}
 	// QPs are connected now (no packets move until the job starts).
 	j.tr, err = rdmacomm.New(rdmacomm.Options{Sched: l.e, NICs: j.nics, Pairs: pairs,
@@ -124,6 +129,9 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	l.e.At(spec.Start, j.begin)
 	return j, nil
 }
+
+// onDemandRanks is the largest all-to-all connected as a full mesh.
+const onDemandRanks = 128
 
 func (j *CollJob) begin() {
 	j.start = j.l.e.Now()

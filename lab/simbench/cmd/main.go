@@ -8,8 +8,10 @@
 //	                   over 4 QPs of 64 paths (256 UDP source ports)
 //	allreduce          2,048-GPU ring all-reduce at 400G
 //
-// and, on request only (-scenario hier-allreduce), the 2,048-GPU
-// hierarchical all-reduce (8-GPU groups, then 8 rails of 256 ranks).
+// and, on request only, -scenario hier-allreduce (the 2,048-GPU
+// hierarchical all-reduce: 8-GPU groups, then 8 rails of 256 ranks) and
+// -scenario alltoall (an all-to-all across the 2,048 GPUs over QP pairs
+// connected on first use).
 //
 // Flags: -seed, -scenario, -cpuprofile, -memprofile. Run it with
 // GOMAXPROCS=1 for one-core figures.
@@ -30,7 +32,7 @@ var scenarios = []string{"permutation-ecmp", "permutation-spray", "allreduce"}
 
 func main() {
 	seed := flag.Uint64("seed", 1, "seed of the labs and the permutation")
-	scenario := flag.String("scenario", "", "run one scenario in this process: "+fmt.Sprint(scenarios)+" or hier-allreduce")
+	scenario := flag.String("scenario", "", "run one scenario in this process: "+fmt.Sprint(scenarios)+", hier-allreduce or alltoall")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	mem := flag.String("memprofile", "", "write an allocation profile to this file at the end")
 	collBytes := flag.Int64("coll-bytes", 8<<20, "all-reduce size in bytes")
@@ -82,6 +84,8 @@ func main() {
 		r, err = simbench.AllReduce(cluster, cfg)
 	case "hier-allreduce":
 		r, err = simbench.HierAllReduce(cluster, cfg)
+	case "alltoall":
+		r, err = simbench.AllToAll(cluster, cfg)
 	default:
 		err = fmt.Errorf("unknown scenario %q (want one of %v)", *scenario, scenarios)
 	}
