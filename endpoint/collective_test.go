@@ -9,6 +9,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/rdmacomm"
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/lab/telemetry"
 )
 
 // runCollective runs op over comm to completion in e.
@@ -151,5 +152,45 @@ func TestAllToAllOnDemand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRetiredQPCounters: counters of destroyed QPs stay in the NIC's
+// telemetry under qp="retired", so totals over every QP are right: an
+// all-to-all over one pair per rank at a time sends as many data packets
+// as over a full mesh.
+func TestRetiredQPCounters(t *testing.T) {
+	dataPackets := func(pairs rdmacomm.Pairs) (total, retired float64) {
+		s := newStar(t, starOpts{n: 4})
+		tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, Pairs: pairs, MaxPairs: 1,
+			QP: endpoint.QPConfig{Mode: endpoint.ModeRoCEv2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm, err := collective.New(s.e, tr, collective.Config{Ranks: 4, Window: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCollective(t, s.e, comm, collective.AllToAll, 4<<20, 0, 1)
+		for _, n := range s.nics {
+			n.Collect(func(sm telemetry.Sample) {
+				if sm.Name == "qp_tx_packets_total" {
+					total += sm.Value
+					if sm.Label("qp") == "retired" {
+						retired += sm.Value
+					}
+				}
+			})
+		}
+		return total, retired
+	}
+	mesh, _ := dataPackets(rdmacomm.All)
+	total, retired := dataPackets(rdmacomm.OnDemand)
+	t.Logf("full mesh %v data packets; on demand %v (%v from retired QPs)", mesh, total, retired)
+	if retired == 0 {
+		t.Error("no retired QP counters after an all-to-all over 1 pair per rank")
+	}
+	if total != mesh {
+		t.Errorf("on demand: %v data packets, full mesh %v", total, mesh)
 	}
 }

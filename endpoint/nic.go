@@ -98,15 +98,18 @@ type NIC struct {
 	rng   *rand.Rand
 	out   wire.Sink
 
-	qps     map[uint32]*QP
-	lastQP  *QP // the QP qp found last (see qp)
-	nextQPN uint32
-	mrs     map[uint32]*MR
-	rkeys   map[uint32]*MR
-	nextPD  uint32
-	nextKey uint32
-	keySalt uint8
-	nextVA  uint64
+	qps    map[uint32]*QP
+	lastQP *QP // the QP qp found last (see qp)
+	// retired sums the counters of destroyed QPs (retiredQPs of them).
+	retired    qpCounters
+	retiredQPs int64
+	nextQPN    uint32
+	mrs        map[uint32]*MR
+	rkeys      map[uint32]*MR
+	nextPD     uint32
+	nextKey    uint32
+	keySalt    uint8
+	nextVA     uint64
 
 	// Transmitter.
 	busy     bool

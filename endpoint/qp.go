@@ -356,6 +356,10 @@ func (qp *QP) ToError() { qp.fail(errors.New("moved to ERROR by the user")) }
 func (qp *QP) Destroy() {
 	qp.fail(errors.New("destroyed"))
 	qp.req.closeCC()
+	if _, ok := qp.nic.qps[qp.qpn]; ok {
+		qp.nic.retired.add(&qp.ctr)
+		qp.nic.retiredQPs++
+	}
 	delete(qp.nic.qps, qp.qpn)
 	if qp.nic.lastQP == qp {
 		qp.nic.lastQP = nil

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/rocelab/rocelab/lab/clock"
 
@@ -38,6 +39,19 @@ type qpCounters struct {
 	reselections                                  int64
 }
 
+// qpCounterWords is the number of int64 fields of qpCounters (every field
+// is one; TestQPCountersAllInt64 checks).
+const qpCounterWords = unsafe.Sizeof(qpCounters{}) / 8
+
+// add adds o's counters to c.
+func (c *qpCounters) add(o *qpCounters) {
+	a := (*[qpCounterWords]int64)(unsafe.Pointer(c))
+	b := (*[qpCounterWords]int64)(unsafe.Pointer(o))
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
 // Collect emits the NIC's counters and those of its QPs (telemetry.Source).
 // Labels: node (the NIC's name), and qp (the QPN in hex) for QP samples.
 func (n *NIC) Collect(emit func(telemetry.Sample)) {
@@ -63,6 +77,12 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 	}
 	for _, qpn := range sortedQPNs(n.qps) {
 		n.qps[qpn].collect(node, emit)
+	}
+	if n.retiredQPs > 0 {
+		// QPs destroyed so far (rdmacomm's OnDemand pairs come and go by
+		// the thousand), summed, so that totals over qp stay right.
+		retired := telemetry.With(node, telemetry.Label{Name: "qp", Value: "retired"})
+		emitQPCounters(retired, &n.retired, emit)
 	}
 }
 
@@ -90,10 +110,16 @@ func (qp *QP) Stats() QPStats {
 
 func (qp *QP) collect(node []telemetry.Label, emit func(telemetry.Sample)) {
 	l := telemetry.With(node, telemetry.Label{Name: "qp", Value: "0x" + strconv.FormatUint(uint64(qp.qpn), 16)})
+	emitQPCounters(l, &qp.ctr, emit)
+	qp.collectPaths(l, emit)
+}
+
+// emitQPCounters emits the counters of one QP (or of the retired ones)
+// with labels l.
+func emitQPCounters(l []telemetry.Label, s *qpCounters, emit func(telemetry.Sample)) {
 	c := func(name string, v int64) {
 		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: l, Value: float64(v)})
 	}
-	s := &qp.ctr
 	for _, x := range []struct {
 		name string
 		v    int64
@@ -116,6 +142,10 @@ func (qp *QP) collect(node []telemetry.Label, emit func(telemetry.Sample)) {
 	} {
 		c(x.name, x.v)
 	}
+}
+
+// collectPaths emits the per-path samples of the QP.
+func (qp *QP) collectPaths(l []telemetry.Label, emit func(telemetry.Sample)) {
 	for _, pa := range qp.req.paths {
 		pl := telemetry.With(l, telemetry.Label{Name: "path", Value: strconv.Itoa(int(pa.idx))})
 		emit(telemetry.Sample{Name: "qp_path_rate_bps", Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate())})
