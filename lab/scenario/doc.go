@@ -56,8 +56,9 @@
 // hierarchical all-reduce of one size, run once: reduce-scatter inside
 // each group of group consecutive ranks (default: the ranks of the first
 // rank's host), an all-reduce per local index across the groups, an
-// all-gather inside each group. alltoall connects every pair of ranks
-// (n·(n-1)/2 QP pairs), so it is limited to MaxAllToAllRanks ranks. perf,
+// all-gather inside each group. alltoall connects a pair of ranks at its
+// first write; past 128 ranks the simulator destroys idle pairs, so an
+// all-to-all across thousands of GPUs holds a few dozen QPs a rank. perf,
 // collective and background run on back-end (gpu) ports, fe on front-end
 // ports. sizes follows nccl-tests (binary units, MIN:MAX doubling); other
 // sizes follow the topology units (1MB = 10^6 bytes). A fault target is

@@ -302,10 +302,6 @@ func (r *resolver) paths(w *Workload, vals map[string]*yaml.Node) {
 // collectiveOps are the collective operations a workload may name.
 var collectiveOps = []string{"allreduce", "allgather", "reducescatter", "alltoall", "hier-allreduce"}
 
-// MaxAllToAllRanks bounds an all-to-all collective: it connects every
-// pair of ranks (n·(n-1)/2 QP pairs, MaxAllToAllQPs for 256 ranks), so
-// its memory grows with n².
-const MaxAllToAllRanks = 256
 
 func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	e := r.e
@@ -333,9 +329,6 @@ func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.N
 		w.Sizes, _ = scalar(e, v, "sizes", collective.ParseSizes)
 	} else {
 		e.add(posOf(n), "workload %s: missing sizes (e.g. 1MB:64MB, or 4MB)", w.Name)
-	}
-	if w.CollectiveOp == collective.AllToAll && len(w.Ranks) > MaxAllToAllRanks {
-		e.add(posOf(vals["ranks"]), "workload %s: alltoall connects every pair of ranks (%d QP pairs for %d ranks, ~200 KB each); at most %d ranks", w.Name, len(w.Ranks)*(len(w.Ranks)-1)/2, len(w.Ranks), MaxAllToAllRanks)
 	}
 	if w.Hierarchical {
 		r.hier(w, vals)
