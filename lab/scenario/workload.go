@@ -302,7 +302,6 @@ func (r *resolver) paths(w *Workload, vals map[string]*yaml.Node) {
 // collectiveOps are the collective operations a workload may name.
 var collectiveOps = []string{"allreduce", "allgather", "reducescatter", "alltoall", "hier-allreduce"}
 
-
 func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	e := r.e
 	if v := vals["op"]; v != nil {
