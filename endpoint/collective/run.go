@@ -22,6 +22,10 @@ type rankState struct {
 	head       int
 	inflight   int
 	seen       []bool // arrivals already received, by arrivalIndex
+	// All-to-all writes are made as the window takes them (a rank of
+	// 2,048 has 2,047 peers): the next is slice a2aJ for peer rank+a2aK.
+	a2aK int
+	a2aJ int64
 }
 
 // run is one Comm.Run in progress.
@@ -222,18 +226,9 @@ func (r *run) startIter() {
 			if st.in != nil {
 				copy(bytesOf(st.region, lo, hi), bytesOf(st.in, lo, hi))
 			}
+			st.a2aK, st.a2aJ = 1, 0
 			for k := 1; k < n; k++ {
-				peer := (rank + k) % n
-				plo, _ := lay.chunk(peer)
-				mlo, _ := lay.chunk(rank)
-				for j := int64(0); ; j++ {
-					a, b, ok := r.slice(peer, j)
-					if !ok {
-						break
-					}
-					r.enqueue(rank, send{to: peer, src: bytesOf(st.in, a, b), n: int((b - a) * elemSize),
-						off: int((mlo + a - plo) * elemSize), imm: imm(0, int(j))})
-				}
+				r.pending += r.numSlices((rank + k) % n) // the writes nextAllToAll will make
 			}
 		}
 	}
@@ -272,10 +267,35 @@ func (r *run) enqueue(rank int, s send) {
 	r.pending++
 }
 
+// nextAllToAll queues rank's next all-to-all write, if any is left: the
+// slices of its block for peer rank+1, then rank+2, … (a shifted order, so
+// that ranks do not all start on the same target). The write was counted
+// in pending when the iteration started.
+func (r *run) nextAllToAll(rank int) bool {
+	st := &r.ranks[rank]
+	n := r.lay.Ranks
+	for st.a2aK > 0 && st.a2aK < n {
+		peer := (rank + st.a2aK) % n
+		a, b, ok := r.slice(peer, st.a2aJ)
+		if !ok {
+			st.a2aK, st.a2aJ = st.a2aK+1, 0
+			continue
+		}
+		plo, _ := r.lay.chunk(peer)
+		mlo, _ := r.lay.chunk(rank)
+		st.queue = append(st.queue, send{to: peer, src: bytesOf(st.in, a, b), n: int((b - a) * elemSize),
+			off: int((mlo + a - plo) * elemSize), imm: imm(0, int(st.a2aJ))})
+		st.a2aJ++
+		return true
+	}
+	st.a2aK = 0
+	return false
+}
+
 // pump posts rank's queued writes while its window has room.
 func (r *run) pump(rank int) {
 	st := &r.ranks[rank]
-	for !r.failed && st.inflight < r.c.cfg.Window && st.head < len(st.queue) {
+	for !r.failed && st.inflight < r.c.cfg.Window && (st.head < len(st.queue) || r.lay.Op == AllToAll && r.nextAllToAll(rank)) {
 		s := st.queue[st.head]
 		st.queue[st.head] = send{}
 		st.head++
