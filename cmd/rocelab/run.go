@@ -22,9 +22,12 @@ type runFlags struct {
 	report string
 	seed   uint64
 	quiet  bool
+	// match: --sim runs as the emulation does (labrun.Options.MatchEmulation).
+	match bool
+	// Emulation, and --sim with --match-emulation.
+	scale int
 	// Emulation only.
 	name, root string
-	scale      int
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -43,6 +46,14 @@ through the nodes' fault API, scrapes telemetry, evaluates, writes the
 report and destroys the lab again — also on failure or Ctrl-C. Front-end
 (fe) workloads run only with --sim so far.
 
+--sim --match-emulation runs the simulator as the emulation runs: its
+switches get the PFC headroom the emulated switch processes add for host
+stalls at the scale (--scale, else the scenario's, else auto), the run
+goes on until every workload finished, and perf goodput is measured as
+the endpoint processes measure it — so that its numbers compare with
+those of the same file run without --sim (the lab's fidelity check).
+Without it, --sim runs the ideal switches of the topology.
+
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
 		Args: cobra.ExactArgs(1),
@@ -56,7 +67,8 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
-	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation: time dilation factor (default: the scenario's scale, or auto)")
+	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
+	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
 	addRootFlag(cmd, &f.root)
 	return cmd
 }
@@ -69,7 +81,10 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	if err != nil {
 		return badInput(err)
 	}
-	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report}
+	if f.match && !f.sim {
+		return badInput(errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)"))
+	}
+	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match}
 	var out *labrun.Outcome
 	if f.sim {
 		if !f.quiet {
@@ -89,7 +104,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if err := requireRoot("run (without --sim)"); err != nil {
 			return err
 		}
-		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, Scale: f.scale}
+		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root}
 		if !f.quiet {
 			eo.Log = opts.stderr
 		}

@@ -53,6 +53,24 @@ func TestCompare(t *testing.T) {
 			}
 		})
 	}
+	// A few pauses against none: inside the floors, not past them.
+	for _, tc := range []struct {
+		name           string
+		frames, xoffUs float64
+		wantBad        int
+	}{
+		{"stall pauses", 12, 17, 0},
+		{"at the floors", framesFloor, 1e6 * xoffFloor, 0},
+		{"too many frames", framesFloor + 1, 17, 1},
+		{"too long", 12, 1e6*xoffFloor + 1, 1},
+	} {
+		t.Run("floor/"+tc.name, func(t *testing.T) {
+			_, bad := Compare(Numbers{PauseFrames: tc.frames, XOffSeconds: tc.xoffUs / 1e6}, Numbers{}, 0.15)
+			if len(bad) != tc.wantBad {
+				t.Errorf("bad = %q, want %d lines", bad, tc.wantBad)
+			}
+		})
+	}
 	if d := relDiff(0, 0); d != 0 {
 		t.Errorf("relDiff(0, 0) = %v", d)
 	}

@@ -32,17 +32,13 @@
 // including the PFC headroom lab/node adds for loop stalls at the lab's
 // scale, and take the perf flows' goodput as the endpoint node measures
 // it (completed bytes over first post to last completion). The laptop
-// test reads the topology, scale, seed and workload from the scenario
-// files and drives them with lab/node and lab/simlab directly rather
-// than through lab/run, because it must (1) size the simulator's
-// headroom like the emulation's, which run.Sim has no hook for, (2) give
-// perf QPs the same tx depth in both drivers (the endpoint node's perf
-// job defaults to 128, simlab's to 32; lab/run passes neither), and (3)
-// create perf QPs in the simulator's order: a QP's number picks its UDP
-// source port and so its ECMP path, and one node.RunPerf per flow
-// launched at once numbers a NIC's QPs in arrival order, which put the
-// permutation's flows on other uplinks than the simulator's (goodputs
-// 17–70 % off). The files still run by hand with `rocelab run --sim` and
-// `rocelab run`; until lab/run does (1)–(3), those two runs differ by
-// more than the tolerance.
+// test drives lab/node and lab/simlab directly (runPerfFlows creates the
+// emulated perf QPs in the simulator's order: a QP's number picks its UDP
+// source port and so its ECMP path). A third root test,
+// run_linux_test.go, runs the same files through lab/run as the CLI does
+// — run.Emulate (`rocelab run FILE`) against run.Sim with
+// Options.MatchEmulation (`rocelab run --sim --match-emulation FILE`) —
+// and holds them to the same tolerance: lab/run sizes the simulator's
+// headroom like the emulation's, gives perf QPs one tx depth in both
+// (run.PerfTxDepth) and creates the emulated QPs in flow order too.
 package fidelity

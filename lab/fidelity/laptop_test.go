@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/lab/fabric"
 	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/run"
 	"github.com/rocelab/rocelab/lab/scenario"
 	"github.com/rocelab/rocelab/lab/simlab"
 	"github.com/rocelab/rocelab/lab/telemetry"
@@ -33,9 +34,9 @@ var laptopScenarios = []struct {
 }
 
 // laptopTxDepth is the messages each perf QP keeps posted, in both
-// drivers. It is passed explicitly: the emulated endpoint's perf job
-// defaults to 128 and the simulator's to 32.
-const laptopTxDepth = 32
+// drivers: lab/run's (the emulated endpoint's perf job defaults to 128
+// and the simulator's to 32, so it is passed explicitly).
+const laptopTxDepth = run.PerfTxDepth
 
 // loadLaptop loads testdata/file and checks that it is what the fidelity
 // test drives: the built-in laptop topology, a fixed scale, and one perf

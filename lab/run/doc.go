@@ -25,6 +25,14 @@
 //     flow_slowdown_ratio{job,from,to} (completion time over the flow's
 //     ideal) and perftest_latency_seconds{job}.
 //
+// Both drivers give perf QPs the same tx depth (PerfTxDepth) and number
+// QPs in the same order (flow order; in the emulation all QPs of the
+// flows are created before any flow starts), and a collective's warmup
+// of 0 means none in both. With Options.MatchEmulation, Sim also runs as
+// Emulate does — the emulated switches' configuration at the lab's scale,
+// on until every workload finished, perf goodput as the endpoint nodes
+// measure it — so that the two runs of a file compare (lab/fidelity).
+//
 // Metrics combines the two: gauges the sampler recorded are read from its
 // finer series (each point's maximum), everything else from the
 // snapshots. With Options.ReportDir set, the run writes its report there

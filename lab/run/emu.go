@@ -18,9 +18,10 @@ import (
 
 // EmuOptions tune an emulated run (Emulate).
 type EmuOptions struct {
-	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim;
-	// Progress, SampleInterval and MaxPoints do not (the emulation scrapes
-	// telemetry snapshots only).
+	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim, and
+	// Scale overrides the scenario's time dilation (0: the scenario's, or
+	// auto); Progress, SampleInterval, MaxPoints and MatchEmulation do not
+	// apply (the emulation scrapes telemetry snapshots only).
 	Options
 	// LabName names the lab (default: the scenario's name and the pid).
 	LabName string
@@ -28,9 +29,6 @@ type EmuOptions struct {
 	Root string
 	// Binary is the rocelab executable the nodes run (default: this one).
 	Binary string
-	// Scale overrides the scenario's time dilation (0: the scenario's,
-	// or auto).
-	Scale int
 	// Log, if set, receives progress lines.
 	Log io.Writer
 }
@@ -76,7 +74,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	if name == "" {
 		name = labName(sc.Name)
 	}
-	e := &emuRun{sc: sc, opts: opts, logw: opts.Log, clients: map[string]*node.Client{}}
+	e := &emuRun{sc: sc, opts: opts, seed: seed, logw: opts.Log, clients: map[string]*node.Client{}}
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
@@ -135,6 +133,7 @@ func labName(scenarioName string) string {
 type emuRun struct {
 	sc      *scenario.Scenario
 	opts    EmuOptions
+	seed    uint64 // the run's (the scenario's or Options.Seed)
 	logw    io.Writer
 	lab     *deploy.Lab
 	scale   int
@@ -201,9 +200,10 @@ func (e *emuRun) run(ctx context.Context) error {
 	// Fabric time 0 a little ahead, so that every start is in the future.
 	e.t0 = time.Now().Add(100 * time.Millisecond)
 	var wg sync.WaitGroup
-	for _, w := range e.sc.Workloads {
-		j := &emuJob{w: w}
-		e.jobs = append(e.jobs, j)
+	for i, w := range e.sc.Workloads {
+		e.jobs = append(e.jobs, newEmuJob(w, i, e.seed))
+	}
+	for _, j := range e.jobs {
 		wg.Go(func() { e.runJob(ctx, j) })
 	}
 	var fwg sync.WaitGroup

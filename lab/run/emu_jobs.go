@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -24,12 +25,35 @@ func pid() int { return os.Getpid() }
 // the job's goroutine and read after it ended (under emuRun.mu).
 type emuJob struct {
 	w     *scenario.Workload
-	done  bool
-	err   error
-	perf  []node.PerfReport
-	coll  []collective.Result
-	gens  []*emuGen
-	check bool
+	index int             // in the file
+	flows []scenario.Flow // for the run's seed, as Sim draws them
+	// setup is closed once the job created its QPs (or will not):
+	// e.setupTurn.
+	setup     chan struct{}
+	setupOnce sync.Once
+	done      bool
+	err       error
+	perf      []node.PerfReport
+	coll      []collective.Result
+	gens      []*emuGen
+	check     bool
+}
+
+// newEmuJob is workload w, the index-th of the file, in a run with seed.
+func newEmuJob(w *scenario.Workload, index int, seed uint64) *emuJob {
+	return &emuJob{w: w, index: index, flows: w.Permutation(seed), setup: make(chan struct{})}
+}
+
+// setupDone marks the job's QP setup over.
+func (j *emuJob) setupDone() { j.setupOnce.Do(func() { close(j.setup) }) }
+
+// before reports whether perf workload j sets up its QPs before o: it
+// starts earlier, or at the same time and comes first in the file.
+func (j *emuJob) before(o *emuJob) bool {
+	if j.w.Kind != scenario.KindPerf {
+		return false
+	}
+	return j.w.Start < o.w.Start || j.w.Start == o.w.Start && j.index < o.index
 }
 
 // emuGen is one generator flow of a background workload: a traffic
@@ -44,6 +68,7 @@ type emuGen struct {
 
 // runJob runs workload j.w from its start time to its end.
 func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
+	defer j.setupDone()
 	w := j.w
 	err := e.sleepUntil(ctx, w.Start)
 	if err == nil {
@@ -54,16 +79,16 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 			if w.Duration > 0 {
 				// As in --sim, a timed perf job that cannot finish (its
 				// receiver is stormed, say) is no problem: it is
-				// stopped once the run's end is well past. The messages
-				// still queued when its time is up drain through a
-				// congested fabric (an incast's queues): allow another
-				// run length, at least a second of wall clock.
-				grace := max(time.Second, e.wall(e.sc.Duration))
-				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration)+grace))
+				// stopped once the run's end is well past, and its
+				// flows report what they completed. The messages still
+				// queued when its time is up drain through a congested
+				// fabric (an incast's queues): emuGrace allows that.
+				grace := emuGrace(e.sc, w, j.flows, e.scale)
+				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration+grace)))
 			}
 			err = e.runPerf(pctx, j)
-			if err != nil && ctx.Err() == nil && pctx.Err() != nil {
-				e.logf("job %s not finished at the end of the run: stopped", w.Name)
+			if err != nil && ctx.Err() == nil && errors.Is(err, errStopped) {
+				e.logf("job %s not finished %v after the end of the run: stopped", w.Name, e.fabricNow()-e.sc.Duration)
 				err = nil
 			}
 			cancel()
@@ -85,57 +110,11 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 	e.logf("job %s done at %v", w.Name, e.fabricNow()/clock.Microsecond*clock.Microsecond)
 }
 
-// runPerf runs one node.RunPerf per flow, all at once.
-func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
-	w := j.w
-	spec := node.PerfSpec{Op: w.PerfOp.String(), Latency: w.Latency, Size: int(w.Size), Iterations: w.Iters,
-		Duration: w.Duration, QPs: w.QPs, Mode: w.Mode.String(), CC: w.CC, Seed: e.sc.Seed}
-	if w.Duration > 0 {
-		spec.Iterations = 0
-	}
-	if w.Latency {
-		spec.TxDepth = 1
-	}
-	if spec.CC == "" {
-		spec.CC = "none"
-	}
-	reps := make([]node.PerfReport, len(w.Flows))
-	errs := make([]error, len(w.Flows))
-	var wg sync.WaitGroup
-	for i, f := range w.Flows {
-		a, err := e.nic(f.From)
-		if err != nil {
-			return err
-		}
-		b, err := e.nic(f.To)
-		if err != nil {
-			return err
-		}
-		wg.Go(func() { reps[i], errs[i] = node.RunPerf(ctx, a, b, spec, nil) })
-	}
-	wg.Wait()
-	e.mu.Lock()
-	j.perf = reps
-	e.mu.Unlock()
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("%s → %s: %w", scenario.PortName(w.Flows[i].From), scenario.PortName(w.Flows[i].To), err)
-		}
-		if reps[i].WrongBytes > 0 {
-			return fmt.Errorf("%s → %s: data check failed: %d bytes wrong", reps[i].From, reps[i].To, reps[i].WrongBytes)
-		}
-	}
-	return nil
-}
-
 // runCollective runs the collective over the workload's ranks.
 func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 	w := j.w
 	spec := node.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
-		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: w.CC}
-	if spec.CC == "" {
-		spec.CC = "none"
-	}
+		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths}
 	j.check = spec.Check
 	for _, p := range w.Ranks {
 		ref, err := e.nic(p)
@@ -164,7 +143,7 @@ func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
 	}
 	var ps []placed
 	sim := &runner{sc: e.sc}
-	for i, f := range w.Flows {
+	for i, f := range j.flows {
 		g, spec, err := sim.genSpec(w, i, f)
 		if err != nil {
 			return err

@@ -40,6 +40,9 @@ type jobRun struct {
 	coll  *simlab.CollJob
 	hier  *simlab.HierJob
 	gens  []*genFlow
+	// asNode: perf goodput as the endpoint nodes measure it
+	// (Options.MatchEmulation).
+	asNode bool
 }
 
 // genFlow is one generator flow of a background or fe workload.
@@ -56,7 +59,7 @@ type genFlow struct {
 
 // start schedules workload w.
 func (r *runner) start(w *scenario.Workload) error {
-	j := &jobRun{w: w, flows: w.Permutation(r.seed)}
+	j := &jobRun{w: w, flows: w.Permutation(r.seed), asNode: r.opts.MatchEmulation}
 	r.jobs = append(r.jobs, j)
 	switch {
 	case w.Kind == scenario.KindPerf:
@@ -68,9 +71,7 @@ func (r *runner) start(w *scenario.Workload) error {
 		if w.Duration > 0 {
 			spec.Iterations = 0
 		}
-		if w.Latency {
-			spec.TxDepth = 1
-		}
+		spec.TxDepth = perfDepth(w)
 		for _, f := range j.flows {
 			spec.From = append(spec.From, scenario.PortName(f.From))
 			spec.To = append(spec.To, scenario.PortName(f.To))
@@ -255,6 +256,45 @@ func (r *runner) finish() {
 	}
 }
 
+// goodput is a perf flow's goodput in Gb/s: simlab's, or as the endpoint
+// nodes measure it (asNode).
+func (j *jobRun) goodput(res simlab.FlowResult) float64 {
+	if j.asNode {
+		return nodeGoodput(res.Bytes, res.Start, res.End)
+	}
+	return res.GoodputGbps
+}
+
+// jobsDone reports whether every workload finished: its job is done (or
+// failed), its generators stopped.
+func (r *runner) jobsDone() bool {
+	now := r.lab.Now()
+	for _, j := range r.jobs {
+		switch {
+		case j.perf != nil && !j.perf.Done() && j.perf.Err() == nil,
+			j.coll != nil && !j.coll.Done() && j.coll.Err() == nil,
+			j.hier != nil && !j.hier.Done() && j.hier.Err() == nil:
+			return false
+		}
+		for _, g := range j.gens {
+			if g.stop > now {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// grace is how long past the scenario's end the emulation waits for the
+// slowest workload (emuGrace).
+func (r *runner) grace() clock.Duration {
+	var d clock.Duration
+	for _, j := range r.jobs {
+		d = max(d, emuGrace(r.sc, j.w, j.flows, r.scale))
+	}
+	return d
+}
+
 func (j *jobRun) perfMessages() int64 {
 	var least int64 = -1
 	for _, f := range j.perf.Results() {
@@ -280,7 +320,7 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 			for i, f := range j.perf.Flows() {
 				res := f.Result()
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
-				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: res.GoodputGbps * 1e9})
+				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: j.goodput(res) * 1e9})
 				if !j.w.Latency {
 					dist.Merge(f.Dist())
 					if i < len(j.flows) {
@@ -377,7 +417,7 @@ func (j *jobRun) summary() report.Job {
 		}
 		for _, f := range j.perf.Flows() {
 			res := f.Result()
-			s.Flows = append(s.Flows, report.Flow{From: f.From, To: f.To, Bytes: res.Bytes, GoodputBps: res.GoodputGbps * 1e9,
+			s.Flows = append(s.Flows, report.Flow{From: f.From, To: f.To, Bytes: res.Bytes, GoodputBps: j.goodput(res) * 1e9,
 				Messages: res.Messages, FCTMedian: res.FCT.Median.Seconds(), FCTP99: res.FCT.P99.Seconds()})
 		}
 	case j.coll != nil:

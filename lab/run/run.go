@@ -39,6 +39,23 @@ type Options struct {
 	SnapshotEvery clock.Duration
 	// MaxPoints bounds each time series (default 500).
 	MaxPoints int
+	// Scale is the time dilation factor of an emulated run (Emulate) and
+	// the one Sim sizes its switches for with MatchEmulation: 0 takes the
+	// scenario's, or, for scale: auto, the one deploy picks on this
+	// machine.
+	Scale int
+	// MatchEmulation makes Sim run the scenario as Emulate does, so that
+	// the two runs of a file compare (lab/fidelity): every switch gets the
+	// configuration the emulation's switch process runs at Scale
+	// (node.FromTopology: its PFC headroom includes an allowance for the
+	// host stalling the node loops, which depends on the scale), the run
+	// goes on past the scenario's duration until every workload finished
+	// (at most as long as the emulation waits for it), and perf goodput is
+	// measured as the endpoint nodes measure it — bytes completed over
+	// first post to last completion, also for a timed job (without it, a
+	// timed job's goodput is what arrived within its window). The default
+	// is the ideal switch of the topology's profile.
+	MatchEmulation bool
 }
 
 // Progress is what Options.Progress is told.
@@ -113,6 +130,9 @@ type runner struct {
 	lab  *simlab.Lab
 	inj  *faults.Injector
 	raw  bool
+	// scale is the emulation's time dilation the run matches
+	// (Options.MatchEmulation), else 0.
+	scale int
 	// gens are the traffic generators sending from each NIC port: they
 	// are told of the PFC frames the port receives.
 	gens     map[*topologies.Port][]*faults.TrafficSource
@@ -160,20 +180,28 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	proxy := &engineProxy{}
 	r.inj = faults.NewInjector(proxy, func(name string) *rand.Rand { return proxy.e.Rand(name) })
 	r.inj.Raw = r.raw
+	fo := fabric.SimOptions{Wrap: func(from *topologies.Port, s wire.Sink) wire.Sink {
+		if p := from.Peer; from.Node.Kind == topologies.KindSwitch && p != nil && p.Node.Kind != topologies.KindSwitch {
+			s = &pfcTee{r: r, port: p, next: s, delay: p.Link.Delay}
+		}
+		return r.inj.Wrap(from, s)
+	}}
+	var cfgErr error
+	if opts.MatchEmulation {
+		r.scale = emulationScale(sc, opts.Scale)
+		fo.Configure = emulatedSwitches(r.scale, seed, &cfgErr)
+	}
 	lab, err := simlab.Build(sc.Topology, simlab.Options{
-		Seed: seed, Raw: r.raw, CC: "dcqcn",
-		Fabric: fabric.SimOptions{Wrap: func(from *topologies.Port, s wire.Sink) wire.Sink {
-			if p := from.Peer; from.Node.Kind == topologies.KindSwitch && p != nil && p.Node.Kind != topologies.KindSwitch {
-				s = &pfcTee{r: r, port: p, next: s, delay: p.Link.Delay}
-			}
-			return r.inj.Wrap(from, s)
-		}},
+		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo,
 		Progress: func(p simlab.Progress) {
 			if opts.Progress != nil {
 				opts.Progress(Progress{Now: clock.Duration(p.Now), Duration: dur, Events: p.Events, Wall: time.Since(wallStart)})
 			}
 		},
 	})
+	if err == nil {
+		err = cfgErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
@@ -200,6 +228,17 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 			return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
 		}
 		lab.Run(min(clock.Duration(lab.Now())+chunk, dur))
+	}
+	if opts.MatchEmulation {
+		// As the emulation: on until every workload finished, or its
+		// grace past the end is up.
+		limit := dur + r.grace()
+		for !r.jobsDone() && lab.Now() < clock.Time(limit) {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
+			}
+			lab.Run(min(clock.Duration(lab.Now())+chunk, limit))
+		}
 	}
 	sampler.Stop()
 	r.finish()
