@@ -32,12 +32,12 @@ func (t *Transport) connectOnDemand(from, to int) (*conn, error) {
 }
 
 // trim destroys rank r's least recently used idle pairs (never keep) once
-// it has half as many again as MaxPairs, down to MaxPairs: in batches, so
+// it has a quarter more than MaxPairs, down to MaxPairs: in batches, so
 // that a rank moving through thousands of peers sorts its pairs once per
-// MaxPairs/2 connections, not once per connection.
+// MaxPairs/4 connections, not once per connection.
 func (t *Transport) trim(r int, keep *pair) {
 	live := t.live[r]
-	if len(live) <= t.opts.MaxPairs+max(t.opts.MaxPairs/2, 1) {
+	if len(live) <= t.opts.MaxPairs+max(t.opts.MaxPairs/4, 1) {
 		return
 	}
 	var idle []*pair

@@ -33,7 +33,7 @@ const (
 
 // DefaultMaxPairs is the number of connected pairs per rank OnDemand keeps
 // before it destroys idle ones.
-const DefaultMaxPairs = 32
+const DefaultMaxPairs = 16
 
 // DefaultRecvDepth is how many receive WRs each QP keeps posted.
 const DefaultRecvDepth = 256
