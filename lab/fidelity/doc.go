@@ -15,30 +15,25 @@
 // time):
 //
 //   - fidelity_linux_test.go: a 4:1 incast with PFC on one 100G switch
-//     (testdata/incast4.yaml).
-//   - laptop_linux_test.go: scenario files on the shipped laptop topology
-//     (topologies/laptop.yaml), each deployed as a lab of its own:
+//     (testdata/incast4.yaml), driving lab/node and lab/simlab directly.
+//   - run_linux_test.go: scenario files on the shipped laptop topology
+//     (topologies/laptop.yaml) run as the CLI runs them — run.Emulate
+//     (`rocelab run FILE`) against run.Sim with Options.MatchEmulation
+//     (`rocelab run --sim --match-emulation FILE`):
 //     testdata/laptop-incast.yaml (3 GPUs of rack 1 write into one of
 //     rack 2; ECMP puts the three flows on one RTSW uplink, which pauses
 //     the hosts), testdata/laptop-permutation.yaml (every GPU writes to
 //     its peer in the other rack; ECMP collisions on the uplinks and the
 //     CTSW downlinks pause hosts and switches) and
 //     testdata/laptop-alltoall.yaml (all-to-all over the 8 GPUs; busbw
-//     and time per size).
-//     TestLaptopScenariosSimulated checks without root that each still
-//     crosses the spine and, where meant to, pauses.
+//     and time per size). TestLaptopScenariosSimulated checks without
+//     root that each still crosses the spine and, where meant to, pauses.
 //
-// Both tests make the simulator run the emulated switches' configuration,
+// Both make the simulator run the emulated switches' configuration,
 // including the PFC headroom lab/node adds for loop stalls at the lab's
-// scale, and take the perf flows' goodput as the endpoint node measures
-// it (completed bytes over first post to last completion). The laptop
-// test drives lab/node and lab/simlab directly (runPerfFlows creates the
-// emulated perf QPs in the simulator's order: a QP's number picks its UDP
-// source port and so its ECMP path). A third root test,
-// run_linux_test.go, runs the same files through lab/run as the CLI does
-// — run.Emulate (`rocelab run FILE`) against run.Sim with
-// Options.MatchEmulation (`rocelab run --sim --match-emulation FILE`) —
-// and holds them to the same tolerance: lab/run sizes the simulator's
-// headroom like the emulation's, gives perf QPs one tx depth in both
-// (run.PerfTxDepth) and creates the emulated QPs in flow order too.
+// scale, and take the perf flows' goodput as the endpoint node measures it
+// (completed bytes over first post to last completion). lab/run also gives
+// perf QPs one tx depth in both drivers (run.PerfTxDepth) and creates the
+// emulated QPs in flow order, as the simulator does: a QP's number picks
+// its UDP source port and so its ECMP path.
 package fidelity
