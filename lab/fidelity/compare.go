@@ -86,7 +86,7 @@ const (
 )
 
 // keys returns the keys of a and b, sorted, without repeats.
-func keys(a, b map[string]float64) []string {
+func keys[V any](a, b map[string]V) []string {
 	var out []string
 	for k := range a {
 		out = append(out, k)

@@ -212,18 +212,8 @@ func pauses(topo *topologies.Topology, after, before []telemetry.Sample) map[str
 // pauseLines describes, per switch port that sent PFC in either run, the
 // XOFF and XON signals and the time in XOFF of both.
 func pauseLines(emu, sim map[string]pgPause) []string {
-	var names []string
-	for k := range emu {
-		names = append(names, k)
-	}
-	for k := range sim {
-		if _, ok := emu[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
 	var out []string
-	for _, k := range names {
+	for _, k := range keys(emu, sim) {
 		e, s := emu[k], sim[k]
 		out = append(out, fmt.Sprintf("pfc  %-10s emu xoff %4.0f xon %4.0f %8.1f us  sim xoff %4.0f xon %4.0f %8.1f us",
 			k, e.xoff, e.xon, e.seconds*1e6, s.xoff, s.xon, s.seconds*1e6))
