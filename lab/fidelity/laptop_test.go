@@ -144,9 +144,7 @@ func simulateLaptop(t *testing.T, sc *scenario.Scenario, w *scenario.Workload) s
 		if spec.Warmup == 0 {
 			spec.Warmup = -1 // simlab's 0 means its default (1); the file's 0 means none
 		}
-		for _, p := range w.Ranks {
-			spec.Ranks = append(spec.Ranks, scenario.PortName(p))
-		}
+		spec.Ranks = scenario.PortNames(w.Ranks)
 		coll, err = lab.Collective(spec)
 	}
 	if err != nil {

@@ -84,9 +84,7 @@ func (r *runner) start(w *scenario.Workload) error {
 	case w.Kind == scenario.KindCollective && w.Hierarchical:
 		spec := simlab.HierSpec{Name: w.Name, GroupSize: w.Group, Size: w.Sizes[0], Mode: w.Mode.String(), CC: w.CC,
 			Paths: w.Paths, Start: clock.Time(w.Start)}
-		for _, p := range w.Ranks {
-			spec.Ranks = append(spec.Ranks, scenario.PortName(p))
-		}
+		spec.Ranks = scenario.PortNames(w.Ranks)
 		hj, err := r.lab.Hierarchical(spec)
 		if err != nil {
 			return err
@@ -100,9 +98,7 @@ func (r *runner) start(w *scenario.Workload) error {
 		if w.Warmup == 0 {
 			spec.Warmup = -1 // simlab: 0 means its default
 		}
-		for _, p := range w.Ranks {
-			spec.Ranks = append(spec.Ranks, scenario.PortName(p))
-		}
+		spec.Ranks = scenario.PortNames(w.Ranks)
 		cj, err := r.lab.Collective(spec)
 		if err != nil {
 			return err

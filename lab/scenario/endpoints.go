@@ -299,3 +299,12 @@ func planeName(p topologies.Plane) string {
 
 // PortName formats a port as node:port.
 func PortName(p *topologies.Port) string { return p.Node.Name + ":" + p.Name }
+
+// PortNames returns the PortName of each of ports, in order.
+func PortNames(ports []*topologies.Port) []string {
+	out := make([]string, len(ports))
+	for i, p := range ports {
+		out[i] = PortName(p)
+	}
+	return out
+}
