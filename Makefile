@@ -47,5 +47,5 @@ clean:
 ## peak RSS, flow completion times. Takes minutes; not part of `make test`.
 .PHONY: bench-sim
 bench-sim:
-	$(GO) build -o bin/simbench ./lab/simbench/cmd
+	$(GO) build -o bin/simbench ./cmd/simbench
 	GOMAXPROCS=1 bin/simbench $(SIMBENCH_FLAGS)

@@ -3,10 +3,10 @@ package endpoint_test
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/endpoint/rdmacomm"
-	"github.com/rocelab/rocelab/lab/sim"
 	"github.com/rocelab/rocelab/topologies"
 )
 

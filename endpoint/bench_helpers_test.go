@@ -6,15 +6,16 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/endpoint/cc/credit"
 	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
 	"github.com/rocelab/rocelab/endpoint/cc/none"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 const (
@@ -90,7 +91,7 @@ func newStar(t testing.TB, so starOpts) *star {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var toSw wire.Sink = sim.NewLink(e, hop, sw.Port(i))
+		var toSw wire.Sink = pipe.New(e, hop, sw.Port(i))
 		var toNIC wire.Sink = nic
 		if so.loss > 0 {
 			l := &lossy{rng: e.Rand("loss-up" + hostIP(i).String()), p: so.loss, next: toSw}
@@ -101,7 +102,7 @@ func newStar(t testing.TB, so starOpts) *star {
 			toNIC = l2
 		}
 		nic.Attach(toSw)
-		sw.Attach(i, sim.NewLink(e, hop, toNIC))
+		sw.Attach(i, pipe.New(e, hop, toNIC))
 		if err := sw.AddRoute(netip.PrefixFrom(hostIP(i), 32), i); err != nil {
 			t.Fatal(err)
 		}

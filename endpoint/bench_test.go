@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 // benchPair is two NICs cabled back to back by sim links (no switch).
@@ -19,8 +20,8 @@ func benchPair(b *testing.B, raw bool, mode endpoint.Mode) (*sim.Engine, *peer, 
 		return n
 	}
 	x, y := mk(1), mk(2)
-	x.Attach(sim.NewLink(e, hop, y))
-	y.Attach(sim.NewLink(e, hop, x))
+	x.Attach(pipe.New(e, hop, y))
+	y.Attach(pipe.New(e, hop, x))
 	a, c := connect(b, x, y, endpoint.QPConfig{Mode: mode}, endpoint.QPConfig{Mode: mode})
 	e.Run()
 	return e, a, c

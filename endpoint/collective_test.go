@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/endpoint/rdmacomm"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
-	"github.com/rocelab/rocelab/lab/telemetry"
 )
 
 // runCollective runs op over comm to completion in e.

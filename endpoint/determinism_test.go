@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/telemetry"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // TestDeterminism: the same seed gives the same counters, on a lossy
@@ -45,5 +45,5 @@ func TestDeterminism(t *testing.T) {
 	if diff := cmp.Diff(a, run(2)); diff == "" {
 		t.Error("different seeds gave identical counters")
 	}
-	var _ = switchmodel.WireBytes
+	var _ = wire.WireBytes
 }

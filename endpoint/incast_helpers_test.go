@@ -5,8 +5,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

@@ -3,8 +3,8 @@ package endpoint_test
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

@@ -5,12 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/fabric"
-	"github.com/rocelab/rocelab/lab/sim"
 	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // closYAML is a non-blocking 2-tier Clos: 4 leaves × 4 spines, 4 hosts of
@@ -175,7 +176,7 @@ func permutationRatesOpts(t *testing.T, seed uint64, cfg endpoint.QPConfig, spra
 func TestMultipathPermutation(t *testing.T) {
 	const warm, dur = 2 * clock.Millisecond, 6 * clock.Millisecond
 	// target: within 10% of the payload the 100G line carries in 4 KiB frames.
-	target := 0.9 * 100 * 4096 / float64(switchmodel.WireBytes(4096+24+12+8+20+14+4))
+	target := 0.9 * 100 * 4096 / float64(wire.WireBytes(4096+24+12+8+20+14+4))
 	single := permutationRates(t, 7, endpoint.QPConfig{Mode: endpoint.ModeRoCEv2, CC: "dcqcn", Paths: 1}, warm, dur)
 	multi := permutationRates(t, 7, endpoint.QPConfig{Mode: endpoint.ModeMetaRoCE, CC: "dcqcn", Paths: 32}, warm, dur)
 	t.Logf("single-path ECMP: worst %.1f Gb/s, median %.1f Gb/s, flows %.1f", minOf(single), median(single), single)

@@ -6,9 +6,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -77,7 +76,7 @@ func (o *Options) setDefaults() {
 		o.TrimDSCP = 63
 	}
 	if o.DSCPToPrio == nil {
-		m := switchmodel.DefaultConfig().DSCPToTC
+		m := wire.DefaultDSCPToTC()
 		o.DSCPToPrio = &m
 	}
 	if o.CNPInterval == 0 {
@@ -283,7 +282,7 @@ func (n *NIC) transmit(p *wire.Packet) {
 	n.txPkt = p
 	n.ctr.txPkts++
 	n.ctr.txBytes += int64(p.Len)
-	if d := n.opts.LineRate.Serialize(switchmodel.WireBytes(p.Len)); n.fast != nil {
+	if d := n.opts.LineRate.Serialize(wire.WireBytes(p.Len)); n.fast != nil {
 		n.fast.ScheduleAfter(d, (*nicTx)(n), nil)
 	} else {
 		n.sched.AfterFunc(d, n.txDoneFn)
@@ -291,7 +290,7 @@ func (n *NIC) transmit(p *wire.Packet) {
 }
 
 // handlerScheduler is the allocation-free scheduling path of the
-// simulator's engine (lab/sim.Engine.ScheduleAfter); the NIC uses it for
+// simulator's engine (core/sim.Engine.ScheduleAfter); the NIC uses it for
 // the end of each transmission when its scheduler has it.
 type handlerScheduler interface {
 	ScheduleAfter(d clock.Duration, h interface{ Handle(arg any) }, arg any)
@@ -383,7 +382,7 @@ func (n *NIC) pause(i int, quanta uint16) {
 		n.paused[i] = true
 		n.pausedSince[i] = now
 	}
-	d := switchmodel.PauseTime(n.opts.LineRate, quanta)
+	d := wire.PauseTime(n.opts.LineRate, quanta)
 	n.pausedUntil[i] = now.Add(d)
 	n.pauseTimer[i] = n.sched.AfterFunc(d, func() {
 		if n.paused[i] && n.sched.Now() >= n.pausedUntil[i] {

@@ -3,9 +3,9 @@ package endpoint
 import (
 	"fmt"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // path is one of a QP's flows: a UDP source port (so one ECMP path through
@@ -160,7 +160,7 @@ func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
 // weighted-scheduling tag (from vnow, the start tag of this frame) and the
 // controller.
 func (pa *path) onSend(now, vnow clock.Time, n int) {
-	d := pa.cc.Rate().Serialize(switchmodel.WireBytes(n))
+	d := pa.cc.Rate().Serialize(wire.WireBytes(n))
 	pa.next = max(pa.next, now).Add(d)
 	pa.vfin = max(pa.vfin, vnow).Add(d)
 	pa.cc.OnSend(n)

@@ -3,8 +3,8 @@ package endpoint
 import (
 	"math/bits"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 

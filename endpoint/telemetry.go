@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/telemetry"
 )
 
 type nicCounters struct {

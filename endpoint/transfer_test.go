@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // xfer runs one operation of size bytes from a to b and checks the

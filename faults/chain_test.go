@@ -5,9 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 // trace runs 2000 raw frames, 50 ns apart, through a 1 µs link into a
@@ -16,7 +17,7 @@ import (
 func trace(t *testing.T, wrap func(e *sim.Engine, s wire.Sink) wire.Sink, act func(e *sim.Engine)) ([]arrival, uint64) {
 	e := sim.New(42)
 	rec := &recorder{sched: e}
-	var in wire.Sink = sim.NewLink(e, clock.Microsecond, rec)
+	var in wire.Sink = pipe.New(e, clock.Microsecond, rec)
 	if wrap != nil {
 		in = wrap(e, in)
 	}

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -59,13 +59,6 @@ type Delay struct {
 	Hold          clock.Duration
 }
 
-type timed struct {
-	p   *wire.Packet
-	at  clock.Time
-	seq uint64
-	t   clock.Timer
-}
-
 // Delayer is the delay/jitter/reorder stage.
 type Delayer struct {
 	stage
@@ -74,12 +67,10 @@ type Delayer struct {
 	m       Delay
 	pm, psd float64 // Pareto mean and standard deviation (xm = 1)
 
-	fifo  []timed // departure order; at is non-decreasing
-	timer clock.Timer
-	last  clock.Time
-	held  map[uint64]*timed
-	seq   uint64
-	fire  func()
+	fifo releaseQueue // departure order; at is nondecreasing
+	last clock.Time
+	held map[uint64]*timed
+	seq  uint64
 }
 
 var _ Stage = (*Delayer)(nil)
@@ -96,7 +87,7 @@ func NewDelay(m Delay, sched clock.Scheduler, rng *rand.Rand) *Delayer {
 	a := m.Alpha
 	d.pm = a / (a - 1)
 	d.psd = math.Sqrt(a / ((a - 1) * (a - 1) * (a - 2)))
-	d.fire = d.departFIFO
+	d.fifo = newReleaseQueue(sched, func(p *wire.Packet) { d.next.Receive(p) })
 	return d
 }
 
@@ -150,35 +141,16 @@ func (d *Delayer) Receive(p *wire.Packet) {
 	}
 	at := max(now.Add(delay), d.last)
 	d.last = at
-	if at == now && len(d.fifo) == 0 {
+	if at == now && d.fifo.len() == 0 {
 		d.next.Receive(p)
 		return
 	}
 	d.c.Delayed++
-	d.fifo = append(d.fifo, timed{p: p, at: at, seq: d.seq})
-	if len(d.fifo) == 1 {
-		d.timer = d.sched.AfterFunc(at.Sub(now), d.fire)
-	}
-}
-
-func (d *Delayer) departFIFO() {
-	now := d.sched.Now()
-	for len(d.fifo) > 0 && d.fifo[0].at <= now {
-		p := d.fifo[0].p
-		d.fifo[0] = timed{}
-		d.fifo = d.fifo[1:]
-		d.next.Receive(p)
-	}
-	d.timer = nil
-	if len(d.fifo) > 0 {
-		d.timer = d.sched.AfterFunc(d.fifo[0].at.Sub(now), d.fire)
-	} else {
-		d.fifo = d.fifo[:0:0]
-	}
+	d.fifo.push(timed{p: p, at: at, seq: d.seq}, now)
 }
 
 // Held returns how many packets the stage holds.
-func (d *Delayer) Held() int { return len(d.fifo) + len(d.held) }
+func (d *Delayer) Held() int { return d.fifo.len() + len(d.held) }
 
 // Collect emits the counters and the held-packet gauge.
 func (d *Delayer) Collect(emit func(telemetry.Sample)) {
@@ -194,12 +166,7 @@ func (d *Delayer) Close() {
 		return
 	}
 	d.closed = true
-	if d.timer != nil {
-		d.timer.Stop()
-		d.timer = nil
-	}
-	all := d.fifo
-	d.fifo = nil
+	all := d.fifo.drain()
 	for _, it := range d.held {
 		it.t.Stop()
 		all = append(all, *it)

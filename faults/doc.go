@@ -105,7 +105,7 @@
 // same instant.
 //
 // Rate. A link that trained below its port rate (400G up at 100G): a
-// serializer at R in wire bytes (switchmodel.WireBytes); frame i leaves at
+// serializer at R in wire bytes (wire.WireBytes); frame i leaves at
 // max(a_i, c_{i−1} + S_i), so an idle link adds nothing and the long-run
 // throughput is exactly R. Waiting frames are bounded by the queue
 // (bytes); overflow is dropped and counted — netem's "rate" without its
@@ -124,7 +124,7 @@
 // recomputed; the ICRC masks TOS) so no switch downstream can mark — and
 // bleaches CE made upstream. That is a link-level model; the exact
 // switch-side misconfiguration (marking disabled on a class) is a config
-// mutation, ECNOffConfig, which the lab applies through
+// mutation, switchmodel.Config.DisableECN, which the lab applies through
 // fabric.SimOptions.Configure. pfc-off drops PFC frames that pause only
 // that priority and strips it from frames that pause others (the receiver
 // side of a priority left out of PFC). dscp-map rewrites DSCP a→b (a

@@ -3,12 +3,12 @@ package faults_test
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/fabric"
-	"github.com/rocelab/rocelab/lab/sim"
-	"github.com/rocelab/rocelab/lab/telemetry"
 	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/switchmodel/testbench"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"

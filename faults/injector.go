@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rocelab/rocelab/lab/telemetry"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -19,30 +18,9 @@ import (
 // It is not the same as a switch with marking disabled: a class with WRED
 // DropNonECT would now drop instead of mark, and the receiver sees
 // Not-ECT. To model the switch-side misconfiguration exactly, the lab
-// applies ECNOffConfig through fabric.SimOptions.Configure instead.
+// applies switchmodel.Config.DisableECN through fabric.SimOptions.Configure
+// instead.
 type ECNOff struct{}
-
-// ECNOffConfig returns a switch configuration mutation that turns WRED/ECN
-// marking off for the given traffic classes (all when none are given),
-// for fabric.SimOptions.Configure.
-func ECNOffConfig(tcs ...int) func(*switchmodel.Config) {
-	return func(c *switchmodel.Config) {
-		for tc := range c.ECN {
-			if len(tcs) == 0 || containsInt(tcs, tc) {
-				c.ECN[tc].Enabled = false
-			}
-		}
-	}
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
 
 // PFCOff models a priority left out of the PFC configuration on one side
 // of a link: PFC frames for Prio are not honoured. A frame that pauses

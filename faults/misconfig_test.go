@@ -3,9 +3,6 @@ package faults
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -100,16 +97,5 @@ func TestPFCOff(t *testing.T) {
 	want := [8]uint16{4: 0xFFFF}
 	if d.ClassEnable != 1<<4 || d.Quanta != want || rec.pkts[0].ClassEnable != 1<<4 {
 		t.Errorf("rewritten frame: CE %#x quanta %v", d.ClassEnable, d.Quanta)
-	}
-}
-
-// TestECNOffConfig: the switch-side alternative turns WRED off.
-func TestECNOffConfig(t *testing.T) {
-	c := switchmodel.DefaultConfig()
-	ECNOffConfig()(&c)
-	want := switchmodel.DefaultConfig()
-	want.ECN[3].Enabled = false
-	if diff := cmp.Diff(want, c); diff != "" {
-		t.Error(diff)
 	}
 }

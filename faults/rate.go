@@ -1,9 +1,8 @@
 package faults
 
 import (
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -14,7 +13,7 @@ const DefaultRateQueue = 1 << 20
 // RateLimit models a link that trained at a lower rate than its ports (a
 // 400G link up at 100G): a serializer at Rate in the wrapper. Frame i
 // leaves at c_i = max(a_i, c_{i−1} + S_i), where a_i is its arrival and
-// S_i the time its switchmodel.WireBytes take at Rate, so the long-run
+// S_i the time its wire.WireBytes take at Rate, so the long-run
 // throughput is exactly Rate in wire bytes and an idle link adds no
 // delay (the sender already serialized the frame at its own rate). Frames
 // waiting for the serializer are bounded by Queue bytes (frame bytes,
@@ -29,11 +28,9 @@ type Shaper struct {
 	stage
 	sched clock.Scheduler
 	m     RateLimit
-	fifo  []timed
+	fifo  releaseQueue
 	bytes int64 // Len of the frames in fifo
 	last  clock.Time
-	timer clock.Timer
-	fire  func()
 	peak  int64
 }
 
@@ -45,7 +42,10 @@ func NewRate(m RateLimit, sched clock.Scheduler) *Shaper {
 		m.Queue = DefaultRateQueue
 	}
 	s := &Shaper{sched: sched, m: m, last: -1 << 62}
-	s.fire = s.depart
+	s.fifo = newReleaseQueue(sched, func(p *wire.Packet) {
+		s.bytes -= int64(p.Len)
+		s.next.Receive(p)
+	})
 	return s
 }
 
@@ -65,8 +65,8 @@ func (s *Shaper) Receive(p *wire.Packet) {
 		return
 	}
 	now := s.sched.Now()
-	at := max(now, s.last.Add(s.m.Rate.Serialize(switchmodel.WireBytes(p.Len))))
-	if at == now && len(s.fifo) == 0 {
+	at := max(now, s.last.Add(s.m.Rate.Serialize(wire.WireBytes(p.Len))))
+	if at == now && s.fifo.len() == 0 {
 		s.last = at
 		s.next.Receive(p)
 		return
@@ -79,27 +79,7 @@ func (s *Shaper) Receive(p *wire.Packet) {
 	s.c.Delayed++
 	s.bytes += int64(p.Len)
 	s.peak = max(s.peak, s.bytes)
-	s.fifo = append(s.fifo, timed{p: p, at: at})
-	if len(s.fifo) == 1 {
-		s.timer = s.sched.AfterFunc(at.Sub(now), s.fire)
-	}
-}
-
-func (s *Shaper) depart() {
-	now := s.sched.Now()
-	for len(s.fifo) > 0 && s.fifo[0].at <= now {
-		p := s.fifo[0].p
-		s.fifo[0] = timed{}
-		s.fifo = s.fifo[1:]
-		s.bytes -= int64(p.Len)
-		s.next.Receive(p)
-	}
-	s.timer = nil
-	if len(s.fifo) > 0 {
-		s.timer = s.sched.AfterFunc(s.fifo[0].at.Sub(now), s.fire)
-	} else {
-		s.fifo = s.fifo[:0:0]
-	}
+	s.fifo.push(timed{p: p, at: at}, now)
 }
 
 // Collect emits the counters and the queue gauges.
@@ -117,12 +97,8 @@ func (s *Shaper) Close() {
 		return
 	}
 	s.closed = true
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
-	q := s.fifo
-	s.fifo, s.bytes = nil, 0
+	q := s.fifo.drain()
+	s.bytes = 0
 	for _, it := range q {
 		s.next.Receive(it.p)
 	}

@@ -3,8 +3,8 @@ package faults
 import (
 	"fmt"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
 

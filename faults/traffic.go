@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -24,7 +23,7 @@ const (
 
 // Traffic is background congestion: a paced source of RoCE-like UDP
 // descriptors (Kind KindRoCE, RC SEND-only, DestQP QP, ECT(0)) of Size
-// frame bytes from Src to Dst, at Rate (in switchmodel.WireBytes; 0: the
+// frame bytes from Src to Dst, at Rate (in wire.WireBytes; 0: the
 // link's rate), with an on/off pattern:
 //
 //   - an elephant sends continuously (Off 0), or On then Off repeatedly;
@@ -150,7 +149,7 @@ func (t *TrafficSource) Receive(p *wire.Packet) {
 	if q == 0 {
 		t.pausedUntil = now
 	} else {
-		t.pausedUntil = now.Add(switchmodel.PauseTime(t.linkRate, q))
+		t.pausedUntil = now.Add(wire.PauseTime(t.linkRate, q))
 	}
 	if t.out != nil && !t.closed {
 		t.wake(max(t.pausedUntil, t.next))
@@ -197,7 +196,7 @@ func (t *TrafficSource) run() {
 	if t.m.Incast {
 		t.sentPeriod += int64(p.Len)
 	}
-	t.next = now.Add(t.m.Rate.Serialize(switchmodel.WireBytes(p.Len)))
+	t.next = now.Add(t.m.Rate.Serialize(wire.WireBytes(p.Len)))
 	t.out.Receive(p)
 	if !t.closed && t.next < t.until {
 		t.wake(t.next)

@@ -24,7 +24,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "(needs root: skipped)"
 	exit 0
 fi
-go test -run='^$' -bench='^BenchmarkForward$' -benchtime="${FORWARD_FRAMES}x" ./lab/afpacket | tee bench-out/forward.txt
+go test -run='^$' -bench='^BenchmarkForward$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/afpacket | tee bench-out/forward.txt
 # Ratio of the forwarder's delivered packet rate to the bridge's, per frame size.
 awk '/^BenchmarkForward\// {
 	split($1, parts, "/"); mode = parts[2]; size = parts[3]; sub(/-[0-9]+$/, "", size)

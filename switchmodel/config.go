@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // NumTC is the number of traffic classes (and PFC priorities, and ingress
@@ -185,31 +187,16 @@ type TrimConfig struct {
 	DSCP uint8
 }
 
-// Frame overhead the scheduler adds to wire.Packet.Len (which excludes the
-// FCS) to get the bytes a frame occupies on the wire.
-const (
-	FCSBytes      = 4
-	PreambleBytes = 8 // preamble and start-of-frame delimiter
-	IFGBytes      = 12
-	MinFrameBytes = 64 // minimum Ethernet frame, FCS included
-	// OverheadBytes is what a frame of at least the minimum size adds.
-	OverheadBytes = FCSBytes + PreambleBytes + IFGBytes
-)
-
-// WireBytes returns the bytes a frame of length n (wire.Packet.Len, FCS
-// excluded) occupies on the wire: padded to the 64-byte minimum with FCS,
-// plus preamble, start delimiter and inter-frame gap.
-func WireBytes(n int) int {
-	f := n + FCSBytes
-	if f < MinFrameBytes {
-		f = MinFrameBytes
+// DisableECN turns WRED/ECN marking off for the given traffic classes (all
+// when none are given): the switch-side "ECN not configured"
+// misconfiguration. faults.ECNOff is the link-side model of the same
+// mistake.
+func (c *Config) DisableECN(tcs ...int) {
+	for tc := range c.ECN {
+		if len(tcs) == 0 || slices.Contains(tcs, tc) {
+			c.ECN[tc].Enabled = false
+		}
 	}
-	return f + PreambleBytes + IFGBytes
-}
-
-// PauseTime returns how long quanta pause quanta last on a link of rate r.
-func PauseTime(r clock.Rate, quanta uint16) clock.Duration {
-	return r.Serialize(int(quanta) * 64) // one quantum is 512 bit times
 }
 
 // HeadroomFor returns the PFC headroom a lossless priority group needs on a
@@ -259,8 +246,7 @@ func DefaultConfig() Config {
 		Sched: SchedConfig{Strict: TCs(6, 7), Quantum: 1600},
 		Trim:  TrimConfig{Bytes: 64, Priority: 7, DSCP: 63},
 	}
-	c.DSCPToTC[26] = 3
-	c.DSCPToTC[48] = 6
+	c.DSCPToTC = wire.DefaultDSCPToTC()
 	for i := range c.PCPToTC {
 		c.PCPToTC[i] = uint8(i)
 	}

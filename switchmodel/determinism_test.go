@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rocelab/rocelab/lab/sim"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/testbench"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 // seededRun is an incast whose outcome depends on the random streams: six
@@ -23,7 +24,7 @@ func seededRun(t *testing.T, seed uint64) []telemetry.Sample {
 	e := sim.New(seed)
 	sw := newSwitch(t, e, "leaf", cfg, rates(8, g100), nil)
 	for _, p := range []int{6, 7} {
-		sw.Attach(p, sim.NewLink(e, hop, &testbench.Counter{}))
+		sw.Attach(p, pipe.New(e, hop, &testbench.Counter{}))
 	}
 	if err := sw.AddRoute(netip.MustParsePrefix("10.9.0.0/24"), 6, 7); err != nil {
 		t.Fatal(err)

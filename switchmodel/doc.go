@@ -12,7 +12,7 @@
 // callbacks it asked of the clock.Scheduler handed to it in Options; it
 // answers by calling Receive on the wire.Sink attached to an egress port
 // (Switch.Attach), normally a link that adds propagation delay. When the
-// attached sink is a wire.LaunchSink (lab/sim.Link, a fault chain without
+// attached sink is a wire.LaunchSink (core/pipe.Pipe, a fault chain without
 // stages), the port hands it each frame as its transmission starts, with
 // the time its last bit leaves, and schedules the end of the transmission
 // only when a queue or a PFC frame waits for it; other sinks (the
@@ -75,7 +75,7 @@
 // emulation edge serializes them.
 //
 // Received PFC stops an egress class configured lossless for quanta × 512
-// bit times at the port's rate (PauseTime), from reception, or until a
+// bit times at the port's rate (wire.PauseTime), from reception, or until a
 // zero-quanta frame; the frame on the wire finishes. PFC for lossy classes
 // is counted and ignored. 802.3x PAUSE stops every class.
 //
@@ -99,7 +99,7 @@
 // Each egress port sends one frame at a time at its line rate: strict
 // classes first (highest number first), then deficit weighted round robin
 // among the others, deficits counted in wire bytes. A frame of Len bytes
-// occupies WireBytes(Len) = max(Len+4 FCS, 64) + 8 preamble/SFD + 12 IFG
+// occupies wire.WireBytes(Len) = max(Len+4 FCS, 64) + 8 preamble/SFD + 12 IFG
 // bytes on the wire — wire.Packet.Len excludes the FCS, so the FCS, the
 // minimum-frame padding, preamble and inter-frame gap are all added here,
 // where serialization happens. The frame is handed to the attached sink

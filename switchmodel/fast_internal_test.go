@@ -1,6 +1,6 @@
 package switchmodel
 
-import "github.com/rocelab/rocelab/lab/sim"
+import "github.com/rocelab/rocelab/core/sim"
 
 // The simulator's engine must offer the switch its allocation-free path;
 // if sim.Engine.ScheduleAfter's signature drifts, this stops compiling

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 )

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/testbench"
 	"github.com/rocelab/rocelab/wire"

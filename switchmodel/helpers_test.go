@@ -4,11 +4,12 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/testbench"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 // Common test numbers. A 1000-byte frame occupies 1000+4+8+12 = 1024 bytes
@@ -74,8 +75,8 @@ func rates(n int, r clock.Rate) []clock.Rate {
 func attachHost(t testing.TB, e *sim.Engine, sw *switchmodel.Switch, port, id int) *testbench.Host {
 	t.Helper()
 	pt := sw.Port(port)
-	h := testbench.NewHost(sw.Name()+"-h"+pt.String(), e, pt.Rate(), sim.NewLink(e, hop, pt))
-	sw.Attach(port, sim.NewLink(e, hop, h))
+	h := testbench.NewHost(sw.Name()+"-h"+pt.String(), e, pt.Rate(), pipe.New(e, hop, pt))
+	sw.Attach(port, pipe.New(e, hop, h))
 	if err := sw.AddRoute(netip.PrefixFrom(hostIP(id), 32), port); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +85,8 @@ func attachHost(t testing.TB, e *sim.Engine, sw *switchmodel.Switch, port, id in
 
 // cable connects port pa of a with port pb of b, hop each way.
 func cable(e *sim.Engine, a *switchmodel.Switch, pa int, b *switchmodel.Switch, pb int) {
-	a.Attach(pa, sim.NewLink(e, hop, b.Port(pb)))
-	b.Attach(pb, sim.NewLink(e, hop, a.Port(pa)))
+	a.Attach(pa, pipe.New(e, hop, b.Port(pb)))
+	b.Attach(pb, pipe.New(e, hop, a.Port(pa)))
 }
 
 // pfc returns a PFC frame pausing prio for quanta (0: resume).

@@ -1,6 +1,6 @@
 package switchmodel
 
-import "github.com/rocelab/rocelab/lab/clock"
+import "github.com/rocelab/rocelab/core/clock"
 
 // mmu is the switch-wide shared buffer. The buffer is split, once, into the
 // reserved pool (Reserved bytes for every port and PG), the headroom pool

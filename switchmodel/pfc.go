@@ -1,7 +1,7 @@
 package switchmodel
 
 import (
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -91,7 +91,7 @@ func (pt *Port) armRefresh() {
 		return
 	}
 	pt.refreshArm = true
-	d := PauseTime(pt.rate, pt.sw.cfg.PFC.Quanta) / 2
+	d := wire.PauseTime(pt.rate, pt.sw.cfg.PFC.Quanta) / 2
 	pt.sw.sched.AfterFunc(d, pt.refreshFn)
 }
 
@@ -152,7 +152,7 @@ func (pt *Port) pauseClass(i int, quanta uint16) {
 	}
 	s := pt.sw
 	now := s.sched.Now()
-	d := PauseTime(pt.rate, quanta)
+	d := wire.PauseTime(pt.rate, quanta)
 	if !q.paused {
 		q.paused = true
 		q.pausedSince = now

@@ -3,7 +3,7 @@ package switchmodel
 import (
 	"strconv"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 

@@ -53,7 +53,7 @@ func (pt *Port) kick() {
 	pt.busy = true
 	pt.txPkts++
 	pt.txBytes += int64(p.Len)
-	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(WireBytes(p.Len)))
+	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.WireBytes(p.Len)))
 	if pt.launch != nil && pt.launch.Launch(p, pt.busyUntil) {
 		// The link took the frame now and delivers it when its last
 		// bit has left plus the propagation delay; the end of this
@@ -145,7 +145,7 @@ func (pt *Port) pick() int {
 				q.deficit += q.quantum
 				q.visited = true
 			}
-			if size := WireBytes(int(q.front().size)); size <= q.deficit { // size is p.Len, kept in the entry
+			if size := wire.WireBytes(int(q.front().size)); size <= q.deficit { // size is p.Len, kept in the entry
 				q.deficit -= size
 				return int(tc)
 			}

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -47,7 +47,7 @@ type Options struct {
 }
 
 // handlerScheduler is the allocation-free scheduling path of the
-// simulator's engine (lab/sim.Engine.ScheduleAfter): no closure, no timer
+// simulator's engine (core/sim.Engine.ScheduleAfter): no closure, no timer
 // handle. A switch uses it for the end of each transmission when its
 // scheduler has it, AfterFunc otherwise.
 type handlerScheduler interface {

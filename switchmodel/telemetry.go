@@ -3,8 +3,8 @@ package switchmodel
 import (
 	"strconv"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/telemetry"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 )
 
 var _ telemetry.Source = (*Switch)(nil)

@@ -3,8 +3,8 @@ package switchmodel_test
 import (
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

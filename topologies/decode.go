@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocelab/rocelab/internal/yamldoc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -21,31 +22,9 @@ var (
 	scalarIface = reflect.TypeFor[scalarParser]()
 )
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "something else"
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
 // decode fills v (settable) from n. what names the value in errors.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
-	n = resolveAlias(n)
+	n = yamldoc.Resolve(n)
 	p := posOf(n)
 	if v.Kind() == reflect.Pointer {
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
@@ -64,7 +43,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(scalarIface) {
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.e.add(p, "%s: want a value, got %s", what, kindName(n))
+			d.e.add(p, "%s: want a value, got %s", what, yamldoc.KindName(n))
 			return
 		}
 		if err := v.Addr().Interface().(scalarParser).parseScalar(n.Value); err != nil {
@@ -77,7 +56,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 		d.decodeStruct(n, v, what)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.e.add(p, "%s: want a list, got %s", what, kindName(n))
+			d.e.add(p, "%s: want a list, got %s", what, yamldoc.KindName(n))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -89,13 +68,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 		d.decodeMap(n, v, what)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.e.add(p, "%s: want a string, got %s", what, kindName(n))
+			d.e.add(p, "%s: want a string, got %s", what, yamldoc.KindName(n))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Int:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.e.add(p, "%s: want an integer, got %s", what, kindName(n))
+			d.e.add(p, "%s: want an integer, got %s", what, yamldoc.KindName(n))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
@@ -106,7 +85,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 		v.SetInt(i)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			d.e.add(p, "%s: want true or false, got %s", what, kindName(n))
+			d.e.add(p, "%s: want true or false, got %s", what, yamldoc.KindName(n))
 			return
 		}
 		b, _ := strconv.ParseBool(n.Value)
@@ -159,13 +138,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
 		if v.FieldByName("Off").IsValid() {
 			alt = " or off"
 		}
-		d.e.add(p, "%s: want a mapping%s, got %s", what, alt, kindName(n))
+		d.e.add(p, "%s: want a mapping%s, got %s", what, alt, yamldoc.KindName(n))
 		return
 	}
 	fields, keys := fieldByKey(t)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], resolveAlias(n.Content[i+1])
+		kn, vn := n.Content[i], yamldoc.Resolve(n.Content[i+1])
 		key := kn.Value
 		if kn.Kind != yaml.ScalarNode {
 			d.e.add(posOf(kn), "%s: keys must be plain names", what)
@@ -205,7 +184,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string) {
 	p := posOf(n)
 	if n.Kind != yaml.MappingNode {
-		d.e.add(p, "%s: want a mapping, got %s", what, kindName(n))
+		d.e.add(p, "%s: want a mapping, got %s", what, yamldoc.KindName(n))
 		return
 	}
 	t := v.Type()
@@ -244,7 +223,7 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string) {
 			if f := ev.Elem().FieldByName("Where"); f.IsValid() {
 				f.Addr().Interface().(*Where).At = posOf(kn)
 			}
-			rn := resolveAlias(vn)
+			rn := yamldoc.Resolve(vn)
 			if rn.Kind == yaml.ScalarNode && rn.Tag == "!!null" {
 				d.e.add(posOf(vn), "%s %q: missing value", what, kn.Value)
 				continue

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // GraphOptions tune WriteGraph.

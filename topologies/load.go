@@ -2,16 +2,12 @@ package topologies
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/rocelab/rocelab/internal/yamldoc"
 )
 
 //go:embed *.yaml
@@ -53,11 +49,7 @@ const DefaultTopology = "laptop"
 // Load reads and resolves the topology file at path. A file that does not
 // validate gives an ErrorList.
 func Load(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read topology: %w", err)
-	}
-	return Parse(path, data)
+	return yamldoc.Load(path, "topology", Parse)
 }
 
 // Parse resolves the topology text data; name is the file name used in
@@ -90,35 +82,14 @@ func ParseFile(name string, data []byte) (*File, error) {
 	return f, e.err()
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 func decodeFile(e *errs, data []byte) *File {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := err.Error()
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
-		}
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			if strings.HasPrefix(m[2], "did not find expected") {
-				// yaml.v3 reports a parser error at the 0-based line of
-				// the construct it was parsing: make it 1-based.
-				line++
-			}
-			e.add(Pos{Line: line, Col: 1}, "YAML syntax: %s", m[2])
-		} else {
-			e.add(Pos{Line: 1, Col: 1}, "YAML syntax: %s", strings.TrimPrefix(msg, "yaml: "))
-		}
-		return nil
-	}
-	if len(doc.Content) == 0 {
-		e.add(Pos{Line: 1, Col: 1}, "empty topology file")
+	top, yerr := yamldoc.Parse(data, "topology")
+	if yerr != nil {
+		e.add(Pos{Line: yerr.Line, Col: yerr.Col}, "%s", yerr.Msg)
 		return nil
 	}
 	f := &File{}
 	d := &decoder{e: e}
-	d.decodeStruct(doc.Content[0], reflectValue(f), "topology")
+	d.decodeStruct(top, reflectValue(f), "topology")
 	return f
 }

@@ -5,7 +5,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // Topology is a resolved, validated topology: what Load and Parse return

@@ -3,7 +3,7 @@ package topologies
 import (
 	"slices"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // NumTC is the number of traffic classes (and PFC priorities) of a switch.

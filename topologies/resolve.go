@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // resolver turns a decoded File into a Topology, collecting errors.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // The units grammar (docs/topology.md, "Units"):

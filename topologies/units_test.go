@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 func TestParseSize(t *testing.T) {

@@ -3,7 +3,7 @@ package wire
 import (
 	"net/netip"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // Kind says what a Packet carries, as far as the switch and the NIC care.

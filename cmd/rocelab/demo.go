@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/demo"
+	"github.com/rocelab/rocelab/lab/emulation/demo"
 )
 
 func newDemoCmd(opts *options) *cobra.Command {

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/rocelab/rocelab/lab/deploy"
-	"github.com/rocelab/rocelab/lab/runtime/docker"
-	"github.com/rocelab/rocelab/lab/state"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
 // requireRoot fails a command that builds or touches a lab without root.

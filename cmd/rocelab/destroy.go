@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/deploy"
-	"github.com/rocelab/rocelab/lab/lifecycle"
-	"github.com/rocelab/rocelab/lab/state"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
+	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
 func newDestroyCmd(opts *options) *cobra.Command {

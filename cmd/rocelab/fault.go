@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/deploy"
-	"github.com/rocelab/rocelab/lab/node"
-	"github.com/rocelab/rocelab/lab/state"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
 // faultRow is one fault of a lab, as fault add and list print it.
@@ -168,7 +168,7 @@ func cmdContext(cmd *cobra.Command) context.Context {
 }
 
 func badInputIf(err error) error {
-	if errors.Is(err, deploy.ErrNoNode) {
+	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrPickLab) {
 		return badInput(err)
 	}
 	return err
@@ -249,21 +249,12 @@ func resolveFaultTarget(ctx context.Context, root, lab, target string) (string, 
 // labNodes returns the node-process nodes of the one lab named (or the
 // only lab).
 func labNodes(ctx context.Context, root, lab string) ([]deploy.Node, error) {
-	labs, err := deploy.Inspect(ctx, root, lab)
+	l, err := deploy.OnlyLab(ctx, root, lab)
 	if err != nil {
-		return nil, err
-	}
-	var found []deploy.LabStatus
-	for _, l := range labs {
-		if l.Lab != nil {
-			found = append(found, l)
-		}
-	}
-	if len(found) != 1 {
-		return nil, badInput(fmt.Errorf("%d deployed labs: pick one with --name", len(found)))
+		return nil, badInputIf(err)
 	}
 	var out []deploy.Node
-	for _, n := range found[0].Nodes {
+	for _, n := range l.Nodes {
 		if n.Socket != "" {
 			out = append(out, n)
 		}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
 )
 
 func newInspectCmd(opts *options) *cobra.Command {

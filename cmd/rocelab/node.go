@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/emulation/node"
 )
 
 // newNodeCmd is the hidden `rocelab node`: the process behind one lab node,

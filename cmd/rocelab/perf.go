@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/deploy"
-	"github.com/rocelab/rocelab/lab/node"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node"
 )
 
 // nicResolver finds NICs of a deployed lab's endpoint nodes and keeps one
@@ -67,21 +67,12 @@ func (r *nicResolver) resolve(spec string) (node.NICRef, error) {
 
 // all returns every NIC of every endpoint node of the lab, in node order.
 func (r *nicResolver) all(ctx context.Context) ([]node.NICRef, error) {
-	labs, err := deploy.Inspect(ctx, r.root, r.lab)
+	l, err := deploy.OnlyLab(ctx, r.root, r.lab)
 	if err != nil {
-		return nil, err
-	}
-	var found []deploy.LabStatus
-	for _, l := range labs {
-		if l.Lab != nil {
-			found = append(found, l)
-		}
-	}
-	if len(found) != 1 {
-		return nil, badInput(fmt.Errorf("%d deployed labs: pick one with --name", len(found)))
+		return nil, badInputIf(err)
 	}
 	var out []node.NICRef
-	for _, n := range found[0].Nodes {
+	for _, n := range l.Nodes {
 		if n.Kind == "switch" || n.Socket == "" {
 			continue
 		}
@@ -95,7 +86,7 @@ func (r *nicResolver) all(ctx context.Context) ([]node.NICRef, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("lab %s has no endpoint NIC", found[0].Name)
+		return nil, fmt.Errorf("lab %s has no endpoint NIC", l.Name)
 	}
 	return out, nil
 }

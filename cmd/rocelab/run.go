@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/internal/hugepage"
-	labrun "github.com/rocelab/rocelab/lab/run"
-	"github.com/rocelab/rocelab/lab/scenario"
+	labrun "github.com/rocelab/rocelab/lab/scenarios/run"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 )
 
 // runFlags are the flags of rocelab run.

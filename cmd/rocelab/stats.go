@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/deploy"
-	"github.com/rocelab/rocelab/lab/stats"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/stats"
 )
 
 func newStatsCmd(opts *options) *cobra.Command {

@@ -3,11 +3,11 @@ package cc_test
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/endpoint/cc/credit"
 	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 )
 
 // nopTimer and fakeSched let BenchmarkDCQCN/OnSend measure the controller

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // FeedbackKind says what congestion signal reached the sender.

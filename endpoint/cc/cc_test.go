@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/endpoint/cc/credit"
 	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
 	"github.com/rocelab/rocelab/endpoint/cc/none"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 )
 
 func TestRegistry(t *testing.T) {

@@ -3,8 +3,8 @@ package collective
 import (
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 )
 
 // BenchmarkAllReducePayloadFree: one 256 MiB all-reduce on 8 ranks at

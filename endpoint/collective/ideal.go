@@ -3,7 +3,7 @@ package collective
 import (
 	"fmt"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // Ideal is an in-memory Transport with one NIC per rank and nothing in

@@ -3,7 +3,7 @@ package collective
 import (
 	"fmt"
 
-	"github.com/rocelab/rocelab/lab/clock"
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // send is a write waiting in a rank's queue for a window slot.

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Op is the operation under test.

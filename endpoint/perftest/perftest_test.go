@@ -4,13 +4,14 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/endpoint/cc/none"
 	"github.com/rocelab/rocelab/endpoint/perftest"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/wire/pipe"
 )
 
 // pair is two NICs through one switch, 1 µs cables.
@@ -28,8 +29,8 @@ func pair(t *testing.T) (*sim.Engine, *endpoint.NIC, *endpoint.NIC) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.Attach(sim.NewLink(e, clock.Microsecond, sw.Port(i)))
-		sw.Attach(i, sim.NewLink(e, clock.Microsecond, n))
+		n.Attach(pipe.New(e, clock.Microsecond, sw.Port(i)))
+		sw.Attach(i, pipe.New(e, clock.Microsecond, n))
 		if err := sw.AddRoute(netip.PrefixFrom(ip, 32), i); err != nil {
 			t.Fatal(err)
 		}

@@ -8,9 +8,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Pairs selects which ranks get a connected QP pair.

@@ -8,7 +8,7 @@
 // help the heap stays on 4 KiB pages. Advise marks the process's anonymous
 // mappings MADV_HUGEPAGE (new faults get 2 MiB pages) and can collapse what
 // is already resident (MADV_COLLAPSE, Linux 6.1). On the 1,024-host
-// permutation of lab/simbench this is worth about 1.6× (see
+// permutation of lab/simulation/simbench this is worth about 1.6× (see
 // docs/performance.md).
 //
 // Nothing here changes a system setting: the advice applies to this

@@ -6,8 +6,7 @@
 package testbench
 
 import (
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -34,7 +33,7 @@ type Flow struct {
 func (f *Flow) done() bool { return f.Count >= 0 && f.Sent >= f.Count }
 
 // Host is a NIC stand-in: one port that transmits its flows one frame at a
-// time at its line rate (frames take switchmodel.WireBytes on the wire),
+// time at its line rate (frames take wire.WireBytes on the wire),
 // round-robin among the flows that are ready and whose priority is not
 // paused. On its receive side it obeys PFC (each enabled priority stops
 // for quanta × 512 bit times at the host's rate, or resumes on 0) and
@@ -134,7 +133,7 @@ func (h *Host) pause(i int, quanta uint16) {
 		h.paused[i] = true
 		h.pausedSince[i] = now
 	}
-	d := switchmodel.PauseTime(h.rate, quanta)
+	d := wire.PauseTime(h.rate, quanta)
 	h.pausedUntil[i] = now.Add(d)
 	h.pauseTimer[i] = h.sched.AfterFunc(d, func() {
 		if h.paused[i] && h.sched.Now() >= h.pausedUntil[i] {
@@ -174,7 +173,7 @@ func (h *Host) kick() {
 	}
 	h.busy = true
 	h.tx = p
-	h.sched.AfterFunc(h.rate.Serialize(switchmodel.WireBytes(p.Len)), h.doneFn)
+	h.sched.AfterFunc(h.rate.Serialize(wire.WireBytes(p.Len)), h.doneFn)
 }
 
 func (h *Host) txDone() {
@@ -205,7 +204,7 @@ func (h *Host) nextData() *wire.Packet {
 		p.PSN = uint32(f.Sent) & 0xFFFFFF
 		f.Sent++
 		if f.Rate > 0 {
-			f.next = max(f.next, now).Add(f.Rate.Serialize(switchmodel.WireBytes(p.Len)))
+			f.next = max(f.next, now).Add(f.Rate.Serialize(wire.WireBytes(p.Len)))
 		}
 		return p
 	}

@@ -3,8 +3,8 @@ package credit
 import (
 	"fmt"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Name is the registry name of this algorithm.

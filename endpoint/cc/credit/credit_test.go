@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 )
 
 const line = 100 * clock.Gbps

@@ -1,8 +1,8 @@
 package credit
 
 import (
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // ReceiverStats counts what a Receiver did.

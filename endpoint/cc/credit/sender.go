@@ -1,8 +1,8 @@
 package credit
 
 import (
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Sender is the sending side of one credit flow: it may send what it was

@@ -3,9 +3,9 @@ package dcqcn
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
-	"github.com/rocelab/rocelab/lab/sim"
 )
 
 // TestFluidFairShare closes the loop around N DCQCN senders sharing one

@@ -3,8 +3,8 @@ package dcqcn
 import (
 	"math"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Phase is the rate-increase phase of a step.

@@ -7,8 +7,8 @@ package none
 import (
 	"fmt"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/lab/clock"
 )
 
 // Name is the registry name of this algorithm.

@@ -1,0 +1,114 @@
+// Command simbench is `make bench-sim`: the simulator at data-center scale.
+// Without -scenario it runs every scenario in its own child process (so each
+// peak RSS is its own) and prints their figures:
+//
+//	permutation-ecmp   1,024-host three-tier Clos at 100G, PFC, single-path
+//	                   ECMP (RoCEv2), 2 MB per flow permutation
+//	permutation-spray  the same with MetaRoCE NIC spraying: each flow split
+//	                   over 4 QPs of 64 paths (256 UDP source ports)
+//	allreduce          2,048-GPU ring all-reduce at 400G
+//
+// and, on request only, -scenario hier-allreduce (the 2,048-GPU
+// hierarchical all-reduce: 8-GPU groups, then 8 rails of 256 ranks) and
+// -scenario alltoall (an all-to-all across the 2,048 GPUs over QP pairs
+// connected on first use).
+//
+// Flags: -seed, -scenario, -cpuprofile, -memprofile. Run it with
+// GOMAXPROCS=1 for one-core figures.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+
+	"github.com/rocelab/rocelab/lab/simulation/simbench"
+)
+
+var scenarios = []string{"permutation-ecmp", "permutation-spray", "allreduce"}
+
+func main() {
+	seed := flag.Uint64("seed", 1, "seed of the labs and the permutation")
+	scenario := flag.String("scenario", "", "run one scenario in this process: "+fmt.Sprint(scenarios)+", hier-allreduce or alltoall")
+	cpu := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	mem := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	collBytes := flag.Int64("coll-bytes", 8<<20, "all-reduce size in bytes")
+	zones := flag.Int("zones", 0, "pods (zones) of the topology; 0 keeps the scenario's (16 for the permutation, 4 for the all-reduce)")
+	paths := flag.Int("paths", 64, "paths of each MetaRoCE QP in permutation-spray")
+	qps := flag.Int("qps", 4, "QPs each permutation-spray flow is split over (each QP sprays over -paths paths)")
+	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
+	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
+	flag.Parse()
+	if *scenario == "" {
+		for _, s := range scenarios {
+			args := append([]string{"-scenario", s}, os.Args[1:]...)
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "simbench: %s: %v\n", s, err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *mem != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
+	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge}
+	fat, cluster := simbench.FatTree1024(), simbench.Cluster2048()
+	if *zones > 0 {
+		fat.Zones, cluster.Zones = *zones, *zones
+	}
+	var r *simbench.Report
+	var err error
+	switch *scenario {
+	case "permutation-ecmp":
+		r, err = simbench.Permutation(fat, cfg)
+	case "permutation-spray":
+		cfg.Mode, cfg.Paths, cfg.QPs = "metaroce", *paths, *qps
+		r, err = simbench.Permutation(fat, cfg)
+	case "allreduce":
+		r, err = simbench.AllReduce(cluster, cfg)
+	case "hier-allreduce":
+		r, err = simbench.HierAllReduce(cluster, cfg)
+	case "alltoall":
+		r, err = simbench.AllToAll(cluster, cfg)
+	default:
+		err = fmt.Errorf("unknown scenario %q (want one of %v)", *scenario, scenarios)
+	}
+	if r != nil {
+		fmt.Printf("%s(GOMAXPROCS=%d)\n\n", r.Summary(), runtime.GOMAXPROCS(0))
+	}
+	if *mem != "" {
+		f, ferr := os.Create(*mem)
+		if ferr == nil {
+			ferr = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		if ferr != nil {
+			fail(ferr)
+		}
+	}
+	if err != nil {
+		pprof.StopCPUProfile()
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "simbench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,12 @@
+// Package core is rocelab's foundation floor: what every model (wire,
+// topologies, switchmodel, endpoint, faults) and both drivers share, with no
+// I/O of its own.
+//
+//   - core/clock: fabric time in integer picoseconds, line rates, and the
+//     small Scheduler interface a model asks for future callbacks through;
+//   - core/sim: the discrete-event engine (virtual time, deterministic tie
+//     breaking, seeded random streams), which the simulator runs to the end
+//     and the emulation's wall-clock loop drives in dilated real time;
+//   - core/telemetry: the one interface through which every model exposes its
+//     counters and gauges to stats, Prometheus, reports and expectations.
+package core

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rocelab/rocelab/core/clock"
+)
+
+// A key packs an event's insertion sequence and its payload slot into one
+// word: ord = seq<<slotBits | slot. Keys are 16 bytes without pointers, so
+// sifting them costs no GC write barriers, and the four children of a node
+// fill exactly one 64-byte cache line (see keyHeap).
+const (
+	slotBits = 28 // up to 268M pending events
+	slotMask = 1<<slotBits - 1
+	maxSeq   = 1<<(64-slotBits) - 1 // renumber before seq reaches this
+)
+
+// key is one heap entry: when the event is due and its ord.
+type key struct {
+	at  clock.Time
+	ord uint64
+}
+
+func (k key) slot() uint32 { return uint32(k.ord & slotMask) }
+
+// before orders events by (time, insertion sequence). Sequences are
+// unique, so comparing ord compares sequences.
+func (k *key) before(b *key) bool {
+	return k.at < b.at || (k.at == b.at && k.ord < b.ord)
+}
+
+// payload is what an event does. Exactly one of ft (an AfterFunc/At timer)
+// and h (a Schedule handler) is set.
+type payload struct {
+	ft  *funcTimer
+	h   Handler
+	arg any
+}
+
+// keyHeap is a 4-ary min-heap laid out so that sibling groups are aligned:
+// the root sits at index root (3), the children of node i are
+// 4i-8 … 4i-5, and its parent is i/4+2. Indices 0–2 are unused. Large
+// slices are page-aligned, so each group of four 16-byte keys is one cache
+// line and a level of sift-down costs one line.
+type keyHeap []key
+
+const root = 3
+
+func newKeyHeap() keyHeap { return make(keyHeap, root, 64) }
+
+func (h keyHeap) len() int { return len(h) - root }
+
+func (h *keyHeap) push(k key) {
+	*h = append(*h, k)
+	h.up(len(*h) - 1)
+}
+
+// up moves k at index i toward the root.
+func (h keyHeap) up(i int) {
+	k := h[i]
+	for i > root {
+		p := i/4 + 2
+		if !k.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = k
+}
+
+// pop removes and returns the minimum; the heap must not be empty.
+//
+// It refills the root bottom-up (Floyd): the hole walks to a leaf along the
+// smallest children without comparing against the last key, which then
+// sifts up from there. The last key usually belongs near the bottom, so
+// this saves a comparison per level.
+func (h *keyHeap) pop() key {
+	s := *h
+	top := s[root]
+	n := len(s) - 1
+	last := s[n]
+	s = s[:n]
+	*h = s
+	if n == root {
+		return top
+	}
+	i := root
+	for {
+		c := 4*i - 8
+		if c >= n {
+			break
+		}
+		m := c
+		if c+3 < n {
+			if s[c+1].before(&s[m]) {
+				m = c + 1
+			}
+			if s[c+2].before(&s[m]) {
+				m = c + 2
+			}
+			if s[c+3].before(&s[m]) {
+				m = c + 3
+			}
+		} else {
+			for j := c + 1; j < n; j++ {
+				if s[j].before(&s[m]) {
+					m = j
+				}
+			}
+		}
+		s[i] = s[m]
+		i = m
+	}
+	s[i] = last
+	s.up(i)
+	return top
+}
+
+// filter keeps the keys for which keep is true and restores the heap.
+func (h *keyHeap) filter(keep func(key) bool) {
+	s := (*h)[root:]
+	k := 0
+	for _, x := range s {
+		if keep(x) {
+			s[k] = x
+			k++
+		}
+	}
+	*h = (*h)[:root+k]
+	h.sortOrder()
+}
+
+// sortOrder sorts the keys by (time, sequence); a sorted array is a heap.
+func (h keyHeap) sortOrder() {
+	slices.SortFunc(h[root:], func(a, b key) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ord, b.ord)
+	})
+}
+
+// renumber gives the pending keys the sequences 0…n-1 in their current
+// order and returns n, the next free sequence. It keeps seq from
+// overflowing its bits in very long runs (once every 2^36 events).
+func (h keyHeap) renumber() uint64 {
+	h.sortOrder()
+	for i := range h[root:] {
+		k := &h[root+i]
+		k.ord = uint64(i)<<slotBits | uint64(k.slot())
+	}
+	return uint64(h.len())
+}

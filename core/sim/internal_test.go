@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/rocelab/rocelab/core/clock"
+)
+
+// TestSeqRenumber runs across the point where insertion sequences are
+// renumbered and checks ties still run in insertion order.
+func TestSeqRenumber(t *testing.T) {
+	e := New(1)
+	e.seq = maxSeq - 3
+	r := &recorder{e: e}
+	for _, l := range []string{"a", "b", "c"} {
+		e.At(10, r.add(l))
+	}
+	e.At(5, r.add("early"))
+	e.AfterFunc(20, r.add("later")).Stop()
+	for _, l := range []string{"d", "e", "f"} { // after the renumbering
+		e.At(10, r.add(l))
+	}
+	if e.seq >= maxSeq-3 {
+		t.Fatalf("seq = %d, not renumbered", e.seq)
+	}
+	e.Run()
+	want := []string{"early@5ps", "a@10ps", "b@10ps", "c@10ps", "d@10ps", "e@10ps", "f@10ps"}
+	if d := gocmp.Diff(want, r.got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestHotPathAllocs checks that Schedule and Step allocate
+// nothing once the engine's tables have grown.
+func TestHotPathAllocs(t *testing.T) {
+	e := New(1)
+	var h Handler = nop{}
+	arg := new(int)
+	for range 100 {
+		e.Schedule(e.Now()+clock.Time(1), h, arg)
+	}
+	e.Run()
+	if a := testing.AllocsPerRun(100, func() {
+		e.ScheduleAfter(5, h, arg)
+		e.Schedule(e.Now(), h, arg)
+		e.Step()
+		e.Step()
+	}); a != 0 {
+		t.Errorf("Schedule+Step: %v allocs, want 0", a)
+	}
+}

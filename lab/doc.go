@@ -1,0 +1,17 @@
+// Package lab holds rocelab's two drivers of the same models, grouped by the
+// clock they run on, and the scenario front end that drives either:
+//
+//   - lab/emulation: the wall clock, dilated by a scale factor. Real network
+//     namespaces or containers, veth links, frames on AF_PACKET sockets, one
+//     node process per switch and endpoint, lifecycle and state, deploy,
+//     stats and the guided demo;
+//   - lab/simulation: virtual time on core/sim's event engine. The whole
+//     fabric in one process (simlab), deterministic per seed, and the
+//     data-center-scale benchmark (simbench);
+//   - lab/scenarios: scenario files (workloads, faults, expectations), the
+//     runs that play them on either driver, reports, and the fidelity check
+//     that compares the two clocks.
+//
+// The emulation and the simulation never import each other; lab/scenarios
+// sits above both (internal/floors keeps it so).
+package lab

@@ -1,0 +1,201 @@
+package afpacket_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/afpacket"
+)
+
+// recvTest reads test frames from c until want arrived or the deadline.
+func recvTest(t *testing.T, c *afpacket.Conn, want int, bufSize int) [][]byte {
+	t.Helper()
+	bufs := make([][]byte, 32)
+	for i := range bufs {
+		bufs[i] = make([]byte, bufSize)
+	}
+	lens := make([]int, len(bufs))
+	var got [][]byte
+	deadline := time.Now().Add(3 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		if _, err := c.Wait(50 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.ReadBatch(bufs, lens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if f := bufs[i][:lens[i]]; isTest(f) {
+				got = append(got, bytes.Clone(f))
+			}
+		}
+	}
+	return got
+}
+
+func TestSendReceiveInOrder(t *testing.T) {
+	a, b := newNS(t, "a"), newNS(t, "b")
+	ia, ib := newVeth(t, a, b, 9216)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	// A second socket on A that does see outgoing frames: the control for
+	// PACKET_IGNORE_OUTGOING.
+	spy := open(t, a, ia, &afpacket.Config{SeeOutgoing: true})
+
+	sizes := []int{60, 64, 65, 128, 511, 1500, 1514, 1518, 4000, 8999, 9000, 9014, 9230}
+	var frames [][]byte
+	for round := range 20 {
+		for _, s := range sizes {
+			frames = append(frames, frame(cb.HardwareAddr(), ca.HardwareAddr(), s, uint32(len(frames)+round)))
+		}
+	}
+	for i := 0; i < len(frames); i += 50 {
+		n, err := ca.WriteBatch(frames[i:min(i+50, len(frames))])
+		if err != nil || n != min(50, len(frames)-i) {
+			t.Fatalf("WriteBatch = %d, %v", n, err)
+		}
+	}
+	got := recvTest(t, cb, len(frames), 9300)
+	if len(got) != len(frames) {
+		t.Fatalf("received %d frames, want %d", len(got), len(frames))
+	}
+	for i := range frames {
+		if !bytes.Equal(got[i], frames[i]) {
+			t.Fatalf("frame %d (%d bytes): received %d bytes, differ", i, len(frames[i]), len(got[i]))
+		}
+	}
+	if s := ca.Stats(); s.TxFrames != uint64(len(frames)) || s.TxDropped != 0 {
+		t.Errorf("sender stats %+v", s)
+	}
+	if s := cb.Stats(); s.Truncated != 0 || s.KernelDrops != 0 {
+		t.Errorf("receiver stats %+v", s)
+	}
+
+	// The spy saw our transmissions; the sender's own socket did not.
+	if seen := recvTest(t, spy, len(frames), 9300); len(seen) != len(frames) {
+		t.Errorf("socket without PACKET_IGNORE_OUTGOING saw %d of %d sent frames", len(seen), len(frames))
+	}
+	bufs, lens := [][]byte{make([]byte, 9300)}, []int{0}
+	for {
+		n, err := ca.ReadBatch(bufs, lens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if isTest(bufs[0][:lens[0]]) {
+			t.Fatal("sender read back its own frame despite PACKET_IGNORE_OUTGOING")
+		}
+	}
+}
+
+func TestVLANTagKept(t *testing.T) {
+	a, b := newNS(t, "a"), newNS(t, "b")
+	ia, ib := newVeth(t, a, b, 0)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	f := frame(cb.HardwareAddr(), ca.HardwareAddr(), 200, 7)
+	// 802.1Q, PCP 3, VID 100, then the test EtherType.
+	tagged := append(append(append([]byte{}, f[:12]...), 0x81, 0x00, 0x60, 0x64), f[12:]...)
+	if _, err := ca.WriteBatch([][]byte{tagged}); err != nil {
+		t.Fatal(err)
+	}
+	bufs, lens := [][]byte{make([]byte, 300)}, []int{0}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		cb.Wait(50 * time.Millisecond)
+		n, err := cb.ReadBatch(bufs, lens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 && lens[0] == len(tagged) {
+			if !bytes.Equal(bufs[0][:lens[0]], tagged) {
+				t.Fatalf("tagged frame changed:\n got %x\nwant %x", bufs[0][:lens[0]], tagged)
+			}
+			return
+		}
+	}
+	t.Fatal("tagged frame not received")
+}
+
+func TestTruncated(t *testing.T) {
+	a, b := newNS(t, "a"), newNS(t, "b")
+	ia, ib := newVeth(t, a, b, 0)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	f := frame(cb.HardwareAddr(), ca.HardwareAddr(), 1000, 1)
+	if _, err := ca.WriteBatch([][]byte{f}); err != nil {
+		t.Fatal(err)
+	}
+	got := recvTest(t, cb, 1, 100)
+	if len(got) != 1 || !bytes.Equal(got[0], f[:100]) {
+		t.Fatalf("got %d frames", len(got))
+	}
+	if s := cb.Stats(); s.Truncated != 1 {
+		t.Errorf("Truncated = %d, want 1", s.Truncated)
+	}
+}
+
+func TestPoller(t *testing.T) {
+	a, b := newNS(t, "a"), newNS(t, "b")
+	ia, ib := newVeth(t, a, b, 0)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	p, err := afpacket.NewPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Add(ca, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Add(cb, 2); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() {
+		bufs, lens := [][]byte{make([]byte, 2000)}, []int{0}
+		for _, c := range []*afpacket.Conn{ca, cb} {
+			for n, _ := c.ReadBatch(bufs, lens); n > 0; n, _ = c.ReadBatch(bufs, lens) {
+			}
+		}
+	}
+	drain()
+
+	start := time.Now()
+	ready, woken, err := p.Wait(20*time.Millisecond, nil)
+	if err != nil || woken || len(ready) != 0 {
+		t.Fatalf("idle Wait = %v, %v, %v", ready, woken, err)
+	}
+	if d := time.Since(start); d < 15*time.Millisecond {
+		t.Errorf("Wait(20ms) returned after %v", d)
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(10 * time.Millisecond)
+		p.Wake()
+	}()
+	ready, woken, err = p.Wait(afpacket.Forever, ready)
+	<-done
+	if err != nil || !woken {
+		t.Fatalf("Wait after Wake = %v, woken %v, %v", ready, woken, err)
+	}
+
+	if _, err := ca.WriteBatch([][]byte{frame(cb.HardwareAddr(), ca.HardwareAddr(), 100, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	ready, _, err = p.Wait(2*time.Second, ready)
+	if err != nil || len(ready) != 1 || ready[0] != 2 {
+		t.Fatalf("Wait after send = %v, %v (want [2])", ready, err)
+	}
+	if err := p.Remove(cb); err != nil {
+		t.Fatal(err)
+	}
+	if err := ca.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.ReadBatch([][]byte{make([]byte, 10)}, []int{0}); !errors.Is(err, afpacket.ErrClosed) {
+		t.Errorf("ReadBatch after Close = %v", err)
+	}
+}

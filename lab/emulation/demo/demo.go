@@ -1,0 +1,298 @@
+// Package demo is rocelab's guided tour, the job behind `rocelab demo` and
+// `make demo`: it deploys the default laptop topology in the emulation lab,
+// runs a ring all-reduce across every GPU NIC and then an incast into one
+// NIC, tells in plain words what the fabric did — busbw, PFC pauses, ECN
+// marks, the deepest queue — and destroys the lab again, whatever happens.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// Options configure a demo run. Zero values take the defaults named.
+type Options struct {
+	// Topology is the fabric (default: the built-in laptop topology).
+	Topology *topologies.Topology
+	// LabName (default "demo"), Root (default /run/rocelab) and Binary
+	// (default: this executable) are passed to deploy.
+	LabName, Root, Binary string
+	// Scale is the time dilation (0: auto).
+	Scale int
+	// Sizes of the all-reduce (default 1 MiB, 4 MiB).
+	Sizes []int64
+	// IncastSenders is how many NICs send into one (default 4).
+	IncastSenders int
+	// IncastDuration is the fabric time the incast runs (default 2 ms).
+	IncastDuration clock.Duration
+	// Out receives the story; Log receives progress lines.
+	Out, Log io.Writer
+}
+
+// Result holds the numbers the story tells.
+type Result struct {
+	Lab       *deploy.Lab
+	AllReduce []collective.Result
+	Incast    Incast
+	Deploy    time.Duration
+	Total     time.Duration
+}
+
+// Incast is what one incast did to the fabric.
+type Incast struct {
+	Receiver     string
+	PerSender    map[string]float64 // goodput Gb/s
+	TotalGbps    float64
+	PFCFrames    float64 // PFC frames the switches sent
+	PausedTime   clock.Duration
+	ECNMarks     float64
+	Drops        float64
+	PeakQueue    float64 // bytes
+	PeakQueueAt  string  // switch:port
+	WrongBytes   int64
+	ReceiverRate clock.Rate
+}
+
+func (o *Options) defaults() error {
+	if o.Topology == nil {
+		t, err := topologies.Builtin(topologies.DefaultTopology)
+		if err != nil {
+			return err
+		}
+		o.Topology = t
+	}
+	if o.LabName == "" {
+		o.LabName = "demo"
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int64{1 << 20, 4 << 20}
+	}
+	if o.IncastSenders <= 0 {
+		o.IncastSenders = 4
+	}
+	if o.IncastDuration <= 0 {
+		o.IncastDuration = 2 * clock.Millisecond
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// Run deploys, runs the tour and destroys the lab (also on failure).
+func Run(ctx context.Context, opts Options) (res *Result, err error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res = &Result{}
+	say := func(format string, a ...any) { fmt.Fprintf(opts.Out, format+"\n", a...) }
+	logf := func(format string, a ...any) { fmt.Fprintf(opts.Log, "# "+format+"\n", a...) }
+
+	logf("deploying %s as lab %q …", opts.Topology.Name, opts.LabName)
+	lab, err := deploy.Deploy(ctx, deploy.Options{
+		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root,
+		Binary: opts.Binary, Scale: opts.Scale,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("demo: deploy: %w", err)
+	}
+	res.Lab, res.Deploy = lab, time.Since(start)
+	defer func() {
+		logf("destroying lab %q …", lab.Name)
+		// A fresh context: the lab must go even when ctx was cancelled.
+		if _, derr := deploy.Destroy(context.Background(), opts.Root, lab.Name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("demo: destroy: %w", derr))
+		}
+		res.Total = time.Since(start)
+	}()
+	sum := opts.Topology.Summary()
+	say("Deployed %s in %.1fs: %d hosts with %d GPU NICs, %d switches, %d links — each node a network namespace, each switch and host a rocelab process; time dilated %d× (1 ms of wall clock = %v of fabric time).",
+		opts.Topology.Name, res.Deploy.Seconds(), sum.Hosts, sum.GPUs, sum.Switches, sum.Links, lab.Scale,
+		clock.Duration(int64(clock.Millisecond)/int64(lab.Scale)))
+
+	nics, clients, err := labNICs(lab)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+
+	// 1. All-reduce across every GPU NIC.
+	logf("all-reduce across %d GPU NICs …", len(nics))
+	res.AllReduce, err = node.RunCollective(ctx, node.CollectiveSpec{
+		Op: "allreduce", Ranks: nics, Sizes: opts.Sizes, Iters: 3, Warmup: 1, Check: true,
+	}, func(r collective.Result) { logf("  %d B: busbw %.1f GB/s", r.Size, r.BusBW) })
+	if err != nil {
+		return res, fmt.Errorf("demo: all-reduce: %w", err)
+	}
+	say("")
+	say("1. Ring all-reduce across all %d GPU NICs (nccl-tests terms, real units):", len(nics))
+	var table strings.Builder
+	collective.WriteTable(&table, res.AllReduce)
+	for _, line := range strings.Split(strings.TrimRight(table.String(), "\n"), "\n") {
+		say("   %s", line)
+	}
+	best := res.AllReduce[len(res.AllReduce)-1]
+	rate := opts.Topology.Node(nodeOf(nics[0].NIC)).Port(portOf(nics[0].NIC)).Rate
+	say("   busbw %.1f GB/s is %.0f%% of the %v NIC line rate (%.1f GB/s); every element of the reduced data was checked: %d wrong.",
+		best.BusBW, 100*best.BusBW/(float64(rate)/8e9), rate, float64(rate)/8e9, best.Wrong)
+
+	// 2. Incast into one NIC.
+	in, err := runIncast(ctx, opts, nics, clients, lab, logf)
+	res.Incast = in
+	if err != nil {
+		return res, err
+	}
+	say("")
+	say("2. Incast: %d NICs write into %s at once for %v of fabric time.", len(in.PerSender), in.Receiver, opts.IncastDuration)
+	senders := make([]string, 0, len(in.PerSender))
+	for s := range in.PerSender {
+		senders = append(senders, s)
+	}
+	sort.Strings(senders)
+	for _, s := range senders {
+		say("   %-12s → %.1f Gb/s", s, in.PerSender[s])
+	}
+	say("   Together %.1f Gb/s into a %v link: the receiver's port is the bottleneck, so its queue grows", in.TotalGbps, in.ReceiverRate)
+	say("   (deepest queue %.0f KB at %s) until the switches send PFC pause frames upstream:", in.PeakQueue/1e3, in.PeakQueueAt)
+	say("   %.0f PFC frames sent, priorities paused for %v in total, %.0f packets ECN-marked, %.0f dropped.",
+		in.PFCFrames, in.PausedTime, in.ECNMarks, in.Drops)
+	if in.Drops == 0 {
+		say("   Lossless: PFC back-pressure absorbed the burst without losing a packet; the data check found %d wrong bytes.", in.WrongBytes)
+	}
+	return res, nil
+}
+
+// labNICs lists every BE NIC of the lab's endpoint nodes, in node order.
+func labNICs(lab *deploy.Lab) ([]node.NICRef, map[string]*node.Client, error) {
+	clients := map[string]*node.Client{}
+	var refs []node.NICRef
+	for _, n := range lab.Nodes {
+		if n.Kind != topologies.KindHost || n.Socket == "" {
+			continue
+		}
+		c := node.NewClient(n.Socket)
+		clients[n.Name] = c
+		for _, itf := range n.Interfaces {
+			port, _, _ := strings.Cut(itf, "=")
+			if strings.HasPrefix(port, "gpu") {
+				refs = append(refs, node.NICRef{Node: n.Name, NIC: n.Name + ":" + port, Client: c})
+			}
+		}
+	}
+	if len(refs) < 2 {
+		return nil, nil, fmt.Errorf("demo: lab %s has %d GPU NICs, want at least 2", lab.Name, len(refs))
+	}
+	return refs, clients, nil
+}
+
+func nodeOf(nic string) string { n, _, _ := strings.Cut(nic, ":"); return n }
+func portOf(nic string) string { _, p, _ := strings.Cut(nic, ":"); return p }
+
+// runIncast sends from IncastSenders NICs on other hosts into the last
+// NIC at once and measures the switches before and after.
+func runIncast(ctx context.Context, opts Options, nics []node.NICRef, clients map[string]*node.Client, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
+	recv := nics[len(nics)-1]
+	var senders []node.NICRef
+	for _, n := range nics {
+		if n.Node != recv.Node && len(senders) < opts.IncastSenders {
+			senders = append(senders, n)
+		}
+	}
+	in := Incast{Receiver: recv.NIC, PerSender: map[string]float64{}}
+	in.ReceiverRate = opts.Topology.Node(recv.Node).Port(portOf(recv.NIC)).Rate
+	before, err := switchSamples(ctx, lab)
+	if err != nil {
+		return in, err
+	}
+	logf("incast: %d senders → %s …", len(senders), recv.NIC)
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	for _, s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := node.RunPerf(ctx, s, recv, node.PerfSpec{Op: "write", Size: 64 << 10, Duration: opts.IncastDuration, QPs: 1}, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s → %s: %w", s.NIC, recv.NIC, err))
+				return
+			}
+			in.PerSender[s.NIC] = rep.Client.BWAvg
+			in.TotalGbps += rep.Client.BWAvg
+			in.WrongBytes += rep.WrongBytes
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return in, fmt.Errorf("demo: incast: %w", err)
+	}
+	after, err := switchSamples(ctx, lab)
+	if err != nil {
+		return in, err
+	}
+	delta := func(name string) float64 { return telemetry.Sum(after, name) - telemetry.Sum(before, name) }
+	in.PFCFrames = delta("switch_port_pfc_tx_frames_total")
+	in.PausedTime = clock.Duration(delta("switch_queue_paused_seconds_total") * float64(clock.Second))
+	in.ECNMarks = delta("switch_queue_ecn_marked_packets_total")
+	in.Drops = delta("switch_drop_packets_total")
+	for _, s := range after {
+		if s.Name == "switch_queue_peak_bytes" && s.Value > in.PeakQueue {
+			in.PeakQueue, in.PeakQueueAt = s.Value, s.Label("node")+":"+portName(s.Label("port"))
+		}
+	}
+	return in, nil
+}
+
+// portName turns the switch model's 0-based port label into the
+// topology's port name (p1 is index 0).
+func portName(label string) string {
+	i, err := strconv.Atoi(label)
+	if err != nil {
+		return label
+	}
+	return "p" + strconv.Itoa(i+1)
+}
+
+// switchSamples gathers every switch node's telemetry.
+func switchSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, error) {
+	var all []telemetry.Sample
+	for _, n := range lab.Nodes {
+		if n.Kind != topologies.KindSwitch || n.Socket == "" {
+			continue
+		}
+		c := node.NewClient(n.Socket)
+		s, err := c.Telemetry(ctx)
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("demo: telemetry of %s: %w", n.Name, err)
+		}
+		all = append(all, s...)
+	}
+	return all, nil
+}

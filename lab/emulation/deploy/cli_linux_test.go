@@ -1,0 +1,115 @@
+package deploy_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/state"
+)
+
+// rocelab runs the built command and returns its exit code and output.
+func rocelab(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	out, err := exec.Command(binary(t), args...).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatalf("rocelab %v: %v", args, err)
+	}
+	return 0, string(out)
+}
+
+// TestCrashSafety kills `rocelab deploy` with SIGKILL once it has
+// recorded some objects, then `rocelab destroy --all` must leave the
+// machine as it was.
+func TestCrashSafety(t *testing.T) {
+	requireRoot(t)
+	for _, at := range []int{3, 15, 28} {
+		root := runRoot(t)
+		before := snap(t)
+		lab := labName(t, "crash")
+		cmd := exec.Command(binary(t), "deploy", "-t", "laptop", "--name", lab, "--root", root)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stateFile := filepath.Join(state.Dir(root, lab), state.StateFile)
+		n := 0
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+			var f state.File
+			if b, err := os.ReadFile(stateFile); err == nil && json.Unmarshal(b, &f) == nil && len(f.Objects) >= at {
+				n = len(f.Objects)
+				break
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		if n == 0 {
+			t.Fatalf("deploy never recorded %d objects", at)
+		}
+		t.Logf("killed deploy after %d objects", n)
+		if code, out := rocelab(t, "destroy", "--all", "--root", root, "--only-prefix", prefix); code != 0 {
+			t.Fatalf("destroy --all: exit %d\n%s", code, out)
+		}
+		sameSnapshot(t, before)
+		if labs, _ := state.List(root); len(labs) != 0 {
+			t.Errorf("run dirs left: %v", labs)
+		}
+	}
+}
+
+// TestCLIBadInput: bad input exits 2 and creates nothing.
+func TestCLIBadInput(t *testing.T) {
+	requireRoot(t)
+	root := runRoot(t)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nnodes:\n  h1: {kind: hots}\n"), 0o644)
+	before := snap(t)
+	for _, args := range [][]string{
+		{"deploy", "-t", bad},
+		{"deploy", "-t", "no-such-topology"},
+		{"deploy", "--scale", "0"},
+		{"deploy", "--name", "bad/name"},
+		{"deploy", "--runtime", "lxc"},
+		{"destroy"},
+		{"destroy", "--all", "--name", "x"},
+		{"exec", "no-such-node", "--", "true"},
+	} {
+		args = append(args, "--root", root)
+		if code, out := rocelab(t, args...); code != 2 {
+			t.Errorf("rocelab %v: exit %d, want 2\n%s", args, code, out)
+		}
+	}
+	sameSnapshot(t, before)
+	if labs, _ := state.List(root); len(labs) != 0 {
+		t.Errorf("run dirs created: %v", labs)
+	}
+}
+
+// TestCLIDeployExecDestroy drives the commands end to end.
+func TestCLIDeployExecDestroy(t *testing.T) {
+	requireRoot(t)
+	root := runRoot(t)
+	before := snap(t)
+	lab := labName(t, "cli")
+	t.Cleanup(func() { rocelab(t, "destroy", "--name", lab, "--root", root) })
+	if code, out := rocelab(t, "deploy", "-t", "incast", "--name", lab, "--root", root, "--scale", "1000", "-o", "json"); code != 0 {
+		t.Fatalf("deploy: exit %d\n%s", code, out)
+	}
+	if code, out := rocelab(t, "inspect", "--name", lab, "--root", root); code != 0 {
+		t.Errorf("inspect: exit %d\n%s", code, out)
+	}
+	if code, out := rocelab(t, "exec", "sw1", "--name", lab, "--root", root, "--", "sh", "-c", "exit 7"); code != 7 {
+		t.Errorf("exec: exit %d, want 7\n%s", code, out)
+	}
+	if code, out := rocelab(t, "destroy", "--name", lab, "--root", root); code != 0 {
+		t.Errorf("destroy: exit %d\n%s", code, out)
+	}
+	sameSnapshot(t, before)
+}

@@ -1,0 +1,470 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// ErrExists is returned by Deploy for a lab that already exists.
+var ErrExists = errors.New("lab exists")
+
+// LinkOverhead is added to a link's IP MTU on the veth pair (see the
+// package comment).
+const LinkOverhead = 64
+
+// LabFile is the file in the run directory that holds the deployed Lab.
+const LabFile = "lab.json"
+
+// Step is a stage of a deploy.
+type Step string
+
+// Steps, in order.
+const (
+	StepNode    Step = "node"    // a namespace was created
+	StepLink    Step = "link"    // a veth pair was created
+	StepAddress Step = "address" // a host's FE NIC was addressed
+	StepStart   Step = "start"   // a node process was started
+	StepHealthy Step = "healthy" // a node answered /health
+)
+
+// Event reports one finished unit of work, for a progress display.
+type Event struct {
+	Step Step `json:"step"`
+	// Name is the node, or the link ("a:p -- b:q").
+	Name string `json:"name"`
+	// Done of Total units of this step are finished.
+	Done  int `json:"done"`
+	Total int `json:"total"`
+	// Elapsed since the step began.
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// Options configure Deploy.
+type Options struct {
+	Topology *topologies.Topology
+	// LabName names the lab (default: the topology's name).
+	LabName string
+	// Runtime gives nodes their network stack; nil is the netns runtime.
+	Runtime runtime.Runtime
+	// Root is the run directory root (state.DefaultRoot if "").
+	Root string
+	// Binary is the rocelab executable that runs node processes
+	// (default: os.Executable).
+	Binary string
+	// Scale is the dilation factor k; 0 picks it (AutoScale).
+	Scale int
+	// CapacityPPS is the machine's forwarding capacity for Scale 0
+	// (default DefaultCapacityPPSPerCPU × CPUs).
+	CapacityPPS float64
+	// Seed seeds the nodes' random streams (0 = 1).
+	Seed uint64
+	// Workers bounds parallel creation (default 8).
+	Workers int
+	// HealthTimeout is how long a node process may take to answer
+	// /health (default 30 s).
+	HealthTimeout time.Duration
+	// Progress, if set, is called (from one goroutine at a time) after
+	// every finished unit of work.
+	Progress func(Event)
+	// Hook, if set, runs before each unit of work of each step; an error
+	// fails the deploy there (tests inject failures with it).
+	Hook func(step Step, name string) error
+}
+
+// Lab is a deployed lab: what Deploy returns and writes to LabFile.
+type Lab struct {
+	Name     string    `json:"name"`
+	Topology string    `json:"topology"`
+	Source   string    `json:"source"`
+	Runtime  string    `json:"runtime"`
+	Dir      string    `json:"dir"`
+	Scale    int       `json:"scale"`
+	Seed     uint64    `json:"seed"`
+	Binary   string    `json:"binary"`
+	Created  time.Time `json:"created"`
+	// Timings of each step.
+	Timings []Timing `json:"timings"`
+	Nodes   []Node   `json:"nodes"`
+}
+
+// Timing is how long a step took.
+type Timing struct {
+	Step    Step          `json:"step"`
+	Count   int           `json:"count"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Node is one node of a deployed lab.
+type Node struct {
+	Name  string          `json:"name"`
+	Kind  topologies.Kind `json:"kind"`
+	Role  topologies.Role `json:"role,omitempty"`
+	NetNS string          `json:"netns"`
+	// PID and StartTime of the node process (0: none).
+	PID       int    `json:"pid,omitempty"`
+	StartTime uint64 `json:"start_time,omitempty"`
+	// Socket, Config and Log of the node process.
+	Socket string `json:"socket,omitempty"`
+	Config string `json:"config,omitempty"`
+	Log    string `json:"log,omitempty"`
+	// Container is the node's Docker container (docker runtime).
+	Container string `json:"container,omitempty"`
+	// Addresses of the node's kernel interfaces (FE NICs).
+	Addresses []string `json:"addresses,omitempty"`
+	// Interfaces: "port=ifname".
+	Interfaces []string `json:"interfaces"`
+	// Health is filled by Inspect: "ok", "-" (no process) or the error.
+	Health string `json:"health,omitempty"`
+}
+
+// deployer carries one deploy.
+type deployer struct {
+	opts   Options
+	t      *topologies.Topology
+	name   string
+	root   string
+	binary string
+	scale  int
+	seed   uint64
+	rt     runtime.Runtime
+
+	mu    sync.Mutex // guards books and progress
+	books *state.Lab
+	ns    map[string]string // node → namespace name
+	nodes map[string]*Node
+	// containers are the docker runtime's nodes, by node name.
+	containers map[string]runtime.Node
+	timing     []Timing
+}
+
+// Deploy builds the lab described by o and returns it. On error nothing
+// it created is left (see the package comment).
+func Deploy(ctx context.Context, o Options) (*Lab, error) {
+	d, err := newDeployer(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.ensureImage(ctx); err != nil {
+		return nil, fmt.Errorf("deploy lab %s: %w", d.name, err)
+	}
+	l, err := state.Open(d.root, d.name, false)
+	if errors.Is(err, state.ErrBusy) {
+		return nil, fmt.Errorf("deploy lab %s: %w (a deploy or destroy of it is running)", d.name, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deploy lab %s: %w", d.name, err)
+	}
+	if len(l.Objects()) > 0 || l.Info("topology") != "" {
+		l.Close()
+		return nil, fmt.Errorf("deploy lab %s: %w (destroy it first: rocelab destroy --name %s)", d.name, ErrExists, d.name)
+	}
+	d.books = l
+	lab, err := d.run(ctx)
+	if err != nil {
+		if _, cerr := removeContainers(context.WithoutCancel(ctx), l); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		teardown(l, 2*time.Second)
+		rerr := lifecycle.Rollback(l, 2*time.Second)
+		if rerr == nil {
+			rerr = l.Remove()
+		} else {
+			l.Close()
+		}
+		if rerr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return nil, fmt.Errorf("deploy lab %s: %w", d.name, err)
+	}
+	return lab, l.Close()
+}
+
+func newDeployer(o Options) (*deployer, error) {
+	if o.Topology == nil {
+		return nil, errors.New("deploy: no topology")
+	}
+	d := &deployer{opts: o, t: o.Topology, name: o.LabName, root: o.Root, binary: o.Binary, scale: o.Scale, seed: o.Seed, rt: o.Runtime,
+		ns: map[string]string{}, nodes: map[string]*Node{}, containers: map[string]runtime.Node{}}
+	if d.name == "" {
+		d.name = d.t.Name
+	}
+	if err := state.ValidName(d.name); err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	if d.root == "" {
+		d.root = state.DefaultRoot
+	}
+	if !filepath.IsAbs(d.root) {
+		abs, err := filepath.Abs(d.root)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		d.root = abs
+	}
+	if d.binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		d.binary = exe
+	}
+	if fi, err := os.Stat(d.binary); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("deploy: node binary %s is not an executable file", d.binary)
+	}
+	if d.scale < 0 {
+		return nil, fmt.Errorf("deploy: scale %d: want a positive factor or 0 (auto)", d.scale)
+	}
+	if d.scale == 0 {
+		c := o.CapacityPPS
+		if c <= 0 {
+			c = DefaultCapacityPPSPerCPU * float64(goruntime.NumCPU())
+		}
+		d.scale = AutoScale(d.t, c)
+	}
+	if d.seed == 0 {
+		d.seed = 1
+	}
+	if d.rt == nil {
+		d.rt = netnsRuntime()
+	}
+	if n := d.rt.Name(); n != "netns" && n != docker.Name {
+		return nil, fmt.Errorf("deploy: runtime %q: want netns or docker", n)
+	}
+	if err := d.t.Address(d.name); err != nil {
+		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)
+	}
+	// The API socket path must fit sun_path (108 bytes with its NUL).
+	for _, n := range d.t.Nodes {
+		if s := d.path(n.Name, ".sock"); len(s) > 107 {
+			return nil, fmt.Errorf("deploy: socket path %s is longer than 107 bytes: use a shorter root or lab name", s)
+		}
+	}
+	return d, nil
+}
+
+// ensureImage builds the docker runtime's node image before anything is
+// created (a no-op for other runtimes), so that a binary that cannot go
+// into the image fails the deploy with nothing to roll back.
+func (d *deployer) ensureImage(ctx context.Context) error {
+	rt, ok := d.rt.(*docker.Runtime)
+	if !ok {
+		return nil
+	}
+	if _, err := rt.EnsureImage(ctx); err != nil {
+		if strings.Contains(err.Error(), "dynamically linked") {
+			return fmt.Errorf("%w (`make build` builds a static one: the Makefile sets CGO_ENABLED=0)", err)
+		}
+		return fmt.Errorf("docker node image: %w", err)
+	}
+	return nil
+}
+
+// path is the run-directory file of node with suffix.
+func (d *deployer) path(node, suffix string) string {
+	return filepath.Join(state.Dir(d.root, d.name), node+suffix)
+}
+
+// run does steps 2 to 5.
+func (d *deployer) run(ctx context.Context) (*Lab, error) {
+	for k, v := range map[string]string{
+		"topology": d.t.Name, "source": d.t.Source, "runtime": d.rt.Name(),
+		"scale": strconv.Itoa(d.scale), "seed": strconv.FormatUint(d.seed, 10), "binary": d.binary,
+	} {
+		if err := d.books.SetInfo(k, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range d.t.Nodes {
+		d.nodes[n.Name] = &Node{Name: n.Name, Kind: n.Kind, Role: n.Role}
+	}
+	var linkNames []string
+	for _, l := range d.t.Links {
+		linkNames = append(linkNames, l.AName+" -- "+l.BName)
+	}
+	if err := d.each(ctx, StepNode, nodeNames(d.t.Nodes), func(i int) error {
+		if d.rt.Name() == docker.Name {
+			return d.createContainer(ctx, d.t.Nodes[i])
+		}
+		return d.createNode(d.t.Nodes[i])
+	}); err != nil {
+		return nil, err
+	}
+	if err := d.each(ctx, StepLink, linkNames, func(i int) error {
+		return d.createLink(d.t.Links[i])
+	}); err != nil {
+		return nil, err
+	}
+	fe := d.feNodes()
+	if err := d.each(ctx, StepAddress, nodeNames(fe), func(i int) error {
+		return d.address(fe[i])
+	}); err != nil {
+		return nil, err
+	}
+	procs, err := d.processes()
+	if err != nil {
+		return nil, err
+	}
+	var procNodes []*topologies.Node
+	for _, p := range procs {
+		procNodes = append(procNodes, p.node)
+	}
+	if err := d.each(ctx, StepStart, nodeNames(procNodes), func(i int) error {
+		return d.start(procs[i])
+	}); err != nil {
+		return nil, err
+	}
+	if err := d.each(ctx, StepHealthy, nodeNames(procNodes), func(i int) error {
+		return d.waitHealthy(ctx, procs[i])
+	}); err != nil {
+		return nil, err
+	}
+	lab := d.result()
+	b, err := json.MarshalIndent(lab, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(lab.Dir, LabFile), append(b, '\n'), 0o600)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", LabFile, err)
+	}
+	return lab, nil
+}
+
+func nodeNames(nodes []*topologies.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// each runs fn for every unit (names[i]) of step on up to Workers
+// goroutines, the Hook first, stopping at the first error (wrapped with
+// the step and name) or when ctx ends.
+func (d *deployer) each(ctx context.Context, step Step, names []string, fn func(i int) error) error {
+	n := len(names)
+	start := time.Now()
+	workers := d.opts.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		next  int
+		done  int
+		first error
+		pick  sync.Mutex
+	)
+	fail := func(err error) {
+		pick.Lock()
+		if first == nil {
+			first = err
+		}
+		pick.Unlock()
+		cancel()
+	}
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				if wctx.Err() != nil {
+					return
+				}
+				pick.Lock()
+				i := next
+				next++
+				pick.Unlock()
+				if i >= n {
+					return
+				}
+				name := names[i]
+				var err error
+				if d.opts.Hook != nil {
+					err = d.opts.Hook(step, name)
+				}
+				if err == nil {
+					err = fn(i)
+				}
+				if err != nil {
+					fail(fmt.Errorf("%s %s: %w", step, name, err))
+					return
+				}
+				d.mu.Lock()
+				done++
+				if d.opts.Progress != nil {
+					d.opts.Progress(Event{Step: step, Name: name, Done: done, Total: n, Elapsed: time.Since(start)})
+				}
+				d.mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	d.timing = append(d.timing, Timing{Step: step, Count: n, Elapsed: time.Since(start)})
+	if first != nil {
+		return first
+	}
+	if done < n {
+		return fmt.Errorf("%s: %w", step, context.Cause(ctx))
+	}
+	return nil
+}
+
+// intend and created record objects under the lock (workers share books).
+func (d *deployer) intend(o state.Object) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.books.Intend(o)
+}
+
+func (d *deployer) created(id int, update func(*state.Object)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.books.Created(id, update)
+}
+
+// feNodes are the hosts and storage nodes with an FE port.
+func (d *deployer) feNodes() []*topologies.Node {
+	var out []*topologies.Node
+	for _, n := range d.t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.Plane == topologies.FE {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// result assembles the Lab.
+func (d *deployer) result() *Lab {
+	lab := &Lab{Name: d.name, Topology: d.t.Name, Source: d.t.Source, Runtime: d.rt.Name(), Dir: state.Dir(d.root, d.name),
+		Scale: d.scale, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing}
+	for _, n := range d.t.Nodes {
+		nd := d.nodes[n.Name]
+		nd.NetNS = d.ns[n.Name]
+		for _, p := range n.Ports {
+			nd.Interfaces = append(nd.Interfaces, p.Name+"="+p.IfName)
+		}
+		lab.Nodes = append(lab.Nodes, *nd)
+	}
+	return lab
+}

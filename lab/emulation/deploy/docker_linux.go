@@ -1,0 +1,176 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// createContainer creates node n as a Docker container and gives its
+// network namespace a name, so that every later step (links, addresses,
+// exec) works as with the netns runtime:
+//
+//  1. NODE.json becomes a FIFO, and the container's command is `/rocelab
+//     node --config NODE.json`: the node process blocks reading its
+//     config until start writes it, after the links exist (the node opens
+//     its AF_PACKET sockets as soon as it has read its config);
+//  2. the container is recorded (KindContainer, its name) and created;
+//  3. its /proc/PID/ns/net is bind-mounted as the named namespace
+//     rl-<lab>-<node> (recorded as KindNetns first), and its loopback is
+//     tagged like a netns node's, so that sweeps find it.
+func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) error {
+	rt, ok := d.rt.(*docker.Runtime)
+	if !ok {
+		return fmt.Errorf("runtime %s is not the docker runtime", d.rt.Name())
+	}
+	name := state.NetnsName(d.name, n.Name)
+	if netns.Exists(name) {
+		return fmt.Errorf("namespace %s exists already (a leftover? rocelab destroy --all)", name)
+	}
+	cfg := d.path(n.Name, ".json")
+	os.Remove(cfg)
+	if err := unix.Mkfifo(cfg, 0o600); err != nil {
+		return fmt.Errorf("config fifo %s: %w", cfg, err)
+	}
+	cname := docker.ContainerName(d.name, n.Name)
+	id, err := d.intend(state.Object{Kind: state.KindContainer, Node: n.Name, Name: cname})
+	if err != nil {
+		return err
+	}
+	spec := runtime.NodeSpec{Lab: d.name, Node: n.Name, RunDir: state.Dir(d.root, d.name),
+		Argv: []string{docker.BinaryPath, "node", "--config", cfg}}
+	node, err := rt.Create(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if err := d.created(id, func(o *state.Object) { o.PID, o.StartTime = node.Process.PID, node.Process.StartTime }); err != nil {
+		return err
+	}
+	nsID, err := d.intend(state.Object{Kind: state.KindNetns, Node: n.Name, Name: name})
+	if err != nil {
+		return err
+	}
+	if err := bindNetns(node.NetNSPath, name); err != nil {
+		return err
+	}
+	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.ns[n.Name] = name
+	d.containers[n.Name] = node
+	d.nodes[n.Name].Container = cname
+	d.mu.Unlock()
+	return d.created(nsID, nil)
+}
+
+// bindNetns makes the namespace file nsPath the named namespace name
+// (/run/netns/NAME), as `ip netns attach` does.
+func bindNetns(nsPath, name string) error {
+	target := netns.Path(name)
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("name netns %s: %w", name, err)
+	}
+	f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+	if err != nil {
+		return fmt.Errorf("name netns %s: %w", name, err)
+	}
+	f.Close()
+	if err := unix.Mount(nsPath, target, "none", unix.MS_BIND, ""); err != nil {
+		os.Remove(target)
+		return fmt.Errorf("name netns %s: bind %s: %w", name, nsPath, err)
+	}
+	return nil
+}
+
+// feedTimeout bounds how long a docker node's process may take to start
+// reading its config FIFO.
+const feedTimeout = 20 * time.Second
+
+// feedConfig hands a docker node its config: the JSON goes through the
+// FIFO NODE.json the node is blocked on, then a regular file replaces the
+// FIFO (for people and inspect). It fails if nobody reads the FIFO (the
+// container's process died).
+func feedConfig(path string, b []byte) error {
+	// A container counts as started before its process has reached the
+	// open of the FIFO; on a loaded machine that takes a while, so wait
+	// for a reader (ENXIO means none yet) up to feedTimeout.
+	deadline := time.Now().Add(feedTimeout)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	for errors.Is(err, unix.ENXIO) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		fd, err = unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if errors.Is(err, unix.ENXIO) {
+		return fmt.Errorf("config fifo %s: the node process did not open it within %v (did its container exit?)", path, feedTimeout)
+	}
+	if err != nil {
+		return fmt.Errorf("config fifo %s: %w", path, err)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("config fifo %s: %w", path, err)
+	}
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("config fifo %s: %w", path, err)
+		}
+		b = b[n:]
+	}
+	return unix.Close(fd)
+}
+
+// releaseFIFO ends the wait of a docker node that never got its config
+// (a host without a process, a failed deploy): opening and closing the
+// FIFO gives it end-of-file, and it exits at once instead of waiting for
+// the stop timeout. A regular file or no file is left alone.
+func releaseFIFO(path string) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return
+	}
+	if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		unix.Close(fd)
+	}
+}
+
+// containerLog is the output of node's container so far, for an error.
+func (d *deployer) containerLog(node string) string {
+	rt, ok := d.rt.(*docker.Runtime)
+	if !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var buf bytes.Buffer
+	ref := runtime.Ref{Runtime: docker.Name, Lab: d.name, Node: node, ID: docker.ContainerName(d.name, node)}
+	if err := rt.Logs(ctx, ref, &buf); err != nil || len(bytes.TrimSpace(buf.Bytes())) == 0 {
+		return ""
+	}
+	return "; container output:\n  " + string(bytes.ReplaceAll(bytes.TrimSpace(tailBytes(buf.Bytes(), 2048)), []byte("\n"), []byte("\n  ")))
+}
+
+func tailBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

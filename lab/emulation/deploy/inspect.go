@@ -1,0 +1,128 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+)
+
+// LabStatus is one lab as Inspect sees it.
+type LabStatus struct {
+	Name string `json:"name"`
+	// Status: "running" (every node process answers /health), "degraded"
+	// (some do not), "incomplete" (a deploy in progress or crashed: no
+	// LabFile; destroy cleans it up).
+	Status  string `json:"status"`
+	Objects int    `json:"objects"`
+	*Lab
+}
+
+// Inspect lists the labs under root (only lab, if not ""), with each node
+// process's health.
+func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
+	labs := []string{lab}
+	if lab == "" {
+		var err error
+		if labs, err = state.List(rootOr(root)); err != nil {
+			return nil, err
+		}
+	}
+	var out []LabStatus
+	for _, name := range labs {
+		f, err := readState(root, name)
+		if errors.Is(err, os.ErrNotExist) && lab != "" {
+			return nil, errors.New("no lab " + lab)
+		}
+		st := LabStatus{Name: name, Status: "incomplete", Objects: len(f.Objects)}
+		l, err := readLab(root, name)
+		if err == nil {
+			st.Lab = l
+			st.Status = "running"
+			if !health(ctx, l) {
+				st.Status = "degraded"
+			}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// health fills each node's Health and reports whether all are ok.
+func health(ctx context.Context, l *Lab) bool {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := true
+	sem := make(chan struct{}, 16)
+	for i := range l.Nodes {
+		n := &l.Nodes[i]
+		if n.Socket == "" {
+			n.Health = "-"
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			h := "ok"
+			if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); !p.Alive() {
+				h = "process gone"
+			} else {
+				c := node.NewClient(n.Socket)
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				r, err := c.Health(cctx)
+				cancel()
+				c.Close()
+				if err != nil {
+					h = err.Error()
+				} else if r.Status != "ok" {
+					h = r.Status
+				}
+			}
+			mu.Lock()
+			n.Health = h
+			ok = ok && h == "ok"
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return ok
+}
+
+// ErrPickLab is returned by OnlyLab when no lab, or more than one, is
+// deployed and none was named.
+var ErrPickLab = errors.New("pick one with --name")
+
+// OnlyLab inspects the lab named lab, or the one deployed lab when lab is
+// "": the lab every command that acts on "the lab" works on. With no lab or
+// several labs deployed and none named it fails with ErrPickLab.
+func OnlyLab(ctx context.Context, root, lab string) (LabStatus, error) {
+	labs, err := Inspect(ctx, root, lab)
+	if err != nil {
+		return LabStatus{}, err
+	}
+	var found []LabStatus
+	var names []string
+	for _, l := range labs {
+		if l.Lab != nil {
+			found = append(found, l)
+			names = append(names, l.Name)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		if lab != "" {
+			return LabStatus{}, fmt.Errorf("lab %s is not deployed", lab)
+		}
+		return LabStatus{}, fmt.Errorf("no lab is deployed (rocelab deploy first): %w", ErrPickLab)
+	}
+	return LabStatus{}, fmt.Errorf("%d deployed labs (%s): %w", len(found), strings.Join(names, ", "), ErrPickLab)
+}

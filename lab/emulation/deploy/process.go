@@ -1,0 +1,192 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// nodeProc is a node process to start.
+type nodeProc struct {
+	node *topologies.Node
+	cfg  node.Config
+	// started is the process, once it runs.
+	started proc.Process
+}
+
+// processes returns the node processes of the lab, in node order.
+func (d *deployer) processes() ([]*nodeProc, error) {
+	routes := fabric.Routes(d.t)
+	var out []*nodeProc
+	for _, n := range d.t.Nodes {
+		cfg, ok, err := d.processFor(n, routes)
+		if err != nil {
+			return nil, fmt.Errorf("config of %s: %w", n.Name, err)
+		}
+		if ok {
+			out = append(out, &nodeProc{node: n, cfg: cfg})
+		}
+	}
+	return out, nil
+}
+
+// processFor returns the node config of n's process, or ok false for a
+// node that runs none: switches run the switch model, hosts (and storage
+// with BE ports) run the endpoint node with one RDMA NIC per BE port.
+func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Route) (cfg node.Config, ok bool, err error) {
+	switch n.Kind {
+	case topologies.KindSwitch:
+		cfg, err = node.FromTopology(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
+		return cfg, err == nil, err
+	case topologies.KindHost, topologies.KindStorage:
+		// The endpoint node owns the BE NICs; the FE NIC stays the
+		// kernel's. A node with no BE port runs no process.
+		cfg, err = node.EndpointFromTopology(n, d.scale, d.seed, d.path(n.Name, ".sock"))
+		if errors.Is(err, node.ErrNoBackEnd) {
+			return node.Config{}, false, nil
+		}
+		return cfg, err == nil, err
+	}
+	return node.Config{}, false, nil
+}
+
+// start writes p's config and starts `rocelab node --config FILE` in its
+// namespace, recording the process first. A docker node's process runs
+// already, waiting for its config: start feeds it (startContainer).
+func (d *deployer) start(p *nodeProc) error {
+	if d.rt.Name() == docker.Name {
+		return d.startContainer(p)
+	}
+	name := p.node.Name
+	cfgPath, logPath := d.path(name, ".json"), d.path(name, ".log")
+	if err := p.cfg.Write(cfgPath); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("node log: %w", err)
+	}
+	defer log.Close()
+	d.mu.Lock()
+	ns := d.ns[name]
+	d.mu.Unlock()
+	cmd := exec.Command(d.binary, "node", "--config", cfgPath)
+	cmd.Dir = state.Dir(d.root, d.name)
+	cmd.Stdout, cmd.Stderr = log, log
+	id, err := d.intend(state.Object{Kind: state.KindProcess, Node: name, NetNS: ns, Name: d.binary})
+	if err != nil {
+		return err
+	}
+	pr, err := netns.Start(ns, cmd)
+	if err != nil {
+		return err
+	}
+	// The node outlives the deploy; reap it if it exits while we run.
+	go cmd.Wait()
+	p.started = pr
+	nd := d.nodes[name]
+	nd.PID, nd.StartTime = pr.PID, pr.StartTime
+	nd.Socket, nd.Config, nd.Log = p.cfg.Socket, cfgPath, logPath
+	return d.created(id, func(o *state.Object) { o.PID, o.StartTime = pr.PID, pr.StartTime })
+}
+
+// startContainer writes p's config into the FIFO its container's process
+// waits on, then leaves a regular copy at the same path. The container
+// (recorded when it was created) is the process's record.
+func (d *deployer) startContainer(p *nodeProc) error {
+	name := p.node.Name
+	d.mu.Lock()
+	c, ok := d.containers[name]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("node %s has no container", name)
+	}
+	cfgPath, tmp := d.path(name, ".json"), d.path(name, ".json.tmp")
+	if err := p.cfg.Write(tmp); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(tmp)
+	if err == nil {
+		err = feedConfig(cfgPath, b)
+	}
+	if err == nil {
+		err = os.Rename(tmp, cfgPath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%w%s", err, d.containerLog(name))
+	}
+	p.started = c.Process
+	nd := d.nodes[name]
+	nd.PID, nd.StartTime = c.Process.PID, c.Process.StartTime
+	nd.Socket, nd.Config = p.cfg.Socket, cfgPath
+	return nil
+}
+
+// waitHealthy polls p's /health until it answers ok, the process dies or
+// HealthTimeout passes; failures carry the tail of the node's log.
+func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
+	timeout := d.opts.HealthTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	c := node.NewClient(p.cfg.Socket)
+	defer c.Close()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for sleep := 5 * time.Millisecond; ; sleep = min(2*sleep, 100*time.Millisecond) {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		h, err := c.Health(cctx)
+		cancel()
+		if err == nil && h.Status == "ok" {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("status %q", h.Status)
+		}
+		last = err
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !p.started.Alive():
+			return fmt.Errorf("node process %v exited%s", p.started, d.nodeLog(p.node.Name))
+		case time.Now().After(deadline):
+			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, d.nodeLog(p.node.Name))
+		}
+		time.Sleep(sleep)
+	}
+}
+
+// nodeLog is the tail of node's output, formatted for an error.
+func (d *deployer) nodeLog(node string) string {
+	if d.rt.Name() == docker.Name {
+		return d.containerLog(node)
+	}
+	return logTail(d.path(node, ".log"))
+}
+
+// logTail returns the last lines of a node log, formatted for an error.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return ""
+	}
+	b = bytes.TrimSpace(b)
+	lines := bytes.Split(b, []byte("\n"))
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "; log " + path + ":\n  " + string(bytes.Join(lines, []byte("\n  ")))
+}

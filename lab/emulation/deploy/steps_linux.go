@@ -1,0 +1,179 @@
+package deploy
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
+	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func netnsRuntime() runtime.Runtime { return &netns.Runtime{} }
+
+// createNode records and creates node n's namespace and tags its loopback
+// (as lifecycle.CreateNetns does, with the books shared by workers).
+func (d *deployer) createNode(n *topologies.Node) error {
+	name := state.NetnsName(d.name, n.Name)
+	if netns.Exists(name) {
+		return fmt.Errorf("namespace %s exists already (a leftover? rocelab destroy --all)", name)
+	}
+	id, err := d.intend(state.Object{Kind: state.KindNetns, Node: n.Name, Name: name})
+	if err != nil {
+		return err
+	}
+	if err := netns.Create(name); err != nil {
+		return err
+	}
+	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.ns[n.Name] = name
+	d.mu.Unlock()
+	return d.created(id, nil)
+}
+
+// end is the veth end of port p.
+func (d *deployer) end(p *topologies.Port) links.End {
+	d.mu.Lock()
+	ns := d.ns[p.Node.Name]
+	d.mu.Unlock()
+	// IPv6 stays on only where the kernel owns an IPv6 FE address.
+	keep6 := p.Node.Kind != topologies.KindSwitch && p.Plane == topologies.FE && p.Addr6.IsValid()
+	return links.End{NetNS: ns, Name: p.IfName, MAC: p.MAC, Alias: state.IfAlias(d.name, p.Node.Name, p.Name), NoIPv6: !keep6}
+}
+
+// createLink records link l's veth pair and creates it.
+func (d *deployer) createLink(l *topologies.Link) error {
+	v := links.Veth{A: d.end(l.A), B: d.end(l.B), MTU: l.MTU + LinkOverhead}
+	_, err := d.intend(state.Object{
+		Kind: state.KindVeth, Node: l.A.Node.Name, Port: l.A.Name,
+		Name: v.A.Name, NetNS: v.A.NetNS, Peer: v.B.Name, PeerNetNS: v.B.NetNS,
+	})
+	if err != nil {
+		return err
+	}
+	// The veth stays recorded as an intent: rollback removes intents and
+	// created objects alike, and both its ends are born inside recorded
+	// namespaces, so marking it created would only cost a state write
+	// (the state file is rewritten whole on every change).
+	return links.Create(v)
+}
+
+// address configures the FE NICs of host or storage node n: the link's
+// exact MTU, the plan's address(es), a permanent neighbour entry for the
+// gateway and a route to the FE pool through the first FE NIC.
+func (d *deployer) address(n *topologies.Node) error {
+	d.mu.Lock()
+	ns := d.ns[n.Name]
+	d.mu.Unlock()
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	routed := false
+	for _, p := range n.Ports {
+		if p.Plane != topologies.FE || p.Peer == nil {
+			continue
+		}
+		l, err := h.LinkByName(p.IfName)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", p.IfName, err)
+		}
+		if err := h.LinkSetMTU(l, p.MTU); err != nil {
+			return fmt.Errorf("set MTU of %s: %w", p.IfName, err)
+		}
+		type fam struct {
+			addr, gw netip.Prefix
+			pool     netip.Prefix
+			family   int
+		}
+		fams := []fam{{p.Addr, p.Peer.Addr, d.t.Plan.FE, netlink.FAMILY_V4}}
+		if p.Addr6.IsValid() && p.Peer.Addr6.IsValid() && d.t.Plan.FE6.IsValid() {
+			fams = append(fams, fam{p.Addr6, p.Peer.Addr6, d.t.Plan.FE6, netlink.FAMILY_V6})
+		}
+		for _, f := range fams {
+			if !f.addr.IsValid() {
+				continue
+			}
+			a := &netlink.Addr{IPNet: ipNet(f.addr)}
+			if f.family == netlink.FAMILY_V6 {
+				a.Flags = unix.IFA_F_NODAD
+			}
+			if err := h.AddrAdd(l, a); err != nil {
+				return fmt.Errorf("address %s on %s: %w", f.addr, p.IfName, err)
+			}
+			gw := net.IP(f.gw.Addr().AsSlice())
+			neigh := &netlink.Neigh{LinkIndex: l.Attrs().Index, Family: f.family, State: netlink.NUD_PERMANENT, IP: gw, HardwareAddr: p.Peer.MAC}
+			if err := h.NeighSet(neigh); err != nil {
+				return fmt.Errorf("neighbour %s on %s: %w", gw, p.IfName, err)
+			}
+			if routed {
+				continue
+			}
+			r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: ipNet(f.pool.Masked()), Gw: gw}
+			if err := h.RouteReplace(r); err != nil {
+				return fmt.Errorf("route %s via %s on %s: %w", f.pool, gw, p.IfName, err)
+			}
+		}
+		routed = true
+		nd := d.nodes[n.Name]
+		nd.Addresses = append(nd.Addresses, p.Addr.String())
+		if len(fams) > 1 {
+			nd.Addresses = append(nd.Addresses, p.Addr6.String())
+		}
+	}
+	return nil
+}
+
+func ipNet(p netip.Prefix) *net.IPNet {
+	a := p.Addr()
+	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(p.Bits(), a.BitLen())}
+}
+
+// teardown stops the node processes and deletes the namespaces that l
+// records, in parallel, without forgetting them: a fast first pass before
+// lifecycle's rollback, which then finds them gone. Deleting a namespace
+// takes its veth ends with it in one batch in the kernel, where deleting
+// veths one by one costs a network-wide synchronisation each.
+func teardown(l *state.Lab, grace time.Duration) {
+	objs := l.Objects()
+	run := func(kind state.Kind, fn func(o state.Object)) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
+		for _, o := range objs {
+			if o.Kind != kind {
+				continue
+			}
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				fn(o)
+			})
+		}
+		wg.Wait()
+	}
+	run(state.KindProcess, func(o state.Object) {
+		if o.PID != 0 {
+			proc.Process{PID: o.PID, StartTime: o.StartTime}.Stop(grace)
+		}
+	})
+	run(state.KindNetns, func(o state.Object) {
+		// A namespace with processes still inside (an intent-only node
+		// process) is left to lifecycle, which finds them by executable.
+		if len(netns.Processes(o.Name, nil)) == 0 {
+			netns.Delete(o.Name)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+// Package emu is the emulation's wall-clock driver: it runs the same pure
+// models as the simulator (switchmodel, endpoint) against real frames on
+// sockets, in wall-clock time dilated by a scale factor.
+//
+// # One model, two clocks
+//
+// A Loop drives a core/sim Engine — the simulator's own event heap — so a
+// model cannot tell the two drivers apart: events run in (time, insertion)
+// order, AfterFunc(d <= 0) runs after what is already due, and the
+// engine's seeded random streams are the simulator's. What the Loop adds
+// is the mapping to the wall clock and the sockets. Each turn it:
+//
+//  1. waits (Waiter.Wait) until the next pending event is due, a port has
+//     frames, or another goroutine posted work;
+//  2. reads every ready port and decodes each frame into a wire.Packet,
+//     with the time the kernel received it (StampedReader);
+//  3. reads the fabric time now = (wall − start) / Scale, and schedules
+//     each frame's delivery to the model at now or, as Options.Replay
+//     says, at the fabric time of its receive stamp (see "Late turns");
+//  4. runs every event due at or before now in timestamp order
+//     (Engine.RunUntil) — stamped frames interleaved with the events that
+//     fell due before them — then the functions posted with Post/Do;
+//  5. hands the frames the model transmitted (and whose link delay has
+//     passed) to the ports, one WriteBatch per port.
+//
+// Models keep real units (400G, 1 µs): only the mapping is dilated, so 1
+// ms of wall-clock jitter is 1/Scale ms of fabric time. Batch lateness —
+// how long after an event's due time its batch ran — is kept for the last
+// LagWindow batches and reported as p50/p99/max in wall and fabric time
+// through Collect (telemetry), together with per-port frame counters and
+// the share of wall time the loop was busy.
+//
+// # Late turns
+//
+// A turn that runs L of wall time late runs L/Scale of fabric time of
+// events at once. A pause frame that arrived at fabric time f during the
+// lag is delivered at the late now, after every transmission the model
+// scheduled between f and now. Options.Replay can deliver it at f
+// instead (ReplayPauses: PFC/PAUSE XOFF; ReplayAll: every frame), from
+// the kernel's receive stamps, so that it stops exactly the
+// transmissions after f, whenever the loop comes to read it.
+//
+// The default is ReplayNone, because measured on the laptop demo's
+// incast, replay lost more packets, not fewer (k = 3776, loaded 2-core
+// machine: 250–1,240 drops with ReplayNone; 2,300–2,700 with
+// ReplayPauses; 3,000–3,400 with ReplayAll). A late node's transmissions
+// are written late in wall time, and its neighbours stamp them late: the
+// pauses a late switch sends are late whatever the receiver does. With
+// ReplayAll the late switch also counts the bytes that arrived during its
+// lag at the right past times, crosses its XOFF threshold in the past,
+// and the upstream, told late, lands the whole lag on headroom; with
+// ReplayNone the late bytes are counted after the lag, in the shared
+// buffer, so that XOFF and its cause are late together. And a model that
+// processes a pause or resume in the past catches up at once: what it
+// "sent" since then leaves in one burst. Dilation (a larger Scale) and a
+// loop that is on time are what keep the lab lossless.
+//
+// The residual error either way: frames a late node transmitted "in the
+// past" carry the right fabric times in its model (and in its taps) but
+// reach the neighbour in one burst, stamped when they were written; a
+// late node looks like a bursty one. The lag is measured
+// (emu_batch_lag_seconds), and so is how late frames were read after they
+// arrived (emu_rx_replay_age_seconds, fabric time, whatever the policy).
+//
+// # Links
+//
+// Serialization belongs to the model's egress; the link's propagation
+// delay (Port.Delay) is applied by the Loop on the transmitting side: a
+// frame the model hands to port i at fabric time t is written to the
+// socket at t + Delay. Both ends of a link do this for their own
+// direction, which is exactly what one pipe.Pipe per direction does in the
+// simulator. The veth underneath is a fast wire.
+//
+// # Buffer ownership
+//
+// A received frame is read into the Raw buffer of a descriptor taken from
+// the Loop's free list (capacity Options.BufSize); Decode points Raw at
+// the frame's bytes inside it. The descriptor and its buffer belong to the
+// model from delivery until the model transmits it on some port (Receive
+// on Connect's sink): the model may keep it queued, rewrite it in place
+// (the raw-byte hooks MarkCE, DecTTL, Trim), or drop it. When it is
+// transmitted the Loop rewrites its MACs for the next hop (source = the
+// port's MAC, destination = the peer's), writes Raw[:Len] after the link
+// delay, and then puts the descriptor back on its free list: the model
+// must not touch a packet after transmitting it. A packet the model drops
+// is simply forgotten (the model does not tell); the garbage collector
+// reclaims it and the free list allocates a new one when empty. Only
+// descriptors whose Raw has exactly the Loop's buffer capacity are
+// recycled, and only with Options.Recycle: a model that transmits frames
+// it built itself (an endpoint) keeps ownership of those buffers.
+//
+// Descriptors without Raw (PFC and PAUSE frames the switch builds) are
+// serialized with wire.AppendFrame into a per-port arena, source MAC set
+// to the port's.
+//
+// # Threads
+//
+// The model, its timers and every posted function run on the goroutine
+// that called Run. Other goroutines (HTTP handlers) reach the model only
+// through Post and Do; Collect, Connect, SetTap and every model call must
+// happen on the loop goroutine (or before Run starts).
+//
+// # Scale
+//
+// Scale is an integer k >= 1. `scale: auto` is resolved by the lab before
+// it starts the nodes, with AutoScale: the fabric's aggregate forwarding
+// packet rate at full line rate, divided by the packets per second the
+// machine was measured to forward, rounded up.
+package emu

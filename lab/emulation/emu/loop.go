@@ -1,0 +1,459 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// PortIO is one port's frame I/O: an AF_PACKET socket (*afpacket.Conn
+// implements it) or an in-memory port in tests. The Loop calls it from its
+// own goroutine only.
+type PortIO interface {
+	// ReadBatch reads up to len(bufs) pending frames without blocking,
+	// frame i into bufs[i] and its length into lens[i]; it returns 0, nil
+	// when nothing is pending.
+	ReadBatch(bufs [][]byte, lens []int) (int, error)
+	// WriteBatch sends frames in order and returns how many were sent.
+	WriteBatch(frames [][]byte) (int, error)
+}
+
+// StampedReader is a PortIO that also tells when each frame arrived:
+// *afpacket.Conn (the kernel's receive timestamps) and MemPort (the
+// injection time) implement it. The Loop delivers a frame to the model at
+// the fabric time of its stamp, not at the time of the turn that read it.
+type StampedReader interface {
+	// ReadBatchStamped is ReadBatch that also sets stamps[i] to frame i's
+	// receive time in nanoseconds since the Unix epoch (CLOCK_REALTIME),
+	// or 0 when unknown.
+	ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error)
+}
+
+// Waiter is how the Loop sleeps: until a port may have frames, Wake is
+// called, or the timeout passes. *afpacket.Poller fits it through a
+// one-line adapter; MemWaiter is the in-memory one.
+type Waiter interface {
+	// Wait blocks until a port has frames to read, Wake was called, or
+	// timeout passed (negative: no timeout; 0: just look). It appends the
+	// indices of the ports with frames to ready[:0].
+	Wait(timeout time.Duration, ready []int) ([]int, error)
+	// Wake makes the current or next Wait return; any goroutine may call it.
+	Wake() error
+}
+
+// Port is one port of a Loop.
+type Port struct {
+	// Name labels the port's telemetry (port=Name), usually the ifname.
+	Name string
+	IO   PortIO
+	// MAC is this port's address, PeerMAC the neighbour's: frames leaving
+	// the port are rewritten from MAC to PeerMAC.
+	MAC, PeerMAC [6]byte
+	// Delay is the link's one-way propagation delay, applied to frames
+	// this port transmits.
+	Delay clock.Duration
+}
+
+// Options configure a Loop.
+type Options struct {
+	// Name labels the Loop's telemetry (node=Name).
+	Name string
+	// Scale is the time dilation factor k >= 1: fabric time = wall / k.
+	Scale int
+	// Seed seeds the engine's random streams (Rand).
+	Seed  uint64
+	Ports []Port
+	// Waiter is required.
+	Waiter Waiter
+	// BufSize is the receive buffer of each descriptor, the largest frame
+	// read whole (0 = 9216 + 64).
+	BufSize int
+	// ReadBatch is how many frames one read of one port takes (0 = 64).
+	ReadBatch int
+	// Recycle puts transmitted descriptors back on the free list (see the
+	// package doc); a switch node sets it.
+	Recycle bool
+	// LagWindow is how many recent batches the lag quantiles cover
+	// (0 = 4096).
+	LagWindow int
+	// Replay chooses which received frames are delivered at the fabric
+	// time of their receive stamp rather than at the turn's now (default
+	// ReplayNone); see the package doc, "Late turns".
+	Replay Replay
+}
+
+// Replay is which received frames a Loop delivers at their receive
+// stamps.
+type Replay uint8
+
+// Replay policies.
+const (
+	ReplayNone   Replay = iota // every frame at the turn's now
+	ReplayPauses               // pauses (PFC/PAUSE XOFF) at their stamps
+	ReplayAll                  // every frame at its stamp
+)
+
+// Loop is the wall-clock driver of one node's models. It implements
+// clock.Scheduler; see the package doc for its turn, its threads and the
+// ownership of packets.
+type Loop struct {
+	name    string
+	scale   int64
+	eng     *sim.Engine
+	waiter  Waiter
+	ports   []*port
+	bufSize int
+	batch   int
+	recycle bool
+	replay  Replay
+	free    []*wire.Packet
+	due     dueHeap
+	start   time.Time
+	ready   []int
+	// arrivals are the frames read this turn, before delivery.
+	arrivals []arrival
+
+	mu      sync.Mutex
+	posted  []func()
+	running bool
+	exited  bool
+	done    chan struct{}
+
+	stats loopStats
+}
+
+var _ clock.Scheduler = (*Loop)(nil)
+
+// ErrStopped is returned by Do once the Loop has stopped.
+var ErrStopped = errors.New("emu: loop stopped")
+
+// New builds a Loop. Connect every port before Run.
+func New(opts Options) (*Loop, error) {
+	if opts.Scale < 1 {
+		return nil, fmt.Errorf("emu: scale %d: must be at least 1", opts.Scale)
+	}
+	if opts.Waiter == nil {
+		return nil, errors.New("emu: no waiter")
+	}
+	l := &Loop{
+		name:    opts.Name,
+		scale:   int64(opts.Scale),
+		eng:     sim.New(opts.Seed),
+		waiter:  opts.Waiter,
+		bufSize: opts.BufSize,
+		batch:   opts.ReadBatch,
+		recycle: opts.Recycle,
+		replay:  opts.Replay,
+		done:    make(chan struct{}),
+	}
+	if l.bufSize <= 0 {
+		l.bufSize = 9216 + 64
+	}
+	if l.batch <= 0 {
+		l.batch = 64
+	}
+	win := opts.LagWindow
+	if win <= 0 {
+		win = 4096
+	}
+	l.stats.init(win)
+	for i, p := range opts.Ports {
+		if p.IO == nil {
+			return nil, fmt.Errorf("emu: port %d (%s): no I/O", i, p.Name)
+		}
+		l.ports = append(l.ports, newPort(l, i, p))
+	}
+	return l, nil
+}
+
+// Scale returns the dilation factor k.
+func (l *Loop) Scale() int { return int(l.scale) }
+
+// NumPorts returns the number of ports.
+func (l *Loop) NumPorts() int { return len(l.ports) }
+
+// Now returns the fabric time of the event or batch being run. It advances
+// in batches, like the simulator's, not continuously.
+func (l *Loop) Now() clock.Time { return l.eng.Now() }
+
+// AfterFunc runs f on the loop goroutine d of fabric time after Now.
+func (l *Loop) AfterFunc(d clock.Duration, f func()) clock.Timer {
+	t := l.eng.AfterFunc(d, f)
+	l.due.push(addSat(l.eng.Now(), d))
+	return t
+}
+
+// At runs f on the loop goroutine at fabric time t (clamped to Now).
+func (l *Loop) At(t clock.Time, f func()) clock.Timer {
+	tm := l.eng.At(t, f)
+	l.due.push(max(t, l.eng.Now()))
+	return tm
+}
+
+// Rand returns the engine's seeded random stream called name, as the
+// simulator's Engine.Rand does.
+func (l *Loop) Rand(name string) *rand.Rand { return l.eng.Rand(name) }
+
+// Start returns the wall-clock time of fabric time 0 (zero before Run).
+func (l *Loop) Start() time.Time { return l.start }
+
+// Connect sets the model sink that frames received on port i are
+// delivered to, and returns the sink the model transmits into on port i
+// (for a switch: sw.Attach(i, loop.Connect(i, sw.Port(i)))).
+func (l *Loop) Connect(i int, model wire.Sink) wire.Sink {
+	p := l.ports[i]
+	p.model = model
+	return (*egress)(p)
+}
+
+// SetTap sets (or, with nil, clears) port i's tap, which sees every frame
+// the port delivers to the model and every frame it writes. Call it on the
+// loop goroutine.
+func (l *Loop) SetTap(i int, t Tap) { l.ports[i].tap = t }
+
+// PortMAC returns port i's MAC (safe from any goroutine: it never changes).
+func (l *Loop) PortMAC(i int) [6]byte { return l.ports[i].mac }
+
+// PortName returns port i's name.
+func (l *Loop) PortName(i int) string { return l.ports[i].name }
+
+// fabricAt maps a wall-clock time to fabric time.
+func (l *Loop) fabricAt(w time.Time) clock.Time {
+	return clock.Time(w.Sub(l.start).Nanoseconds() * int64(clock.Nanosecond) / l.scale)
+}
+
+// wallAt maps a fabric time to the wall clock; times too far ahead to
+// map are clamped about a century after the start.
+func (l *Loop) wallAt(t clock.Time) time.Time {
+	if int64(t) > math.MaxInt64/l.scale {
+		t = clock.Time(math.MaxInt64 / l.scale)
+	}
+	return l.start.Add(time.Duration(int64(t) * l.scale / int64(clock.Nanosecond)))
+}
+
+// addSat returns t+d, with d <= 0 meaning t and saturating at clock.Never.
+func addSat(t clock.Time, d clock.Duration) clock.Time {
+	if d <= 0 {
+		return t
+	}
+	if d > clock.Never.Sub(t) {
+		return clock.Never
+	}
+	return t.Add(d)
+}
+
+// Post queues f to run on the loop goroutine at the next turn, at the
+// fabric time of that turn, and reports whether it was queued (false once
+// Run has returned).
+func (l *Loop) Post(f func()) bool {
+	l.mu.Lock()
+	if l.exited {
+		l.mu.Unlock()
+		return false
+	}
+	l.posted = append(l.posted, f)
+	running := l.running
+	l.mu.Unlock()
+	if running {
+		l.waiter.Wake()
+	}
+	return true
+}
+
+// Do runs f on the loop goroutine and waits for it. It returns ctx's
+// error if ctx ends first (f may still run later), and ErrStopped if the
+// Loop stops before running f.
+func (l *Loop) Do(ctx context.Context, f func()) error {
+	ran := make(chan struct{})
+	if !l.Post(func() { f(); close(ran) }) {
+		return ErrStopped
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.done:
+		select {
+		case <-ran:
+			return nil
+		default:
+			return ErrStopped
+		}
+	}
+}
+
+// Run drives the models until ctx ends or the Waiter fails, on the calling
+// goroutine; fabric time 0 is when Run starts. It starts no goroutine that
+// outlives it. Run does not close the ports or the Waiter: whoever opened
+// them closes them after Run returns.
+func (l *Loop) Run(ctx context.Context) error {
+	l.mu.Lock()
+	if l.running || l.exited {
+		l.mu.Unlock()
+		return errors.New("emu: Run called twice")
+	}
+	l.running = true
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.running, l.exited = false, true
+		l.posted = nil
+		l.mu.Unlock()
+		close(l.done)
+	}()
+	stop := context.AfterFunc(ctx, func() { l.waiter.Wake() })
+	defer stop()
+
+	l.start = time.Now()
+	l.stats.started = l.start
+	l.waiter.Wake() // run what was posted before Run
+	for _, p := range l.ports {
+		if p.model == nil {
+			return fmt.Errorf("emu: port %d (%s) not connected", p.idx, p.name)
+		}
+	}
+	for ctx.Err() == nil {
+		timeout := time.Duration(-1)
+		next, pending := l.due.min()
+		if pending {
+			timeout = min(max(0, time.Until(l.wallAt(next))), maxSleep)
+		}
+		ready, err := l.waiter.Wait(timeout, l.ready)
+		if err != nil {
+			return fmt.Errorf("emu: wait: %w", err)
+		}
+		l.ready = ready
+		l.turn(ready, next, pending)
+	}
+	return nil
+}
+
+// arrival is a frame read from port pt, received at ns (Unix ns; 0 =
+// unknown).
+type arrival struct {
+	pt *port
+	p  *wire.Packet
+	ns int64
+}
+
+// turn is one batch: read the ready ports, deliver what they read at the
+// fabric times it arrived, run what is due, write.
+func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
+	begin := time.Now()
+	if pending && next <= l.fabricAt(begin) {
+		l.stats.lag(begin.Sub(l.wallAt(next)))
+	}
+	for _, i := range ready {
+		if i >= 0 && i < len(l.ports) {
+			l.ports[i].read()
+		}
+	}
+	// The turn's clock is read after the reads, so every frame read
+	// arrived at or before now.
+	wall := time.Now()
+	now := l.fabricAt(wall)
+	l.deliver(now, wall.UnixNano())
+	l.eng.RunUntil(now)
+	l.mu.Lock()
+	posted := l.posted
+	l.posted = nil
+	l.mu.Unlock()
+	if len(posted) > 0 {
+		for _, f := range posted {
+			f()
+		}
+		l.eng.RunUntil(now)
+	}
+	l.due.popUntil(now)
+	for _, p := range l.ports {
+		p.flush(now)
+	}
+	l.stats.batches++
+	l.stats.busy += time.Since(begin)
+}
+
+// deliver schedules the frames read this turn, each at the turn's now or,
+// as Options.Replay says, at the fabric time it arrived: the engine then
+// interleaves it, in timestamp order, with the events that fell due
+// while the loop was late. A stamp is clamped into [Now, now]: the engine
+// cannot go back before what it already ran (a frame that arrived while
+// the previous turn ran), and a stamp after the turn's clock read can
+// only come from a clock step. Stamps are CLOCK_REALTIME and fabric time
+// is monotonic, so a stamp is taken as an age, nowNs − stamp (both real
+// time, milliseconds apart), subtracted from now: slewing or stepping the
+// real-time clock cannot shift fabric time. The age is recorded whatever
+// the policy (emu_rx_replay_age_seconds: how late the loop read it).
+func (l *Loop) deliver(now clock.Time, nowNs int64) {
+	floor := l.eng.Now()
+	for i, a := range l.arrivals {
+		t := now
+		if a.ns == 0 {
+			a.pt.rxUnstamped++
+		} else {
+			age := nowNs - a.ns
+			if age < 0 {
+				a.pt.rxStampClamped++
+				age = 0
+			}
+			at := max(now-clock.Time(l.toFabric(time.Duration(age))), floor)
+			l.stats.age(now.Sub(at))
+			if l.replay == ReplayAll || l.replay == ReplayPauses && isXOFF(a.p) {
+				t = at
+			}
+		}
+		l.eng.Schedule(t, (*ingress)(a.pt), a.p)
+		l.arrivals[i] = arrival{}
+	}
+	l.arrivals = l.arrivals[:0]
+}
+
+// isXOFF reports whether p is a MAC control frame that pauses something:
+// a PFC frame with a non-zero time for an enabled class, or a PAUSE with
+// a non-zero time. XON (all zero) is not: see "Late turns".
+func isXOFF(p *wire.Packet) bool {
+	switch p.Kind {
+	case wire.KindPause:
+		return p.Quanta[0] != 0
+	case wire.KindPFC:
+		for c := range 8 {
+			if p.ClassEnable&(1<<c) != 0 && p.Quanta[c] != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// get returns a descriptor with an empty buffer of BufSize bytes.
+func (l *Loop) get() *wire.Packet {
+	if n := len(l.free); n > 0 {
+		p := l.free[n-1]
+		l.free = l.free[:n-1]
+		return p
+	}
+	return &wire.Packet{Raw: make([]byte, l.bufSize)}
+}
+
+// maxSleep caps one wait; an idle loop wakes this often.
+const maxSleep = time.Hour
+
+// maxFree bounds the free list; beyond it, descriptors go to the GC.
+const maxFree = 8192
+
+// put recycles a descriptor the model has given back, if it is one of ours.
+func (l *Loop) put(p *wire.Packet) {
+	if !l.recycle || cap(p.Raw) != l.bufSize || len(l.free) >= maxFree {
+		return
+	}
+	*p = wire.Packet{Raw: p.Raw[:l.bufSize]}
+	l.free = append(l.free, p)
+}

@@ -1,0 +1,231 @@
+package emu
+
+import (
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Dir is the direction of a tapped frame, seen from the port.
+type Dir uint8
+
+// Directions.
+const (
+	Rx Dir = iota // received by the port, delivered to the model
+	Tx            // transmitted by the model out of the port
+)
+
+func (d Dir) String() string {
+	if d == Tx {
+		return "tx"
+	}
+	return "rx"
+}
+
+// Tap sees a port's frames, on the loop goroutine: received ones at the
+// fabric time they are delivered to the model, transmitted ones at the
+// fabric time the model sent them (before the link delay), with their
+// bytes as written (MACs rewritten). frame is only valid during the call.
+type Tap interface {
+	Frame(dir Dir, at clock.Time, frame []byte)
+}
+
+// port is one port of a Loop: its socket, its delay line and counters.
+type port struct {
+	l         *Loop
+	idx       int
+	name      string
+	io        PortIO
+	mac, peer [6]byte
+	delay     clock.Duration
+	model     wire.Sink
+	tap       Tap
+
+	// Receive side: descriptors waiting for the next read.
+	rx      []*wire.Packet
+	bufs    [][]byte
+	lens    []int
+	stamped StampedReader // io, when it tells receive times
+	stamps  []int64
+
+	// Transmit side: the delay line, then the batch to write.
+	line    []inflight
+	head    int
+	out     [][]byte
+	outPkts []*wire.Packet
+	arena   []byte
+
+	rxFrames, rxBytes, rxMalformed, rxErrors int64
+	rxUnstamped, rxStampClamped              int64
+	txFrames, txBytes, txErrors, txEncode    int64
+}
+
+// inflight is a frame on the delay line.
+type inflight struct {
+	p        *wire.Packet
+	sent, at clock.Time
+}
+
+func newPort(l *Loop, i int, p Port) *port {
+	pt := &port{
+		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0),
+		rx:   make([]*wire.Packet, l.batch),
+		bufs: make([][]byte, l.batch),
+		lens: make([]int, l.batch),
+	}
+	if sr, ok := p.IO.(StampedReader); ok {
+		pt.stamped, pt.stamps = sr, make([]int64, l.batch)
+	}
+	return pt
+}
+
+// read takes one batch of pending frames off the socket, decodes them and
+// appends them, with their receive times, to l.arrivals. A read error is
+// counted, not fatal: the socket reports it once and goes on.
+func (pt *port) read() {
+	l := pt.l
+	for i, p := range pt.rx {
+		if p == nil {
+			p = l.get()
+			pt.rx[i] = p
+		}
+		pt.bufs[i] = p.Raw[:cap(p.Raw)]
+	}
+	var n int
+	var err error
+	if pt.stamped != nil {
+		clear(pt.stamps)
+		n, err = pt.stamped.ReadBatchStamped(pt.bufs, pt.lens, pt.stamps)
+	} else {
+		n, err = pt.io.ReadBatch(pt.bufs, pt.lens)
+	}
+	if err != nil {
+		pt.rxErrors++
+		return
+	}
+	for i := range n {
+		p := pt.rx[i]
+		if err := p.Decode(pt.bufs[i][:pt.lens[i]]); err != nil {
+			pt.rxMalformed++
+			continue // the descriptor stays for the next read
+		}
+		pt.rx[i] = nil
+		pt.rxFrames++
+		pt.rxBytes += int64(p.Len)
+		var ns int64
+		if pt.stamped != nil {
+			ns = pt.stamps[i]
+		}
+		l.arrivals = append(l.arrivals, arrival{pt: pt, p: p, ns: ns})
+	}
+}
+
+// ingress delivers a received frame to the model; a separate type keeps
+// Handle out of port's method set.
+type ingress port
+
+// Handle is the engine event of a frame's delivery.
+func (in *ingress) Handle(arg any) {
+	pt := (*port)(in)
+	p := arg.(*wire.Packet)
+	if pt.tap != nil {
+		pt.tap.Frame(Rx, pt.l.eng.Now(), p.Raw[:p.Len])
+	}
+	pt.model.Receive(p)
+}
+
+// egress is the sink the model transmits port's frames into.
+type egress port
+
+var _ wire.Sink = (*egress)(nil)
+
+// Receive takes a frame whose last bit left the model's egress now; it is
+// written to the socket after the link delay.
+func (e *egress) Receive(p *wire.Packet) {
+	pt := (*port)(e)
+	now := pt.l.eng.Now()
+	at := addSat(now, pt.delay)
+	if at == now {
+		pt.encode(p, now)
+		return
+	}
+	pt.line = append(pt.line, inflight{p: p, sent: now, at: at})
+	pt.l.due.push(at)
+}
+
+// flush moves the frames whose delay has passed by now to the batch and
+// writes it.
+func (pt *port) flush(now clock.Time) {
+	for pt.head < len(pt.line) && pt.line[pt.head].at <= now {
+		f := pt.line[pt.head]
+		pt.line[pt.head] = inflight{}
+		pt.head++
+		pt.encode(f.p, f.sent)
+	}
+	if pt.head == len(pt.line) {
+		pt.line, pt.head = pt.line[:0], 0
+	} else if pt.head > 1024 && pt.head > len(pt.line)/2 {
+		pt.line = pt.line[:copy(pt.line, pt.line[pt.head:])]
+		pt.head = 0
+	}
+	if len(pt.out) == 0 {
+		return
+	}
+	sent, err := pt.io.WriteBatch(pt.out)
+	for _, f := range pt.out[:sent] {
+		pt.txFrames++
+		pt.txBytes += int64(len(f))
+	}
+	if err != nil || sent < len(pt.out) {
+		pt.txErrors += int64(len(pt.out) - sent)
+	}
+	for _, p := range pt.outPkts {
+		pt.l.put(p)
+	}
+	clear(pt.out)
+	clear(pt.outPkts)
+	pt.out, pt.outPkts, pt.arena = pt.out[:0], pt.outPkts[:0], pt.arena[:0]
+}
+
+// zeros is the payload of descriptors that carry none in Raw.
+var zeros [9216]byte
+
+// encode adds p to the batch: Raw with its MACs rewritten, or serialized
+// from the descriptor when there is no Raw.
+func (pt *port) encode(p *wire.Packet, sent clock.Time) {
+	p.SrcMAC = pt.mac
+	var f []byte
+	if p.Raw != nil {
+		f = p.Raw
+		if p.Len < len(f) {
+			f = f[:p.Len]
+		}
+		if len(f) < 12 {
+			pt.txEncode++
+			return
+		}
+		p.DstMAC = pt.peer
+		copy(f[0:6], pt.peer[:])
+		copy(f[6:12], pt.mac[:])
+		pt.outPkts = append(pt.outPkts, p)
+	} else {
+		if p.Kind != wire.KindPFC && p.Kind != wire.KindPause {
+			p.DstMAC = pt.peer
+		}
+		start := len(pt.arena)
+		var err error
+		if p.PayloadLen > len(zeros) {
+			pt.txEncode++
+			return
+		}
+		pt.arena, err = wire.AppendFrame(pt.arena, p, zeros[:max(p.PayloadLen, 0)])
+		if err != nil {
+			pt.txEncode++
+			return
+		}
+		f = pt.arena[start:len(pt.arena):len(pt.arena)]
+	}
+	if pt.tap != nil {
+		pt.tap.Frame(Tx, sent, f)
+	}
+	pt.out = append(pt.out, f)
+}

@@ -1,0 +1,39 @@
+package emu
+
+import (
+	"math"
+
+	"github.com/rocelab/rocelab/core/clock"
+)
+
+// wireOverhead is what a frame costs on the wire beyond its bytes: FCS,
+// preamble and SFD, inter-frame gap (as wire.WireBytes counts).
+const wireOverhead = 4 + 8 + 12
+
+// AutoScale returns the dilation factor k >= 1 that fits a fabric into a
+// machine: aggregate is the fabric's aggregate forwarding rate at full
+// load — the sum of the line rates of every port that forwards (each
+// frame costs the machine one read and one write per hop, so every switch
+// egress port counts, and every NIC egress) — meanFrameBytes the mean
+// frame (wire.Packet.Len) the traffic will use, and capacityPPS the
+// frames per second the machine was measured to forward through one hop
+// (all cores, read + model + write). The fabric's frame rate
+// aggregate / (8 × (meanFrameBytes + 24)) divided by k must not exceed
+// capacityPPS, so k is that ratio rounded up. The lab passes a capacity
+// already derated for headroom (it picks k for, say, 50 % load so that
+// bursts and timer jitter stay small in fabric time). Non-positive
+// inputs return 1.
+func AutoScale(aggregate clock.Rate, meanFrameBytes int, capacityPPS float64) int {
+	if aggregate <= 0 || meanFrameBytes <= 0 || capacityPPS <= 0 {
+		return 1
+	}
+	pps := float64(aggregate) / (8 * float64(meanFrameBytes+wireOverhead))
+	k := math.Ceil(pps/capacityPPS - 1e-9)
+	if k < 1 {
+		return 1
+	}
+	if k > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(k)
+}

@@ -1,0 +1,151 @@
+package emu
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+)
+
+// loopStats are the Loop's own counters, touched on the loop goroutine only.
+type loopStats struct {
+	started time.Time
+	batches int64
+	busy    time.Duration // wall time spent in turns
+	lagged  int64         // batches that ran after their due time
+	ring    []time.Duration
+	next    int
+	full    bool
+	maxLag  time.Duration
+	// Ages of delivered stamped frames: how far before the turn's now
+	// (fabric time) each was delivered.
+	ageSum   clock.Duration
+	ageCount int64
+	ageMax   clock.Duration
+}
+
+// age records how far in the past (fabric time) a frame was delivered.
+func (s *loopStats) age(d clock.Duration) {
+	s.ageSum += d
+	s.ageCount++
+	s.ageMax = max(s.ageMax, d)
+}
+
+func (s *loopStats) init(window int) { s.ring = make([]time.Duration, window) }
+
+// lag records how late (wall clock) a batch ran after its due time.
+func (s *loopStats) lag(d time.Duration) {
+	d = max(d, 0)
+	s.lagged++
+	s.maxLag = max(s.maxLag, d)
+	s.ring[s.next] = d
+	s.next++
+	if s.next == len(s.ring) {
+		s.next, s.full = 0, true
+	}
+}
+
+// Lag summarises batch lateness over the last LagWindow batches that ran
+// because an event was due: how long after the event's due time its batch
+// started, in wall-clock time (Wall*) and fabric time (Fabric* = Wall/k).
+type Lag struct {
+	Batches                int64
+	WallP50, WallP99, Wall time.Duration
+	FabricP50, FabricP99   clock.Duration
+	FabricMax              clock.Duration
+	// Busy is the share of wall time since Run started spent running
+	// batches, 0..1: the loop's load.
+	Busy float64
+}
+
+// Lag returns the current lag summary. Call it on the loop goroutine.
+func (l *Loop) Lag() Lag {
+	s := &l.stats
+	n := s.next
+	if s.full {
+		n = len(s.ring)
+	}
+	w := slices.Clone(s.ring[:n])
+	slices.Sort(w)
+	q := func(f float64) time.Duration {
+		if len(w) == 0 {
+			return 0
+		}
+		return w[int(f*float64(len(w)-1)+0.5)]
+	}
+	out := Lag{Batches: s.lagged, WallP50: q(0.5), WallP99: q(0.99), Wall: s.maxLag}
+	out.FabricP50, out.FabricP99, out.FabricMax = l.toFabric(out.WallP50), l.toFabric(out.WallP99), l.toFabric(out.Wall)
+	if el := time.Since(s.started); !s.started.IsZero() && el > 0 {
+		out.Busy = min(1, s.busy.Seconds()/el.Seconds())
+	}
+	return out
+}
+
+// toFabric converts a wall-clock span to fabric time.
+func (l *Loop) toFabric(d time.Duration) clock.Duration {
+	return clock.Duration(d.Nanoseconds() * int64(clock.Nanosecond) / l.scale)
+}
+
+// Collect emits the Loop's telemetry (node=Name): per-port frame counters
+// (port=index, as the switch model labels its ports, and ifname=Name),
+// batch and event counts, lag quantiles (emu_batch_lag_seconds with
+// clock=wall|fabric and quantile=0.5|0.99|1), busy share, fabric time and
+// scale. Call it on the loop goroutine (Do, or Gather).
+func (l *Loop) Collect(emit func(telemetry.Sample)) {
+	node := []telemetry.Label{{Name: "node", Value: l.name}}
+	c := func(name string, v int64, lb []telemetry.Label) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: lb, Value: float64(v)})
+	}
+	g := func(name string, v float64, lb []telemetry.Label) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: lb, Value: v})
+	}
+	for _, p := range l.ports {
+		lb := telemetry.With(node, telemetry.Label{Name: "port", Value: strconv.Itoa(p.idx)}, telemetry.Label{Name: "ifname", Value: p.name})
+		c("emu_rx_frames_total", p.rxFrames, lb)
+		c("emu_rx_bytes_total", p.rxBytes, lb)
+		c("emu_rx_malformed_total", p.rxMalformed, lb)
+		c("emu_rx_errors_total", p.rxErrors, lb)
+		c("emu_rx_unstamped_frames_total", p.rxUnstamped, lb)
+		c("emu_rx_stamp_clamped_total", p.rxStampClamped, lb)
+		c("emu_tx_frames_total", p.txFrames, lb)
+		c("emu_tx_bytes_total", p.txBytes, lb)
+		c("emu_tx_errors_total", p.txErrors, lb)
+		c("emu_tx_encode_errors_total", p.txEncode, lb)
+		g("emu_delay_line_frames", float64(len(p.line)-p.head), lb)
+	}
+	c("emu_batches_total", l.stats.batches, node)
+	c("emu_events_total", int64(l.eng.Executed()), node)
+	lag := l.Lag()
+	c("emu_lagged_batches_total", lag.Batches, node)
+	for _, x := range []struct {
+		q      string
+		wall   time.Duration
+		fabric clock.Duration
+	}{{"0.5", lag.WallP50, lag.FabricP50}, {"0.99", lag.WallP99, lag.FabricP99}, {"1", lag.Wall, lag.FabricMax}} {
+		qs := telemetry.Label{Name: "quantile", Value: x.q}
+		g("emu_batch_lag_seconds", x.wall.Seconds(), telemetry.With(node, telemetry.Label{Name: "clock", Value: "wall"}, qs))
+		g("emu_batch_lag_seconds", x.fabric.Seconds(), telemetry.With(node, telemetry.Label{Name: "clock", Value: "fabric"}, qs))
+	}
+	g("emu_busy_ratio", lag.Busy, node)
+	c("emu_rx_replayed_frames_total", l.stats.ageCount, node)
+	g("emu_rx_replay_age_seconds", l.stats.ageMax.Seconds(), telemetry.With(node, telemetry.Label{Name: "stat", Value: "max"}))
+	mean := 0.0
+	if l.stats.ageCount > 0 {
+		mean = l.stats.ageSum.Seconds() / float64(l.stats.ageCount)
+	}
+	g("emu_rx_replay_age_seconds", mean, telemetry.With(node, telemetry.Label{Name: "stat", Value: "mean"}))
+	g("emu_fabric_time_seconds", l.eng.Now().Seconds(), node)
+	g("emu_scale", float64(l.scale), node)
+}
+
+// Gather runs telemetry.Gather over the Loop and srcs on the loop
+// goroutine and returns the samples: the safe way for another goroutine
+// to read the models' counters.
+func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) ([]telemetry.Sample, error) {
+	var out []telemetry.Sample
+	err := l.Do(ctx, func() { out = telemetry.Gather(append([]telemetry.Source{l}, srcs...)...) })
+	return out, err
+}

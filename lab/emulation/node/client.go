@@ -1,0 +1,148 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+)
+
+// Client calls a node's API over its Unix socket. It is safe for
+// concurrent use.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewClient returns a client for the node listening on socket.
+func NewClient(socket string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		MaxIdleConns: 2,
+	}
+	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+}
+
+// Close releases the client's idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// Health is GET /health.
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.call(ctx, http.MethodGet, "/health", nil, &h)
+}
+
+// Info is GET /info.
+func (c *Client) Info(ctx context.Context) (Info, error) {
+	var i Info
+	return i, c.call(ctx, http.MethodGet, "/info", nil, &i)
+}
+
+// Telemetry is GET /telemetry, as telemetry samples.
+func (c *Client) Telemetry(ctx context.Context) ([]telemetry.Sample, error) {
+	var t Telemetry
+	if err := c.call(ctx, http.MethodGet, "/telemetry", nil, &t); err != nil {
+		return nil, err
+	}
+	return fromJSON(t.Samples), nil
+}
+
+// StartCapture is POST /capture.
+func (c *Client) StartCapture(ctx context.Context, req CaptureRequest) (CaptureStatus, error) {
+	var s CaptureStatus
+	return s, c.call(ctx, http.MethodPost, "/capture", req, &s)
+}
+
+// StopCapture is POST /capture/stop.
+func (c *Client) StopCapture(ctx context.Context, port string) (CaptureStatus, error) {
+	var s CaptureStatus
+	return s, c.call(ctx, http.MethodPost, "/capture/stop", CaptureStopRequest{Port: port}, &s)
+}
+
+// Shutdown is POST /shutdown: the node stops and removes its socket.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, "/shutdown", struct{}{}, nil)
+}
+
+// APIError is a failed call's status and message.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("node api: %d: %s", e.Status, e.Message) }
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("node api %s: %w", path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://node"+path, body)
+	if err != nil {
+		return fmt.Errorf("node api %s: %w", path, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("node api %s on %s: %w", path, c.socket, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("node api %s: %w", path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e apiError
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = string(bytes.TrimSpace(b))
+		}
+		return &APIError{Status: resp.StatusCode, Message: e.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("node api %s: %w", path, err)
+	}
+	return nil
+}
+
+// AddFault is POST /faults: spec on the egress of target (a port or
+// "all").
+func (c *Client) AddFault(ctx context.Context, target, spec string) (FaultInfo, error) {
+	var out FaultInfo
+	return out, c.call(ctx, http.MethodPost, "/faults", FaultRequest{Target: target, Spec: spec}, &out)
+}
+
+// Faults is GET /faults.
+func (c *Client) Faults(ctx context.Context) ([]FaultInfo, error) {
+	var out []FaultInfo
+	return out, c.call(ctx, http.MethodGet, "/faults", nil, &out)
+}
+
+// RemoveFault is DELETE /faults/{id}.
+func (c *Client) RemoveFault(ctx context.Context, id string) (FaultInfo, error) {
+	var out FaultInfo
+	return out, c.call(ctx, http.MethodDelete, "/faults/"+id, nil, &out)
+}
+
+// ClearFaults is DELETE /faults: every fault of the node; it returns how
+// many there were.
+func (c *Client) ClearFaults(ctx context.Context) (int, error) {
+	var out FaultsCleared
+	return out.Cleared, c.call(ctx, http.MethodDelete, "/faults", nil, &out)
+}

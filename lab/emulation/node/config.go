@@ -1,0 +1,195 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// Kind is what a node runs.
+type Kind string
+
+// Kinds of nodes.
+const (
+	KindSwitch   Kind = "switch"
+	KindEndpoint Kind = "endpoint"
+)
+
+// Config is a node process's whole configuration, written by the lab as
+// JSON:
+//
+//	{
+//	  "kind": "switch", "name": "leaf1", "scale": 1000, "seed": 42,
+//	  "socket": "/run/rocelab/mylab/leaf1.sock", "netns": "",
+//	  "ports": [{"ifname": "leaf1-p1", "mac": "02:00:…", "peer_mac": "02:00:…",
+//	             "rate_bps": 400000000000, "delay_ps": 1000000}],
+//	  "switch": {…switchmodel.Config…},
+//	  "routes": [{"Prefix": "10.0.0.0/31", "Ports": [0]}]
+//	}
+type Config struct {
+	Kind Kind   `json:"kind"`
+	Name string `json:"name"`
+	// Scale is the time dilation factor k >= 1 (resolved: the lab turns
+	// `scale: auto` into a number with emu.AutoScale).
+	Scale int `json:"scale"`
+	// Seed seeds the node's random streams; equal seeds give the
+	// simulator's streams (Rand("switch/"+Name)).
+	Seed uint64 `json:"seed"`
+	// Socket is the API's Unix socket path (created 0600; its directory
+	// should be root-only).
+	Socket string `json:"socket"`
+	// NetNS names the namespace whose interfaces the ports are; "" is the
+	// process's own (the usual case: the lab starts the node inside it).
+	NetNS string       `json:"netns,omitempty"`
+	Ports []PortConfig `json:"ports"`
+	// Switch and Routes configure a switch node.
+	Switch *switchmodel.Config `json:"switch,omitempty"`
+	Routes []fabric.Route      `json:"routes,omitempty"`
+	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
+	// Ports[i] (see EndpointFromTopology).
+	NICs []NICConfig `json:"nics,omitempty"`
+}
+
+// PortConfig is one interface of the node; port i of the model is Ports[i].
+type PortConfig struct {
+	IfName string `json:"ifname"`
+	// MAC is the port's address ("" = the interface's own); PeerMAC the
+	// neighbour's, the destination of every frame the port sends.
+	MAC     string `json:"mac,omitempty"`
+	PeerMAC string `json:"peer_mac"`
+	// Rate is the line rate in bits/s; Delay the link's one-way
+	// propagation delay in picoseconds, applied to frames this port sends.
+	Rate  clock.Rate     `json:"rate_bps"`
+	Delay clock.Duration `json:"delay_ps"`
+}
+
+// Load reads and validates a Config file.
+func Load(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("node config: %w", err)
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Config{}, fmt.Errorf("node config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("node config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Write writes c as indented JSON, readable by root only.
+func (c Config) Write(path string) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("node config: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("node config: %w", err)
+	}
+	return nil
+}
+
+// Validate reports what is missing or inconsistent in c.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Kind {
+	case KindSwitch:
+		if c.Switch == nil {
+			bad("switch node without a switch config")
+		}
+		for _, r := range c.Routes {
+			for _, p := range r.Ports {
+				if p < 0 || p >= len(c.Ports) {
+					bad("route %v: port %d out of range", r.Prefix, p)
+				}
+			}
+		}
+	case KindEndpoint:
+		c.validateEndpoint(bad)
+	default:
+		bad("kind %q: want switch or endpoint", c.Kind)
+	}
+	if c.Name == "" {
+		bad("no name")
+	}
+	if c.Scale < 1 {
+		bad("scale %d: must be at least 1", c.Scale)
+	}
+	if c.Socket == "" || !filepath.IsAbs(c.Socket) {
+		bad("socket %q: want an absolute path", c.Socket)
+	}
+	if len(c.Ports) == 0 {
+		bad("no ports")
+	}
+	for i, p := range c.Ports {
+		if p.IfName == "" {
+			bad("port %d: no ifname", i)
+		}
+		if p.MAC != "" {
+			if _, err := parseMAC(p.MAC); err != nil {
+				bad("port %d (%s): mac: %v", i, p.IfName, err)
+			}
+		}
+		if _, err := parseMAC(p.PeerMAC); err != nil {
+			bad("port %d (%s): peer_mac: %v", i, p.IfName, err)
+		}
+		if p.Rate <= 0 {
+			bad("port %d (%s): rate must be positive", i, p.IfName)
+		}
+		if p.Delay < 0 {
+			bad("port %d (%s): delay must not be negative", i, p.IfName)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func parseMAC(s string) ([6]byte, error) {
+	var m [6]byte
+	hw, err := net.ParseMAC(s)
+	if err != nil {
+		return m, err
+	}
+	if len(hw) != 6 {
+		return m, fmt.Errorf("%q is not a 48-bit MAC", s)
+	}
+	copy(m[:], hw)
+	return m, nil
+}
+
+// FromTopology builds the Config of switch n of a resolved topology:
+// ports from n.Ports (ifname, MAC, peer's MAC, rate, delay), the switch
+// config from its profile (fabric.NodeConfig), and routes (from
+// fabric.Routes(t)[n.Name]).
+func FromTopology(n *topologies.Node, routes []fabric.Route, scale int, seed uint64, socket string) (Config, error) {
+	sc, err := fabric.NodeConfig(n)
+	if err != nil {
+		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if h := lagHeadroom(&sc, n.Ports, n.Profile.PFC.HeadroomAuto, scale); h > 0 {
+		sc.PFC.Headroom = h
+	}
+	c := Config{Kind: KindSwitch, Name: n.Name, Scale: scale, Seed: seed, Socket: socket, Switch: &sc, Routes: routes}
+	for _, p := range n.Ports {
+		pc := PortConfig{IfName: p.IfName, MAC: p.MAC.String(), Rate: p.Rate, Delay: p.Delay}
+		if p.Peer == nil {
+			return Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
+		}
+		pc.PeerMAC = p.Peer.MAC.String()
+		c.Ports = append(c.Ports, pc)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,113 @@
+package node_test
+
+import (
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// switchConfig is a two-port switch node config; port i leads to
+// 10.0.i.0/24.
+func switchConfig(socket string) node.Config {
+	sc := switchmodel.DefaultConfig()
+	sc.ECMP.SprayDSCPs = []uint8{10}
+	return node.Config{
+		Kind: node.KindSwitch, Name: "sw1", Scale: 1000, Seed: 7, Socket: socket,
+		Ports: []node.PortConfig{
+			{IfName: "sw1-p1", MAC: "02:00:00:00:00:10", PeerMAC: "02:00:00:00:00:20", Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
+			{IfName: "sw1-p2", MAC: "02:00:00:00:00:11", PeerMAC: "02:00:00:00:00:21", Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
+		},
+		Switch: &sc,
+		Routes: []fabric.Route{
+			{Prefix: netip.MustParsePrefix("10.0.0.0/24"), Ports: []int{0}},
+			{Prefix: netip.MustParsePrefix("10.0.1.0/24"), Ports: []int{1}},
+		},
+	}
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	c := switchConfig("/run/rocelab/x/sw1.sock")
+	path := filepath.Join(t.TempDir(), "sw1.json")
+	if err := c.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := node.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*node.Config)
+		want   string // substring of the error; "" = valid
+	}{
+		{"valid", func(*node.Config) {}, ""},
+		{"endpoint without NICs", func(c *node.Config) { c.Kind = node.KindEndpoint; c.Switch = nil; c.Routes = nil }, "0 NICs for 2 ports"},
+		{"unknown kind", func(c *node.Config) { c.Kind = "router" }, `kind "router"`},
+		{"no switch", func(c *node.Config) { c.Switch = nil }, "without a switch config"},
+		{"scale", func(c *node.Config) { c.Scale = 0 }, "scale 0"},
+		{"relative socket", func(c *node.Config) { c.Socket = "sw1.sock" }, "absolute"},
+		{"bad peer mac", func(c *node.Config) { c.Ports[1].PeerMAC = "nope" }, "peer_mac"},
+		{"own mac optional", func(c *node.Config) { c.Ports[0].MAC = "" }, ""},
+		{"rate", func(c *node.Config) { c.Ports[0].Rate = 0 }, "rate must be positive"},
+		{"route port", func(c *node.Config) { c.Routes[0].Ports = []int{2} }, "port 2 out of range"},
+		{"no ports", func(c *node.Config) { c.Ports = nil; c.Routes = nil }, "no ports"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := switchConfig("/run/x.sock")
+			c.change(&cfg)
+			err := cfg.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Validate: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("Validate: %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestFromTopology(t *testing.T) {
+	topo, err := topologies.Builtin("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := fabric.Routes(topo)
+	n := 0
+	for _, nd := range topo.Nodes {
+		if nd.Kind != topologies.KindSwitch {
+			continue
+		}
+		n++
+		c, err := node.FromTopology(nd, routes[nd.Name], 500, 1, "/run/rocelab/t/"+nd.Name+".sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Ports) != len(nd.Ports) || len(c.Routes) != len(routes[nd.Name]) {
+			t.Errorf("%s: %d ports, %d routes; want %d, %d", nd.Name, len(c.Ports), len(c.Routes), len(nd.Ports), len(routes[nd.Name]))
+		}
+		for i, p := range nd.Ports {
+			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay}
+			if diff := cmp.Diff(want, c.Ports[i]); diff != "" {
+				t.Errorf("%s port %d (-want +got):\n%s", nd.Name, i, diff)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("laptop topology has no switch")
+	}
+}

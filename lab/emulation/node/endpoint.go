@@ -1,0 +1,209 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/endpoint/cc/credit"
+	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
+	"github.com/rocelab/rocelab/endpoint/cc/none"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// NICConfig is one RDMA NIC of an endpoint node, on the port of the same
+// index.
+type NICConfig struct {
+	// Name is the NIC's name, "host:port" ("host1:gpu0"), as the simulator
+	// names it; it labels telemetry and seeds the NIC's random stream
+	// ("nic/"+Name).
+	Name string `json:"name"`
+	// IP is the NIC's address (the plan's BE address).
+	IP string `json:"ip"`
+	// MTU is the RDMA payload per packet (0 = 4096).
+	MTU int `json:"mtu,omitempty"`
+}
+
+// ErrNoBackEnd is returned by EndpointFromTopology for a node without a
+// back-end NIC: it runs no endpoint process.
+var ErrNoBackEnd = errors.New("no back-end NIC")
+
+// EndpointFromTopology builds the Config of the endpoint node of host n:
+// one port and one NIC per back-end port cabled to a switch (gpu0, gpu1,
+// …), with the plan's interface name, MAC, address, the link's rate and
+// one-way delay (the node delays its own direction), and an RDMA MTU that
+// fits the link's IP MTU — what the simulator (simlab) gives the same NIC.
+// The FE NIC is the kernel's and is left out. A node with no BE port
+// gives ErrNoBackEnd.
+func EndpointFromTopology(n *topologies.Node, scale int, seed uint64, socket string) (Config, error) {
+	if n.Kind == topologies.KindSwitch {
+		return Config{}, fmt.Errorf("node %s is a switch, not an endpoint", n.Name)
+	}
+	c := Config{Kind: KindEndpoint, Name: n.Name, Scale: scale, Seed: seed, Socket: socket}
+	for _, p := range n.Ports {
+		if p.Plane != topologies.BE {
+			continue
+		}
+		if p.Peer == nil {
+			return Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
+		}
+		if !p.Addr.IsValid() {
+			return Config{}, fmt.Errorf("node %s: port %s has no address", n.Name, p.Name)
+		}
+		c.Ports = append(c.Ports, PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay})
+		c.NICs = append(c.NICs, NICConfig{Name: n.Name + ":" + p.Name, IP: p.Addr.Addr().String(), MTU: PayloadMTU(p.MTU)})
+	}
+	if len(c.Ports) == 0 {
+		return Config{}, fmt.Errorf("node %s: %w", n.Name, ErrNoBackEnd)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return c, nil
+}
+
+// rdmaOverhead is what a WRITE's first packet adds to its payload inside
+// the IP MTU: IPv4, UDP, BTH, RETH and ICRC.
+const rdmaOverhead = wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + 16 + wire.ICRCLen
+
+// PayloadMTU returns the largest power of two in [256, 4096] whose RDMA
+// packets fit an IP MTU of ipMTU (256 when none does), as simlab picks it.
+func PayloadMTU(ipMTU int) int {
+	m := 4096
+	for m > 256 && m+rdmaOverhead > ipMTU {
+		m /= 2
+	}
+	return m
+}
+
+// validateEndpoint checks the endpoint part of c.
+func (c Config) validateEndpoint(bad func(string, ...any)) {
+	if c.Switch != nil || len(c.Routes) > 0 {
+		bad("endpoint node with a switch config or routes")
+	}
+	if len(c.NICs) != len(c.Ports) {
+		bad("%d NICs for %d ports", len(c.NICs), len(c.Ports))
+	}
+	seen := map[string]bool{}
+	for i, nc := range c.NICs {
+		if nc.Name == "" {
+			bad("nic %d: no name", i)
+		}
+		if seen[nc.Name] {
+			bad("nic %d: name %q used twice", i, nc.Name)
+		}
+		seen[nc.Name] = true
+		if _, err := netip.ParseAddr(nc.IP); err != nil {
+			bad("nic %d (%s): ip: %v", i, nc.Name, err)
+		}
+		if nc.MTU != 0 && (nc.MTU < 256 || nc.MTU > 8192) {
+			bad("nic %d (%s): mtu %d out of [256, 8192]", i, nc.Name, nc.MTU)
+		}
+	}
+}
+
+// CCRegistry is the congestion control the endpoint node's NICs offer
+// (the simulator's set): none, dcqcn and credit.
+func CCRegistry() *cc.Registry {
+	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
+}
+
+// epState is an endpoint node's models and jobs. Everything but the
+// change notifier lives on the loop goroutine.
+type epState struct {
+	n      *Node
+	nics   []*endpoint.NIC
+	pds    []*endpoint.PD
+	qps    map[int]*epQP
+	nextQP int
+	jobs   map[int]*job
+	nextJb int
+
+	mu      sync.Mutex
+	version uint64
+	changed chan struct{}
+}
+
+// epQP is a QP created through the API, with its CQ and buffer.
+type epQP struct {
+	id     int
+	nic    int
+	qp     *endpoint.QP
+	cq     *endpoint.CQ
+	mr     *endpoint.MR // nil without a buffer
+	buf    []byte
+	remote BufferInfo
+	onWC   func(endpoint.WC) // the job using the QP
+	busy   int               // id of the job using the QP (0: none)
+}
+
+// newEndpoint builds an endpoint node: a Loop over the ports (without
+// Recycle: the NICs own the frames they build) and one raw NIC per port.
+func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
+	ports := emuPorts(cfg, io)
+	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	n := &Node{cfg: cfg, log: log, loop: loop, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop)
+	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
+	reg := CCRegistry()
+	for i, nc := range cfg.NICs {
+		ip, _ := netip.ParseAddr(nc.IP)
+		nic, err := endpoint.NewNIC(endpoint.Options{
+			Name: nc.Name, Sched: loop, Rand: loop.Rand("nic/" + nc.Name),
+			LineRate: cfg.Ports[i].Rate, MAC: ports[i].MAC, IP: ip, MTU: nc.MTU, Raw: true, CC: reg,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+		}
+		nic.Attach(n.fx.connect(i, nic)) // NIC → fault chain → loop
+		ep.nics = append(ep.nics, nic)
+		ep.pds = append(ep.pds, nic.AllocPD())
+		n.srcs = append(n.srcs, nic)
+	}
+	n.srcs = append(n.srcs, ep, n.fx)
+	n.ep = ep
+	return n, nil
+}
+
+// nicIndex resolves a NIC name ("host1:gpu0"), its port part ("gpu0"),
+// its ifname or a 0-based index.
+func (ep *epState) nicIndex(s string) (int, error) {
+	for i, nc := range ep.n.cfg.NICs {
+		_, port, _ := strings.Cut(nc.Name, ":")
+		if nc.Name == s || port == s || ep.n.cfg.Ports[i].IfName == s {
+			return i, nil
+		}
+	}
+	if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(ep.nics) {
+		return i, nil
+	}
+	return 0, badRequest("no NIC %q", s)
+}
+
+// bump tells waiting pollers that a job changed (loop goroutine).
+func (ep *epState) bump() {
+	ep.mu.Lock()
+	ep.version++
+	close(ep.changed)
+	ep.changed = make(chan struct{})
+	ep.mu.Unlock()
+}
+
+// watch returns the current version and a channel closed at the next
+// change.
+func (ep *epState) watch() (uint64, <-chan struct{}) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.version, ep.changed
+}

@@ -1,0 +1,268 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint"
+)
+
+// The endpoint node's API, besides the routes every node has:
+//
+//	GET    /nics                 []NICInfo
+//	POST   /qp                   QPRequest → QPInfo (a QP, its CQ and buffer)
+//	GET    /qp/{id}              QPInfo
+//	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
+//	DELETE /qp/{id}              destroys the QP and deregisters its buffer
+//	POST   /perf                 PerfRequest → JobStatus
+//	POST   /collective           CollectiveRequest → JobStatus (set up)
+//	POST   /jobs/{id}/start      CollectiveStart → JobStatus
+//	POST   /jobs/{id}/release    Release → JobStatus (a collective barrier)
+//	POST   /jobs/{id}/stop       JobStatus (ends a server perf job, checks data)
+//	GET    /jobs/{id}?after=V[&wait_ms=W]  JobStatus, waiting (up to W ms, at most 5 s) for version > V
+
+// NICInfo describes one NIC of an endpoint node.
+type NICInfo struct {
+	Index  int    `json:"index"`
+	Name   string `json:"name"`
+	IfName string `json:"ifname"`
+	IP     string `json:"ip"`
+	MAC    string `json:"mac"`
+	MTU    int    `json:"mtu"`
+	Rate   int64  `json:"rate_bps"`
+}
+
+// QPRequest is POST /qp: a reliable-connected QP on NIC (a NIC name,
+// its port name such as "gpu0", its ifname or index) with its own CQ, and
+// optionally a registered, memory-backed buffer of Buffer bytes that the
+// peer may read and write.
+type QPRequest struct {
+	NIC    string `json:"nic"`
+	Mode   string `json:"mode,omitempty"` // rocev2 (default) or metaroce
+	CC     string `json:"cc,omitempty"`   // none (default), dcqcn or credit
+	Paths  int    `json:"paths,omitempty"`
+	Buffer int64  `json:"buffer_bytes,omitempty"`
+}
+
+// BufferInfo is a registered buffer as a peer addresses it.
+type BufferInfo struct {
+	Addr uint64 `json:"addr"`
+	RKey uint32 `json:"rkey"`
+	Len  int64  `json:"len"`
+}
+
+// QPInfo describes a QP: Conn is what the peer needs to connect to it.
+type QPInfo struct {
+	ID     int               `json:"id"`
+	NIC    string            `json:"nic"`
+	QPN    uint32            `json:"qpn"`
+	State  string            `json:"state"`
+	Mode   string            `json:"mode"` // in force (MetaRoCE once negotiated)
+	Conn   endpoint.ConnInfo `json:"conn"`
+	Buffer BufferInfo        `json:"buffer"`
+	Error  string            `json:"error,omitempty"`
+}
+
+// ConnectRequest is POST /qp/{id}/connect: the peer QP's ConnInfo and
+// buffer.
+type ConnectRequest struct {
+	Remote       endpoint.ConnInfo `json:"remote"`
+	RemoteBuffer BufferInfo        `json:"remote_buffer"`
+}
+
+// maxBuffer bounds one QP's buffer.
+const maxBuffer = 1 << 30
+
+func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
+	h("GET /nics", ep.listNICs)
+	h("POST /qp", ep.createQP)
+	h("GET /qp/{id}", ep.getQP)
+	h("POST /qp/{id}/connect", ep.connectQP)
+	h("DELETE /qp/{id}", ep.deleteQP)
+	h("POST /perf", ep.startPerf)
+	h("POST /collective", ep.setupCollective)
+	h("POST /jobs/{id}/start", ep.startCollective)
+	h("POST /jobs/{id}/release", ep.releaseBarrier)
+	h("POST /jobs/{id}/stop", ep.stopJob)
+	h("GET /jobs/{id}", ep.getJob)
+}
+
+func (ep *epState) listNICs(*http.Request) (any, error) {
+	out := []NICInfo{}
+	for i, nc := range ep.n.cfg.NICs {
+		out = append(out, NICInfo{Index: i, Name: nc.Name, IfName: ep.n.cfg.Ports[i].IfName, IP: nc.IP,
+			MAC: fmtMAC(ep.n.loop.PortMAC(i)), MTU: max(nc.MTU, 0), Rate: int64(ep.n.cfg.Ports[i].Rate)})
+		if out[i].MTU == 0 {
+			out[i].MTU = 4096
+		}
+	}
+	return out, nil
+}
+
+// do runs f on the loop goroutine; f's error is the call's.
+func (ep *epState) do(ctx context.Context, f func() error) error {
+	var ferr error
+	if err := ep.n.loop.Do(ctx, func() { ferr = f() }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+func (ep *epState) createQP(r *http.Request) (any, error) {
+	var req QPRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	i, err := ep.nicIndex(req.NIC)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := endpoint.ParseMode(req.Mode)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if req.CC == "" {
+		req.CC = "none"
+	}
+	if _, err := CCRegistry().Get(req.CC); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if req.Buffer < 0 || req.Buffer > maxBuffer {
+		return nil, badRequest("buffer_bytes %d out of [0, %d]", req.Buffer, maxBuffer)
+	}
+	var buf []byte
+	if req.Buffer > 0 {
+		buf = make([]byte, req.Buffer)
+	}
+	var out QPInfo
+	err = ep.do(context.WithoutCancel(r.Context()), func() error {
+		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf}
+		q.cq.OnCompletion(func(wc endpoint.WC) {
+			if q.onWC != nil {
+				q.onWC(wc)
+			}
+		})
+		qp, err := ep.pds[i].CreateQP(endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths})
+		if err != nil {
+			return badRequest("create qp: %v", err)
+		}
+		if buf != nil {
+			acc := endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead
+			if q.mr, err = ep.pds[i].RegMR(buf, acc); err != nil {
+				qp.Destroy()
+				return fmt.Errorf("register buffer: %w", err)
+			}
+		}
+		q.qp = qp
+		ep.nextQP++
+		q.id = ep.nextQP
+		ep.qps[q.id] = q
+		out = ep.qpInfo(q)
+		return nil
+	})
+	return out, err
+}
+
+func (ep *epState) qpInfo(q *epQP) QPInfo {
+	info := QPInfo{ID: q.id, NIC: ep.n.cfg.NICs[q.nic].Name, QPN: q.qp.QPN(), State: q.qp.State().String(),
+		Mode: q.qp.Mode().String(), Conn: q.qp.Info()}
+	if q.mr != nil {
+		info.Buffer = BufferInfo{Addr: q.mr.Addr, RKey: q.mr.RKey, Len: int64(len(q.buf))}
+	}
+	if err := q.qp.Err(); err != nil {
+		info.Error = err.Error()
+	}
+	return info
+}
+
+// qpByID resolves {id} on the loop goroutine.
+func (ep *epState) qpByID(r *http.Request) (func() (*epQP, error), error) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil {
+		return nil, badRequest("qp id %q", r.PathValue("id"))
+	}
+	return func() (*epQP, error) {
+		q := ep.qps[id]
+		if q == nil {
+			return nil, &httpError{http.StatusNotFound, fmt.Errorf("no qp %d", id)}
+		}
+		return q, nil
+	}, nil
+}
+
+func (ep *epState) getQP(r *http.Request) (any, error) {
+	get, err := ep.qpByID(r)
+	if err != nil {
+		return nil, err
+	}
+	var out QPInfo
+	return out, ep.do(r.Context(), func() error {
+		q, err := get()
+		if err == nil {
+			out = ep.qpInfo(q)
+		}
+		return err
+	})
+}
+
+func (ep *epState) connectQP(r *http.Request) (any, error) {
+	var req ConnectRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	get, err := ep.qpByID(r)
+	if err != nil {
+		return nil, err
+	}
+	if !req.Remote.IP.IsValid() {
+		return nil, badRequest("remote: no IP")
+	}
+	var out QPInfo
+	return out, ep.do(context.WithoutCancel(r.Context()), func() error {
+		q, err := get()
+		if err != nil {
+			return err
+		}
+		if err := q.qp.Connect(req.Remote); err != nil {
+			return &httpError{http.StatusConflict, fmt.Errorf("connect qp %d: %w", q.id, err)}
+		}
+		q.remote = req.RemoteBuffer
+		out = ep.qpInfo(q)
+		return nil
+	})
+}
+
+func (ep *epState) deleteQP(r *http.Request) (any, error) {
+	get, err := ep.qpByID(r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"status": "deleted"}, ep.do(context.WithoutCancel(r.Context()), func() error {
+		q, err := get()
+		if err != nil {
+			return err
+		}
+		if q.busy != 0 {
+			if j := ep.jobs[q.busy]; j != nil && j.state == JobRunning {
+				return &httpError{http.StatusConflict, fmt.Errorf("qp %d is used by running job %d", q.id, q.busy)}
+			}
+		}
+		q.onWC = nil
+		q.qp.Destroy()
+		if q.mr != nil {
+			q.mr.Dereg()
+		}
+		delete(ep.qps, q.id)
+		return nil
+	})
+}
+
+// Collect emits the jobs' samples (labels node, job, kind).
+func (ep *epState) Collect(emit func(telemetry.Sample)) {
+	for _, id := range sortedKeys(ep.jobs) {
+		ep.jobs[id].collect(ep.n.cfg.Name, emit)
+	}
+}

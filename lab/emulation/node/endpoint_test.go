@@ -1,0 +1,287 @@
+package node_test
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// testScale is the dilation of the in-process tests: 100G links run at
+// 0.5 Gb/s of wall-clock rate.
+const testScale = 200
+
+func hostMAC(h, i int) string  { return fmt.Sprintf("02:e0:00:00:%02x:%02x", h, i) }
+func swMAC(i int) string       { return fmt.Sprintf("02:5e:00:00:00:%02x", i) }
+func hostIP(h, i int) string   { return fmt.Sprintf("10.1.%d.%d", h, i+1) }
+func nicName(h, i int) string  { return fmt.Sprintf("h%d:gpu%d", h, i) }
+func portName(h, i int) string { return fmt.Sprintf("h%d-gpu%d", h, i) }
+
+// endpointConfig is host h's endpoint node with nics NICs, NIC i cabled
+// to peer MAC peers[i], 100G, 1 µs.
+func endpointConfig(dir string, h int, peers []string) node.Config {
+	c := node.Config{Kind: node.KindEndpoint, Name: fmt.Sprintf("h%d", h), Scale: testScale, Seed: 3,
+		Socket: filepath.Join(dir, fmt.Sprintf("h%d.sock", h))}
+	for i, peer := range peers {
+		c.Ports = append(c.Ports, node.PortConfig{IfName: portName(h, i), MAC: hostMAC(h, i), PeerMAC: peer, Rate: 100 * clock.Gbps, Delay: clock.Microsecond})
+		c.NICs = append(c.NICs, node.NICConfig{Name: nicName(h, i), IP: hostIP(h, i), MTU: 4096})
+	}
+	return c
+}
+
+// startNode builds and runs a node over ports and returns its client.
+func startNode(t *testing.T, cfg node.Config, w *emu.MemWaiter, ports []*emu.MemPort) *node.Client {
+	t.Helper()
+	var ios []emu.PortIO
+	for _, p := range ports {
+		ios = append(ios, p)
+	}
+	n, err := node.New(cfg, node.IO{Ports: ios, Waiter: w}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runNode(t, n)
+	c := node.NewClient(cfg.Socket)
+	t.Cleanup(c.Close)
+	waitHealthy(t, c)
+	return c
+}
+
+// backToBack runs two one-NIC endpoint nodes cabled to each other.
+func backToBack(t *testing.T) (a, b *node.Client) {
+	dir := t.TempDir()
+	wa, wb := emu.NewMemWaiter(), emu.NewMemWaiter()
+	pa, pb := wa.NewPort(), wb.NewPort()
+	emu.Join(pa, pb)
+	a = startNode(t, endpointConfig(dir, 1, []string{hostMAC(2, 0)}), wa, []*emu.MemPort{pa})
+	b = startNode(t, endpointConfig(dir, 2, []string{hostMAC(1, 0)}), wb, []*emu.MemPort{pb})
+	return a, b
+}
+
+// TestEndpointPerf runs perftest-like jobs between two endpoint nodes
+// through their APIs: data checked, results in real units (fabric time).
+func TestEndpointPerf(t *testing.T) {
+	a, b := backToBack(t)
+	ctx := t.Context()
+	from := node.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := node.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
+	for _, tc := range []struct {
+		name string
+		spec node.PerfSpec
+	}{
+		{"write_bw", node.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
+		{"read_bw", node.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
+		{"send_bw_metaroce", node.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
+		{"write_lat", node.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
+		{"read_lat", node.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := node.RunPerf(ctx, from, to, tc.spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Client
+			t.Logf("%s: %d msgs %d B in %v: avg %.2f peak %.2f Gb/s, lat %+v, mode %s, checked %v wrong %d",
+				tc.name, r.Messages, r.Bytes, r.Duration, r.BWAvg, r.BWPeak, r.Lat, rep.Mode, rep.Checked, rep.WrongBytes)
+			qps := max(tc.spec.QPs, 1)
+			if r.Messages != int64(tc.spec.Iterations*qps) || r.Progress != 1 {
+				t.Errorf("client completed %d messages (progress %v), want %d", r.Messages, r.Progress, tc.spec.Iterations*qps)
+			}
+			if !rep.Checked || rep.WrongBytes != 0 {
+				t.Errorf("data check: checked %v, %d wrong bytes", rep.Checked, rep.WrongBytes)
+			}
+			if tc.spec.Op != "read" && rep.Server.Bytes < int64(tc.spec.Iterations*qps*tc.spec.Size) {
+				t.Errorf("server received %d data bytes, want >= %d", rep.Server.Bytes, tc.spec.Iterations*qps*tc.spec.Size)
+			}
+			if want := map[bool]string{false: "rocev2", true: "metaroce"}[tc.spec.Mode == "metaroce"]; rep.Mode != want {
+				t.Errorf("mode in force %q, want %q", rep.Mode, want)
+			}
+			if !tc.spec.Latency {
+				// Real units: at most the 100G line rate, and far above the
+				// dilated wall-clock rate (100G / 200 = 0.5 Gb/s). The peak
+				// is measured over completions stamped per loop turn (see
+				// PerfResult), so only its floor is checked.
+				if r.BWAvg <= 5 || r.BWAvg > 100.01 || r.BWPeak < r.BWAvg {
+					t.Errorf("BW avg %.3f peak %.3f Gb/s, want avg within (5, 100] and peak >= avg", r.BWAvg, r.BWPeak)
+				}
+				return
+			}
+			// One way over a 1 µs cable: at least the propagation delay and
+			// a 64-byte frame's serialization, in fabric time.
+			low := clock.Microsecond
+			if tc.spec.Op == "read" {
+				low = 2 * clock.Microsecond
+			}
+			if r.Lat == nil || r.Lat.Min < low || r.Lat.Typical < r.Lat.Min || r.Lat.Max < r.Lat.P99 || r.Lat.P99 < r.Lat.Typical {
+				t.Errorf("latencies %+v, want min >= %v and ordered", r.Lat, low)
+			}
+		})
+	}
+	for _, c := range []*node.Client{a, b} {
+		s, err := c.Telemetry(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := telemetry.Sum(s, "nic_rx_bad_icrc_total"); bad != 0 {
+			t.Errorf("%v frames with a bad ICRC", bad)
+		}
+		if rx := telemetry.Sum(s, "nic_rx_packets_total"); rx == 0 {
+			t.Error("no NIC counters in the telemetry")
+		}
+		if jobs := telemetry.Sum(s, "job_running", telemetry.Label{Name: "kind", Value: "perf"}); jobs != 0 {
+			t.Errorf("%v perf jobs still running", jobs)
+		}
+	}
+}
+
+// TestEndpointAPIErrors checks the endpoint routes' refusals.
+func TestEndpointAPIErrors(t *testing.T) {
+	a, b := backToBack(t)
+	ctx := t.Context()
+	if _, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu7"}); !isStatus(err, 400) {
+		t.Errorf("QP on an unknown NIC: %v, want 400", err)
+	}
+	if _, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu0", CC: "bbr"}); !isStatus(err, 400) {
+		t.Errorf("QP with an unknown cc: %v, want 400", err)
+	}
+	q, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu0", Buffer: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.State != "RESET" || q.Buffer.Len != 4096 || q.Conn.IP.String() != hostIP(1, 0) {
+		t.Errorf("created %+v", q)
+	}
+	if _, err := a.StartPerf(ctx, node.PerfRequest{Role: "client", QPs: []int{q.ID}, Size: 1024}); !isStatus(err, 400) || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("perf on an unconnected QP: %v, want 400", err)
+	}
+	if _, err := a.StartPerf(ctx, node.PerfRequest{Role: "boss", QPs: []int{q.ID}}); !isStatus(err, 400) {
+		t.Errorf("perf with a bad role: %v, want 400", err)
+	}
+	if _, err := a.ConnectQP(ctx, 999, node.ConnectRequest{Remote: q.Conn}); !isStatus(err, 404) {
+		t.Errorf("connect an unknown QP: %v, want 404", err)
+	}
+	if _, err := a.Job(ctx, 999, -1, 0); !isStatus(err, 404) {
+		t.Errorf("unknown job: %v, want 404", err)
+	}
+	if err := a.DeleteQP(ctx, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.QP(ctx, q.ID); !isStatus(err, 404) {
+		t.Errorf("deleted QP: %v, want 404", err)
+	}
+	nics, err := b.NICs(ctx)
+	if err != nil || len(nics) != 1 || nics[0].Name != "h2:gpu0" || nics[0].MAC != hostMAC(2, 0) {
+		t.Errorf("NICs = %+v, %v", nics, err)
+	}
+	h, err := b.Health(ctx)
+	if err != nil || h.Kind != node.KindEndpoint {
+		t.Errorf("Health = %+v, %v", h, err)
+	}
+}
+
+// TestEndpointCollective runs collectives across two endpoint processes
+// of two ranks each, through an in-process switch node, and compares the
+// combined results' shape with the nccl-tests rules.
+func TestEndpointCollective(t *testing.T) {
+	dir := t.TempDir()
+	ws := emu.NewMemWaiter()
+	sc := switchmodel.DefaultConfig()
+	scfg := node.Config{Kind: node.KindSwitch, Name: "sw", Scale: testScale, Seed: 3, Socket: filepath.Join(dir, "sw.sock"), Switch: &sc}
+	var swPorts, hostPorts [3][]*emu.MemPort
+	hw := [3]*emu.MemWaiter{nil, emu.NewMemWaiter(), emu.NewMemWaiter()}
+	var peers [3][]string
+	for h := 1; h <= 2; h++ {
+		for i := range 2 {
+			sp := len(scfg.Ports)
+			scfg.Ports = append(scfg.Ports, node.PortConfig{IfName: fmt.Sprintf("sw-p%d", sp), MAC: swMAC(sp), PeerMAC: hostMAC(h, i), Rate: 100 * clock.Gbps, Delay: clock.Microsecond})
+			scfg.Routes = append(scfg.Routes, fabric.Route{Prefix: netip.PrefixFrom(netip.MustParseAddr(hostIP(h, i)), 32), Ports: []int{sp}})
+			a, b := ws.NewPort(), hw[h].NewPort()
+			emu.Join(a, b)
+			swPorts[0] = append(swPorts[0], a)
+			hostPorts[h] = append(hostPorts[h], b)
+			peers[h] = append(peers[h], swMAC(sp))
+		}
+	}
+	startNode(t, scfg, ws, swPorts[0])
+	var refs []node.NICRef
+	for h := 1; h <= 2; h++ {
+		c := startNode(t, endpointConfig(dir, h, peers[h]), hw[h], hostPorts[h])
+		for i := range 2 {
+			refs = append(refs, node.NICRef{Node: fmt.Sprintf("h%d", h), NIC: nicName(h, i), Client: c})
+		}
+	}
+	// Interleave the ranks so that every ring neighbour is remote.
+	ranks := []node.NICRef{refs[0], refs[2], refs[1], refs[3]}
+	sizes := []int64{4096, 65536, 262144}
+	for _, op := range []string{"all_reduce", "alltoall"} {
+		t.Run(op, func(t *testing.T) {
+			var seen []int64
+			res, err := node.RunCollective(t.Context(), node.CollectiveSpec{Op: op, Ranks: ranks, Sizes: sizes, Warmup: 1, Iters: 2,
+				Check: true, Seed: 5, SliceBytes: 32768, ReleaseDelay: 5 * time.Millisecond},
+				func(r collective.Result) { seen = append(seen, r.Size) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != len(sizes) || len(seen) != len(sizes) {
+				t.Fatalf("%d results, %d progress calls, want %d", len(res), len(seen), len(sizes))
+			}
+			for i, r := range res {
+				t.Logf("%+v", r)
+				if r.Size != sizes[i] || r.Ranks != 4 || !r.Checked || r.Wrong != 0 || r.TimeUs <= 0 {
+					t.Errorf("size %d: %+v", sizes[i], r)
+				}
+				// Real units: busbw at most the 100G line rate (12.5 GB/s).
+				if r.BusBW <= 0 || r.BusBW > 12.5 {
+					t.Errorf("size %d: busbw %.3f GB/s outside (0, 12.5]", sizes[i], r.BusBW)
+				}
+			}
+		})
+	}
+}
+
+// TestEndpointFromTopology builds every host's endpoint config of the
+// laptop topology: its BE ports and NICs, the FE NIC left to the kernel.
+func TestEndpointFromTopology(t *testing.T) {
+	topo, err := topologies.Builtin("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := 0
+	for _, nd := range topo.Nodes {
+		c, err := node.EndpointFromTopology(nd, 100, 1, "/run/rocelab/t/"+nd.Name+".sock")
+		if nd.Kind != topologies.KindHost || nd.GPUs == 0 {
+			if err == nil {
+				t.Errorf("%s (%s): endpoint config without BE NICs", nd.Name, nd.Kind)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts++
+		if len(c.Ports) != nd.GPUs || len(c.NICs) != nd.GPUs {
+			t.Errorf("%s: %d ports, %d NICs for %d GPUs", nd.Name, len(c.Ports), len(c.NICs), nd.GPUs)
+		}
+		for i, nc := range c.NICs {
+			p := nd.Port(fmt.Sprintf("gpu%d", i))
+			if nc.Name != nd.Name+":"+p.Name || nc.IP != p.Addr.Addr().String() || c.Ports[i].IfName != p.IfName ||
+				c.Ports[i].PeerMAC != p.Peer.MAC.String() || c.Ports[i].Rate != p.Rate || c.Ports[i].Delay != p.Delay || nc.MTU != node.PayloadMTU(p.MTU) {
+				t.Errorf("%s NIC %d: %+v port %+v", nd.Name, i, nc, c.Ports[i])
+			}
+		}
+	}
+	if hosts == 0 {
+		t.Fatal("laptop topology has no host with GPUs")
+	}
+}

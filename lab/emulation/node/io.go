@@ -1,0 +1,63 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/afpacket"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+)
+
+// OpenIO opens an AF_PACKET socket on every port's interface (in
+// cfg.NetNS) and a Poller watching them.
+func OpenIO(cfg Config) (IO, error) {
+	var conns []*afpacket.Conn
+	closeAll := func() error {
+		var errs []error
+		for _, c := range conns {
+			errs = append(errs, c.Close())
+		}
+		return errors.Join(errs...)
+	}
+	io := IO{}
+	for _, pc := range cfg.Ports {
+		c, err := afpacket.Open(cfg.NetNS, pc.IfName, nil)
+		if err != nil {
+			closeAll()
+			return IO{}, fmt.Errorf("node %s: %w", cfg.Name, err)
+		}
+		conns = append(conns, c)
+		io.Ports = append(io.Ports, c)
+		var mac [6]byte
+		copy(mac[:], c.HardwareAddr())
+		io.MACs = append(io.MACs, mac)
+	}
+	poller, err := afpacket.NewPoller()
+	if err != nil {
+		closeAll()
+		return IO{}, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	for i, c := range conns {
+		if err := poller.Add(c, i); err != nil {
+			poller.Close()
+			closeAll()
+			return IO{}, fmt.Errorf("node %s: port %s: %w", cfg.Name, c.Interface(), err)
+		}
+	}
+	io.Waiter = pollWaiter{poller}
+	io.Close = func() error { return errors.Join(poller.Close(), closeAll()) }
+	return io, nil
+}
+
+// pollWaiter adapts an afpacket.Poller to emu.Waiter.
+type pollWaiter struct{ p *afpacket.Poller }
+
+var _ emu.Waiter = pollWaiter{}
+
+func (w pollWaiter) Wait(timeout time.Duration, ready []int) ([]int, error) {
+	ready, _, err := w.p.Wait(timeout, ready)
+	return ready, err
+}
+
+func (w pollWaiter) Wake() error { return w.p.Wake() }

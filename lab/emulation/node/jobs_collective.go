@@ -1,0 +1,431 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/collective"
+)
+
+// CollectiveRequest is POST /collective: this process's share of a
+// distributed collective. The CLI has already created and connected one QP
+// pair per pair of ranks that talk (ring neighbours, every pair for
+// all-to-all; one pair carries both directions), and lists here the local
+// end of each. The node registers every local rank's receive region and
+// answers with the job in state "setup" and the regions
+// (CollectiveStatus.Regions); POST /jobs/{id}/start hands it every rank's
+// region and starts it.
+type CollectiveRequest struct {
+	Op    string      `json:"op"` // all_reduce, all_gather, reduce_scatter, alltoall
+	Ranks int         `json:"ranks"`
+	Local []LocalRank `json:"local"`
+	Conns []CollConn  `json:"conns"`
+	// Sizes are nccl-tests sizes in bytes, run in order.
+	Sizes      []int64 `json:"sizes"`
+	Warmup     int     `json:"warmup"`
+	Iters      int     `json:"iters"`
+	Check      bool    `json:"check"`
+	Seed       uint64  `json:"seed,omitempty"`
+	Type       string  `json:"type,omitempty"` // float (default) or int32
+	SliceBytes int     `json:"slice_bytes,omitempty"`
+	Window     int     `json:"window,omitempty"`
+}
+
+// LocalRank is a rank this process runs, on one of its NICs.
+type LocalRank struct {
+	Rank int    `json:"rank"`
+	NIC  string `json:"nic"`
+}
+
+// CollConn is the local QP (by id) through which local rank Rank talks to
+// rank Peer.
+type CollConn struct {
+	Rank int `json:"rank"`
+	Peer int `json:"peer"`
+	QP   int `json:"qp"`
+}
+
+// CollectiveStart is POST /jobs/{id}/start: every rank's receive region.
+type CollectiveStart struct {
+	Regions map[int]BufferInfo `json:"regions"`
+}
+
+// CollectiveStatus is a collective job's progress.
+type CollectiveStatus struct {
+	Op    string  `json:"op"`
+	Sizes []int64 `json:"sizes"`
+	// Results holds one per-process result per finished size (see
+	// collective.Combine).
+	Results []collective.Result `json:"results"`
+	// Regions are the local ranks' receive regions.
+	Regions map[int]BufferInfo `json:"regions"`
+	// Reached counts the barriers this process reached, Released those
+	// released: it waits at barrier Released while Reached > Released.
+	Reached  int `json:"reached"`
+	Released int `json:"released"`
+}
+
+type collJob struct {
+	ep      *epState
+	j       *job
+	req     CollectiveRequest
+	op      collective.Op
+	comm    *collective.Comm
+	ranks   map[int]*collRank // local ranks
+	conns   map[[2]int]*collConn
+	results []collective.Result
+	waiting func()
+	reached int
+	rel     int
+	regions map[int]BufferInfo
+}
+
+type collRank struct {
+	nic     int
+	mr      *endpoint.MR // fixed receive memory, the largest region
+	null    *endpoint.MR // payload-free source
+	region  []byte       // the engine's current region, nil in payload-free mode
+	size    int
+	arrived collective.ArrivalFunc
+}
+
+// collConn is local rank from's QP toward peer to (both directions of the
+// pair are served by it: sends to to, arrivals from to).
+type collConn struct {
+	c        *collJob
+	from, to int
+	q        *epQP
+	remote   BufferInfo
+	nextID   uint64
+	pending  map[uint64]pendingWrite
+	announce bool
+	off      uint32
+	inWrite  bool
+}
+
+type pendingWrite struct {
+	mr   *endpoint.MR
+	done func(error)
+}
+
+// recvDepth is the receive WRs each collective QP keeps posted (two per
+// write).
+const recvDepth = 256
+
+func (ep *epState) setupCollective(r *http.Request) (any, error) {
+	var req CollectiveRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	op, err := collective.ParseOp(req.Op)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if len(req.Sizes) == 0 || req.Iters < 1 || req.Warmup < 0 {
+		return nil, badRequest("want sizes, iters >= 1 and warmup >= 0")
+	}
+	if len(req.Local) == 0 {
+		return nil, badRequest("no local ranks")
+	}
+	var maxRegion int64
+	for _, s := range req.Sizes {
+		lay, err := collective.NewLayout(op, req.Ranks, s)
+		if err != nil {
+			return nil, badRequest("%v", err)
+		}
+		maxRegion = max(maxRegion, lay.RegionBytes())
+	}
+	if maxRegion > maxBuffer {
+		return nil, badRequest("a %d-byte receive region is too large", maxRegion)
+	}
+	nics := map[int]int{}
+	for _, lr := range req.Local {
+		i, err := ep.nicIndex(lr.NIC)
+		if err != nil {
+			return nil, err
+		}
+		if lr.Rank < 0 || lr.Rank >= req.Ranks {
+			return nil, badRequest("rank %d outside 0..%d", lr.Rank, req.Ranks-1)
+		}
+		nics[lr.Rank] = i
+	}
+	var ids []int
+	for _, c := range req.Conns {
+		ids = append(ids, c.QP)
+	}
+	var out JobStatus
+	err = ep.do(context.WithoutCancel(r.Context()), func() error {
+		j, err := ep.addJob("collective", ids)
+		if err != nil {
+			return err
+		}
+		cj := &collJob{ep: ep, j: j, req: req, op: op, ranks: map[int]*collRank{}, conns: map[[2]int]*collConn{}, regions: map[int]BufferInfo{}}
+		j.coll, j.state = cj, JobSetup
+		fail := func(err error) error {
+			ep.end(j, err)
+			return badRequest("%v", err)
+		}
+		for _, lr := range req.Local {
+			i := nics[lr.Rank]
+			rk := &collRank{nic: i}
+			if rk.mr, err = ep.pds[i].RegMR(make([]byte, max(maxRegion, 1)), endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite); err != nil {
+				return fail(err)
+			}
+			if rk.null, err = ep.pds[i].RegMRLen(math.MaxUint32, 0); err != nil {
+				return fail(err)
+			}
+			cj.ranks[lr.Rank] = rk
+			cj.regions[lr.Rank] = BufferInfo{Addr: rk.mr.Addr, RKey: rk.mr.RKey, Len: maxRegion}
+		}
+		for k, c := range req.Conns {
+			rk := cj.ranks[c.Rank]
+			q := j.qps[k]
+			switch {
+			case rk == nil:
+				return fail(fmt.Errorf("conn %d: rank %d is not local", k, c.Rank))
+			case q.nic != rk.nic:
+				return fail(fmt.Errorf("conn %d: qp %d is not on rank %d's NIC", k, q.id, c.Rank))
+			case q.qp.State() != endpoint.StateRTS:
+				return fail(fmt.Errorf("conn %d: qp %d is %v, not connected", k, q.id, q.qp.State()))
+			}
+			cc := &collConn{c: cj, from: c.Rank, to: c.Peer, q: q, pending: map[uint64]pendingWrite{}}
+			q.onWC = cc.completion
+			for range recvDepth {
+				if err := q.qp.PostRecv(endpoint.RecvWR{}); err != nil {
+					return fail(err)
+				}
+			}
+			cj.conns[[2]int{c.Rank, c.Peer}] = cc
+		}
+		ep.bump()
+		out = ep.status(j)
+		return nil
+	})
+	return out, err
+}
+
+func (ep *epState) startCollective(r *http.Request) (any, error) {
+	var req CollectiveStart
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	return ep.jobCall(r, func(j *job) error {
+		c := j.coll
+		if c == nil || j.state != JobSetup {
+			return &httpError{http.StatusConflict, fmt.Errorf("job %d is not a collective in setup", j.id)}
+		}
+		for k, cc := range c.conns {
+			reg, ok := req.Regions[k[1]]
+			if !ok {
+				return badRequest("no region for rank %d", k[1])
+			}
+			cc.remote = reg
+		}
+		typ := collective.Float32
+		switch c.req.Type {
+		case "", "float":
+		case "int32":
+			typ = collective.Int32
+		default:
+			return badRequest("type %q: want float or int32", c.req.Type)
+		}
+		var local []int
+		for rank := range c.ranks {
+			local = append(local, rank)
+		}
+		comm, err := collective.New(c.ep.n.loop, c, collective.Config{
+			Ranks: c.req.Ranks, Type: typ, SliceBytes: c.req.SliceBytes, Window: c.req.Window,
+			Check: c.req.Check, Seed: c.req.Seed, Local: sortedInts(local), Barrier: c.barrier,
+		})
+		if err != nil {
+			return badRequest("%v", err)
+		}
+		c.comm = comm
+		j.state = JobRunning
+		c.ep.bump()
+		c.next(0)
+		return nil
+	})
+}
+
+func sortedInts(s []int) []int {
+	m := map[int]bool{}
+	for _, v := range s {
+		m[v] = true
+	}
+	return sortedKeys(m)
+}
+
+// next runs size i.
+func (c *collJob) next(i int) {
+	if c.j.finished() {
+		return
+	}
+	if i == len(c.req.Sizes) {
+		c.ep.end(c.j, nil)
+		return
+	}
+	c.comm.Run(c.op, c.req.Sizes[i], c.req.Warmup, c.req.Iters, func(res collective.Result, err error) {
+		if err != nil {
+			c.ep.end(c.j, fmt.Errorf("size %d: %w", c.req.Sizes[i], err))
+			return
+		}
+		c.results = append(c.results, res)
+		c.ep.bump()
+		c.next(i + 1)
+	})
+}
+
+func (c *collJob) barrier(_ int, release func()) {
+	c.reached++
+	c.waiting = release
+	c.ep.bump()
+}
+
+// release releases barrier seq at fabric time at.
+func (c *collJob) release(seq int, at clock.Time) error {
+	if seq != c.rel || c.reached <= seq || c.waiting == nil {
+		return &httpError{http.StatusConflict, fmt.Errorf("barrier %d: reached %d, released %d", seq, c.reached, c.rel)}
+	}
+	f := c.waiting
+	c.waiting = nil
+	c.rel++
+	c.ep.n.loop.At(at, func() {
+		if !c.j.finished() {
+			f()
+		}
+	})
+	return nil
+}
+
+// free deregisters the ranks' memory once the job ended.
+func (c *collJob) free() {
+	for _, rk := range c.ranks {
+		if rk.mr != nil {
+			rk.mr.Dereg()
+		}
+		if rk.null != nil {
+			rk.null.Dereg()
+		}
+		rk.region, rk.arrived = nil, nil
+	}
+}
+
+func (c *collJob) abort() {
+	c.ep.end(c.j, errors.New("stopped"))
+}
+
+func (c *collJob) status() CollectiveStatus {
+	return CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
+		Regions: c.regions, Reached: c.reached, Released: c.rel}
+}
+
+// Listen implements collective.Transport for a local rank: arrivals land in
+// the rank's fixed registered memory and are copied into region.
+func (c *collJob) Listen(rank int, region []byte, size int, arrived collective.ArrivalFunc) {
+	rk := c.ranks[rank]
+	if rk == nil {
+		return
+	}
+	rk.region, rk.size, rk.arrived = region, size, arrived
+}
+
+// Write implements collective.Transport, as rdmacomm does it: an offset
+// announcement (a zero-length RDMA WRITE WITH IMMEDIATE carrying the
+// offset) then the data (RDMA WRITE WITH IMMEDIATE carrying the engine's
+// immediate), on the QP from→to; done runs on the data's completion.
+func (c *collJob) Write(w collective.Write, done func(error)) error {
+	cc := c.conns[[2]int{w.From, w.To}]
+	if cc == nil {
+		return fmt.Errorf("collective: no QP from rank %d to rank %d", w.From, w.To)
+	}
+	if w.Len < 0 || w.Off < 0 || int64(w.Off+w.Len) > cc.remote.Len || w.Off > math.MaxUint32 {
+		return fmt.Errorf("collective: write [%d,+%d) outside rank %d's %d-byte region", w.Off, w.Len, w.To, cc.remote.Len)
+	}
+	rk := c.ranks[w.From]
+	src, reg := rk.null, (*endpoint.MR)(nil)
+	if w.Src != nil && w.Len > 0 {
+		mr, err := c.ep.pds[rk.nic].RegMR(w.Src[:w.Len], 0)
+		if err != nil {
+			return fmt.Errorf("collective: register source: %w", err)
+		}
+		src, reg = mr, mr
+	}
+	cc.nextID++
+	id := cc.nextID
+	cc.pending[id] = pendingWrite{mr: reg, done: done}
+	cc.inWrite = true
+	defer func() { cc.inWrite = false }()
+	qp := cc.q.qp
+	err := qp.PostSend(endpoint.SendWR{WRID: id << 1, Opcode: endpoint.WRWriteImm, RemoteAddr: cc.remote.Addr, RKey: cc.remote.RKey, Imm: uint32(w.Off)})
+	if err == nil {
+		err = qp.PostSend(endpoint.SendWR{WRID: id<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
+			Local:      endpoint.SGE{Addr: src.Addr, Length: uint32(w.Len), LKey: src.LKey},
+			RemoteAddr: cc.remote.Addr + uint64(w.Off), RKey: cc.remote.RKey, Imm: w.Imm})
+	}
+	if err != nil {
+		delete(cc.pending, id)
+		if reg != nil {
+			reg.Dereg()
+		}
+		return fmt.Errorf("collective: post write %d→%d: %w", w.From, w.To, err)
+	}
+	return nil
+}
+
+// completion handles the QP's completions: receives (announcements and
+// data from the peer) and the writer's own.
+func (cc *collConn) completion(wc endpoint.WC) {
+	if cc.inWrite {
+		cc.c.ep.n.loop.AfterFunc(0, func() { cc.completion(wc) })
+		return
+	}
+	if wc.Opcode == endpoint.WCRecvWriteImm || wc.Opcode == endpoint.WCRecv {
+		cc.received(wc)
+		return
+	}
+	id := wc.WRID >> 1
+	pw, ok := cc.pending[id]
+	if !ok {
+		return
+	}
+	var err error
+	if wc.Status != endpoint.StatusSuccess {
+		err = fmt.Errorf("rank %d→%d: %v", cc.from, cc.to, wc.Status)
+		if wc.Err != nil {
+			err = fmt.Errorf("%w: %v", err, wc.Err)
+		}
+	} else if wc.WRID&1 == 0 {
+		return // a successful announcement
+	}
+	delete(cc.pending, id)
+	if pw.mr != nil {
+		pw.mr.Dereg()
+	}
+	pw.done(err)
+}
+
+func (cc *collConn) received(wc endpoint.WC) {
+	if wc.Status != endpoint.StatusSuccess {
+		return // flushed: the writer's completion reports the failure
+	}
+	_ = cc.q.qp.PostRecv(endpoint.RecvWR{})
+	if !cc.announce {
+		cc.announce, cc.off = true, wc.Imm
+		return
+	}
+	cc.announce = false
+	rk := cc.c.ranks[cc.from]
+	off, n := int(cc.off), int(wc.ByteLen)
+	if rk.region != nil && off >= 0 && off+n <= len(rk.region) && off+n <= len(rk.mr.Buf) {
+		copy(rk.region[off:off+n], rk.mr.Buf[off:off+n])
+	}
+	if rk.arrived != nil {
+		rk.arrived(cc.to, off, n, wc.Imm)
+	}
+}

@@ -1,0 +1,475 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
+)
+
+// PerfRequest is POST /perf: a perftest-like job on connected local QPs.
+// Both ends of a test run one: the client drives the operations, the
+// server posts receives (SEND), answers pings (latency tests) and, when
+// stopped (POST /jobs/{id}/stop), checks the data that arrived. The QPs
+// are paired by position with the peer's job, and QP i's buffer holds
+// pattern (Seed, i) — written by the client before a WRITE or SEND, by
+// the server before a READ — so each side can check what it received.
+// The fields mirror simlab.PerfSpec where they overlap.
+type PerfRequest struct {
+	Role string `json:"role"` // client or server
+	QPs  []int  `json:"qps"`
+	Op   string `json:"op"` // write (default), read or send
+	// Latency runs the _lat test: one message in flight, ping-pong for
+	// WRITE (with immediate) and SEND.
+	Latency bool `json:"latency,omitempty"`
+	// Size is the message size (default 65536); every QP's buffer (and
+	// the peer's) must hold it.
+	Size int `json:"size,omitempty"`
+	// Iterations per QP (default 1000 unless Duration is set).
+	Iterations int `json:"iterations,omitempty"`
+	// Duration, if > 0, posts messages for this long (fabric time).
+	Duration clock.Duration `json:"duration_ps,omitempty"`
+	// TxDepth is the messages each QP keeps posted (default 128).
+	TxDepth int    `json:"tx_depth,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
+}
+
+// LatencyStats are a _lat test's latencies, like ib_write_lat prints
+// them: one way for WRITE and SEND (half the round trip), the round trip
+// for READ.
+type LatencyStats struct {
+	Min     clock.Duration `json:"min_ps"`
+	Typical clock.Duration `json:"typical_ps"` // median
+	Avg     clock.Duration `json:"avg_ps"`
+	Max     clock.Duration `json:"max_ps"`
+	P99     clock.Duration `json:"p99_ps"`
+	P999    clock.Duration `json:"p999_ps"`
+}
+
+// PerfResult is a perf job's progress and result, in real units.
+type PerfResult struct {
+	Role       string `json:"role"`
+	Op         string `json:"op"`
+	Latency    bool   `json:"latency"`
+	Size       int    `json:"size"`
+	QPs        int    `json:"qps"`
+	Iterations int    `json:"iterations"` // per QP; 0 with a duration
+	// Messages and Bytes completed (client) or received (server).
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+	// Start is the first post, End the last completion (client).
+	Start    clock.Time     `json:"start_ps"`
+	End      clock.Time     `json:"end_ps"`
+	Duration clock.Duration `json:"duration_ps"`
+	// BWAvg and BWPeak are goodput in Gb/s (BWPeak: the best tenth of
+	// the run; with a lagging loop it overstates), MsgRate in Mpps.
+	BWAvg   float64       `json:"bw_avg_gbps"`
+	BWPeak  float64       `json:"bw_peak_gbps"`
+	MsgRate float64       `json:"msg_rate_mpps"`
+	Lat     *LatencyStats `json:"latency_stats,omitempty"`
+	// Progress in [0, 1].
+	Progress float64 `json:"progress"`
+	// Checked says the data this side received was checked; WrongBytes
+	// counts the bytes that differed from the pattern.
+	Checked    bool  `json:"checked"`
+	WrongBytes int64 `json:"wrong_bytes"`
+}
+
+type perfJob struct {
+	ep       *epState
+	j        *job
+	req      PerfRequest
+	client   bool
+	wr       endpoint.WROpcode
+	qps      []*perfQP
+	left     int
+	start    clock.Time
+	end      clock.Time
+	deadline clock.Time
+	msgs     int64
+	done     []clock.Time // completion times (client, bandwidth), capped
+	lats     []clock.Duration
+	checked  bool
+	wrong    int64
+	stopped  bool
+}
+
+type perfQP struct {
+	p        *perfJob
+	q        *epQP
+	idx      int
+	posted   int
+	done     int
+	sent     clock.Time
+	finished bool
+}
+
+// maxSamples caps the completion times and latencies a job keeps.
+const maxSamples = 1 << 20
+
+func (ep *epState) startPerf(r *http.Request) (any, error) {
+	var req PerfRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Op == "" {
+		req.Op = "write"
+	}
+	if req.Size <= 0 {
+		req.Size = 65536
+	}
+	if req.Iterations <= 0 && req.Duration <= 0 {
+		req.Iterations = 1000
+	}
+	if req.Duration > 0 {
+		req.Iterations = 0
+	}
+	if req.TxDepth <= 0 {
+		req.TxDepth = 128
+	}
+	if req.Latency {
+		req.TxDepth = 1
+	}
+	p := &perfJob{ep: ep, req: req}
+	switch req.Role {
+	case "client":
+		p.client = true
+	case "server":
+	default:
+		return nil, badRequest("role %q: want client or server", req.Role)
+	}
+	switch req.Op {
+	case "write":
+		p.wr = endpoint.WRWrite
+		if req.Latency {
+			p.wr = endpoint.WRWriteImm // the peer learns of the WRITE from its completion
+		}
+	case "read":
+		p.wr = endpoint.WRRead
+	case "send":
+		p.wr = endpoint.WRSend
+	default:
+		return nil, badRequest("op %q: want write, read or send", req.Op)
+	}
+	if len(req.QPs) == 0 {
+		return nil, badRequest("no qps")
+	}
+	var out JobStatus
+	err := ep.do(r.Context(), func() error {
+		j, err := ep.addJob("perf", req.QPs)
+		if err != nil {
+			ep.nextJb--
+			return err
+		}
+		p.j, j.perf = j, p
+		if err := p.begin(); err != nil {
+			delete(ep.jobs, j.id)
+			for _, q := range j.qps {
+				q.busy, q.onWC = 0, nil
+			}
+			return badRequest("%v", err)
+		}
+		ep.bump()
+		out = ep.status(j)
+		return nil
+	})
+	return out, err
+}
+
+// begin checks the QPs, fills the buffers and starts (loop goroutine).
+func (p *perfJob) begin() error {
+	req := p.req
+	for i, q := range p.j.qps {
+		if q.qp.State() != endpoint.StateRTS {
+			return fmt.Errorf("qp %d is %v, not connected", q.id, q.qp.State())
+		}
+		if int64(len(q.buf)) < int64(req.Size) {
+			return fmt.Errorf("qp %d: buffer of %d bytes for %d-byte messages", q.id, len(q.buf), req.Size)
+		}
+		needRemote := p.client && req.Op != "send" || !p.client && req.Latency && req.Op == "write"
+		if needRemote && q.remote.Len < int64(req.Size) {
+			return fmt.Errorf("qp %d: peer buffer of %d bytes for %d-byte messages", q.id, q.remote.Len, req.Size)
+		}
+		pq := &perfQP{p: p, q: q, idx: i}
+		p.qps = append(p.qps, pq)
+		if p.client != (req.Op == "read") {
+			fillPattern(q.buf[:req.Size], req.Seed, i)
+		} else {
+			clear(q.buf[:req.Size])
+		}
+		if p.client {
+			q.onWC = pq.clientWC
+		} else {
+			q.onWC = pq.serverWC
+		}
+	}
+	p.left = len(p.qps)
+	p.start = p.ep.n.loop.Now()
+	if req.Duration > 0 {
+		p.deadline = p.start.Add(req.Duration)
+	}
+	for _, pq := range p.qps {
+		// Receives: SEND needs them at the server, ping-pong at both ends.
+		recvs := 0
+		switch {
+		case req.Latency && req.Op != "read":
+			recvs = 2
+		case !p.client && req.Op == "send":
+			recvs = req.TxDepth + 1
+		}
+		for range recvs {
+			if err := pq.recv(); err != nil {
+				return err
+			}
+		}
+		if p.client {
+			for pq.more() && pq.posted < req.TxDepth {
+				if err := pq.post(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (pq *perfQP) recv() error {
+	q := pq.q
+	return q.qp.PostRecv(endpoint.RecvWR{Local: endpoint.SGE{Addr: q.mr.Addr, Length: uint32(pq.p.req.Size), LKey: q.mr.LKey}})
+}
+
+// more reports whether the client may post another message.
+func (pq *perfQP) more() bool {
+	p := pq.p
+	if p.stopped {
+		return false
+	}
+	if p.req.Duration > 0 {
+		return p.ep.n.loop.Now() < p.deadline
+	}
+	return pq.posted < p.req.Iterations
+}
+
+func (pq *perfQP) post() error {
+	p, q := pq.p, pq.q
+	pq.posted++
+	pq.sent = p.ep.n.loop.Now()
+	return q.qp.PostSend(endpoint.SendWR{Opcode: p.wr, Signaled: true,
+		Local:      endpoint.SGE{Addr: q.mr.Addr, Length: uint32(p.req.Size), LKey: q.mr.LKey},
+		RemoteAddr: q.remote.Addr, RKey: q.remote.RKey})
+}
+
+func (pq *perfQP) failed(wc endpoint.WC) bool {
+	if wc.Status == endpoint.StatusSuccess {
+		return false
+	}
+	err := fmt.Errorf("qp %d: %v completion: %v", pq.q.id, wc.Opcode, wc.Status)
+	if wc.Err != nil {
+		err = fmt.Errorf("%w: %v", err, wc.Err)
+	}
+	pq.p.ep.end(pq.p.j, err)
+	return true
+}
+
+func (pq *perfQP) clientWC(wc endpoint.WC) {
+	p := pq.p
+	if pq.failed(wc) {
+		return
+	}
+	now := p.ep.n.loop.Now()
+	isRecv := wc.Opcode == endpoint.WCRecv || wc.Opcode == endpoint.WCRecvWriteImm
+	switch {
+	case p.req.Latency && p.req.Op != "read" && !isRecv:
+		return // the send side of a ping; its pong completes the message
+	case p.req.Latency && p.req.Op != "read":
+		p.lat(now.Sub(pq.sent) / 2)
+		if err := pq.recv(); err != nil {
+			p.ep.end(p.j, err)
+			return
+		}
+	case p.req.Latency:
+		p.lat(now.Sub(pq.sent))
+	}
+	pq.done++
+	p.msgs++
+	if len(p.done) < maxSamples {
+		p.done = append(p.done, now)
+	}
+	if pq.more() {
+		if err := pq.post(); err != nil {
+			p.ep.end(p.j, err)
+		}
+		return
+	}
+	if pq.done == pq.posted && !pq.finished {
+		pq.finished = true
+		p.left--
+		if p.left == 0 {
+			p.finish(now)
+		}
+	}
+}
+
+func (p *perfJob) lat(d clock.Duration) {
+	if len(p.lats) < maxSamples {
+		p.lats = append(p.lats, d)
+	}
+}
+
+func (p *perfJob) finish(now clock.Time) {
+	p.end = now
+	if p.req.Op == "read" {
+		p.check()
+	}
+	p.ep.end(p.j, nil)
+}
+
+func (pq *perfQP) serverWC(wc endpoint.WC) {
+	p := pq.p
+	if pq.failed(wc) {
+		return
+	}
+	if wc.Opcode != endpoint.WCRecv && wc.Opcode != endpoint.WCRecvWriteImm {
+		return // a pong's own completion
+	}
+	p.msgs++
+	if err := pq.recv(); err != nil {
+		p.ep.end(p.j, err)
+		return
+	}
+	if p.req.Latency {
+		if err := pq.post(); err != nil { // the pong
+			p.ep.end(p.j, err)
+		}
+	}
+}
+
+// check compares the received buffers with the pattern.
+func (p *perfJob) check() {
+	p.checked, p.wrong = true, 0
+	want := make([]byte, p.req.Size)
+	for i, pq := range p.qps {
+		fillPattern(want, p.req.Seed, i)
+		for k, b := range pq.q.buf[:p.req.Size] {
+			if b != want[k] {
+				p.wrong++
+			}
+		}
+	}
+}
+
+// stop ends a server job (checking what a WRITE or SEND delivered) or
+// aborts a running client job.
+func (p *perfJob) stop() {
+	if p.j.finished() {
+		return
+	}
+	p.stopped = true
+	p.end = p.ep.n.loop.Now()
+	if p.client {
+		p.ep.end(p.j, errors.New("stopped"))
+		return
+	}
+	if p.req.Op != "read" {
+		p.check()
+	}
+	p.ep.end(p.j, nil)
+}
+
+func (p *perfJob) result() PerfResult {
+	req := p.req
+	r := PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
+		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
+	if !p.client {
+		for _, pq := range p.qps {
+			st := pq.q.qp.Stats()
+			r.Bytes += st.RxDataBytes
+		}
+	} else {
+		r.Bytes = p.msgs * int64(req.Size)
+	}
+	now := p.ep.n.loop.Now()
+	switch {
+	case p.j.finished():
+		r.Progress = 1
+	case req.Duration > 0:
+		r.Progress = min(1, float64(now.Sub(p.start))/float64(req.Duration))
+	case req.Iterations > 0 && len(p.qps) > 0 && p.client:
+		r.Progress = float64(p.msgs) / float64(req.Iterations*len(p.qps))
+	}
+	end := p.end
+	if !p.j.finished() {
+		end = now
+	}
+	r.Duration = end.Sub(p.start)
+	if s := r.Duration.Seconds(); s > 0 && p.client {
+		r.BWAvg = float64(r.Bytes) * 8 / s / 1e9
+		r.MsgRate = float64(p.msgs) / s / 1e6
+		r.BWPeak = max(p.peak(), r.BWAvg)
+	}
+	if len(p.lats) > 0 {
+		l := slices.Clone(p.lats)
+		slices.Sort(l)
+		var sum clock.Duration
+		for _, d := range l {
+			sum += d
+		}
+		q := func(f float64) clock.Duration { return l[min(len(l)-1, int(f*float64(len(l))))] }
+		r.Lat = &LatencyStats{Min: l[0], Typical: l[len(l)/2], Avg: sum / clock.Duration(len(l)), Max: l[len(l)-1], P99: q(0.99), P999: q(0.999)}
+	}
+	return r
+}
+
+// peak is the best goodput, in Gb/s, over windows (t_i, t_j] of the
+// completions that span at least a tenth of the run. Completions are
+// stamped with the fabric time of the loop turn that delivered them, so
+// when the loop falls behind they arrive in bunches and the peak
+// overstates the fabric's; the average does not (its end can only be
+// late).
+func (p *perfJob) peak() float64 {
+	d := p.done
+	n := len(d)
+	if n < 2 {
+		return 0
+	}
+	span := d[n-1].Sub(p.start) / 10
+	best := 0.0
+	j := 0
+	for i := range n {
+		if i+1 < n && d[i+1] == d[i] {
+			continue // start windows after the last of a bunch
+		}
+		for j < n && d[j].Sub(d[i]) < span {
+			j++
+		}
+		for j+1 < n && d[j+1] == d[j] {
+			j++
+		}
+		if j >= n {
+			break
+		}
+		if dt := d[j].Sub(d[i]).Seconds(); dt > 0 {
+			best = max(best, float64(j-i)*float64(p.req.Size)*8/dt/1e9)
+		}
+	}
+	return best
+}
+
+// fillPattern fills b with the bytes of pattern (seed, idx): a SplitMix64
+// stream, never all zero.
+func fillPattern(b []byte, seed uint64, idx int) {
+	x := seed*0x9E3779B97F4A7C15 + uint64(idx)*0xBF58476D1CE4E5B9 + 1
+	for i := 0; i < len(b); i += 8 {
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		z ^= z >> 31
+		for k := 0; k < 8 && i+k < len(b); k++ {
+			b[i+k] = byte(z >> (8 * k))
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+)
+
+// IO is a node's frame I/O: one PortIO per Config.Ports entry, the Waiter
+// that watches them, and how to release them. OpenIO opens AF_PACKET
+// sockets; tests use emu.MemPorts.
+type IO struct {
+	Ports  []emu.PortIO
+	Waiter emu.Waiter
+	// MACs are the interfaces' own addresses, used where Config leaves
+	// a port's MAC empty (may be nil).
+	MACs  [][6]byte
+	Close func() error
+}
+
+// Node is one running switch node: the model, its loop and its API.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	loop    *emu.Loop
+	sw      *switchmodel.Switch
+	srcs    []telemetry.Source
+	started time.Time
+	caps    map[int]*capture // by port; loop goroutine only
+	ep      *epState         // endpoint nodes only
+	fx      *faultSet        // the fault chains on every port's egress
+}
+
+// New builds a node from cfg over io (io is not closed by the node).
+func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	if len(io.Ports) != len(cfg.Ports) {
+		return nil, fmt.Errorf("node %s: %d port I/Os for %d ports", cfg.Name, len(io.Ports), len(cfg.Ports))
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Kind == KindEndpoint {
+		return newEndpoint(cfg, io, log)
+	}
+	ports := emuPorts(cfg, io)
+	var specs []switchmodel.PortSpec
+	for _, pc := range cfg.Ports {
+		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
+	}
+	loop, err := emu.New(emu.Options{
+		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Recycle: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	sw, err := switchmodel.New(switchmodel.Options{
+		Name:   cfg.Name,
+		Config: *cfg.Switch,
+		Sched:  loop,
+		Rand:   loop.Rand("switch/" + cfg.Name),
+		Ports:  specs,
+		MarkCE: emu.MarkCE,
+		DecTTL: emu.DecTTL,
+		Trim:   emu.Trim,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	n := &Node{cfg: cfg, log: log, loop: loop, sw: sw, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop)
+	for i := range cfg.Ports {
+		// Model → fault chain (empty: pass-through) → loop.
+		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
+	}
+	if err := fabric.Install(sw, cfg.Routes); err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	n.srcs = []telemetry.Source{sw, n.fx}
+	return n, nil
+}
+
+// Loop returns the node's loop (for in-process use and tests).
+func (n *Node) Loop() *emu.Loop { return n.loop }
+
+// Switch returns the node's switch model; touch it only on the loop
+// goroutine (Loop().Do).
+func (n *Node) Switch() *switchmodel.Switch { return n.sw }
+
+// Run serves the API on cfg.Socket and drives the model until ctx ends or
+// a client posts /shutdown, then stops the loop, closes open captures and
+// removes the socket.
+func (n *Node) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ln, err := listen(n.cfg.Socket)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", n.cfg.Name, err)
+	}
+	defer os.Remove(n.cfg.Socket)
+	n.started = time.Now()
+	srv := &http.Server{Handler: n.handler(cancel), ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	n.log.Info("node running", "name", n.cfg.Name, "kind", n.cfg.Kind, "ports", len(n.cfg.Ports), "scale", n.cfg.Scale, "socket", n.cfg.Socket)
+
+	runErr := n.loop.Run(ctx)
+	cancel()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	shutErr := srv.Shutdown(sctx)
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		shutErr = errors.Join(shutErr, err)
+	}
+	// The loop has stopped: its state is ours now.
+	for i, c := range n.caps {
+		c.close()
+		delete(n.caps, i)
+	}
+	n.log.Info("node stopped", "name", n.cfg.Name)
+	if runErr != nil {
+		return fmt.Errorf("node %s: %w", n.cfg.Name, runErr)
+	}
+	if shutErr != nil {
+		return fmt.Errorf("node %s: api: %w", n.cfg.Name, shutErr)
+	}
+	return nil
+}
+
+// listen opens the API socket, readable and writable by its owner only
+// (root), replacing a stale socket file.
+func listen(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("api socket: %w", err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("api socket: %w", err)
+	}
+	return ln, nil
+}
+
+// Main opens the node's AF_PACKET ports, runs the node until ctx ends
+// (the command wires SIGTERM to it) and releases everything.
+func Main(ctx context.Context, cfg Config, log *slog.Logger) (err error) {
+	io, err := OpenIO(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, io.Close()) }()
+	n, err := New(cfg, io, log)
+	if err != nil {
+		return err
+	}
+	return n.Run(ctx)
+}
+
+// emuPorts builds the loop's ports from a node's port configuration and
+// its I/O: a MAC from the configuration, else the interface's own.
+func emuPorts(cfg Config, io IO) []emu.Port {
+	var ports []emu.Port
+	for i, pc := range cfg.Ports {
+		p := emu.Port{Name: pc.IfName, IO: io.Ports[i], Delay: pc.Delay}
+		if pc.MAC != "" {
+			p.MAC, _ = parseMAC(pc.MAC)
+		} else if i < len(io.MACs) {
+			p.MAC = io.MACs[i]
+		}
+		p.PeerMAC, _ = parseMAC(pc.PeerMAC)
+		ports = append(ports, p)
+	}
+	return ports
+}

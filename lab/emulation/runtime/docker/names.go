@@ -1,0 +1,37 @@
+package docker
+
+import (
+	"fmt"
+	"hash/fnv"
+	"regexp"
+
+	"github.com/rocelab/rocelab/lab/emulation/state"
+)
+
+// Labels every container of a lab carries, and the node image.
+const (
+	LabelLab   = "dev.rocelab.lab"
+	LabelNode  = "dev.rocelab.node"
+	LabelImage = "dev.rocelab.image" // on the node image: its content hash
+)
+
+// maxName is the longest container name ContainerName returns.
+const maxName = 64
+
+// dockerNameRE is what the Docker engine accepts as a container name.
+var dockerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+
+// ContainerName is the name of the container of node in lab:
+// "rl-<lab>-<node>", or "rl-<lab>-h<hash>" when that is longer than 64
+// characters or not a valid container name.
+func ContainerName(lab, node string) string {
+	n := state.NetnsPrefix + lab + "-" + node
+	if len(n) <= maxName && dockerNameRE.MatchString(n) {
+		return n
+	}
+	h := fnv.New64a()
+	h.Write([]byte(lab))
+	h.Write([]byte{0})
+	h.Write([]byte(node))
+	return fmt.Sprintf("%s%s-h%012x", state.NetnsPrefix, lab, h.Sum64()&(1<<48-1))
+}

@@ -1,0 +1,268 @@
+// Package stats turns node telemetry into the tables of `rocelab stats`:
+// per switch port, per switch queue, per NIC and per QP, with rates
+// computed from two snapshots.
+//
+// Rates are in real (fabric) units: Δbytes over Δfabric time, the node's
+// emu_fabric_time_seconds sample, which runs k times slower than the wall
+// clock under time dilation. With one snapshot, rates are averages since
+// the node started.
+package stats
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+)
+
+// Snapshot is one node's telemetry at one moment.
+type Snapshot struct {
+	Node    string
+	Samples []telemetry.Sample
+}
+
+// FabricTime is the snapshot's fabric time in seconds (0 if unknown).
+func (s Snapshot) FabricTime() float64 {
+	return telemetry.Sum(s.Samples, "emu_fabric_time_seconds")
+}
+
+// Port is one switch port.
+type Port struct {
+	Node   string `json:"node"`
+	Port   string `json:"port"`
+	IfName string `json:"ifname,omitempty"`
+	// RxBps and TxBps are bits per second of fabric time.
+	RxBps float64 `json:"rx_bps"`
+	TxBps float64 `json:"tx_bps"`
+	// Depth is the bytes queued on the port's egress queues now; Peak the
+	// largest queue peak.
+	Depth float64 `json:"depth_bytes"`
+	Peak  float64 `json:"peak_bytes"`
+	ECN   float64 `json:"ecn_marked"`
+	// PFCTx and PFCRx are PFC frames sent and received.
+	PFCTx float64 `json:"pfc_tx"`
+	PFCRx float64 `json:"pfc_rx"`
+	// Paused is the egress queues' paused time (fabric seconds).
+	Paused float64 `json:"paused_seconds"`
+	Drops  float64 `json:"drops"`
+}
+
+// Queue is one egress queue (port, traffic class) that saw traffic.
+type Queue struct {
+	Node   string  `json:"node"`
+	Port   string  `json:"port"`
+	TC     string  `json:"tc"`
+	TxBps  float64 `json:"tx_bps"`
+	Depth  float64 `json:"depth_bytes"`
+	Peak   float64 `json:"peak_bytes"`
+	ECN    float64 `json:"ecn_marked"`
+	PFCRx  float64 `json:"pfc_rx"`
+	Paused float64 `json:"paused_seconds"`
+	// PFCTx are the XOFF frames the port's ingress priority group of the
+	// same class sent upstream.
+	PFCTx float64 `json:"pfc_tx"`
+	// Drops by reason.
+	Drops map[string]float64 `json:"drops,omitempty"`
+}
+
+// NIC is one endpoint NIC (nic_* samples).
+type NIC struct {
+	Node    string  `json:"node"`
+	TxBps   float64 `json:"tx_bps"`
+	RxBps   float64 `json:"rx_bps"`
+	CNPs    float64 `json:"cnp_rx"`
+	PFCRx   float64 `json:"pfc_rx"`
+	Paused  float64 `json:"paused_seconds"`
+	BadICRC float64 `json:"bad_icrc"`
+}
+
+// QP is one queue pair (qp_* samples).
+type QP struct {
+	Node        string  `json:"node"`
+	QP          string  `json:"qp"`
+	TxBps       float64 `json:"tx_bps"`
+	RxBps       float64 `json:"rx_bps"`
+	Retransmits float64 `json:"retransmits"`
+	CNPsTx      float64 `json:"cnp_tx"`
+	CNPsRx      float64 `json:"cnp_rx"`
+}
+
+// Report is what Compute returns.
+type Report struct {
+	// Interval is the fabric time between the snapshots (seconds).
+	Interval float64 `json:"interval_seconds"`
+	Ports    []Port  `json:"ports"`
+	Queues   []Queue `json:"queues"`
+	NICs     []NIC   `json:"nics,omitempty"`
+	QPs      []QP    `json:"qps,omitempty"`
+}
+
+// index maps a sample's name and labels to its value.
+type index map[string]float64
+
+func newIndex(s []telemetry.Sample) index {
+	ix := make(index, len(s))
+	for _, x := range s {
+		ix[x.String()] += x.Value
+	}
+	return ix
+}
+
+// rate returns the bits per second of the byte counter cur over dt,
+// against prev (absent: 0).
+func rate(prev index, cur telemetry.Sample, dt float64) float64 {
+	if dt <= 0 {
+		return 0
+	}
+	return 8 * max(0, cur.Value-prev[cur.String()]) / dt
+}
+
+// Compute builds the report of cur against prev (prev with no samples:
+// averages since the node started). Both must be of the same node.
+func Compute(prev, cur Snapshot) Report {
+	dt := cur.FabricTime() - prev.FabricTime()
+	pix := newIndex(prev.Samples)
+	r := Report{Interval: dt}
+	ports := map[string]*Port{}
+	queues := map[string]*Queue{}
+	nics := map[string]*NIC{}
+	qps := map[string]*QP{}
+	ifnames := map[string]string{}
+	port := func(s telemetry.Sample) *Port {
+		k := s.Label("node") + "\x00" + s.Label("port")
+		p := ports[k]
+		if p == nil {
+			p = &Port{Node: s.Label("node"), Port: s.Label("port")}
+			ports[k] = p
+		}
+		return p
+	}
+	queue := func(s telemetry.Sample, tc string) *Queue {
+		k := s.Label("node") + "\x00" + s.Label("port") + "\x00" + tc
+		q := queues[k]
+		if q == nil {
+			q = &Queue{Node: s.Label("node"), Port: s.Label("port"), TC: tc}
+			queues[k] = q
+		}
+		return q
+	}
+	for _, s := range cur.Samples {
+		switch s.Name {
+		case "emu_rx_frames_total":
+			ifnames[s.Label("node")+"\x00"+s.Label("port")] = s.Label("ifname")
+		case "switch_port_rx_bytes_total":
+			port(s).RxBps = rate(pix, s, dt)
+		case "switch_port_tx_bytes_total":
+			port(s).TxBps = rate(pix, s, dt)
+		case "switch_port_pfc_tx_frames_total":
+			port(s).PFCTx = s.Value
+		case "switch_port_pfc_rx_frames_total":
+			port(s).PFCRx = s.Value
+		case "switch_queue_tx_bytes_total":
+			queue(s, s.Label("tc")).TxBps = rate(pix, s, dt)
+		case "switch_queue_depth_bytes":
+			queue(s, s.Label("tc")).Depth = s.Value
+			port(s).Depth += s.Value
+		case "switch_queue_peak_bytes":
+			queue(s, s.Label("tc")).Peak = s.Value
+			p := port(s)
+			p.Peak = max(p.Peak, s.Value)
+		case "switch_queue_ecn_marked_packets_total":
+			queue(s, s.Label("tc")).ECN = s.Value
+			port(s).ECN += s.Value
+		case "switch_queue_pfc_rx_frames_total":
+			queue(s, s.Label("tc")).PFCRx = s.Value
+		case "switch_queue_paused_seconds_total":
+			queue(s, s.Label("tc")).Paused = s.Value
+			port(s).Paused += s.Value
+		case "switch_pg_pfc_xoff_frames_total":
+			queue(s, s.Label("pg")).PFCTx = s.Value
+		case "switch_drop_packets_total":
+			q := queue(s, s.Label("tc"))
+			if q.Drops == nil {
+				q.Drops = map[string]float64{}
+			}
+			q.Drops[s.Label("reason")] += s.Value
+			port(s).Drops += s.Value
+		case "nic_tx_bytes_total", "nic_rx_bytes_total", "nic_cnp_rx_total", "nic_pfc_rx_total", "nic_paused_seconds_total", "nic_rx_bad_icrc_total":
+			n := nics[s.Label("node")]
+			if n == nil {
+				n = &NIC{Node: s.Label("node")}
+				nics[s.Label("node")] = n
+			}
+			switch s.Name {
+			case "nic_tx_bytes_total":
+				n.TxBps = rate(pix, s, dt)
+			case "nic_rx_bytes_total":
+				n.RxBps = rate(pix, s, dt)
+			case "nic_cnp_rx_total":
+				n.CNPs = s.Value
+			case "nic_pfc_rx_total":
+				n.PFCRx += s.Value
+			case "nic_paused_seconds_total":
+				n.Paused += s.Value
+			case "nic_rx_bad_icrc_total":
+				n.BadICRC = s.Value
+			}
+		case "qp_tx_bytes_total", "qp_rx_bytes_total", "qp_retransmits_total", "qp_cnp_tx_total", "qp_cnp_rx_total":
+			k := s.Label("node") + "\x00" + s.Label("qp")
+			q := qps[k]
+			if q == nil {
+				q = &QP{Node: s.Label("node"), QP: s.Label("qp")}
+				qps[k] = q
+			}
+			switch s.Name {
+			case "qp_tx_bytes_total":
+				q.TxBps = rate(pix, s, dt)
+			case "qp_rx_bytes_total":
+				q.RxBps = rate(pix, s, dt)
+			case "qp_retransmits_total":
+				q.Retransmits = s.Value
+			case "qp_cnp_tx_total":
+				q.CNPsTx = s.Value
+			case "qp_cnp_rx_total":
+				q.CNPsRx = s.Value
+			}
+		}
+	}
+	for k, p := range ports {
+		p.IfName = ifnames[k]
+		r.Ports = append(r.Ports, *p)
+	}
+	for _, q := range queues {
+		if q.TxBps > 0 || q.Depth > 0 || q.Peak > 0 || q.ECN > 0 || q.PFCRx > 0 || q.PFCTx > 0 || q.Paused > 0 || len(q.Drops) > 0 {
+			r.Queues = append(r.Queues, *q)
+		}
+	}
+	for _, n := range nics {
+		r.NICs = append(r.NICs, *n)
+	}
+	for _, q := range qps {
+		r.QPs = append(r.QPs, *q)
+	}
+	num := func(a, b string) int {
+		x, ex := strconv.Atoi(a)
+		y, ey := strconv.Atoi(b)
+		if ex == nil && ey == nil {
+			return cmp.Compare(x, y)
+		}
+		return cmp.Compare(a, b)
+	}
+	slices.SortFunc(r.Ports, func(a, b Port) int { return cmp.Or(cmp.Compare(a.Node, b.Node), num(a.Port, b.Port)) })
+	slices.SortFunc(r.Queues, func(a, b Queue) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), num(a.Port, b.Port), num(a.TC, b.TC))
+	})
+	slices.SortFunc(r.NICs, func(a, b NIC) int { return cmp.Compare(a.Node, b.Node) })
+	slices.SortFunc(r.QPs, func(a, b QP) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.QP, b.QP)) })
+	return r
+}
+
+// Merge appends the rows of more to r (reports of several nodes).
+func (r *Report) Merge(more Report) {
+	r.Ports = append(r.Ports, more.Ports...)
+	r.Queues = append(r.Queues, more.Queues...)
+	r.NICs = append(r.NICs, more.NICs...)
+	r.QPs = append(r.QPs, more.QPs...)
+	r.Interval = max(r.Interval, more.Interval)
+}

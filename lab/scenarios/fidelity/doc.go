@@ -1,0 +1,39 @@
+// Package fidelity checks the emulation against the simulator: the same
+// topology file and the same traffic, run once on real frames in the
+// wall-clock lab (lab/emulation/deploy, lab/emulation/node) and once in virtual time
+// (lab/simulation/simlab), must give the same numbers within a tolerance. This is
+// the lab's fidelity check (DESIGN.md, "one model, two clocks").
+//
+// Compare holds the rule: per-flow goodput, the time the switches'
+// priority groups held an upstream in XOFF and named figures (a
+// collective's busbw and time) within 15 % of the simulator's; the PFC
+// frame count, whose cadence follows host jitter, within twice that
+// (Compare's doc says why).
+//
+// Two root tests run it (testenv.RequireRoot: they fail in CI without
+// root; testenv.Exclusive: one timing-sensitive test on the machine at a
+// time):
+//
+//   - fidelity_linux_test.go: a 4:1 incast with PFC on one 100G switch
+//     (testdata/incast4.yaml), driving lab/emulation/node and lab/simulation/simlab directly.
+//   - run_linux_test.go: scenario files on the shipped laptop topology
+//     (topologies/laptop.yaml) run as the CLI runs them — run.Emulate
+//     (`rocelab run FILE`) against run.Sim with Options.MatchEmulation
+//     (`rocelab run --sim --match-emulation FILE`):
+//     testdata/laptop-incast.yaml (3 GPUs of rack 1 write into one of
+//     rack 2; ECMP puts the three flows on one RTSW uplink, which pauses
+//     the hosts), testdata/laptop-permutation.yaml (every GPU writes to
+//     its peer in the other rack; ECMP collisions on the uplinks and the
+//     CTSW downlinks pause hosts and switches) and
+//     testdata/laptop-alltoall.yaml (all-to-all over the 8 GPUs; busbw
+//     and time per size). TestLaptopScenariosSimulated checks without
+//     root that each still crosses the spine and, where meant to, pauses.
+//
+// Both make the simulator run the emulated switches' configuration,
+// including the PFC headroom lab/emulation/node adds for loop stalls at the lab's
+// scale, and take the perf flows' goodput as the endpoint node measures it
+// (completed bytes over first post to last completion). lab/scenarios/run also gives
+// perf QPs one tx depth in both drivers (run.PerfTxDepth) and creates the
+// emulated QPs in flow order, as the simulator does: a QP's number picks
+// its UDP source port and so its ECMP path.
+package fidelity

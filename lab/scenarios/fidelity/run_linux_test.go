@@ -1,0 +1,114 @@
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/scenarios/run"
+)
+
+// TestLaptopScenariosRunDriversAgree is issue 7's fidelity requirement
+// through lab/scenarios/run, as `rocelab run FILE` and `rocelab run --sim
+// --match-emulation FILE` run the laptop scenario files: run.Emulate
+// (deploy, workloads on the endpoint processes, destroy) and run.Sim with
+// Options.MatchEmulation give per-flow goodput, time in XOFF and
+// collective busbw and time within 15 % of each other (PFC frame counts
+// within twice that, see Compare), every emulated flow has goodput, and
+// neither run reports a problem.
+func TestLaptopScenariosRunDriversAgree(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
+	bin, root := binary(t), runRoot(t)
+	for i, s := range laptopScenarios {
+		t.Run(s.file, func(t *testing.T) {
+			sc, _ := loadLaptop(t, s.file)
+			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+			defer cancel()
+			emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Binary: bin, Root: root,
+				LabName: fmt.Sprintf("fr%d-%05x", i, os.Getpid()&0xfffff)})
+			if err != nil {
+				t.Fatalf("emulation: %v", err)
+			}
+			simOut, err := run.Sim(ctx, sc, run.Options{MatchEmulation: true})
+			if err != nil {
+				t.Fatalf("simulation: %v", err)
+			}
+			emu, sim := outcomeNumbers(emuOut), outcomeNumbers(simOut)
+			lines, bad := Compare(emu.Numbers, sim.Numbers, tolerance)
+			out := t.Output()
+			fmt.Fprintf(out, "%s: rocelab run (scale %d, %v of fabric time in %v) vs run --sim --match-emulation (%v):\n",
+				sc.Name, sc.Scale.Factor, emuOut.FabricTime, emuOut.Wall.Round(time.Millisecond), simOut.FabricTime)
+			for _, l := range lines {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+			for _, l := range pauseLines(emu.pauses, sim.pauses) {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+			for _, l := range linkLines(emu.links, sim.links) {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+			fmt.Fprintf(out, "  emulation: the switches dropped %v packets\n", emu.drops)
+			for _, l := range bad {
+				t.Errorf("out of %.0f%%: %s", 100*tolerance, l)
+			}
+			if len(bad) > 0 {
+				// Late node loops explain most misses.
+				for _, l := range lagLines(emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples) {
+					fmt.Fprintf(out, "  %s\n", l)
+				}
+			}
+			for name, o := range map[string]*run.Outcome{"emulation": emuOut, "simulation": simOut} {
+				for _, p := range o.Problems {
+					t.Errorf("%s: problem: %s", name, p)
+				}
+				for _, r := range o.Results {
+					fmt.Fprintf(out, "  %s: %v %s: %s\n", name, r.Pass, r.Expectation, r.Message)
+				}
+			}
+			for k, v := range emu.PerFlowGbps {
+				if v <= 0 {
+					t.Errorf("emulation: flow %s has no goodput", k)
+				}
+			}
+			if sim.drops != 0 {
+				t.Errorf("simulator: %v drops", sim.drops)
+			}
+		})
+	}
+}
+
+// outcomeNumbers reads what a lab/scenarios/run run measured from its final
+// snapshot: the perf flows' goodput (flow_goodput_bps), a collective's
+// busbw and time per size, the switches' PFC frames, XOFF time and drops,
+// and the bytes on the inter-switch links.
+func outcomeNumbers(o *run.Outcome) simRun {
+	final := o.Snapshots[len(o.Snapshots)-1].Samples
+	res := simRun{Numbers: Numbers{PerFlowGbps: map[string]float64{}, Figures: map[string]float64{}}}
+	for _, s := range final {
+		switch s.Name {
+		case "flow_goodput_bps":
+			res.PerFlowGbps[flowKey(s.Label("from"), s.Label("to"))] = s.Value / 1e9
+		case "collective_busbw_bps", "collective_time_seconds":
+			size, _ := strconv.ParseInt(s.Label("size"), 10, 64)
+			name := s.Label("job") + " " + strconv.FormatInt(size>>10, 10) + "KiB"
+			if s.Name == "collective_busbw_bps" {
+				res.Figures[name+" busbw Gb/s"] = s.Value / 1e9
+			} else {
+				res.Figures[name+" time us"] = s.Value * 1e6
+			}
+		}
+	}
+	res.PauseFrames = telemetry.Sum(final, "switch_port_pfc_tx_frames_total")
+	res.XOffSeconds = telemetry.Sum(final, "switch_pg_xoff_seconds_total")
+	res.drops = telemetry.Sum(final, "switch_drop_packets_total")
+	topo := o.Scenario.Topology
+	res.links = linkBytes(topo, final, nil)
+	res.pauses = pauses(topo, final, nil)
+	return res
+}

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+)
+
+// Plot limits.
+const (
+	hotQueues = 6
+	maxFlows  = 10
+	maxRows   = 24
+)
+
+// timeUnit picks µs or ms for a run of length d.
+func timeUnit(d clock.Duration) (string, float64) {
+	if d <= 2*clock.Millisecond {
+		return "µs", 1e6
+	}
+	return "ms", 1e3
+}
+
+// portName maps a switch port index label to its topology name.
+func (d Data) portName(node, idx string) string {
+	i, err := strconv.Atoi(idx)
+	if err == nil && d.Scenario != nil && d.Scenario.Topology != nil {
+		if n := d.Scenario.Topology.Node(node); n != nil {
+			for _, p := range n.Ports {
+				if p.Index-1 == i {
+					if p.Peer != nil {
+						return node + ":" + p.Name + "→" + p.Peer.Node.Name
+					}
+					return node + ":" + p.Name
+				}
+			}
+		}
+	}
+	return node + ":" + idx
+}
+
+func (d Data) find(name string) []simlab.Series {
+	var out []simlab.Series
+	for _, s := range d.Series {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writePlots draws every plot that has data and returns their base names.
+func writePlots(dir string, d Data) ([]string, error) {
+	unit, mul := timeUnit(d.FabricTime)
+	xmax := d.FabricTime.Seconds() * mul
+	var out []string
+	for _, p := range []struct {
+		name string
+		ch   *chart
+	}{
+		{"queues", d.queueChart(unit, mul, xmax)},
+		{"flows", d.flowChart(unit, mul, xmax)},
+		{"pfc", d.pfcChart(unit, mul, xmax)},
+		{"busbw", d.busbwChart()},
+	} {
+		if p.ch == nil {
+			continue
+		}
+		svg, png, err := p.ch.render()
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", p.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.name+".svg"), svg, 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.name+".png"), png, 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, p.name)
+	}
+	return out, nil
+}
+
+// queueChart plots the depth of the hottest lossless queues.
+func (d Data) queueChart(unit string, mul, xmax float64) *chart {
+	qs := d.find("switch_queue_depth_bytes")
+	qs = slices.DeleteFunc(qs, func(s simlab.Series) bool { return s.Totals.Max <= 0 })
+	if len(qs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(qs, func(a, b simlab.Series) int { return cmp.Compare(b.Totals.Max, a.Totals.Max) })
+	qs = qs[:min(len(qs), hotQueues)]
+	yunit, ydiv := "KB", 1e3
+	if qs[0].Totals.Max >= 2e6 {
+		yunit, ydiv = "MB", 1e6
+	}
+	ch := &chart{Title: fmt.Sprintf("Egress queue depth, %d hottest queues (max per point)", len(qs)),
+		XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax}
+	for _, s := range qs {
+		l := lineSeries{Name: d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc")}
+		for _, p := range s.Points {
+			l.X = append(l.X, p.T.Seconds()*mul)
+			l.Y = append(l.Y, p.Max/ydiv)
+		}
+		ch.Lines = append(ch.Lines, l)
+	}
+	return ch
+}
+
+// flowChart plots each flow's delivered (perf) or sent (generators) rate.
+func (d Data) flowChart(unit string, mul, xmax float64) *chart {
+	var lines []lineSeries
+	for _, s := range d.find("perf_flow_rate_gbps") {
+		l := lineSeries{Name: s.Label("job") + " " + s.Label("from") + "→" + s.Label("to")}
+		for _, p := range s.Points {
+			l.X = append(l.X, p.T.Seconds()*mul)
+			l.Y = append(l.Y, p.V)
+		}
+		lines = append(lines, l)
+	}
+	for _, s := range d.find("generator_tx_bytes_total") {
+		l := lineSeries{Name: s.Label("job") + " " + s.Label("from") + "→" + s.Label("to")}
+		for i := 1; i < len(s.Points); i++ {
+			a, b := s.Points[i-1], s.Points[i]
+			dt := b.T.Sub(a.T).Seconds()
+			if dt <= 0 {
+				continue
+			}
+			l.X = append(l.X, b.T.Seconds()*mul)
+			l.Y = append(l.Y, (b.V-a.V)*8/dt/1e9)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	mean := func(l lineSeries) float64 {
+		t := 0.0
+		for _, y := range l.Y {
+			t += y
+		}
+		return t / math.Max(float64(len(l.Y)), 1)
+	}
+	title := "Per-flow rate"
+	if len(lines) > maxFlows {
+		slices.SortStableFunc(lines, func(a, b lineSeries) int { return cmp.Compare(mean(b), mean(a)) })
+		lines = lines[:maxFlows]
+		title += fmt.Sprintf(" (%d busiest flows)", maxFlows)
+	}
+	return &chart{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax}
+}
+
+// pfcChart draws a Gantt row per link direction that was paused: a
+// switch holding its upstream in XOFF, a switch egress queue paused by its
+// peer, a NIC paused.
+func (d Data) pfcChart(unit string, mul, xmax float64) *chart {
+	var rows []ganttRow
+	add := func(name string, s simlab.Series, color int) {
+		var spans [][2]float64
+		for _, p := range s.Points {
+			if p.Max <= 0 {
+				continue
+			}
+			a, b := p.T.Seconds()*mul, p.T.Add(s.Width).Seconds()*mul
+			if n := len(spans); n > 0 && spans[n-1][1] >= a-1e-12 {
+				spans[n-1][1] = b
+			} else {
+				spans = append(spans, [2]float64{a, b})
+			}
+		}
+		if len(spans) > 0 {
+			rows = append(rows, ganttRow{Name: name, Spans: spans, Color: color})
+		}
+	}
+	for _, s := range d.find("switch_pg_xoff") {
+		add(d.portName(s.Label("node"), s.Label("port"))+" sends XOFF p"+s.Label("pg"), s, 3)
+	}
+	for _, s := range d.find("switch_queue_paused") {
+		add(d.portName(s.Label("node"), s.Label("port"))+" paused p"+s.Label("tc"), s, 1)
+	}
+	for _, s := range d.find("nic_paused") {
+		add(s.Label("node")+" NIC paused p"+s.Label("prio"), s, 0)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	title := "PFC pause timeline (red: switch holds its upstream in XOFF; orange: egress paused; blue: NIC paused)"
+	if len(rows) > maxRows {
+		rows = rows[:maxRows]
+	}
+	return &chart{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, XMax: xmax}
+}
+
+// busbwChart draws busbw per size for every collective job.
+func (d Data) busbwChart() *chart {
+	var sizes []int64
+	for _, j := range d.Jobs {
+		for _, r := range j.Collective {
+			if !slices.Contains(sizes, r.Size) {
+				sizes = append(sizes, r.Size)
+			}
+		}
+	}
+	if len(sizes) == 0 {
+		return nil
+	}
+	slices.Sort(sizes)
+	ch := &chart{Title: "Collective bus bandwidth per size (nccl-tests busbw)", XLabel: "message size", YLabel: "busbw (Gb/s)"}
+	for _, s := range sizes {
+		ch.Categories = append(ch.Categories, sizeName(s))
+	}
+	for _, j := range d.Jobs {
+		if len(j.Collective) == 0 {
+			continue
+		}
+		g := barGroup{Name: j.Name, Values: make([]float64, len(sizes))}
+		for i := range g.Values {
+			g.Values[i] = math.NaN()
+		}
+		for _, r := range j.Collective {
+			g.Values[slices.Index(sizes, r.Size)] = r.BusBW * 8
+		}
+		ch.Groups = append(ch.Groups, g)
+	}
+	return ch
+}
+
+// sizeName writes a byte count the nccl-tests way (binary units).
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+)
+
+// Data is what a report is made of.
+type Data struct {
+	Scenario   *scenario.Scenario
+	Seed       uint64
+	Results    []scenario.Result
+	Pass       bool
+	FabricTime clock.Duration
+	Wall       time.Duration
+	Events     uint64
+	// Series are the sampled time series.
+	Series []simlab.Series
+	// Final is the telemetry gathered at the end of the run.
+	Final    []telemetry.Sample
+	Jobs     []Job
+	Problems []string
+}
+
+// Job summarises one workload.
+type Job struct {
+	Name, Kind string
+	Done       bool
+	Err        string
+	// Flows of perf, background and fe workloads.
+	Flows []Flow
+	// Collective results, one per size.
+	Collective []collective.Result
+}
+
+// Flow is one flow of a job.
+type Flow struct {
+	From, To   string
+	Bytes      int64
+	GoodputBps float64
+	// Messages completed (perf) or bursts sent (fe), and their completion
+	// times in seconds.
+	Messages          int64
+	FCTMedian, FCTP99 float64
+}
+
+// Write writes the report of d into dir (created if needed) and returns
+// the plots it drew.
+func Write(dir string, d Data) error {
+	if err := os.MkdirAll(filepath.Join(dir, "plots"), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	plots, err := writePlots(filepath.Join(dir, "plots"), d)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	det := chooseDetail(d)
+	if err := writeMetrics(dir, d, det); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var junit bytes.Buffer
+	if err := scenario.WriteJUnitWith(&junit, d.Scenario.Name, d.Results, scenario.JUnitOptions{File: d.Scenario.Source, Elapsed: d.Wall}); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "junit.xml"), junit.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(summary(d, plots, det)), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

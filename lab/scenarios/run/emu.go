@@ -1,0 +1,282 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// EmuOptions tune an emulated run (Emulate).
+type EmuOptions struct {
+	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim, and
+	// Scale overrides the scenario's time dilation (0: the scenario's, or
+	// auto); Progress, SampleInterval, MaxPoints and MatchEmulation do not
+	// apply (the emulation scrapes telemetry snapshots only).
+	Options
+	// LabName names the lab (default: the scenario's name and the pid).
+	LabName string
+	// Root is the run-directory root (deploy's default if "").
+	Root string
+	// Binary is the rocelab executable the nodes run (default: this one).
+	Binary string
+	// Log, if set, receives progress lines.
+	Log io.Writer
+}
+
+// Emulate runs sc in the emulation lab: it deploys the scenario's
+// topology as a lab, runs the workloads on the endpoint nodes at their
+// fabric-time starts (perf through node.RunPerf, one per flow, all
+// concurrently; collectives through node.RunCollective; background
+// elephants and incast bursts as traffic-generator faults on the senders'
+// NICs), applies the fault schedule through the nodes' fault API at the
+// dilated wall times, scrapes every node's telemetry every SnapshotEvery
+// of fabric time, builds the job samples the simulated run emits, evaluates
+// the expectations, writes the report, and destroys the lab — always, also
+// when the run fails or ctx is cancelled. Front-end (fe) workloads are not
+// supported in emulation yet (the FE NICs are the kernel's): such a
+// scenario is refused before anything is deployed.
+//
+// Fabric time in the Outcome is the run's wall time since its start
+// divided by the scale. Like Sim, an error means the run could not be
+// set up, was cancelled, or the report could not be written; failed
+// expectations and job problems are in the Outcome.
+func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *Outcome, err error) {
+	if sc == nil || sc.Topology == nil {
+		return nil, errors.New("run: no scenario")
+	}
+	for _, w := range sc.Workloads {
+		if w.Kind == scenario.KindFE {
+			return nil, fmt.Errorf("run %s: workload %s: kind fe is not supported in emulation yet (the FE NICs are the kernel's); run it with --sim", sc.Name, w.Name)
+		}
+	}
+	seed := sc.Seed
+	if opts.SeedSet {
+		seed = opts.Seed
+	}
+	if opts.SnapshotEvery <= 0 {
+		opts.SnapshotEvery = max(sc.Duration/10, clock.Microsecond)
+	}
+	scale := opts.Scale
+	if scale <= 0 && !sc.Scale.Auto {
+		scale = sc.Scale.Factor
+	}
+	name := opts.LabName
+	if name == "" {
+		name = labName(sc.Name)
+	}
+	e := &emuRun{sc: sc, opts: opts, seed: seed, logw: opts.Log, clients: map[string]*node.Client{}}
+	wallStart := time.Now()
+	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
+	lab, err := deploy.Deploy(ctx, deploy.Options{
+		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
+	}
+	defer func() {
+		e.logf("destroying lab %s …", lab.Name)
+		for _, c := range e.clients {
+			c.Close()
+		}
+		// A fresh context: the lab must go even when ctx was cancelled.
+		if _, derr := deploy.Destroy(context.Background(), opts.Root, lab.Name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("run %s: destroy lab %s: %w", sc.Name, lab.Name, derr))
+		}
+	}()
+	e.lab, e.scale = lab, lab.Scale
+	for _, n := range lab.Nodes {
+		if n.Socket != "" {
+			e.clients[n.Name] = node.NewClient(n.Socket)
+		}
+	}
+	e.logf("deployed in %v at scale %d: %v of fabric time takes %v", time.Since(wallStart).Round(time.Millisecond), e.scale,
+		sc.Duration, e.wall(sc.Duration).Round(time.Millisecond))
+	if err := e.run(ctx); err != nil {
+		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+	}
+	out = &Outcome{
+		Scenario: sc, Seed: seed, FabricTime: e.fabricNow(), Wall: time.Since(wallStart),
+		Snapshots: e.snaps, Problems: e.problems,
+	}
+	out.Metrics = &Metrics{Snapshots: e.snaps}
+	for _, j := range e.jobs {
+		out.Jobs = append(out.Jobs, j.summary())
+	}
+	return out, out.conclude(opts.ReportDir)
+}
+
+// labName is a lab name from the scenario's and the process's.
+func labName(scenarioName string) string {
+	n := []byte(scenarioName)
+	for i, c := range n {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			n[i] = '-'
+		}
+	}
+	if len(n) > 32 {
+		n = n[:32]
+	}
+	return fmt.Sprintf("%s-%d", n, pid())
+}
+
+// emuRun is one emulated run in progress.
+type emuRun struct {
+	sc      *scenario.Scenario
+	opts    EmuOptions
+	seed    uint64 // the run's (the scenario's or Options.Seed)
+	logw    io.Writer
+	lab     *deploy.Lab
+	scale   int
+	clients map[string]*node.Client // by node name
+	t0      time.Time               // wall time of fabric time 0
+
+	mu       sync.Mutex // guards what follows
+	jobs     []*emuJob
+	problems []string
+	snaps    scenario.Snapshots
+}
+
+func (e *emuRun) logf(format string, a ...any) {
+	if e.logw != nil {
+		fmt.Fprintf(e.logw, "# "+format+"\n", a...)
+	}
+}
+
+func (e *emuRun) problem(format string, a ...any) {
+	e.mu.Lock()
+	e.problems = append(e.problems, fmt.Sprintf(format, a...))
+	e.mu.Unlock()
+}
+
+// wall is d of fabric time in wall-clock time.
+func (e *emuRun) wall(d clock.Duration) time.Duration {
+	return time.Duration(int64(d) / int64(clock.Nanosecond) * int64(e.scale))
+}
+
+// fabricNow is the run's fabric time now.
+func (e *emuRun) fabricNow() clock.Duration {
+	return clock.Duration(time.Since(e.t0).Nanoseconds() * int64(clock.Nanosecond) / int64(e.scale))
+}
+
+// sleepUntil waits until fabric time t of the run, or ctx ends.
+func (e *emuRun) sleepUntil(ctx context.Context, t clock.Duration) error {
+	d := time.Until(e.t0.Add(e.wall(t)))
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nic is the reference to NIC port p of an endpoint node.
+func (e *emuRun) nic(p *topologies.Port) (node.NICRef, error) {
+	c := e.clients[p.Node.Name]
+	if c == nil || p.Node.Kind == topologies.KindSwitch {
+		return node.NICRef{}, fmt.Errorf("%s: no endpoint process", scenario.PortName(p))
+	}
+	return node.NICRef{Node: p.Node.Name, NIC: scenario.PortName(p), Client: c}, nil
+}
+
+// run starts everything at fabric time 0 and waits for the end.
+func (e *emuRun) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Fabric time 0 a little ahead, so that every start is in the future.
+	e.t0 = time.Now().Add(100 * time.Millisecond)
+	var wg sync.WaitGroup
+	for i, w := range e.sc.Workloads {
+		e.jobs = append(e.jobs, newEmuJob(w, i, e.seed))
+	}
+	for _, j := range e.jobs {
+		wg.Go(func() { e.runJob(ctx, j) })
+	}
+	var fwg sync.WaitGroup
+	e.startFaults(ctx, &fwg)
+	// Snapshots every SnapshotEvery of fabric time until the jobs are done
+	// and the scenario's duration has passed.
+	jobsDone := make(chan struct{})
+	go func() { wg.Wait(); close(jobsDone) }()
+	e.snapshot(ctx, 0, false)
+	every := max(e.wall(e.opts.SnapshotEvery), 20*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	end := e.t0.Add(e.wall(e.sc.Duration))
+	// Jobs that outlive the run's duration by far are stopped.
+	deadline := time.NewTimer(time.Until(end) + max(2*time.Until(end), 30*time.Second))
+	defer deadline.Stop()
+	done := false
+	lastLog := time.Now()
+	for !(done && !time.Now().Before(end)) {
+		select {
+		case <-jobsDone:
+			done, jobsDone = true, nil
+			if d := time.Until(end); d > 0 {
+				tick.Reset(min(every, d))
+			}
+		case <-tick.C:
+			e.snapshot(ctx, e.fabricNow(), false)
+			if time.Since(lastLog) > 2*time.Second {
+				lastLog = time.Now()
+				e.logf("fabric time %v of %v", e.fabricNow()/clock.Microsecond*clock.Microsecond, e.sc.Duration)
+			}
+		case <-deadline.C:
+			e.problem("workloads still running %v of wall time after the run's end: stopped", time.Since(end).Round(time.Second))
+			cancel()
+			<-jobsDone
+			done = true
+		case <-ctx.Done():
+			wg.Wait()
+			fwg.Wait()
+			return fmt.Errorf("stopped at %v of %v: %w", e.fabricNow(), e.sc.Duration, context.Cause(ctx))
+		}
+	}
+	cancel() // ends the fault schedule's pending events
+	fwg.Wait()
+	e.snapshot(context.Background(), e.fabricNow(), true)
+	return nil
+}
+
+// snapshot scrapes every node's telemetry (and, at the end, the jobs').
+func (e *emuRun) snapshot(ctx context.Context, at clock.Duration, final bool) {
+	var all []telemetry.Sample
+	for _, n := range e.lab.Nodes {
+		c := e.clients[n.Name]
+		if c == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s, err := c.Telemetry(cctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				e.problem("telemetry of %s: %v", n.Name, err)
+			}
+			continue
+		}
+		all = append(all, s...)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if final {
+		for _, j := range e.jobs {
+			j.samples(func(s telemetry.Sample) { all = append(all, s) })
+		}
+	}
+	e.snaps = append(e.snaps, scenario.Snapshot{At: clock.Time(at), Samples: all})
+}

@@ -1,0 +1,306 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+func pid() int { return os.Getpid() }
+
+// emuJob is one workload of an emulated run; its fields are written by
+// the job's goroutine and read after it ended (under emuRun.mu).
+type emuJob struct {
+	w     *scenario.Workload
+	index int             // in the file
+	flows []scenario.Flow // for the run's seed, as Sim draws them
+	// setup is closed once the job created its QPs (or will not):
+	// e.setupTurn.
+	setup     chan struct{}
+	setupOnce sync.Once
+	done      bool
+	err       error
+	perf      []node.PerfReport
+	coll      []collective.Result
+	gens      []*emuGen
+	check     bool
+}
+
+// newEmuJob is workload w, the index-th of the file, in a run with seed.
+func newEmuJob(w *scenario.Workload, index int, seed uint64) *emuJob {
+	return &emuJob{w: w, index: index, flows: w.Permutation(seed), setup: make(chan struct{})}
+}
+
+// setupDone marks the job's QP setup over.
+func (j *emuJob) setupDone() { j.setupOnce.Do(func() { close(j.setup) }) }
+
+// before reports whether perf workload j sets up its QPs before o: it
+// starts earlier, or at the same time and comes first in the file.
+func (j *emuJob) before(o *emuJob) bool {
+	if j.w.Kind != scenario.KindPerf {
+		return false
+	}
+	return j.w.Start < o.w.Start || j.w.Start == o.w.Start && j.index < o.index
+}
+
+// emuGen is one generator flow of a background workload: a traffic
+// fault on the sender's NIC.
+type emuGen struct {
+	from, to    *topologies.Port
+	frameLen    int
+	start, stop clock.Duration
+	generated   int64
+	err         error
+}
+
+// runJob runs workload j.w from its start time to its end.
+func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
+	defer j.setupDone()
+	w := j.w
+	err := e.sleepUntil(ctx, w.Start)
+	if err == nil {
+		e.logf("job %s (%s) starts at %v", w.Name, w.Kind, e.fabricNow()/clock.Microsecond*clock.Microsecond)
+		switch w.Kind {
+		case scenario.KindPerf:
+			pctx, cancel := ctx, context.CancelFunc(func() {})
+			if w.Duration > 0 {
+				// As in --sim, a timed perf job that cannot finish (its
+				// receiver is stormed, say) is no problem: it is
+				// stopped once the run's end is well past, and its
+				// flows report what they completed. The messages still
+				// queued when its time is up drain through a congested
+				// fabric (an incast's queues): emuGrace allows that.
+				grace := emuGrace(e.sc, w, j.flows, e.scale)
+				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration+grace)))
+			}
+			err = e.runPerf(pctx, j)
+			if err != nil && ctx.Err() == nil && errors.Is(err, errStopped) {
+				e.logf("job %s not finished %v after the end of the run: stopped", w.Name, e.fabricNow()-e.sc.Duration)
+				err = nil
+			}
+			cancel()
+		case scenario.KindCollective:
+			err = e.runCollective(ctx, j)
+		case scenario.KindBackground:
+			err = e.runBackground(ctx, j)
+		default:
+			err = fmt.Errorf("kind %s is not supported in emulation yet", w.Kind)
+		}
+	}
+	e.mu.Lock()
+	j.done, j.err = err == nil, err
+	e.mu.Unlock()
+	if err != nil {
+		e.problem("%s %s: %v", w.Kind, w.Name, err)
+		return
+	}
+	e.logf("job %s done at %v", w.Name, e.fabricNow()/clock.Microsecond*clock.Microsecond)
+}
+
+// runCollective runs the collective over the workload's ranks.
+func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
+	w := j.w
+	spec := node.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
+		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths}
+	j.check = spec.Check
+	for _, p := range w.Ranks {
+		ref, err := e.nic(p)
+		if err != nil {
+			return err
+		}
+		spec.Ranks = append(spec.Ranks, ref)
+	}
+	res, err := node.RunCollective(ctx, spec, nil)
+	e.mu.Lock()
+	j.coll = res
+	e.mu.Unlock()
+	return err
+}
+
+// runBackground puts one traffic generator per flow on the sender's NIC
+// (the simulated run's generators, as faults through the node API) and
+// takes them off at their end.
+func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
+	w := j.w
+	type placed struct {
+		g   *emuGen
+		c   *node.Client
+		id  string
+		end clock.Duration
+	}
+	var ps []placed
+	sim := &runner{sc: e.sc}
+	for i, f := range j.flows {
+		g, spec, err := sim.genSpec(w, i, f)
+		if err != nil {
+			return err
+		}
+		t := spec.Params.(faults.Traffic)
+		eg := &emuGen{from: f.From, to: f.To, frameLen: trafficFrameLen(t.Size), start: e.fabricNow()}
+		j.gens = append(j.gens, eg)
+		ref, err := e.nic(f.From)
+		if err != nil {
+			return err
+		}
+		fi, err := ref.Client.AddFault(ctx, f.From.Name, spec.String())
+		if err != nil {
+			return fmt.Errorf("generator on %s: %w", ref.NIC, err)
+		}
+		end := e.sc.Duration
+		if g.stop != clock.Never {
+			end = clock.Duration(g.stop)
+		}
+		ps = append(ps, placed{eg, ref.Client, fi.ID, end})
+	}
+	for _, p := range ps {
+		if err := e.sleepUntil(ctx, p.end); err != nil && ctx.Err() == nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		fi, err := p.c.RemoveFault(cctx, p.id)
+		cancel()
+		p.g.stop = e.fabricNow()
+		if err != nil {
+			p.g.err = err
+			return fmt.Errorf("generator %s on %s: %w", p.id, scenario.PortName(p.g.from), err)
+		}
+		p.g.generated = fi.Packets["generated"]
+	}
+	return nil
+}
+
+// trafficFrameLen is the length of the frames a raw traffic generator of
+// frame size size sends (faults.Traffic: the payload cut to RoCE's 4-byte
+// alignment; IPv4).
+func trafficFrameLen(size int) int {
+	const hdr = 14 + 20 + 8 + 12 + 4
+	return hdr + max(0, (size-hdr)&^3)
+}
+
+// startFaults arms the fault schedule: every step is added on its
+// targets' egress through the node API at its dilated wall time, and
+// removed For later.
+func (e *emuRun) startFaults(ctx context.Context, wg *sync.WaitGroup) {
+	for _, f := range e.sc.Faults {
+		var ports []*topologies.Port
+		if f.Port != nil {
+			ports = append(ports, f.Port)
+		}
+		for _, d := range f.Links {
+			ports = append(ports, d.From)
+		}
+		for _, p := range ports {
+			wg.Go(func() { e.applyFault(ctx, f, p) })
+		}
+	}
+}
+
+func (e *emuRun) applyFault(ctx context.Context, f *scenario.FaultStep, p *topologies.Port) {
+	target := scenario.PortName(p)
+	c := e.clients[p.Node.Name]
+	if c == nil {
+		e.problem("fault %s on %s: the node runs no process", f.Spec, target)
+		return
+	}
+	if e.sleepUntil(ctx, clock.Duration(f.At)) != nil {
+		return
+	}
+	fi, err := c.AddFault(ctx, p.IfName, f.Spec.String())
+	if err != nil {
+		e.problem("fault %s on %s: %v", f.Spec, target, err)
+		return
+	}
+	e.logf("fault %s/%s %s on %s at %v", p.Node.Name, fi.ID, fi.Spec, target, e.fabricNow()/clock.Microsecond*clock.Microsecond)
+	if f.For <= 0 {
+		return
+	}
+	if e.sleepUntil(ctx, clock.Duration(f.At)+f.For) != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := c.RemoveFault(cctx, fi.ID); err != nil {
+		e.problem("clear fault %s on %s: %v", fi.ID, target, err)
+	}
+}
+
+// samples emits the job's samples as the simulated run does (see the
+// package documentation). Per-message completion times are not reported
+// by the endpoint nodes, so perf jobs give flow_goodput_bps only (and a
+// latency test its median).
+func (j *emuJob) samples(emit func(telemetry.Sample)) {
+	name := j.w.Name
+	jl := []telemetry.Label{{Name: "job", Value: name}}
+	for _, rep := range j.perf {
+		if rep.From == "" {
+			continue
+		}
+		l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: rep.From}, {Name: "to", Value: rep.To}}
+		emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: rep.Client.BWAvg * 1e9})
+		if j.w.Latency && rep.Client.Lat != nil {
+			emit(telemetry.Sample{Name: "perftest_latency_seconds", Kind: telemetry.Gauge, Labels: jl, Value: rep.Client.Lat.Typical.Seconds()})
+		}
+	}
+	if j.w.Kind == scenario.KindCollective {
+		var wrong int64
+		for _, res := range j.coll {
+			l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
+			emit(telemetry.Sample{Name: "collective_busbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 8e9})
+			emit(telemetry.Sample{Name: "collective_algbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 8e9})
+			emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
+			wrong += res.Wrong
+		}
+		if j.check {
+			emit(telemetry.Sample{Name: "collective_wrong_elements_total", Kind: telemetry.Counter, Labels: jl, Value: float64(wrong)})
+		}
+	}
+	for _, g := range j.gens {
+		emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: flowLabels(name, g.from, g.to), Value: g.rate()})
+		emit(telemetry.Sample{Name: "generator_tx_bytes_total", Kind: telemetry.Counter, Labels: flowLabels(name, g.from, g.to), Value: float64(g.generated * int64(g.frameLen))})
+	}
+}
+
+// rate is the generator's mean sending rate while it was on.
+func (g *emuGen) rate() float64 {
+	if g.stop <= g.start {
+		return 0
+	}
+	return float64(g.generated*int64(g.frameLen)) * 8 / (g.stop - g.start).Seconds()
+}
+
+// summary is the report's view of the job.
+func (j *emuJob) summary() report.Job {
+	s := report.Job{Name: j.w.Name, Kind: string(j.w.Kind), Done: j.done}
+	if j.err != nil {
+		s.Err = j.err.Error()
+	}
+	for _, rep := range j.perf {
+		if rep.From == "" {
+			continue
+		}
+		f := report.Flow{From: rep.From, To: rep.To, Bytes: rep.Client.Bytes, GoodputBps: rep.Client.BWAvg * 1e9, Messages: rep.Client.Messages}
+		if l := rep.Client.Lat; l != nil {
+			f.FCTMedian, f.FCTP99 = l.Typical.Seconds(), l.P99.Seconds()
+		}
+		s.Flows = append(s.Flows, f)
+	}
+	s.Collective = append(s.Collective, j.coll...)
+	for _, g := range j.gens {
+		s.Flows = append(s.Flows, report.Flow{From: scenario.PortName(g.from), To: scenario.PortName(g.to),
+			Bytes: g.generated * int64(g.frameLen), GoodputBps: g.rate()})
+	}
+	return s
+}

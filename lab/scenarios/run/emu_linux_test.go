@@ -1,0 +1,73 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+)
+
+// emuExamples are the examples whose expectations hold in the emulation
+// too (see each README).
+var emuExamples = []string{
+	"01-incast-hol/scenario.yaml",
+	"04-ecmp/5tuple.yaml",
+	"06-pfc-storm/scenario.yaml",
+}
+
+// TestEmulateExamples runs three shipped examples in the emulation lab
+// (deploy, workloads on the endpoint processes, faults through the node
+// API, destroy) and checks that every expectation holds and that nothing
+// of the labs is left behind.
+func TestEmulateExamples(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
+	bin := testenv.BuildRocelab(t)
+	root := testenv.RunRoot(t, "rltest-emu-")
+	for i, f := range emuExamples {
+		t.Run(f, func(t *testing.T) {
+			sc, err := scenario.Load(filepath.Join("../../../examples", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("re%d-%d", os.Getpid()%100000, i)
+			var log strings.Builder
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := Emulate(ctx, sc, EmuOptions{LabName: name, Root: root, Binary: bin, Log: &log,
+				Options: Options{ReportDir: filepath.Join(t.TempDir(), "report")}})
+			t.Logf("progress:\n%s", log.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Results {
+				t.Logf("%v %s: %s", r.Pass, r.Expectation, r.Message)
+				if !r.Pass {
+					t.Errorf("FAIL %s: %s", r.Expectation, r.Message)
+				}
+			}
+			for _, p := range out.Problems {
+				t.Errorf("problem: %s", p)
+			}
+			if _, err := os.Stat(filepath.Join(out.Report, "summary.md")); err != nil {
+				t.Errorf("report: %v", err)
+			}
+			names, err := netns.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				if strings.Contains(n, name) {
+					t.Errorf("namespace %s left behind", n)
+				}
+			}
+		})
+	}
+}

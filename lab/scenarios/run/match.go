@@ -1,0 +1,111 @@
+package run
+
+import (
+	goruntime "runtime"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// PerfTxDepth is the messages each QP of a perf workload keeps posted
+// (a latency test: 1), in both drivers. The scenario format has no key
+// for it; it is passed explicitly because the endpoint node's perf job
+// and simlab default to different depths (128 and 32). 32 messages of
+// 256 KB are 8 MB still queued per QP when a timed job's time is up.
+const PerfTxDepth = 32
+
+// Grace periods in wall-clock time, as the emulation allows them: a timed
+// perf job may drain its queued messages for at least perfGraceWall after
+// the run's end, any other job run at least jobsGraceWall past it (both
+// also get a multiple of the run's duration: emuGrace).
+const (
+	perfGraceWall = time.Second
+	jobsGraceWall = 30 * time.Second
+)
+
+// emulationScale is the time dilation an emulated run of sc uses: override
+// if > 0, else the scenario's factor, else what deploy picks for the
+// topology on this machine (scale: auto).
+func emulationScale(sc *scenario.Scenario, override int) int {
+	switch {
+	case override > 0:
+		return override
+	case !sc.Scale.Auto && sc.Scale.Factor > 0:
+		return sc.Scale.Factor
+	}
+	return deploy.AutoScale(sc.Topology, deploy.DefaultCapacityPPSPerCPU*float64(goruntime.NumCPU()))
+}
+
+// emulatedSwitches returns a fabric Configure hook that gives every switch
+// the configuration the emulation's switch process runs at scale
+// (node.FromTopology: the PFC headroom includes the allowance for loop
+// stalls, node.LagBudget). The first error is stored in *errp.
+func emulatedSwitches(scale int, seed uint64, errp *error) func(*topologies.Node, *switchmodel.Config) {
+	return func(n *topologies.Node, c *switchmodel.Config) {
+		cfg, err := node.FromTopology(n, nil, scale, seed, "/unused.sock")
+		if err != nil {
+			if *errp == nil {
+				*errp = err
+			}
+			return
+		}
+		*c = *cfg.Switch
+	}
+}
+
+// perfDepth is the tx depth of perf workload w's QPs.
+func perfDepth(w *scenario.Workload) int {
+	if w.Latency {
+		return 1
+	}
+	return PerfTxDepth
+}
+
+// drainTime is how long the messages perf workload w's QPs still have
+// queued when its time is up take, at least, to cross its busiest NIC
+// link: every QP's tx depth of messages, summed over the flows through
+// each NIC, at the NIC's line rate.
+func drainTime(w *scenario.Workload, flows []scenario.Flow) clock.Duration {
+	bytes := map[*topologies.Port]int64{}
+	per := int64(max(w.QPs, 1)) * int64(perfDepth(w)) * w.Size
+	for _, f := range flows {
+		bytes[f.From] += per
+		bytes[f.To] += per
+	}
+	var d clock.Duration
+	for p, b := range bytes {
+		if p.Rate > 0 {
+			d = max(d, p.Rate.Serialize(int(b)))
+		}
+	}
+	return d
+}
+
+// emuGrace is how long past the run's end (fabric time) the emulation lets
+// a workload go on before it stops it: a timed perf job its queued
+// messages' drain twice over, at least the run's duration and
+// perfGraceWall; anything else twice the duration, at least jobsGraceWall.
+// Sim with Options.MatchEmulation goes on as long.
+func emuGrace(sc *scenario.Scenario, w *scenario.Workload, flows []scenario.Flow, scale int) clock.Duration {
+	wallToFabric := func(d time.Duration) clock.Duration {
+		return clock.Duration(d.Nanoseconds()) * clock.Nanosecond / clock.Duration(max(scale, 1))
+	}
+	if w.Kind == scenario.KindPerf && w.Duration > 0 {
+		return max(2*drainTime(w, flows), sc.Duration, wallToFabric(perfGraceWall))
+	}
+	return max(2*sc.Duration, wallToFabric(jobsGraceWall))
+}
+
+// nodeGoodput is a flow's goodput in Gb/s as the endpoint node's perf job
+// measures it: the bytes completed over first post to last completion.
+func nodeGoodput(bytes int64, start, end clock.Time) float64 {
+	if end <= start {
+		return 0
+	}
+	return float64(bytes) * 8 / end.Sub(start).Seconds() / 1e9
+}

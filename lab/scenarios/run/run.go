@@ -1,0 +1,368 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Options tune a run. The zero value runs with the scenario's seed and
+// writes no report.
+type Options struct {
+	// Seed overrides the scenario's seed when SeedSet.
+	Seed    uint64
+	SeedSet bool
+	// ReportDir, if set, is where the report is written (lab/scenarios/report).
+	ReportDir string
+	// Progress, if set, is called about every 100 µs of fabric time.
+	Progress func(Progress)
+	// SampleInterval is the fabric time between time-series readings
+	// (default duration/500, at least 1 µs).
+	SampleInterval clock.Duration
+	// SnapshotEvery is the fabric time between telemetry snapshots
+	// (default duration/10); there is always one at the start and one at
+	// the end.
+	SnapshotEvery clock.Duration
+	// MaxPoints bounds each time series (default 500).
+	MaxPoints int
+	// Scale is the time dilation factor of an emulated run (Emulate) and
+	// the one Sim sizes its switches for with MatchEmulation: 0 takes the
+	// scenario's, or, for scale: auto, the one deploy picks on this
+	// machine.
+	Scale int
+	// MatchEmulation makes Sim run the scenario as Emulate does, so that
+	// the two runs of a file compare (lab/scenarios/fidelity): every switch gets the
+	// configuration the emulation's switch process runs at Scale
+	// (node.FromTopology: its PFC headroom includes an allowance for the
+	// host stalling the node loops, which depends on the scale), the run
+	// goes on past the scenario's duration until every workload finished
+	// (at most as long as the emulation waits for it), and perf goodput is
+	// measured as the endpoint nodes measure it — bytes completed over
+	// first post to last completion, also for a timed job (without it, a
+	// timed job's goodput is what arrived within its window). The default
+	// is the ideal switch of the topology's profile.
+	MatchEmulation bool
+}
+
+// Progress is what Options.Progress is told.
+type Progress struct {
+	Now, Duration clock.Duration // fabric time so far, and the run's length
+	Events        uint64         // simulator events run so far
+	Wall          time.Duration  // wall time since the run started
+}
+
+// Outcome is what a run measured and concluded.
+type Outcome struct {
+	Scenario *scenario.Scenario
+	// Seed the run used.
+	Seed uint64
+	// Results of every expectation, in file order; Pass is whether all
+	// held (and the run met no problem).
+	Results []scenario.Result
+	Pass    bool
+	// FabricTime simulated, Wall time it took, Events run.
+	FabricTime clock.Duration
+	Wall       time.Duration
+	Events     uint64
+	// Metrics is what the expectations read: Snapshots plus the sampler's
+	// Series.
+	Metrics   *Metrics
+	Snapshots scenario.Snapshots
+	Series    []simlab.Series
+	// Jobs summarises every workload.
+	Jobs []report.Job
+	// Problems are what went wrong besides expectations: a job that
+	// failed or did not finish, a fault that could not be applied.
+	Problems []string
+	// Report is the report directory written, if any.
+	Report string
+}
+
+// Report returns the outcome as the report package takes it.
+func (o *Outcome) reportData() report.Data {
+	return report.Data{
+		Scenario: o.Scenario, Seed: o.Seed, Results: o.Results, Pass: o.Pass,
+		FabricTime: o.FabricTime, Wall: o.Wall, Events: o.Events,
+		Series: o.Series, Final: o.Snapshots[len(o.Snapshots)-1].Samples,
+		Jobs: o.Jobs, Problems: o.Problems,
+	}
+}
+
+var wrongRE = regexp.MustCompile(`\bwrong\s*\(`)
+
+// needsRaw reports whether an expectation checks collective data: only
+// then do NICs carry real bytes (costlier).
+func needsRaw(sc *scenario.Scenario) bool {
+	hasColl := false
+	for _, w := range sc.Workloads {
+		hasColl = hasColl || w.Kind == scenario.KindCollective
+	}
+	if !hasColl {
+		return false
+	}
+	for _, x := range sc.Expect {
+		if wrongRE.MatchString(x.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+// runner is one simulated run in progress.
+type runner struct {
+	sc   *scenario.Scenario
+	opts Options
+	seed uint64 // the run's seed (the scenario's or Options.Seed)
+	lab  *simlab.Lab
+	inj  *faults.Injector
+	raw  bool
+	// scale is the emulation's time dilation the run matches
+	// (Options.MatchEmulation), else 0.
+	scale int
+	// gens are the traffic generators sending from each NIC port: they
+	// are told of the PFC frames the port receives.
+	gens     map[*topologies.Port][]*faults.TrafficSource
+	jobs     []*jobRun
+	problems []string
+	snaps    scenario.Snapshots
+	// keep are the sample names the expectations read: all that the
+	// snapshots before the last one keep.
+	keep map[string]bool
+}
+
+// engineProxy lets the injector exist before simlab.Build creates the
+// engine (Build calls Wrap; faults are added only once it returned).
+type engineProxy struct{ e *sim.Engine }
+
+func (p *engineProxy) Now() clock.Time { return p.e.Now() }
+func (p *engineProxy) AfterFunc(d clock.Duration, f func()) clock.Timer {
+	return p.e.AfterFunc(d, f)
+}
+
+// Sim runs sc in the simulator and evaluates its expectations. An error
+// means the run could not be built, was cancelled, or the report could
+// not be written; failed expectations and job problems are in the
+// Outcome (Pass false).
+func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, error) {
+	if sc == nil || sc.Topology == nil {
+		return nil, errors.New("run: no scenario")
+	}
+	dur := sc.Duration
+	if opts.SampleInterval <= 0 {
+		opts.SampleInterval = max(dur/500, clock.Microsecond)
+	}
+	if opts.SnapshotEvery <= 0 {
+		opts.SnapshotEvery = max(dur/10, clock.Microsecond)
+	}
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = 500
+	}
+	seed := sc.Seed
+	if opts.SeedSet {
+		seed = opts.Seed
+	}
+	r := &runner{sc: sc, opts: opts, seed: seed, raw: needsRaw(sc), gens: map[*topologies.Port][]*faults.TrafficSource{}}
+	wallStart := time.Now()
+	proxy := &engineProxy{}
+	r.inj = faults.NewInjector(proxy, func(name string) *rand.Rand { return proxy.e.Rand(name) })
+	r.inj.Raw = r.raw
+	fo := fabric.SimOptions{Wrap: func(from *topologies.Port, s wire.Sink) wire.Sink {
+		if p := from.Peer; from.Node.Kind == topologies.KindSwitch && p != nil && p.Node.Kind != topologies.KindSwitch {
+			s = &pfcTee{r: r, port: p, next: s, delay: p.Link.Delay}
+		}
+		return r.inj.Wrap(from, s)
+	}}
+	var cfgErr error
+	if opts.MatchEmulation {
+		r.scale = emulationScale(sc, opts.Scale)
+		fo.Configure = emulatedSwitches(r.scale, seed, &cfgErr)
+	}
+	lab, err := simlab.Build(sc.Topology, simlab.Options{
+		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo,
+		Progress: func(p simlab.Progress) {
+			if opts.Progress != nil {
+				opts.Progress(Progress{Now: clock.Duration(p.Now), Duration: dur, Events: p.Events, Wall: time.Since(wallStart)})
+			}
+		},
+	})
+	if err == nil {
+		err = cfgErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+	}
+	proxy.e = lab.Engine()
+	r.lab = lab
+	e := lab.Engine()
+	for _, w := range sc.Workloads {
+		if err := r.start(w); err != nil {
+			return nil, fmt.Errorf("run %s: workload %s: %w", sc.Name, w.Name, err)
+		}
+	}
+	r.startFaults()
+	sampler := lab.Sample(simlab.SamplerSpec{
+		Interval: opts.SampleInterval, MaxPoints: opts.MaxPoints,
+		Queues: true, PFC: true, Flows: true, Probes: r.probes(),
+	})
+	r.snapshot(false)
+	for t := clock.Time(opts.SnapshotEvery); t < clock.Time(dur); t = t.Add(opts.SnapshotEvery) {
+		e.At(t, func() { r.snapshot(false) })
+	}
+	chunk := max(dur/50, clock.Microsecond)
+	for lab.Now() < clock.Time(dur) {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
+		}
+		lab.Run(min(clock.Duration(lab.Now())+chunk, dur))
+	}
+	if opts.MatchEmulation {
+		// As the emulation: on until every workload finished, or its
+		// grace past the end is up.
+		limit := dur + r.grace()
+		for !r.jobsDone() && lab.Now() < clock.Time(limit) {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
+			}
+			lab.Run(min(clock.Duration(lab.Now())+chunk, limit))
+		}
+	}
+	sampler.Stop()
+	r.finish()
+	r.snapshot(true)
+	out := &Outcome{
+		Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
+		Events: e.Executed(), Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems,
+	}
+	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
+	for _, j := range r.jobs {
+		out.Jobs = append(out.Jobs, j.summary())
+	}
+	return out, out.conclude(opts.ReportDir)
+}
+
+// conclude evaluates the expectations against out.Metrics, decides
+// whether the run passed (every expectation holds and nothing went wrong)
+// and writes the report directory if one was asked for. Both drivers end
+// their runs with it.
+func (out *Outcome) conclude(reportDir string) error {
+	out.Results = out.Scenario.Evaluate(out.Metrics)
+	out.Pass = len(out.Problems) == 0
+	for _, res := range out.Results {
+		out.Pass = out.Pass && res.Pass
+	}
+	if reportDir == "" {
+		return nil
+	}
+	if err := report.Write(reportDir, out.reportData()); err != nil {
+		return fmt.Errorf("run %s: %w", out.Scenario.Name, err)
+	}
+	out.Report = reportDir
+	return nil
+}
+
+// snapshot gathers the telemetry of the lab, the faults and (at the end)
+// the job samples.
+func (r *runner) snapshot(final bool) {
+	srcs := []telemetry.Source{r.lab, r.inj, sourceFunc(r.genSamples)}
+	if final {
+		srcs = append(srcs, sourceFunc(r.jobSamples))
+	}
+	// Unsorted: telemetry.Gather's sort costs more than the run. Before
+	// the end only the samples the expectations read are kept: on a
+	// topology of thousands of ports, every snapshot of everything would
+	// cost gigabytes.
+	var all []telemetry.Sample
+	if n := len(r.snaps); n > 0 {
+		all = make([]telemetry.Sample, 0, len(r.snaps[n-1].Samples))
+	}
+	emit := func(s telemetry.Sample) { all = append(all, s) }
+	if !final {
+		if r.keep == nil {
+			r.keep = map[string]bool{}
+			for _, x := range r.sc.Expect {
+				for _, name := range x.Samples() {
+					r.keep[name] = true
+				}
+			}
+		}
+		emit = func(s telemetry.Sample) {
+			if r.keep[s.Name] {
+				all = append(all, s)
+			}
+		}
+	}
+	for _, src := range srcs {
+		src.Collect(emit)
+	}
+	r.snaps = append(r.snaps, scenario.Snapshot{At: r.lab.Now(), Samples: all})
+}
+
+// startFaults applies the fault schedule from time 0.
+func (r *runner) startFaults() {
+	var sched faults.Schedule
+	for _, f := range r.sc.Faults {
+		var targets []string
+		if f.Port != nil {
+			targets = append(targets, scenario.PortName(f.Port))
+		}
+		for _, d := range f.Links {
+			targets = append(targets, scenario.PortName(d.From))
+		}
+		for _, t := range targets {
+			sched.Events = append(sched.Events, faults.Event{At: clock.Duration(f.At), For: f.For, Target: t, Spec: f.Spec})
+		}
+	}
+	if len(sched.Events) == 0 {
+		return
+	}
+	sched.Start(r.lab.Engine(), r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
+}
+
+// pfcTee hands the PFC and PAUSE frames a switch sends toward a NIC to
+// the traffic generators of that NIC too (after the link's delay), so that
+// background traffic obeys PFC like the NIC.
+type pfcTee struct {
+	r     *runner
+	port  *topologies.Port
+	next  wire.Sink
+	delay clock.Duration
+}
+
+func (t *pfcTee) Receive(p *wire.Packet) {
+	t.tee(p, t.delay)
+	t.next.Receive(p)
+}
+
+// Launch passes a frame launched early on when the next sink takes it
+// (wire.LaunchSink); the generators still see PFC at end plus the delay.
+func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
+	l, ok := t.next.(wire.LaunchSink)
+	if !ok || !l.Launch(p, end) {
+		return false
+	}
+	t.tee(p, end.Sub(t.r.lab.Now())+t.delay)
+	return true
+}
+
+// tee hands a PFC or PAUSE frame to the port's traffic generators after d.
+func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
+	if p.Kind == wire.KindPFC || p.Kind == wire.KindPause {
+		for _, g := range t.r.gens[t.port] {
+			t.r.lab.Engine().AfterFunc(d, func() { g.Receive(p) })
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package simlab
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/rdmacomm"
+)
+
+// CollSpec is an NCCL-style collective job over the lab's NICs (RDMA
+// WRITE WITH IMMEDIATE on queue pairs, through endpoint/rdmacomm).
+type CollSpec struct {
+	// Name labels the job's samples (default "collN").
+	Name string
+	// Op is all_reduce (default), all_gather, reduce_scatter or alltoall.
+	Op string
+	// Ranks are NIC names in rank order (default every BE NIC, in node
+	// order).
+	Ranks []string
+	// Sizes to sweep, in nccl-tests bytes (default 64 MiB).
+	Sizes []int64
+	// Iters measured per size (default 5) after Warmup (default 1).
+	Iters, Warmup int
+	// Mode ("rocev2", "metaroce"), CC and Paths configure every QP;
+	// Mode and CC default to the lab's.
+	Mode, CC string
+	Paths    int
+	// Check carries real data and verifies every element; it needs a Raw
+	// lab (payload-free NICs carry lengths only), and a payload-free lab
+	// needs Check false.
+	Check bool
+	// SliceBytes and Window tune the engine (collective.Config).
+	SliceBytes, Window int
+	// Start is the fabric time the job starts at.
+	Start clock.Time
+}
+
+// CollJob is a running collective job.
+type CollJob struct {
+	l       *Lab
+	spec    CollSpec
+	op      collective.Op
+	nics    []*endpoint.NIC
+	comm    *collective.Comm
+	tr      *rdmacomm.Transport
+	results []collective.Result
+	err     error
+	done    bool
+	start   clock.Time
+	end     clock.Time
+}
+
+// Collective adds a collective job; it starts at spec.Start and sweeps
+// spec.Sizes one after the other.
+func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
+	if spec.Name == "" {
+		spec.Name = "coll" + strconv.Itoa(len(l.jobs))
+	}
+	if spec.Op == "" {
+		spec.Op = "all_reduce"
+	}
+	if len(spec.Ranks) == 0 {
+		spec.Ranks = l.NICNames()
+	}
+	if len(spec.Sizes) == 0 {
+		spec.Sizes = []int64{64 << 20}
+	}
+	if spec.Iters <= 0 {
+		spec.Iters = 5
+	}
+	if spec.Warmup < 0 {
+		spec.Warmup = 0
+	} else if spec.Warmup == 0 {
+		spec.Warmup = 1
+	}
+	if spec.Mode == "" {
+		spec.Mode = l.mode.String()
+	}
+	if spec.CC == "" {
+		spec.CC = l.opts.CC
+	}
+	j := &CollJob{l: l, spec: spec}
+	var err error
+	if j.op, err = collective.ParseOp(spec.Op); err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
+	if spec.Check != l.opts.Raw {
+		return nil, fmt.Errorf("collective %s: check %v on a lab with raw %v: data checks need real bytes (Options.Raw), a payload-free lab needs check off", spec.Name, spec.Check, l.opts.Raw)
+	}
+	mode, err := endpoint.ParseMode(spec.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
+	if _, err := l.reg.Get(spec.CC); err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
+	for _, r := range spec.Ranks {
+		n, err := l.nic(r)
+		if err != nil {
+			return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+		}
+		j.nics = append(j.nics, n)
+	}
+	pairs := rdmacomm.Ring
+	if j.op == collective.AllToAll {
+		// A full mesh is n(n-1) QPs; past onDemandRanks pairs are
+		// connected on first use and idle ones destroyed (rdmacomm.OnDemand).
+		pairs = rdmacomm.All
+		if len(j.nics) > onDemandRanks {
+			pairs = rdmacomm.OnDemand
+		}
+	}
+	// QPs are connected now (no packets move until the job starts).
+	j.tr, err = rdmacomm.New(rdmacomm.Options{Sched: l.e, NICs: j.nics, Pairs: pairs,
+		QP: endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}})
+	if err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
+	j.comm, err = collective.New(l.e, j.tr, collective.Config{Ranks: len(j.nics), Type: collective.Float32,
+		SliceBytes: spec.SliceBytes, Window: spec.Window, Check: spec.Check, Seed: l.opts.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
+	l.addJob(j)
+	l.e.At(spec.Start, j.begin)
+	return j, nil
+}
+
+// onDemandRanks is the largest all-to-all connected as a full mesh.
+const onDemandRanks = 128
+
+func (j *CollJob) begin() {
+	j.start = j.l.e.Now()
+	j.comm.Sweep(j.op, j.spec.Sizes, j.spec.Warmup, j.spec.Iters, func(res []collective.Result, err error) {
+		j.results, j.err, j.done = res, err, true
+		j.end = j.l.e.Now()
+		if err != nil {
+			j.err = fmt.Errorf("collective %s: %w", j.spec.Name, err)
+		}
+		j.l.finished()
+	})
+}
+
+// Name returns the job's name.
+func (j *CollJob) Name() string { return j.spec.Name }
+
+// Spec returns the job's specification, defaults filled in.
+func (j *CollJob) Spec() CollSpec { return j.spec }
+
+// Done reports whether the sweep finished (or failed).
+func (j *CollJob) Done() bool { return j.done }
+
+// Err returns the error that ended the sweep, if any.
+func (j *CollJob) Err() error { return j.err }
+
+// Results returns one nccl-tests line per size completed.
+func (j *CollJob) Results() []collective.Result { return j.results }
+
+// Elapsed returns the fabric time the sweep took (so far, if running).
+func (j *CollJob) Elapsed() clock.Duration {
+	if j.done {
+		return j.end.Sub(j.start)
+	}
+	return j.l.e.Now().Sub(j.start)
+}
+
+// Collect emits the communicator's counters and the busbw of each size,
+// labelled job (and size).
+func (j *CollJob) Collect(emit func(telemetry.Sample)) {
+	job := telemetry.Label{Name: "job", Value: j.spec.Name}
+	j.comm.Collect(func(s telemetry.Sample) {
+		s.Labels = telemetry.With([]telemetry.Label{job}, s.Labels...)
+		emit(s)
+	})
+	for _, r := range j.results {
+		l := []telemetry.Label{job, {Name: "op", Value: r.Op}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
+		emit(telemetry.Sample{Name: "collective_busbw_gbytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW})
+		emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.TimeUs / 1e6})
+	}
+}

@@ -1,0 +1,121 @@
+package simlab
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/switchmodel"
+)
+
+// IncastSpec is Perf from many senders to one receiver.
+type IncastSpec struct {
+	Name     string
+	Senders  []string // NIC names; empty means every BE NIC but the receiver
+	Receiver string
+	// Op, Size, Iterations, Duration, QPs, TxDepth, Mode, CC, Start: as
+	// in PerfSpec.
+	Op         string
+	Size       int
+	Iterations int
+	Duration   clock.Duration
+	QPs        int
+	TxDepth    int
+	Mode, CC   string
+	Start      clock.Time
+}
+
+// Incast adds an incast job: a Perf job from every sender to the receiver.
+func (l *Lab) Incast(spec IncastSpec) (*PerfJob, error) {
+	senders := spec.Senders
+	if len(senders) == 0 {
+		for _, n := range l.nics {
+			if n.Name() != spec.Receiver {
+				senders = append(senders, n.Name())
+			}
+		}
+	}
+	if spec.Receiver == "" {
+		return nil, fmt.Errorf("incast %s: no receiver", spec.Name)
+	}
+	return l.Perf(PerfSpec{
+		Name: spec.Name, Op: spec.Op, From: senders, To: []string{spec.Receiver},
+		Size: spec.Size, Iterations: spec.Iterations, Duration: spec.Duration,
+		QPs: spec.QPs, TxDepth: spec.TxDepth, Mode: spec.Mode, CC: spec.CC, Start: spec.Start,
+	})
+}
+
+// IncastReport is what the fidelity check compares between the emulation
+// and the simulator for an incast: per-flow throughput, the pauses the
+// switches sent, and drops.
+type IncastReport struct {
+	// PerFlowGbps is each sender's goodput (a sender with several flows
+	// in the job counts their sum), keyed by sender NIC name.
+	PerFlowGbps map[string]float64
+	// TotalGbps is the sum of PerFlowGbps; Fairness is max/min of it (1
+	// is perfectly fair; +Inf if a sender got nothing).
+	TotalGbps float64
+	Fairness  float64
+	// PauseFrames is the PFC frames (XOFF and refreshes, XON) every
+	// switch sent; PauseTime the total time switch priority groups held
+	// their upstream paused (summed over ports and priorities).
+	PauseFrames int64
+	PauseTime   clock.Duration
+	// NICPauseTime is the total time the NICs spent paused by PFC, summed
+	// over NICs and priorities.
+	NICPauseTime clock.Duration
+	// Drops is every packet the switches dropped, all reasons.
+	Drops int64
+}
+
+// IncastReport builds the report of job j. Switch and NIC counters are
+// the lab's totals since Build, so run one incast per lab to compare.
+func (l *Lab) IncastReport(j *PerfJob) IncastReport {
+	r := IncastReport{PerFlowGbps: map[string]float64{}}
+	for _, f := range j.Results() {
+		sender := f.From
+		if j.write == endpoint.WRRead { // the data flows To → From
+			sender = f.To
+		}
+		r.PerFlowGbps[sender] += f.GoodputGbps
+	}
+	lo, hi := math.Inf(1), 0.0
+	keys := make([]string, 0, len(r.PerFlowGbps))
+	for k := range r.PerFlowGbps {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := r.PerFlowGbps[k]
+		r.TotalGbps += v
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	switch {
+	case len(keys) == 0:
+	case lo <= 0:
+		r.Fairness = math.Inf(1)
+	default:
+		r.Fairness = hi / lo
+	}
+	for _, sw := range l.fab.Switches() {
+		for i := range sw.NumPorts() {
+			pt := sw.Port(i)
+			st := pt.Stats()
+			r.PauseFrames += st.PFCTx
+			for _, d := range st.Drops {
+				r.Drops += d
+			}
+			for pg := range switchmodel.NumTC {
+				r.PauseTime += pt.PG(pg).XOffTime
+			}
+		}
+	}
+	for _, n := range l.nics {
+		for p := range 8 {
+			r.NICPauseTime += n.PausedTime(p)
+		}
+	}
+	return r
+}

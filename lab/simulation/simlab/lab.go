@@ -1,0 +1,329 @@
+package simlab
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/endpoint/cc/credit"
+	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
+	"github.com/rocelab/rocelab/endpoint/cc/none"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Options configure Build. The zero value is a payload-free lab, seed 0,
+// RoCEv2 QPs without congestion control.
+type Options struct {
+	// Seed seeds every random stream of the lab (switches, NICs).
+	Seed uint64
+	// Raw makes NICs build real frames carrying payload bytes, with the
+	// ICRC, and verify it on receive; otherwise frames are payload-free
+	// descriptors (cheaper, for scale).
+	Raw bool
+	// CC is the default congestion control of jobs ("none", "dcqcn",
+	// "credit"; default "none"); a job may override it.
+	CC string
+	// CCParams are passed to every controller (see endpoint.Options).
+	CCParams map[string]string
+	// Mode is the default reliability mode of jobs ("rocev2" or
+	// "metaroce"; default "rocev2"); a job may override it.
+	Mode string
+	// MTU is the RDMA payload per packet of every BE NIC. Default: the
+	// largest power of two, at most 4096, whose frames fit the NIC's link
+	// MTU.
+	MTU int
+	// QPWindow is the most PSNs each QP keeps in flight
+	// (endpoint.QPConfig.Window; default the endpoint's, 4096). Each QP
+	// holds per-PSN state of this size on both ends, so labs with
+	// thousands of QPs use a smaller window (512 PSNs of 4 KiB is 2 MiB in
+	// flight, several bandwidth-delay products of a 400G fabric).
+	QPWindow int
+	// QPTimeout is every QP's initial retransmission timeout
+	// (endpoint.QPConfig.Timeout; default the endpoint's, 200 µs).
+	QPTimeout clock.Duration
+	// Fabric is passed to fabric.BuildSim (switch configuration hooks,
+	// PFC callback, fault and capture wrappers).
+	Fabric fabric.SimOptions
+	// Progress, if set, is called every ProgressEvery of fabric time while
+	// Run or RunUntilIdle runs.
+	Progress func(Progress)
+	// ProgressEvery is the fabric time between Progress calls (default
+	// 100 µs).
+	ProgressEvery clock.Duration
+}
+
+// Progress is what the progress callback is told.
+type Progress struct {
+	Now    clock.Time // fabric time
+	Events uint64     // events run so far
+	Jobs   int        // jobs not finished yet
+}
+
+// Lab is a topology running in the simulator.
+type Lab struct {
+	opts  Options
+	e     *sim.Engine
+	topo  *topologies.Topology
+	fab   *fabric.SimFabric
+	reg   *cc.Registry
+	mode  endpoint.Mode
+	nics  []*endpoint.NIC // BE NICs in node order
+	byNIC map[string]*endpoint.NIC
+	ports map[string]*topologies.Port
+	fe    []*IPHost
+	byFE  map[string]*IPHost
+
+	jobs     []job
+	running  int  // jobs started and not finished
+	stopIdle bool // RunUntilIdle in progress: stop when running drops to 0
+	ticks    int  // periodic events of the lab's own pending in the engine
+}
+
+// job is what Perf, Incast and Collective jobs share.
+type job interface {
+	telemetry.Source
+	Done() bool
+}
+
+// Registry returns the congestion-control registry the lab's NICs use:
+// none, dcqcn and credit.
+func Registry() *cc.Registry {
+	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
+}
+
+// Build builds the lab for t.
+func Build(t *topologies.Topology, opts Options) (*Lab, error) {
+	if t == nil {
+		return nil, errors.New("simlab: no topology")
+	}
+	if opts.CC == "" {
+		opts.CC = "none"
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = 100 * clock.Microsecond
+	}
+	mode, err := endpoint.ParseMode(opts.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("simlab: %w", err)
+	}
+	l := &Lab{
+		opts: opts, e: sim.New(opts.Seed), topo: t, reg: Registry(), mode: mode,
+		byNIC: map[string]*endpoint.NIC{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
+	}
+	if _, err := l.reg.Get(opts.CC); err != nil {
+		return nil, fmt.Errorf("simlab: %w", err)
+	}
+	if l.fab, err = fabric.BuildSim(l.e, t, opts.Fabric); err != nil {
+		return nil, fmt.Errorf("simlab: %w", err)
+	}
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.Peer == nil || p.Peer.Node.Kind != topologies.KindSwitch {
+				continue
+			}
+			name := n.Name + ":" + p.Name
+			if err := l.attach(name, p); err != nil {
+				return nil, fmt.Errorf("simlab: %s: %w", name, err)
+			}
+		}
+	}
+	return l, nil
+}
+
+// attach builds the NIC (BE ports of hosts) or IP sink (the rest) of p.
+func (l *Lab) attach(name string, p *topologies.Port) error {
+	l.ports[name] = p
+	if p.Plane != topologies.BE || p.Node.Kind != topologies.KindHost {
+		h := newIPHost(name, l.e, p)
+		out, err := l.fab.Attach(p.Node.Name, p.Name, h)
+		if err != nil {
+			return err
+		}
+		h.out = out
+		l.fe = append(l.fe, h)
+		l.byFE[name] = h
+		return nil
+	}
+	mtu := l.opts.MTU
+	if mtu == 0 {
+		mtu = payloadMTU(p.MTU)
+	}
+	var mac [6]byte
+	copy(mac[:], p.MAC)
+	nic, err := endpoint.NewNIC(endpoint.Options{
+		Name: name, Sched: l.e, Rand: l.e.Rand("nic/" + name),
+		LineRate: p.Rate, MAC: mac, IP: p.Addr.Addr(), MTU: mtu, Raw: l.opts.Raw,
+		CC: l.reg, CCParams: l.opts.CCParams,
+	})
+	if err != nil {
+		return err
+	}
+	out, err := l.fab.Attach(p.Node.Name, p.Name, nic)
+	if err != nil {
+		return err
+	}
+	nic.Attach(out)
+	l.nics = append(l.nics, nic)
+	l.byNIC[name] = nic
+	return nil
+}
+
+// rdmaOverhead is what a WRITE's first packet adds to its payload inside
+// the IP MTU: IPv4, UDP, BTH, RETH and ICRC.
+const rdmaOverhead = wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + 16 + wire.ICRCLen
+
+// payloadMTU returns the largest power of two in [256, 4096] whose RDMA
+// packets fit an IP MTU of ipMTU (256 when none does: the NIC's floor).
+func payloadMTU(ipMTU int) int {
+	m := 4096
+	for m > 256 && m+rdmaOverhead > ipMTU {
+		m /= 2
+	}
+	return m
+}
+
+// Engine returns the simulator engine.
+func (l *Lab) Engine() *sim.Engine { return l.e }
+
+// Now returns the fabric time.
+func (l *Lab) Now() clock.Time { return l.e.Now() }
+
+// Topology returns the topology the lab was built from.
+func (l *Lab) Topology() *topologies.Topology { return l.topo }
+
+// Fabric returns the switches and links.
+func (l *Lab) Fabric() *fabric.SimFabric { return l.fab }
+
+// Switch returns the switch called name, or nil.
+func (l *Lab) Switch(name string) *switchmodel.Switch { return l.fab.Switch(name) }
+
+// NIC returns the BE NIC called name ("host1:gpu0"), or nil.
+func (l *Lab) NIC(name string) *endpoint.NIC { return l.byNIC[name] }
+
+// NICs returns every BE NIC, in node and port order.
+func (l *Lab) NICs() []*endpoint.NIC { return l.nics }
+
+// NICNames returns the names of every BE NIC, in node and port order.
+func (l *Lab) NICNames() []string {
+	out := make([]string, len(l.nics))
+	for i, n := range l.nics {
+		out[i] = n.Name()
+	}
+	return out
+}
+
+// Host returns the IP sink of the FE (or storage) NIC called name
+// ("host1:fe0", "st1:fe0"), or nil.
+func (l *Lab) Host(name string) *IPHost { return l.byFE[name] }
+
+// Port returns the topology port of the NIC called name, or nil.
+func (l *Lab) Port(name string) *topologies.Port { return l.ports[name] }
+
+// nic returns the BE NIC called name or an error naming the known ones.
+func (l *Lab) nic(name string) (*endpoint.NIC, error) {
+	if n := l.byNIC[name]; n != nil {
+		return n, nil
+	}
+	return nil, fmt.Errorf("no back-end NIC %q (NICs are named host:port, e.g. %q)", name, l.firstNIC())
+}
+
+func (l *Lab) firstNIC() string {
+	if len(l.nics) == 0 {
+		return "host1:gpu0"
+	}
+	return l.nics[0].Name()
+}
+
+// addJob registers j; it counts as running until finished is called.
+func (l *Lab) addJob(j job) {
+	l.jobs = append(l.jobs, j)
+	l.running++
+}
+
+// finished is called once by each job when it completes.
+func (l *Lab) finished() {
+	l.running--
+	if l.running == 0 && l.stopIdle {
+		l.e.Stop()
+	}
+}
+
+// Running returns how many jobs have not finished.
+func (l *Lab) Running() int { return l.running }
+
+// Run runs the lab until fabric time until (measured from the start of the
+// simulation; a time already passed runs nothing).
+func (l *Lab) Run(until clock.Duration) {
+	end := clock.Time(until)
+	for l.e.Now() < end {
+		next := min(end, l.e.Now().Add(l.opts.ProgressEvery))
+		l.e.RunUntil(next)
+		l.progress()
+	}
+}
+
+// RunFor runs the lab for d more fabric time.
+func (l *Lab) RunFor(d clock.Duration) { l.Run(clock.Duration(l.e.Now().Add(d))) }
+
+// RunUntilIdle runs until every job finished, or until no event but the
+// lab's own samplers is left. It returns an error if jobs are left
+// unfinished with nothing left to run (a stuck job) or if limit (> 0) of
+// fabric time passed first.
+func (l *Lab) RunUntilIdle(limit clock.Duration) error {
+	deadline := clock.Never
+	if limit > 0 {
+		deadline = l.e.Now().Add(limit)
+	}
+	l.stopIdle = true
+	defer func() { l.stopIdle = false }()
+	for l.running > 0 {
+		if l.e.Pending() <= l.ticks {
+			return fmt.Errorf("simlab: %d job(s) unfinished and nothing left to run at %v", l.running, l.e.Now())
+		}
+		if l.e.Now() >= deadline {
+			return fmt.Errorf("simlab: %d job(s) unfinished after %v of fabric time", l.running, limit)
+		}
+		next := min(deadline, l.e.Now().Add(l.opts.ProgressEvery))
+		l.e.RunUntil(next)
+		l.progress()
+	}
+	return nil
+}
+
+func (l *Lab) progress() {
+	if l.opts.Progress != nil {
+		l.opts.Progress(Progress{Now: l.e.Now(), Events: l.e.Executed(), Jobs: l.running})
+	}
+}
+
+// Collect emits the samples of every switch, BE NIC, FE sink and job
+// (telemetry.Source).
+func (l *Lab) Collect(emit func(telemetry.Sample)) {
+	l.fab.Collect(emit)
+	for _, n := range l.nics {
+		n.Collect(emit)
+	}
+	for _, h := range l.fe {
+		h.Collect(emit)
+	}
+	for _, j := range l.jobs {
+		j.Collect(emit)
+	}
+}
+
+// Samples gathers every sample of the lab, sorted (telemetry.Gather).
+func (l *Lab) Samples() []telemetry.Sample { return telemetry.Gather(l) }
+
+// PayloadMTU returns the RDMA payload per packet a BE NIC on a link of IP
+// MTU ipMTU uses when Options.MTU is 0.
+func PayloadMTU(ipMTU int) int { return payloadMTU(ipMTU) }

@@ -1,0 +1,251 @@
+package simlab
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// SamplerSpec chooses what a Sampler records. With none of Queues, PFC
+// and Flows set, all three are recorded.
+type SamplerSpec struct {
+	// Interval of fabric time between readings (default 10 µs).
+	Interval clock.Duration
+	// MaxPoints each series keeps (default 512); older points merge
+	// pairwise as the run grows, totals stay exact.
+	MaxPoints int
+	// MaxBytes bounds the memory of all series together (default 64 MiB):
+	// when the lab has so many probes that MaxPoints each would pass it,
+	// each keeps fewer points (at least 16). A 1,024-host fabric has
+	// about 17,000 series; at 512 points they held 350 MB.
+	MaxBytes int64
+	// TCs are the traffic classes (and priority groups) whose queues and
+	// pause state are recorded; default the lossless classes of the
+	// topology's profiles (3 if none).
+	TCs []int
+	// Queues records switch_queue_depth_bytes{node,port,tc} of every
+	// switch port and switch_buffer_used_bytes{node} of every switch.
+	Queues bool
+	// PFC records the pause state per link direction:
+	// switch_pg_xoff{node,port,pg} (1 while the switch pauses the peer
+	// of that port), switch_queue_paused{node,port,tc} (1 while the peer
+	// pauses the switch port) and nic_paused{node,prio} (1 while a NIC is
+	// paused).
+	PFC bool
+	// Flows records perf_flow_rate_gbps{job,from,to}: each Perf flow's
+	// delivered payload rate over the last interval.
+	Flows bool
+	// Samples names extra telemetry samples recorded from the whole lab
+	// (telemetry.Gather each interval: costly on large fabrics).
+	Samples []string
+	// Probes are custom readings, taken each interval.
+	Probes []Probe
+}
+
+// Probe is a custom reading: Read is called each interval.
+type Probe struct {
+	Name   string
+	Labels []telemetry.Label
+	Kind   telemetry.Kind
+	Read   func() float64
+}
+
+// Sampler records readings into a Store every interval of fabric time.
+type Sampler struct {
+	l        *Lab
+	spec     SamplerSpec
+	store    *Store
+	timer    clock.Timer
+	probes   []Probe
+	handles  []*series // of probes[i], once it has read
+	flowPrev map[*Flow]int64
+	flowRate map[*Flow]*series
+	extra    map[string]bool
+	last     clock.Time // time of the last reading
+	read     bool       // a reading was taken
+}
+
+// Sample starts a sampler now; it reads once immediately, then every
+// interval, until Stop.
+func (l *Lab) Sample(spec SamplerSpec) *Sampler {
+	if spec.Interval <= 0 {
+		spec.Interval = 10 * clock.Microsecond
+	}
+	if spec.MaxPoints <= 0 {
+		spec.MaxPoints = 512
+	}
+	if !spec.Queues && !spec.PFC && !spec.Flows {
+		spec.Queues, spec.PFC, spec.Flows = true, true, true
+	}
+	if len(spec.TCs) == 0 {
+		spec.TCs = l.losslessTCs()
+	}
+	if spec.MaxBytes <= 0 {
+		spec.MaxBytes = 64 << 20
+	}
+	s := &Sampler{l: l, spec: spec, flowPrev: map[*Flow]int64{}, flowRate: map[*Flow]*series{}, extra: map[string]bool{}}
+	for _, n := range spec.Samples {
+		s.extra[n] = true
+	}
+	s.build()
+	s.probes = append(s.probes, spec.Probes...)
+	s.handles = make([]*series, len(s.probes))
+	if fit := spec.MaxBytes / (bucketBytes * int64(len(s.probes)+1)); int64(spec.MaxPoints) > fit {
+		s.spec.MaxPoints = int(max(fit, 16))
+	}
+	s.store = NewStore(spec.Interval, s.spec.MaxPoints)
+	// Flows already running count from now; later ones from zero.
+	for _, j := range l.jobs {
+		if pj, ok := j.(*PerfJob); ok && pj.started {
+			for _, f := range pj.flows {
+				s.flowPrev[f] = f.RxBytes()
+			}
+		}
+	}
+	s.last = l.e.Now()
+	l.ticks++
+	s.timer = l.e.AfterFunc(0, s.tick)
+	return s
+}
+
+// losslessTCs returns the classes some switch profile makes lossless.
+func (l *Lab) losslessTCs() []int {
+	var out []int
+	for tc := range topologies.NumTC {
+		for _, p := range l.topo.Profiles {
+			if p.PFC.Lossless[tc] {
+				out = append(out, tc)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []int{3}
+	}
+	return out
+}
+
+// build turns the switch and NIC readings of the spec into probes.
+func (s *Sampler) build() {
+	l, spec := s.l, s.spec
+	g := func(name string, labels []telemetry.Label, read func() float64) {
+		s.probes = append(s.probes, Probe{Name: name, Labels: labels, Kind: telemetry.Gauge, Read: read})
+	}
+	for _, sw := range l.fab.Switches() {
+		node := []telemetry.Label{{Name: "node", Value: sw.Name()}}
+		if spec.Queues {
+			g("switch_buffer_used_bytes", node, func() float64 { return float64(sw.BufferUsed()) })
+		}
+		for i := range sw.NumPorts() {
+			pt := sw.Port(i)
+			pl := telemetry.With(node, telemetry.Label{Name: "port", Value: strconv.Itoa(i)})
+			for _, tc := range spec.TCs {
+				tcs := strconv.Itoa(tc)
+				if spec.Queues {
+					g("switch_queue_depth_bytes", telemetry.With(pl, telemetry.Label{Name: "tc", Value: tcs}),
+						func() float64 { return float64(pt.Queue(tc).DepthBytes) })
+				}
+				if spec.PFC {
+					g("switch_pg_xoff", telemetry.With(pl, telemetry.Label{Name: "pg", Value: tcs}),
+						func() float64 { return b2f(pt.PG(tc).XOff) })
+					g("switch_queue_paused", telemetry.With(pl, telemetry.Label{Name: "tc", Value: tcs}),
+						func() float64 { return b2f(pt.Queue(tc).Paused) })
+				}
+			}
+		}
+	}
+	if spec.PFC {
+		for _, n := range l.nics {
+			for _, tc := range spec.TCs {
+				g("nic_paused", []telemetry.Label{{Name: "node", Value: n.Name()}, {Name: "prio", Value: strconv.Itoa(tc)}},
+					func() float64 { return b2f(n.Paused(tc)) })
+			}
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tick takes one round of readings and arms the next.
+func (s *Sampler) tick() {
+	s.readAll()
+	s.timer = s.l.e.AfterFunc(s.spec.Interval, s.tick)
+}
+
+// readAll takes one round of readings at the current time.
+func (s *Sampler) readAll() {
+	l := s.l
+	now := l.e.Now()
+	for i, p := range s.probes {
+		s.store.recordTo(&s.handles[i], p.Name, p.Labels, p.Kind, now, p.Read())
+	}
+	if s.spec.Flows {
+		s.flows(now)
+	}
+	if len(s.extra) > 0 {
+		l.Collect(func(sm telemetry.Sample) {
+			if s.extra[sm.Name] {
+				s.store.Record(sm.Name, slices.Clone(sm.Labels), sm.Kind, now, sm.Value)
+			}
+		})
+	}
+	s.last, s.read = now, true
+}
+
+// flows records each Perf flow's rate since the last reading.
+func (s *Sampler) flows(now clock.Time) {
+	secs := now.Sub(s.last).Seconds()
+	if secs <= 0 {
+		return
+	}
+	for _, j := range s.l.jobs {
+		pj, ok := j.(*PerfJob)
+		if !ok || !pj.started {
+			continue
+		}
+		for _, f := range pj.flows {
+			rx := f.RxBytes()
+			prev, seen := s.flowPrev[f] // unseen: started after the sampler, from 0
+			s.flowPrev[f] = rx
+			if f.finished && seen && rx == prev {
+				continue // the flow ended: stop its series
+			}
+			h := s.flowRate[f]
+			if h == nil {
+				labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
+				h = s.store.open("perf_flow_rate_gbps", labels, telemetry.Gauge, now)
+				s.flowRate[f] = h
+			}
+			s.store.add(h, now, float64(rx-prev)*8/secs/1e9)
+		}
+	}
+}
+
+// Store returns the sampler's store.
+func (s *Sampler) Store() *Store { return s.store }
+
+// Series returns a snapshot of every recorded series (Store().All()).
+func (s *Sampler) Series() []Series { return s.store.All() }
+
+// Stop takes a last reading (if time passed since the previous one) and
+// stops the sampler; the store keeps what it recorded. Stopping twice is a
+// no-op.
+func (s *Sampler) Stop() {
+	if s.timer == nil {
+		return
+	}
+	if s.l.e.Now() > s.last || !s.read {
+		s.readAll()
+	}
+	s.timer.Stop()
+	s.timer = nil
+	s.l.ticks--
+}

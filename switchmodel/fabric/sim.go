@@ -1,0 +1,179 @@
+package fabric
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/pipe"
+)
+
+// SimOptions tune BuildSim. The zero value builds the fabric as the
+// topology says.
+type SimOptions struct {
+	// Configure, if set, may adjust each switch's configuration after the
+	// profile was converted (ECMP hashing, spraying, …). The result is
+	// validated by the switch model.
+	Configure func(n *topologies.Node, c *switchmodel.Config)
+	// OnPFC, if set, is told each time a switch's priority group decides
+	// to pause (xoff) or resume its upstream (see switchmodel.Options).
+	OnPFC func(node string, port, prio int, xoff bool)
+	// Wrap, if set, wraps what the port from transmits into — the link
+	// direction from → from.Peer — before the propagation delay: the place
+	// for fault injection and capture taps. Returning s leaves it alone.
+	Wrap func(from *topologies.Port, s wire.Sink) wire.Sink
+}
+
+// SimFabric is a topology's switches wired together in the simulator. Host
+// and storage NICs are attachment points (Attach); until a NIC is
+// attached, what a switch routes toward it is dropped (reason "no_link").
+type SimFabric struct {
+	e        *sim.Engine
+	t        *topologies.Topology
+	opts     SimOptions
+	byName   map[string]*switchmodel.Switch
+	switches []*switchmodel.Switch // node order
+	attached map[*topologies.Port]bool
+}
+
+var _ telemetry.Source = (*SimFabric)(nil)
+
+// BuildSim builds one switchmodel.Switch per switch node of t on engine e
+// — configured from its profile (SwitchConfig), its randomness from
+// e.Rand("switch/"+name), its routes from Routes — and one pipe.Pipe per
+// direction of every switch-to-switch link, with the link's propagation
+// delay. Serialization belongs to the sender: switch ports serialize at
+// their link's rate; NICs serialize themselves.
+func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabric, error) {
+	f := &SimFabric{
+		e: e, t: t, opts: opts,
+		byName:   map[string]*switchmodel.Switch{},
+		attached: map[*topologies.Port]bool{},
+	}
+	for _, n := range t.Nodes {
+		if n.Kind != topologies.KindSwitch {
+			continue
+		}
+		cfg, err := NodeConfig(n)
+		if err != nil {
+			return nil, fmt.Errorf("build sim fabric: %w", err)
+		}
+		if opts.Configure != nil {
+			opts.Configure(n, &cfg)
+		}
+		var onPFC func(port, prio int, xoff bool)
+		if opts.OnPFC != nil {
+			name := n.Name
+			onPFC = func(port, prio int, xoff bool) { opts.OnPFC(name, port, prio, xoff) }
+		}
+		sw, err := switchmodel.New(switchmodel.Options{
+			Name:   n.Name,
+			Config: cfg,
+			Sched:  e,
+			Rand:   e.Rand("switch/" + n.Name),
+			Ports:  PortSpecs(n.Ports),
+			OnPFC:  onPFC,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("build sim fabric: %w", err)
+		}
+		f.byName[n.Name] = sw
+		f.switches = append(f.switches, sw)
+	}
+	// Routes go in as they are computed: a large fabric has millions.
+	var rerr error
+	eachRoute(t, func(n *topologies.Node, r Route) {
+		if rerr == nil {
+			if err := f.byName[n.Name].AddRoute(r.Prefix, r.Ports...); err != nil {
+				rerr = fmt.Errorf("build sim fabric: switch %s: install routes: %w", n.Name, err)
+			}
+		}
+	})
+	if rerr != nil {
+		return nil, rerr
+	}
+	for _, l := range t.Links {
+		a, b := l.A, l.B
+		if a.Node.Kind != topologies.KindSwitch || b.Node.Kind != topologies.KindSwitch {
+			continue
+		}
+		swA, swB := f.byName[a.Node.Name], f.byName[b.Node.Name]
+		swA.Attach(a.Index-1, f.wrap(a, pipe.New(e, l.Delay, swB.Port(b.Index-1))))
+		swB.Attach(b.Index-1, f.wrap(b, pipe.New(e, l.Delay, swA.Port(a.Index-1))))
+	}
+	return f, nil
+}
+
+func (f *SimFabric) wrap(from *topologies.Port, s wire.Sink) wire.Sink {
+	if f.opts.Wrap != nil {
+		return f.opts.Wrap(from, s)
+	}
+	return s
+}
+
+// Attach connects nic, the receive side of the host or storage NIC
+// node:port, to the fabric: frames the switch sends toward that NIC reach
+// nic after the link's delay. It returns the sink the NIC transmits into
+// (the link toward its switch, delay included; the NIC serializes frames
+// itself, at the port's rate). Each NIC attaches once.
+func (f *SimFabric) Attach(node, port string, nic wire.Sink) (toFabric wire.Sink, err error) {
+	n := f.t.Node(node)
+	if n == nil {
+		return nil, fmt.Errorf("attach %s:%s: no node %q", node, port, node)
+	}
+	if n.Kind == topologies.KindSwitch {
+		return nil, fmt.Errorf("attach %s:%s: %s is a switch; attach NICs of hosts and storage nodes", node, port, node)
+	}
+	p := n.Port(port)
+	if p == nil {
+		return nil, fmt.Errorf("attach %s:%s: %s has no port %q", node, port, node, port)
+	}
+	if p.Peer == nil || p.Peer.Node.Kind != topologies.KindSwitch {
+		return nil, fmt.Errorf("attach %s:%s: the port is not cabled to a switch", node, port)
+	}
+	if nic == nil {
+		return nil, fmt.Errorf("attach %s:%s: nil NIC", node, port)
+	}
+	if f.attached[p] {
+		return nil, fmt.Errorf("attach %s:%s: already attached", node, port)
+	}
+	f.attached[p] = true
+	sp := p.Peer
+	sw := f.byName[sp.Node.Name]
+	delay := p.Link.Delay
+	sw.Attach(sp.Index-1, f.wrap(sp, pipe.New(f.e, delay, nic)))
+	return f.wrap(p, pipe.New(f.e, delay, sw.Port(sp.Index-1))), nil
+}
+
+// Switch returns the switch called name, or nil.
+func (f *SimFabric) Switch(name string) *switchmodel.Switch { return f.byName[name] }
+
+// Switches returns every switch, in the topology's node order.
+func (f *SimFabric) Switches() []*switchmodel.Switch { return f.switches }
+
+// Topology returns the topology the fabric was built from.
+func (f *SimFabric) Topology() *topologies.Topology { return f.t }
+
+// Engine returns the engine the fabric runs on.
+func (f *SimFabric) Engine() *sim.Engine { return f.e }
+
+// Collect emits every switch's samples (labelled node=switch name), in
+// node order.
+func (f *SimFabric) Collect(emit func(telemetry.Sample)) {
+	for _, sw := range f.switches {
+		sw.Collect(emit)
+	}
+}
+
+// Drops returns the packets every switch dropped for reason (a
+// switch_drop_packets_total reason label, e.g. "no_headroom").
+func (f *SimFabric) Drops(reason string) int64 {
+	var n int64
+	for _, sw := range f.switches {
+		n += sw.Drops(reason)
+	}
+	return n
+}

@@ -1,0 +1,53 @@
+package wire
+
+import "github.com/rocelab/rocelab/core/clock"
+
+// Ethernet facts every sender and every queue needs: how many bytes a frame
+// really occupies on the wire, how long a PFC pause lasts, and the
+// conventional DSCP → priority marking of a RoCE fabric.
+
+// Frame overhead added to Packet.Len (which excludes the FCS) to get the
+// bytes a frame occupies on the wire.
+const (
+	FCSBytes      = 4
+	PreambleBytes = 8 // preamble and start-of-frame delimiter
+	IFGBytes      = 12
+	MinFrameBytes = 64 // minimum Ethernet frame, FCS included
+	// OverheadBytes is what a frame of at least the minimum size adds.
+	OverheadBytes = FCSBytes + PreambleBytes + IFGBytes
+)
+
+// WireBytes returns the bytes a frame of length n (Packet.Len, FCS
+// excluded) occupies on the wire: padded to the 64-byte minimum with FCS,
+// plus preamble, start delimiter and inter-frame gap.
+func WireBytes(n int) int {
+	f := n + FCSBytes
+	if f < MinFrameBytes {
+		f = MinFrameBytes
+	}
+	return f + PreambleBytes + IFGBytes
+}
+
+// PauseTime returns how long quanta pause quanta last on a link of rate r:
+// one 802.1Qbb quantum is 512 bit times.
+func PauseTime(r clock.Rate, quanta uint16) clock.Duration {
+	return r.Serialize(int(quanta) * 64)
+}
+
+// Conventional RoCE marking (DESIGN.md, protocol notes): RoCE data in DSCP
+// 26 rides the lossless priority 3, CNPs in DSCP 48 a strict priority 6.
+const (
+	DSCPRoCEData = 26
+	DSCPCNP      = 48
+	PrioRoCEData = 3
+	PrioCNP      = 6
+)
+
+// DefaultDSCPToTC returns the conventional DSCP → traffic class map: DSCP
+// 26 → 3, DSCP 48 → 6, every other DSCP → 0.
+func DefaultDSCPToTC() [64]uint8 {
+	var m [64]uint8
+	m[DSCPRoCEData] = PrioRoCEData
+	m[DSCPCNP] = PrioCNP
+	return m
+}

@@ -1,0 +1,115 @@
+// Package pipe is the simulator's wire: a one-way in-memory link with a
+// constant propagation delay, run on the discrete-event engine (core/sim).
+// It is htsim's Pipe: serialization belongs to the sender's egress port,
+// the pipe only delays.
+package pipe
+
+import (
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Pipe is a one-way in-memory link with a constant propagation delay:
+// Receive(p) delivers p to the link's sink at Now+Delay. Packets leave in
+// the order they entered. Serialization is not the link's job — the
+// sender's egress port models it; the link only delays.
+//
+// Because the delay is constant, in-flight packets are kept in a FIFO ring
+// and the link has at most one event in the engine, for the head packet;
+// that is cheaper than one heap event per packet.
+type Pipe struct {
+	e     *sim.Engine
+	delay clock.Duration
+	to    wire.Sink
+	ring  []inflight // len is a power of two; inline until it grows
+	head  int
+	n     int
+	armed bool // an event for the head packet is in the engine
+	// inline is the ring's first storage, inside the Pipe so that the
+	// packets in flight share the link's cache lines (a short link at
+	// 100–400G holds a few).
+	inline [4]inflight
+}
+
+type inflight struct {
+	p  *wire.Packet
+	at clock.Time
+}
+
+var _ wire.LaunchSink = (*Pipe)(nil)
+
+// New returns a pipe on e that delays packets by delay (negative means
+// 0) and hands them to to. to may be nil if SetTo is called before the
+// first packet arrives at the far end.
+func New(e *sim.Engine, delay clock.Duration, to wire.Sink) *Pipe {
+	l := &Pipe{e: e, delay: max(delay, 0), to: to}
+	l.ring = l.inline[:]
+	return l
+}
+
+// SetTo sets the sink the link delivers to, to wire up cycles between
+// nodes after construction.
+func (l *Pipe) SetTo(to wire.Sink) { l.to = to }
+
+// Delay returns the link's propagation delay.
+func (l *Pipe) Delay() clock.Duration { return l.delay }
+
+// InFlight returns how many packets are on the link.
+func (l *Pipe) InFlight() int { return l.n }
+
+// Receive puts p on the link; it is delivered at Now+Delay.
+func (l *Pipe) Receive(p *wire.Packet) { l.Launch(p, l.e.Now()) }
+
+// Launch puts p on the link as if its last bit entered it at end, which
+// may lie in the future: p is delivered at end+Delay (wire.LaunchSink). A
+// transmitter that knows when its serialization ends (a switch port) hands
+// the frame over when it starts, and so spends no event on the end of the
+// transmission. Calls must come in nondecreasing end, as a transmitter's
+// frames do; an end before Now counts as Now. It always takes p.
+func (l *Pipe) Launch(p *wire.Packet, end clock.Time) bool {
+	l.put(p, end)
+	return true
+}
+
+func (l *Pipe) put(p *wire.Packet, t clock.Time) {
+	if l.n == len(l.ring) {
+		l.grow()
+	}
+	at := max(t, l.e.Now()).Add(l.delay)
+	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: p, at: at}
+	l.n++
+	if !l.armed {
+		l.armed = true
+		l.e.Schedule(at, (*linkHead)(l), nil)
+	}
+}
+
+func (l *Pipe) grow() {
+	r := make([]inflight, 2*len(l.ring))
+	for i := range l.n {
+		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
+	}
+	l.ring, l.head = r, 0
+}
+
+// linkHead is the Handler of a link's head-packet event; a separate type
+// keeps Handle out of Pipe's method set.
+type linkHead Pipe
+
+// Handle delivers the head packet and arms the event for the next one
+// before delivering, so a sink that sends back into this link sees a
+// consistent state.
+func (h *linkHead) Handle(any) {
+	l := (*Pipe)(h)
+	it := l.ring[l.head]
+	l.ring[l.head] = inflight{}
+	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.n--
+	if l.n > 0 {
+		l.e.Schedule(l.ring[l.head].at, h, nil)
+	} else {
+		l.armed = false
+	}
+	l.to.Receive(it.p)
+}
