@@ -87,4 +87,3 @@ func BenchmarkHold(b *testing.B) {
 		})
 	}
 }
-
