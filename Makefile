@@ -9,12 +9,17 @@ LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 3s
 DEMO_OUT  ?= demo-out
 
-.PHONY: all build test unit fuzz-short lint demo bench clean
+.PHONY: all build install test unit fuzz-short lint demo bench clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rocelab
+
+## install: put rocelab on the PATH ($(PREFIX)/bin, /usr/local/bin by default).
+PREFIX    ?= /usr/local
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rocelab
 
 ## test: lint, every unit/integration test, then each fuzz target briefly.
 test: lint unit fuzz-short

@@ -11,7 +11,11 @@ step "0. The emulation lab: deploy laptop.yaml, run an all-reduce and an incast,
 if [ "$(id -u)" = 0 ]; then
 	"$BIN" demo --name "demo-$$"
 else
-	echo "(rocelab demo needs root to create namespaces: run 'sudo make demo')"
+	cat <<'MSG'
+(skipped: the emulation lab needs root, to create network namespaces, veth
+ pairs and raw sockets. Run `make demo` as root — e.g. `sudo make demo`, or
+ from a root shell. Steps 1–6 below need no root.)
+MSG
 fi
 
 step "1. Validate the default topology (laptop.yaml)"
@@ -25,9 +29,9 @@ echo "   … (full table: $BIN topo show)"
 step "3. Draw it: $OUT/laptop.svg"
 "$BIN" graph -f svg -w "$OUT/laptop.svg"
 
-step "4. A generated 64-host AI zone, validated"
-"$BIN" topo gen clos --hosts 64 -w "$OUT/zone64.yaml" 2>/dev/null || "$BIN" topo gen clos -w "$OUT/zone64.yaml"
-"$BIN" validate -t "$OUT/zone64.yaml"
+step "4. A generated 64-host AI zone (8 GPUs each, 8 rack switches), validated"
+"$BIN" topo gen clos --hosts 64 --rtsw 8 -w "$OUT/zone64.yaml"
+"$BIN" validate "$OUT/zone64.yaml"
 
 step "5. One frame of every packet type the lab emits: $OUT/samples.pcap"
 "$BIN" wire samples -w "$OUT/samples.pcap"

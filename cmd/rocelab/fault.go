@@ -36,10 +36,16 @@ node's port, between the model and the wire, and takes effect within a
 millisecond of wall clock. IDs are node/fN, unique in the lab. Clearing
 a fault restores the exact previous behaviour. Needs root.
 
-Targets:
+Targets (the word forms need no quoting in a shell; 'a->b' must be quoted,
+or the shell reads > as a redirection):
   node:port   the egress of that port (host3:gpu0, sw1:p3)
   node        every port of the node
-  a->b        the link direction from node a to node b (a's port cabled to b)
+  a to b      the link direction from node a to node b: every port of a
+              cabled to b (all parallel links); same as 'a->b'
+  a and b     both directions of every link between a and b; same as 'a<->b'
+
+  rocelab fault add rtsw1 to ctsw1 loss 1%
+  rocelab fault add host1:gpu0 delay 50us jitter 5us
 
 Kinds and parameters are those of scenario files (docs/scenarios.md):
   loss 1% [burst 4] · delay 50us [jitter 5us] · corrupt 0.1% · reorder 1%
@@ -56,7 +62,11 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 		Short: "Add a fault on a port's egress, a node's ports or a link direction",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := faults.ParseSpec(strings.Join(args[1:], " "))
+			target, rest := faultTargetArgs(args)
+			if len(rest) == 0 {
+				return badInput(fmt.Errorf("fault add %s: no fault kind given", target))
+			}
+			spec, err := faults.ParseSpec(strings.Join(rest, " "))
 			if err != nil {
 				return badInput(err)
 			}
@@ -64,25 +74,33 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				return err
 			}
 			ctx := cmdContext(cmd)
-			nodeName, port, err := resolveFaultTarget(ctx, root, name, args[0])
+			places, err := resolveFaultTarget(ctx, root, name, target)
 			if err != nil {
 				return err
 			}
-			_, n, err := deploy.FindNode(root, name, nodeName)
-			if err != nil {
-				return badInputIf(err)
+			var rows []faultRow
+			for _, pl := range places {
+				_, n, err := deploy.FindNode(root, name, pl.node)
+				if err != nil {
+					return badInputIf(err)
+				}
+				c := node.NewClient(n.Socket)
+				fi, err := c.AddFault(ctx, pl.port, spec.String())
+				c.Close()
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", target, pl.node, err)
+				}
+				rows = append(rows, toRow(pl.node, fi))
 			}
-			c := node.NewClient(n.Socket)
-			defer c.Close()
-			fi, err := c.AddFault(ctx, port, spec.String())
-			if err != nil {
-				return err
-			}
-			row := toRow(nodeName, fi)
 			if opts.wantJSON() {
-				return opts.printJSON(row)
+				if len(rows) == 1 {
+					return opts.printJSON(rows[0])
+				}
+				return opts.printJSON(rows)
 			}
-			fmt.Fprintf(opts.stdout, "%s\t%s on %s\n", row.ID, row.Spec, strings.Join(row.Targets, ", "))
+			for _, row := range rows {
+				fmt.Fprintf(opts.stdout, "%s\t%s on %s\n", row.ID, row.Spec, strings.Join(row.Targets, ", "))
+			}
 			return nil
 		},
 	}
@@ -187,63 +205,103 @@ func sortedMapKeys(m map[string]int64) []string {
 	return keys
 }
 
-// resolveFaultTarget turns TARGET into a node and the port argument of
-// its fault API: node:port → the port's ifname (from the lab's books),
-// node → "all", a->b → a's port whose peer is one of b's ports (by MAC,
-// from the nodes' /info).
-func resolveFaultTarget(ctx context.Context, root, lab, target string) (string, string, error) {
-	if a, b, ok := strings.Cut(target, "->"); ok {
+// faultPlace is one node's port argument for its fault API: an ifname, or
+// "all".
+type faultPlace struct{ node, port string }
+
+// faultTargetArgs splits fault add's arguments into the target and the
+// fault: "a to b" and "a and b" are the shell-safe spellings of 'a->b' and
+// 'a<->b'.
+func faultTargetArgs(args []string) (target string, rest []string) {
+	if len(args) >= 3 {
+		switch args[1] {
+		case "to":
+			return args[0] + "->" + args[2], args[3:]
+		case "and":
+			return args[0] + "<->" + args[2], args[3:]
+		}
+	}
+	return args[0], args[1:]
+}
+
+// resolveFaultTarget turns TARGET into the places its faults go:
+// node:port → the port's ifname (from the lab's books), node → "all",
+// a->b → every port of a whose peer is one of b's ports (by MAC, from the
+// nodes' /info), a<->b → those and b's ports cabled to a.
+func resolveFaultTarget(ctx context.Context, root, lab, target string) ([]faultPlace, error) {
+	if a, b, ok := strings.Cut(target, "<->"); ok {
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-		_, na, err := deploy.FindNode(root, lab, a)
+		ab, err := linkPorts(ctx, root, lab, target, a, b)
 		if err != nil {
-			return "", "", badInputIf(err)
+			return nil, err
 		}
-		_, nb, err := deploy.FindNode(root, lab, b)
+		ba, err := linkPorts(ctx, root, lab, target, b, a)
 		if err != nil {
-			return "", "", badInputIf(err)
+			return nil, err
 		}
-		if na.Socket == "" || nb.Socket == "" {
-			return "", "", fmt.Errorf("%s: both nodes must run a node process", target)
-		}
-		ca, cb := node.NewClient(na.Socket), node.NewClient(nb.Socket)
-		defer ca.Close()
-		defer cb.Close()
-		ia, err := ca.Info(ctx)
-		if err != nil {
-			return "", "", err
-		}
-		ib, err := cb.Info(ctx)
-		if err != nil {
-			return "", "", err
-		}
-		macs := map[string]bool{}
-		for _, p := range ib.Ports {
-			macs[p.MAC] = true
-		}
-		for _, p := range ia.Ports {
-			if macs[p.PeerMAC] {
-				return a, p.IfName, nil
-			}
-		}
-		return "", "", badInput(fmt.Errorf("%s: %s has no link to %s", target, a, b))
+		return append(ab, ba...), nil
+	}
+	if a, b, ok := strings.Cut(target, "->"); ok {
+		return linkPorts(ctx, root, lab, target, strings.TrimSpace(a), strings.TrimSpace(b))
 	}
 	nodeName, port, hasPort := strings.Cut(target, ":")
 	_, n, err := deploy.FindNode(root, lab, nodeName)
 	if err != nil {
-		return "", "", badInputIf(err)
+		return nil, badInputIf(err)
 	}
 	if n.Socket == "" {
-		return "", "", fmt.Errorf("%s runs no node process (no faults on it)", nodeName)
+		return nil, fmt.Errorf("%s runs no node process (no faults on it)", nodeName)
 	}
 	if !hasPort {
-		return nodeName, "all", nil
+		return []faultPlace{{nodeName, "all"}}, nil
 	}
 	for _, itf := range n.Interfaces {
 		if p, ifname, _ := strings.Cut(itf, "="); p == port {
-			return nodeName, ifname, nil
+			return []faultPlace{{nodeName, ifname}}, nil
 		}
 	}
-	return "", "", badInput(fmt.Errorf("%s: node %s has no port %s", target, nodeName, port))
+	return nil, badInput(fmt.Errorf("%s: node %s has no port %s", target, nodeName, port))
+}
+
+// linkPorts returns every port of a cabled to b: a->b covers all parallel
+// links, as a scenario's target does.
+func linkPorts(ctx context.Context, root, lab, target, a, b string) ([]faultPlace, error) {
+	_, na, err := deploy.FindNode(root, lab, a)
+	if err != nil {
+		return nil, badInputIf(err)
+	}
+	_, nb, err := deploy.FindNode(root, lab, b)
+	if err != nil {
+		return nil, badInputIf(err)
+	}
+	if na.Socket == "" || nb.Socket == "" {
+		return nil, fmt.Errorf("%s: both nodes must run a node process", target)
+	}
+	ca, cb := node.NewClient(na.Socket), node.NewClient(nb.Socket)
+	defer ca.Close()
+	defer cb.Close()
+	ia, err := ca.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: node %s: %w", target, a, err)
+	}
+	ib, err := cb.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: node %s: %w", target, b, err)
+	}
+	macs := map[string]bool{}
+	for _, p := range ib.Ports {
+		macs[p.MAC] = true
+	}
+	var out []faultPlace
+	for _, p := range ia.Ports {
+		if macs[p.PeerMAC] {
+			out = append(out, faultPlace{a, p.IfName})
+		}
+	}
+	if len(out) == 0 {
+		return nil, badInput(fmt.Errorf("%s: %s has no link to %s", target, a, b))
+	}
+	return out, nil
 }
 
 // labNodes returns the node-process nodes of the one lab named (or the

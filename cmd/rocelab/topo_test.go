@@ -61,6 +61,14 @@ func TestValidateCmd(t *testing.T) {
 	if _, _, code := run(t, "validate", "-t", "/nonexistent.yaml"); code != 2 {
 		t.Errorf("missing file: exit %d, want 2", code)
 	}
+	// The file as an argument, as `run FILE` takes it; given twice it is
+	// bad usage.
+	if out, _, code := run(t, "validate", "../../topologies/incast.yaml"); code != 0 || !strings.Contains(out, "incast.yaml: ok") {
+		t.Errorf("validate FILE: exit %d, out %q", code, out)
+	}
+	if _, errOut, code := run(t, "validate", "-t", "laptop", "../../topologies/incast.yaml"); code != 2 || !strings.Contains(errOut, "once") {
+		t.Errorf("validate -t A B: exit %d, err %q; want 2", code, errOut)
+	}
 	out, _, code = run(t, "validate", "--schema")
 	if code != 0 || !strings.Contains(out, `"$schema"`) {
 		t.Errorf("validate --schema: %d %q", code, out[:min(len(out), 80)])

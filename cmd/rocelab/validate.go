@@ -37,14 +37,24 @@ func newValidateCmd(opts *options) *cobra.Command {
 	var file string
 	var schema bool
 	cmd := &cobra.Command{
-		Use:   "validate [-t FILE]",
+		Use:   "validate [FILE | -t FILE]",
 		Short: "Check a topology file and summarise it",
 		Long: `Validate reads a topology file, reports every problem as FILE:LINE:COL: message
-(exit code 2), or prints a short summary. Without -t it checks the built-in
-laptop topology; -t also accepts a built-in name (laptop, incast, ai-zone-64,
-two-zones). --schema prints the JSON Schema of the format instead.`,
-		Args: cobra.NoArgs,
+(exit code 2), or prints a short summary. The file is given as an argument or
+with -t (not both); without one it checks the built-in laptop topology. A
+built-in name (laptop, incast, ai-zone-64, two-zones) works too. --schema
+prints the JSON Schema of the format instead.
+
+  rocelab validate topologies/laptop.yaml
+  rocelab validate -t ai-zone-64`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if file != "" && file != args[0] {
+					return badInput(fmt.Errorf("validate: give the topology once, as FILE or -t FILE (got %q and -t %q)", args[0], file))
+				}
+				file = args[0]
+			}
 			if schema {
 				_, err := opts.stdout.Write(topologies.Schema())
 				return err
