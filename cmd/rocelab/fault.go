@@ -12,7 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
@@ -72,7 +72,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if err != nil {
 				return badInputIf(err)
 			}
-			c := node.NewClient(n.Socket)
+			c := nodeapi.NewClient(n.Socket)
 			defer c.Close()
 			fi, err := c.AddFault(ctx, port, spec.String())
 			if err != nil {
@@ -145,7 +145,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if err != nil {
 				return badInputIf(err)
 			}
-			c := node.NewClient(n.Socket)
+			c := nodeapi.NewClient(n.Socket)
 			defer c.Close()
 			fi, err := c.RemoveFault(ctx, id)
 			if err != nil {
@@ -174,7 +174,7 @@ func badInputIf(err error) error {
 	return err
 }
 
-func toRow(nodeName string, fi node.FaultInfo) faultRow {
+func toRow(nodeName string, fi nodeapi.FaultInfo) faultRow {
 	return faultRow{ID: nodeName + "/" + fi.ID, Node: nodeName, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets}
 }
 
@@ -205,7 +205,7 @@ func resolveFaultTarget(ctx context.Context, root, lab, target string) (string, 
 		if na.Socket == "" || nb.Socket == "" {
 			return "", "", fmt.Errorf("%s: both nodes must run a node process", target)
 		}
-		ca, cb := node.NewClient(na.Socket), node.NewClient(nb.Socket)
+		ca, cb := nodeapi.NewClient(na.Socket), nodeapi.NewClient(nb.Socket)
 		defer ca.Close()
 		defer cb.Close()
 		ia, err := ca.Info(ctx)
@@ -270,7 +270,7 @@ func labFaults(ctx context.Context, root, lab string) ([]faultRow, error) {
 	}
 	rows := []faultRow{}
 	for _, n := range nodes {
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		list, err := c.Faults(ctx)
 		c.Close()
 		if err != nil {
@@ -292,7 +292,7 @@ func clearLab(ctx context.Context, root, lab string) (int, error) {
 	total := 0
 	var errs []error
 	for _, n := range nodes {
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		k, err := c.ClearFaults(ctx)
 		c.Close()
 		if err != nil {
