@@ -2,20 +2,11 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/core/telemetry"
 )
-
-// Env is what an expectation is checked against: the topology (node, port
-// and class selectors, line_rate), the workloads (job selectors) and the
-// run's duration (the duration constant).
-type Env struct {
-	Topology  *topologies.Topology
-	Workloads []*Workload
-	Duration  clock.Duration
-}
 
 // numExpr is a compiled numeric expression.
 type numExpr interface {
@@ -29,15 +20,28 @@ type boolExpr interface {
 	evalBool(m Metrics, out *[]Comparison) (bool, error)
 }
 
+// Binder binds an expression's names to a run: the constants and the
+// selectors of metrics. Its errors should be *ExprError (Errorf), at a
+// byte offset of the expression's text.
+type Binder interface {
+	// Constant returns the constant name (one of Constants) under sels;
+	// off is where the name starts.
+	Constant(name string, off int, sels []Selector) (Quantity, error)
+	// Lookups checks metric m's selectors (labels m takes, none given
+	// twice, values that exist) and resolves them to the telemetry queries
+	// that read m; text is the metric as written.
+	Lookups(m *Metric, sels []Selector, text string) ([]Lookup, error)
+}
+
 type compiler struct {
 	src     string
-	env     Env
+	bind    Binder
 	metrics map[string]*Metric
 	names   []string // metrics, aggregations and constants, for suggestions
 }
 
-func newCompiler(src string, env Env) *compiler {
-	c := &compiler{src: src, env: env, metrics: map[string]*Metric{}}
+func newCompiler(src string, bind Binder) *compiler {
+	c := &compiler{src: src, bind: bind, metrics: map[string]*Metric{}}
 	for _, m := range Catalogue() {
 		c.metrics[m.Name] = &m
 		c.names = append(c.names, m.Name)
@@ -76,7 +80,7 @@ func (c *compiler) compileBool(n node) (boolExpr, error) {
 			return c.compileCompare(n)
 		}
 	}
-	return nil, errAt(start(n), "want a comparison like %s > 0, got %s", c.text(n), c.text(n))
+	return nil, Errorf(start(n), "want a comparison like %s > 0, got %s", c.text(n), c.text(n))
 }
 
 func (c *compiler) compileCompare(n *binNode) (boolExpr, error) {
@@ -129,7 +133,7 @@ func (c *compiler) sameUnit(n *binNode, l, r numExpr, verb string) (numExpr, num
 		if l.unit() == Dimensionless || r.unit() == Dimensionless {
 			hint = "; write the number with a unit, e.g. 100KB, 2ms or 400G"
 		}
-		return nil, nil, errAt(n.opOff, "cannot %s %s (%s) with %s (%s)%s",
+		return nil, nil, Errorf(n.opOff, "cannot %s %s (%s) with %s (%s)%s",
 			verb, c.text(n.l), l.unit(), c.text(n.r), r.unit(), hint)
 	}
 	return l, r, nil
@@ -181,43 +185,76 @@ func (c *compiler) compileNum(n node) (numExpr, error) {
 			return arithExpr{n.op, l, r, l.unit()}, nil
 		}
 	}
-	return nil, errAt(start(n), "want a number, got the condition %s", c.text(n))
+	return nil, Errorf(start(n), "want a number, got the condition %s", c.text(n))
 }
 
 // compileName compiles a bare name or a call's name with its selectors:
 // a constant, or a metric with its default aggregation.
 func (c *compiler) compileName(name string, off int, call *callNode) (numExpr, error) {
-	var sels []selector
+	var sels []Selector
 	if call != nil {
 		sels = call.sels
 		if len(call.args) > 0 {
-			return nil, errAt(start(call.args[0]), "%s takes label selectors like node=rtsw1, not %s", name, c.text(call.args[0]))
+			return nil, Errorf(start(call.args[0]), "%s takes label selectors like node=rtsw1, not %s", name, c.text(call.args[0]))
 		}
 	}
 	switch name {
-	case "line_rate":
-		return c.lineRate(off, sels)
 	case "duration":
 		if call != nil {
-			return nil, errAt(off, "duration takes no arguments")
+			return nil, Errorf(off, "duration takes no arguments")
 		}
-		if c.env.Duration <= 0 {
-			return nil, errAt(off, "duration: the scenario sets no duration")
+		fallthrough
+	case "line_rate":
+		q, err := c.bind.Constant(name, off, sels)
+		if err != nil {
+			return nil, err
 		}
-		return constExpr{c.env.Duration.Seconds(), Time}, nil
+		return constExpr{q.Value, q.Unit}, nil
 	}
 	m := c.metrics[name]
 	if m == nil {
 		if contains(Aggregations, name) {
-			return nil, errAt(off, "%s takes a metric, like %s(queue_depth(node=rtsw1))", name, name)
+			return nil, Errorf(off, "%s takes a metric, like %s(queue_depth(node=rtsw1))", name, name)
 		}
-		return nil, errAt(off, "unknown metric %q%s", name, didYouMean(name, c.names))
+		return nil, Errorf(off, "unknown metric %q%s", name, didYouMean(name, c.names))
 	}
 	text := name
 	if call != nil {
 		text = c.text(call)
 	}
 	return c.metric(m, m.Agg, sels, text)
+}
+
+// metric compiles metric m aggregated by agg under sels.
+func (c *compiler) metric(m *Metric, agg string, sels []Selector, text string) (numExpr, error) {
+	lookups, err := c.bind.Lookups(m, sels, text)
+	if err != nil {
+		return nil, err
+	}
+	job := slices.ContainsFunc(sels, func(s Selector) bool { return s.Name == LabelJob })
+	u := m.Unit
+	switch agg {
+	case "rate":
+		u = u.div(Time)
+	case "count":
+		u = Dimensionless
+	}
+	if m.Summary() {
+		// One reading per statistic: pick agg's; without job=, the
+		// series over every job (no job label).
+		for i := range lookups {
+			l := &lookups[i]
+			l.Match = append(slices.Clone(l.Match), telemetry.Label{Name: "stat", Value: agg})
+			if !job {
+				l.Match = append(l.Match, telemetry.Label{Name: LabelJob, Value: ""})
+			}
+			if agg == "count" {
+				l.Scale = 1
+			}
+		}
+		agg = "max"
+	}
+	return &metricExpr{m: m, agg: agg, text: text, lookups: lookups, u: u}, nil
 }
 
 func didYouMean(s string, known []string) string {
@@ -232,11 +269,11 @@ func (c *compiler) compileCall(n *callNode) (numExpr, error) {
 		return c.compileName(n.fn, n.start, n)
 	}
 	if len(n.sels) > 0 || len(n.args) != 1 {
-		return nil, errAt(n.start, "%s takes one metric, like %s(queue_depth(node=rtsw1))", n.fn, n.fn)
+		return nil, Errorf(n.start, "%s takes one metric, like %s(queue_depth(node=rtsw1))", n.fn, n.fn)
 	}
 	var (
 		name string
-		sels []selector
+		sels []Selector
 		at   = start(n.args[0])
 	)
 	switch a := unparen(n.args[0]).(type) {
@@ -245,120 +282,20 @@ func (c *compiler) compileCall(n *callNode) (numExpr, error) {
 	case *callNode:
 		name, sels = a.fn, a.sels
 		if len(a.args) > 0 && c.metrics[name] != nil {
-			return nil, errAt(start(a.args[0]), "%s takes label selectors like node=rtsw1, not %s", a.fn, c.text(a.args[0]))
+			return nil, Errorf(start(a.args[0]), "%s takes label selectors like node=rtsw1, not %s", a.fn, c.text(a.args[0]))
 		}
 	default:
-		return nil, errAt(at, "%s takes a metric, like %s(queue_depth(node=rtsw1)), not %s", n.fn, n.fn, c.text(n.args[0]))
+		return nil, Errorf(at, "%s takes a metric, like %s(queue_depth(node=rtsw1)), not %s", n.fn, n.fn, c.text(n.args[0]))
 	}
 	m := c.metrics[name]
 	if m == nil {
 		if contains(Aggregations, name) || contains(Constants, name) {
-			return nil, errAt(at, "%s takes a metric, not %s", n.fn, name)
+			return nil, Errorf(at, "%s takes a metric, not %s", n.fn, name)
 		}
-		return nil, errAt(at, "unknown metric %q%s", name, didYouMean(name, c.names))
+		return nil, Errorf(at, "unknown metric %q%s", name, didYouMean(name, c.names))
 	}
 	if m.Summary() && !contains(SummaryStats, n.fn) {
-		return nil, errAt(n.start, "%s: %s is summarised while the run goes; take one of %s", n.fn, name, strings.Join(SummaryStats, ", "))
+		return nil, Errorf(n.start, "%s: %s is summarised while the run goes; take one of %s", n.fn, name, strings.Join(SummaryStats, ", "))
 	}
 	return c.metric(m, n.fn, sels, c.text(n))
-}
-
-// lineRate is the slowest NIC link of the selection, or of every host's
-// back-end NICs.
-func (c *compiler) lineRate(off int, sels []selector) (numExpr, error) {
-	t := c.env.Topology
-	if t == nil {
-		return nil, errAt(off, "line_rate: no topology")
-	}
-	var ports []*topologies.Port
-	if len(sels) == 0 {
-		for _, n := range t.Nodes {
-			if n.Kind == topologies.KindHost {
-				ports = append(ports, planePorts(n, topologies.BE)...)
-			}
-		}
-	}
-	for _, s := range sels {
-		ps, err := c.selectPorts(s)
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, ps...)
-	}
-	var rate clock.Rate
-	for _, p := range ports {
-		if p.Link != nil && (rate == 0 || p.Rate < rate) {
-			rate = p.Rate
-		}
-	}
-	if rate == 0 {
-		return nil, errAt(off, "line_rate: no linked NIC port in the selection")
-	}
-	return constExpr{float64(rate), Rate}, nil
-}
-
-// selectPorts resolves a line_rate selector to NIC ports.
-func (c *compiler) selectPorts(s selector) ([]*topologies.Port, error) {
-	switch s.name {
-	case LabelJob:
-		w, err := c.workload(s)
-		if err != nil {
-			return nil, err
-		}
-		return w.Ports(), nil
-	case LabelNode:
-		n, err := c.node(s)
-		if err != nil {
-			return nil, err
-		}
-		if n.Kind == topologies.KindSwitch {
-			return n.Ports, nil
-		}
-		return planePorts(n, topologies.BE), nil
-	case LabelNIC:
-		p, err := c.nic(s)
-		if err != nil {
-			return nil, err
-		}
-		return []*topologies.Port{p}, nil
-	}
-	return nil, errAt(s.nameOff, "label %s: line_rate takes job, node or nic%s", s.name, didYouMean(s.name, []string{"job", "node", "nic"}))
-}
-
-func (c *compiler) workload(s selector) (*Workload, error) {
-	var names []string
-	for _, w := range c.env.Workloads {
-		if w.Name == s.value {
-			return w, nil
-		}
-		names = append(names, w.Name)
-	}
-	if len(names) == 0 {
-		return nil, errAt(s.valueOff, "label job: no workload %q (the scenario has no workloads)", s.value)
-	}
-	return nil, errAt(s.valueOff, "label job: no workload %q%s", s.value, suggest(s.value, names))
-}
-
-func (c *compiler) node(s selector) (*topologies.Node, error) {
-	if n := c.env.Topology.Node(s.value); n != nil {
-		return n, nil
-	}
-	return nil, errAt(s.valueOff, "label %s: no node %q in topology %s%s", s.name, s.value, c.env.Topology.Name, suggestNode(c.env.Topology, s.value))
-}
-
-// nic resolves host:port (a NIC of a host or storage node).
-func (c *compiler) nic(s selector) (*topologies.Port, error) {
-	nodeName, portName, ok := strings.Cut(s.value, ":")
-	if !ok {
-		return nil, errAt(s.valueOff, "label %s: want node:port, e.g. host1:gpu0, got %q", s.name, s.value)
-	}
-	n, err := c.node(selector{name: s.name, value: nodeName, valueOff: s.valueOff})
-	if err != nil {
-		return nil, err
-	}
-	p, perr := port(n, portName)
-	if perr != nil {
-		return nil, errAt(s.valueOff+len(nodeName)+1, "label %s: %v", s.name, perr)
-	}
-	return p, nil
 }

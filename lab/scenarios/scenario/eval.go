@@ -128,7 +128,8 @@ func (s *Scenario) Evaluate(m Metrics) []Result {
 // Eval evaluates x against m.
 func (x *Expectation) Eval(m Metrics) Result {
 	r := Result{Expectation: x.Text, Pos: x.Pos}
-	pass, err := x.root.evalBool(m, &r.Comparisons)
+	pass, cmps, err := x.cond.Eval(m)
+	r.Comparisons = cmps
 	if len(r.Comparisons) > 0 {
 		r.Left, r.Right = r.Comparisons[0].Left, r.Comparisons[0].Right
 	}
@@ -255,7 +256,7 @@ type metricExpr struct {
 	m       *Metric
 	agg     string
 	text    string
-	lookups []lookup
+	lookups []Lookup
 	u       Unit
 }
 
@@ -265,19 +266,19 @@ func (e *metricExpr) eval(m Metrics) (float64, error) {
 	seen := map[string]bool{}
 	var series []Series
 	for _, l := range e.lookups {
-		ss, err := m.Lookup(l.sample, l.match)
+		ss, err := m.Lookup(l.Sample, l.Match)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", e.text, err)
 		}
 		for _, s := range ss {
-			key := telemetry.Sample{Name: l.sample, Labels: s.Labels}.String()
+			key := telemetry.Sample{Name: l.Sample, Labels: s.Labels}.String()
 			if seen[key] || len(s.Points) == 0 {
 				continue
 			}
 			seen[key] = true
 			pts := slices.Clone(s.Points)
 			for i := range pts {
-				pts[i].Value *= l.scale
+				pts[i].Value *= l.Scale
 			}
 			series = append(series, Series{Labels: s.Labels, Points: pts})
 		}

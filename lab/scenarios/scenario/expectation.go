@@ -16,7 +16,7 @@ type Expectation struct {
 	Text string
 	// Pos is where its text starts in the scenario file.
 	Pos  topologies.Pos
-	root boolExpr
+	cond *Expr
 }
 
 // String returns the expectation as written.
@@ -26,15 +26,11 @@ func (x *Expectation) String() string { return x.Text }
 // label selectors and their values, units. Errors are *ExprError, at a
 // byte offset of src.
 func CompileExpectation(src string, env Env) (*Expectation, error) {
-	n, err := parseExpr(src)
+	e, err := Compile(src, binding{env})
 	if err != nil {
 		return nil, err
 	}
-	root, err := newCompiler(src, env).compileBool(n)
-	if err != nil {
-		return nil, err
-	}
-	return &Expectation{Text: src, root: root}, nil
+	return &Expectation{Text: src, cond: e}, nil
 }
 
 func (r *resolver) expectations(n *yaml.Node) {
@@ -81,34 +77,4 @@ func (r *resolver) hierWorkload() *Workload {
 // Samples returns the names of the telemetry samples x reads, sorted and
 // without repeats: a runner needs to keep only those in the snapshots it
 // takes during a run.
-func (x *Expectation) Samples() []string {
-	var out []string
-	var num func(numExpr)
-	var cond func(boolExpr)
-	num = func(e numExpr) {
-		switch e := e.(type) {
-		case arithExpr:
-			num(e.l)
-			num(e.r)
-		case *metricExpr:
-			for _, l := range e.lookups {
-				out = append(out, l.sample)
-			}
-		}
-	}
-	cond = func(e boolExpr) {
-		switch e := e.(type) {
-		case *compareExpr:
-			num(e.l)
-			num(e.r)
-		case logicExpr:
-			cond(e.l)
-			cond(e.r)
-		case notExpr:
-			cond(e.x)
-		}
-	}
-	cond(x.root)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+func (x *Expectation) Samples() []string { return x.cond.Samples() }

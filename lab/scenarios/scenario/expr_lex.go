@@ -39,7 +39,7 @@ type ExprError struct {
 
 func (e *ExprError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
-func errAt(off int, format string, args ...any) *ExprError {
+func Errorf(off int, format string, args ...any) *ExprError {
 	return &ExprError{Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -92,7 +92,7 @@ func (l *lexer) next() (token, error) {
 		l.off += size
 		return token{kind: tOp, text: op, off: start, end: l.off}, nil
 	}
-	return token{}, errAt(start, "unexpected %q", r)
+	return token{}, Errorf(start, "unexpected %q", r)
 }
 
 func isNameByte(c byte) bool {
@@ -121,7 +121,7 @@ func (l *lexer) number() (token, error) {
 	numEnd := l.off
 	v, err := strconv.ParseFloat(s[start:numEnd], 64)
 	if err != nil {
-		return token{}, errAt(start, "bad number %q", s[start:numEnd])
+		return token{}, Errorf(start, "bad number %q", s[start:numEnd])
 	}
 	unitStart := l.off
 	if l.off < len(s) && s[l.off] == '%' {
@@ -145,9 +145,9 @@ func (l *lexer) number() (token, error) {
 	q, known, err := unitQuantity(s[start:numEnd], v, u)
 	if err != nil {
 		if !known {
-			return token{}, errAt(unitStart, "%v", err)
+			return token{}, Errorf(unitStart, "%v", err)
 		}
-		return token{}, errAt(start, "%v", err)
+		return token{}, Errorf(start, "%v", err)
 	}
 	t.q = q
 	return t, nil

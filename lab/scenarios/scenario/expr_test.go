@@ -25,7 +25,7 @@ func sexpr(src string, n node) string {
 	case *callNode:
 		var parts []string
 		for _, s := range n.sels {
-			parts = append(parts, s.name+"="+s.value)
+			parts = append(parts, s.Name+"="+s.Value)
 		}
 		for _, a := range n.args {
 			parts = append(parts, sexpr(src, a))
@@ -192,12 +192,12 @@ func TestLookups(t *testing.T) {
 			continue
 		}
 		var got []string
-		for _, l := range x.root.(*compareExpr).l.(*metricExpr).lookups {
+		for _, l := range x.cond.Lookups() {
 			var ls []string
-			for _, m := range l.match {
+			for _, m := range l.Match {
 				ls = append(ls, fmt.Sprintf("%s=%q", m.Name, m.Value))
 			}
-			s := l.sample
+			s := l.Sample
 			if len(ls) > 0 {
 				s += "{" + strings.Join(ls, ",") + "}"
 			}
