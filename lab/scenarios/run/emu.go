@@ -13,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -143,7 +144,7 @@ type emuRun struct {
 	mu       sync.Mutex // guards what follows
 	jobs     []*emuJob
 	problems []string
-	snaps    scenario.Snapshots
+	snaps    expect.Snapshots
 }
 
 func (e *emuRun) logf(format string, a ...any) {
@@ -278,5 +279,5 @@ func (e *emuRun) snapshot(ctx context.Context, at clock.Duration, final bool) {
 			j.samples(func(s telemetry.Sample) { all = append(all, s) })
 		}
 	}
-	e.snaps = append(e.snaps, scenario.Snapshot{At: clock.Time(at), Samples: all})
+	e.snaps = append(e.snaps, expect.Snapshot{At: clock.Time(at), Samples: all})
 }

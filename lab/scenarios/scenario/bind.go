@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -20,25 +21,25 @@ type Env struct {
 type binding struct{ env Env }
 
 // Constant implements Binder.
-func (b binding) Constant(name string, off int, sels []Selector) (Quantity, error) {
+func (b binding) Constant(name string, off int, sels []expect.Selector) (expect.Quantity, error) {
 	switch name {
 	case "line_rate":
 		return b.lineRate(off, sels)
 	case "duration":
 		if b.env.Duration <= 0 {
-			return Quantity{}, Errorf(off, "duration: the scenario sets no duration")
+			return expect.Quantity{}, expect.Errorf(off, "duration: the scenario sets no duration")
 		}
-		return Quantity{Value: b.env.Duration.Seconds(), Unit: Time}, nil
+		return expect.Quantity{Value: b.env.Duration.Seconds(), Unit: expect.Time}, nil
 	}
-	return Quantity{}, Errorf(off, "unknown constant %s", name)
+	return expect.Quantity{}, expect.Errorf(off, "unknown constant %s", name)
 }
 
 // lineRate is the slowest NIC link of the selection, or of every host's
 // back-end NICs.
-func (b binding) lineRate(off int, sels []Selector) (Quantity, error) {
+func (b binding) lineRate(off int, sels []expect.Selector) (expect.Quantity, error) {
 	t := b.env.Topology
 	if t == nil {
-		return Quantity{}, Errorf(off, "line_rate: no topology")
+		return expect.Quantity{}, expect.Errorf(off, "line_rate: no topology")
 	}
 	var ports []*topologies.Port
 	if len(sels) == 0 {
@@ -51,7 +52,7 @@ func (b binding) lineRate(off int, sels []Selector) (Quantity, error) {
 	for _, s := range sels {
 		ps, err := b.selectPorts(s)
 		if err != nil {
-			return Quantity{}, err
+			return expect.Quantity{}, err
 		}
 		ports = append(ports, ps...)
 	}
@@ -62,21 +63,21 @@ func (b binding) lineRate(off int, sels []Selector) (Quantity, error) {
 		}
 	}
 	if rate == 0 {
-		return Quantity{}, Errorf(off, "line_rate: no linked NIC port in the selection")
+		return expect.Quantity{}, expect.Errorf(off, "line_rate: no linked NIC port in the selection")
 	}
-	return Quantity{Value: float64(rate), Unit: Rate}, nil
+	return expect.Quantity{Value: float64(rate), Unit: expect.Rate}, nil
 }
 
 // selectPorts resolves a line_rate selector to NIC ports.
-func (b binding) selectPorts(s Selector) ([]*topologies.Port, error) {
+func (b binding) selectPorts(s expect.Selector) ([]*topologies.Port, error) {
 	switch s.Name {
-	case LabelJob:
+	case expect.LabelJob:
 		w, err := b.workload(s)
 		if err != nil {
 			return nil, err
 		}
 		return w.Ports(), nil
-	case LabelNode:
+	case expect.LabelNode:
 		n, err := b.node(s)
 		if err != nil {
 			return nil, err
@@ -85,17 +86,17 @@ func (b binding) selectPorts(s Selector) ([]*topologies.Port, error) {
 			return n.Ports, nil
 		}
 		return planePorts(n, topologies.BE), nil
-	case LabelNIC:
+	case expect.LabelNIC:
 		p, err := b.nic(s)
 		if err != nil {
 			return nil, err
 		}
 		return []*topologies.Port{p}, nil
 	}
-	return nil, Errorf(s.NameOff, "label %s: line_rate takes job, node or nic%s", s.Name, didYouMean(s.Name, []string{"job", "node", "nic"}))
+	return nil, expect.Errorf(s.NameOff, "label %s: line_rate takes job, node or nic%s", s.Name, expect.DidYouMean(s.Name, []string{"job", "node", "nic"}))
 }
 
-func (b binding) workload(s Selector) (*Workload, error) {
+func (b binding) workload(s expect.Selector) (*Workload, error) {
 	var names []string
 	for _, w := range b.env.Workloads {
 		if w.Name == s.Value {
@@ -104,31 +105,31 @@ func (b binding) workload(s Selector) (*Workload, error) {
 		names = append(names, w.Name)
 	}
 	if len(names) == 0 {
-		return nil, Errorf(s.ValueOff, "label job: no workload %q (the scenario has no workloads)", s.Value)
+		return nil, expect.Errorf(s.ValueOff, "label job: no workload %q (the scenario has no workloads)", s.Value)
 	}
-	return nil, Errorf(s.ValueOff, "label job: no workload %q%s", s.Value, suggest(s.Value, names))
+	return nil, expect.Errorf(s.ValueOff, "label job: no workload %q%s", s.Value, suggest(s.Value, names))
 }
 
-func (b binding) node(s Selector) (*topologies.Node, error) {
+func (b binding) node(s expect.Selector) (*topologies.Node, error) {
 	if n := b.env.Topology.Node(s.Value); n != nil {
 		return n, nil
 	}
-	return nil, Errorf(s.ValueOff, "label %s: no node %q in topology %s%s", s.Name, s.Value, b.env.Topology.Name, suggestNode(b.env.Topology, s.Value))
+	return nil, expect.Errorf(s.ValueOff, "label %s: no node %q in topology %s%s", s.Name, s.Value, b.env.Topology.Name, suggestNode(b.env.Topology, s.Value))
 }
 
 // nic resolves host:port (a NIC of a host or storage node).
-func (b binding) nic(s Selector) (*topologies.Port, error) {
+func (b binding) nic(s expect.Selector) (*topologies.Port, error) {
 	nodeName, portName, ok := strings.Cut(s.Value, ":")
 	if !ok {
-		return nil, Errorf(s.ValueOff, "label %s: want node:port, e.g. host1:gpu0, got %q", s.Name, s.Value)
+		return nil, expect.Errorf(s.ValueOff, "label %s: want node:port, e.g. host1:gpu0, got %q", s.Name, s.Value)
 	}
-	n, err := b.node(Selector{Name: s.Name, Value: nodeName, ValueOff: s.ValueOff})
+	n, err := b.node(expect.Selector{Name: s.Name, Value: nodeName, ValueOff: s.ValueOff})
 	if err != nil {
 		return nil, err
 	}
 	p, perr := port(n, portName)
 	if perr != nil {
-		return nil, Errorf(s.ValueOff+len(nodeName)+1, "label %s: %v", s.Name, perr)
+		return nil, expect.Errorf(s.ValueOff+len(nodeName)+1, "label %s: %v", s.Name, perr)
 	}
 	return p, nil
 }

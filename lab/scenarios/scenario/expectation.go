@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rocelab/rocelab/internal/yamldoc"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -16,17 +17,17 @@ type Expectation struct {
 	Text string
 	// Pos is where its text starts in the scenario file.
 	Pos  topologies.Pos
-	cond *Expr
+	cond *expect.Expr
 }
 
 // String returns the expectation as written.
 func (x *Expectation) String() string { return x.Text }
 
 // CompileExpectation parses src and checks it against env: metric names,
-// label selectors and their values, units. Errors are *ExprError, at a
+// label selectors and their values, units. Errors are *expect.ExprError, at a
 // byte offset of src.
 func CompileExpectation(src string, env Env) (*Expectation, error) {
-	e, err := Compile(src, binding{env})
+	e, err := expect.Compile(src, binding{env})
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (r *resolver) expectations(n *yaml.Node) {
 			continue
 		}
 		x, err := CompileExpectation(c.Value, env)
-		var xe *ExprError
+		var xe *expect.ExprError
 		switch {
 		case errors.As(err, &xe):
 			r.e.add(r.e.at(c, xe.Offset), "expect: %s", xe.Msg)

@@ -8,21 +8,15 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
-
-// lookup is one query a metric makes: a telemetry sample with labels.
-type Lookup struct {
-	Sample string
-	Match  []telemetry.Label
-	Scale  float64
-}
 
 // where is the node, port or NIC a metric's selectors point at.
 type where struct {
 	node *topologies.Node
 	port *topologies.Port
-	sel  Selector // the selector that named it, for errors
+	sel  expect.Selector // the selector that named it, for errors
 	set  bool
 }
 
@@ -30,35 +24,35 @@ type where struct {
 type alt []telemetry.Label
 
 // Lookups implements Binder.
-func (b binding) Lookups(m *Metric, sels []Selector, text string) ([]Lookup, error) {
+func (b binding) Lookups(m *expect.Metric, sels []expect.Selector, text string) ([]expect.Lookup, error) {
 	seen := map[string]bool{}
 	var w where
 	var job *Workload
-	var jobSel Selector
+	var jobSel expect.Selector
 	var classes []string
-	var classSel Selector
-	var others []Selector
+	var classSel expect.Selector
+	var others []expect.Selector
 	for _, s := range sels {
 		if !contains(m.Labels, s.Name) {
-			return nil, Errorf(s.NameOff, "label %s: %s takes %s%s", s.Name, m.Name, strings.Join(m.Labels, ", "), didYouMean(s.Name, m.Labels))
+			return nil, expect.Errorf(s.NameOff, "label %s: %s takes %s%s", s.Name, m.Name, strings.Join(m.Labels, ", "), expect.DidYouMean(s.Name, m.Labels))
 		}
 		if seen[s.Name] {
-			return nil, Errorf(s.NameOff, "label %s given twice", s.Name)
+			return nil, expect.Errorf(s.NameOff, "label %s given twice", s.Name)
 		}
 		seen[s.Name] = true
 		var err error
 		switch s.Name {
-		case LabelNode:
+		case expect.LabelNode:
 			w.node, err = b.node(s)
 			if w.port == nil {
 				w.sel, w.set = s, true
 			}
-		case LabelPort, LabelNIC:
+		case expect.LabelPort, expect.LabelNIC:
 			w.port, w.sel, w.set, err = b.portSel(s, sels)
-		case LabelClass:
+		case expect.LabelClass:
 			classes, err = b.classes(s)
 			classSel = s
-		case LabelJob:
+		case expect.LabelJob:
 			job, err = b.workload(s)
 			jobSel = s
 		default:
@@ -70,9 +64,9 @@ func (b binding) Lookups(m *Metric, sels []Selector, text string) ([]Lookup, err
 		}
 	}
 	if w.port != nil && w.node != nil && w.port.Node != w.node {
-		return nil, Errorf(w.sel.ValueOff, "label %s: %s is not on node %s", w.sel.Name, PortName(w.port), w.node.Name)
+		return nil, expect.Errorf(w.sel.ValueOff, "label %s: %s is not on node %s", w.sel.Name, PortName(w.port), w.node.Name)
 	}
-	var lookups []Lookup
+	var lookups []expect.Lookup
 	why, whyOff := "", 0
 	for _, smp := range m.Samples {
 		alts := []alt{slices.Clone(smp.Match)}
@@ -108,7 +102,7 @@ func (b binding) Lookups(m *Metric, sels []Selector, text string) ([]Lookup, err
 		}
 		for _, s := range others {
 			v := s.Value
-			if s.Name == LabelSize {
+			if s.Name == expect.LabelSize {
 				n, _ := collective.ParseSize(v)
 				v = strconv.FormatInt(n, 10)
 			}
@@ -118,20 +112,20 @@ func (b binding) Lookups(m *Metric, sels []Selector, text string) ([]Lookup, err
 			continue
 		}
 		for _, a := range alts {
-			lookups = append(lookups, Lookup{Sample: smp.Name, Match: a, Scale: smp.Scale})
+			lookups = append(lookups, expect.Lookup{Sample: smp.Name, Match: a, Scale: smp.Scale})
 		}
 	}
 	if len(lookups) == 0 {
-		return nil, Errorf(whyOff, "%s: nothing to measure (%s)", text, why)
+		return nil, expect.Errorf(whyOff, "%s: nothing to measure (%s)", text, why)
 	}
 	return lookups, nil
 }
 
 // places returns the label alternatives that select w and job in a sample
 // of scope, or nil and why the scope has none.
-func places(scope Scope, w where, job *Workload) ([]alt, string) {
+func places(scope expect.Scope, w where, job *Workload) ([]alt, string) {
 	switch scope {
-	case OnSwitch:
+	case expect.OnSwitch:
 		if job != nil {
 			return nil, "switch counters have no job"
 		}
@@ -147,27 +141,27 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 			a = append(a, telemetry.Label{Name: "port", Value: strconv.Itoa(w.port.Index - 1)})
 		}
 		return []alt{a}, ""
-	case OnNIC:
+	case expect.OnNIC:
 		var names []string
 		switch {
 		case w.port != nil:
 			if w.port.Node.Kind == topologies.KindSwitch {
 				return nil, fmt.Sprintf("%s is a switch port; this is counted by NICs", PortName(w.port))
 			}
-			names = []string{NICName(w.port.Node.Name, w.port.Name)}
+			names = []string{expect.NICName(w.port.Node.Name, w.port.Name)}
 		case w.node != nil:
 			if w.node.Kind == topologies.KindSwitch {
 				return nil, fmt.Sprintf("%s is a switch; this is counted by NICs", w.node.Name)
 			}
 			names = append(names, w.node.Name)
 			for _, p := range w.node.Ports {
-				names = append(names, NICName(w.node.Name, p.Name))
+				names = append(names, expect.NICName(w.node.Name, p.Name))
 			}
 		}
 		if job != nil {
 			var jn []string
 			for _, p := range job.Ports() {
-				n := NICName(p.Node.Name, p.Name)
+				n := expect.NICName(p.Node.Name, p.Name)
 				if names == nil || slices.Contains(names, n) || slices.Contains(names, p.Node.Name) {
 					jn = append(jn, n)
 				}
@@ -182,7 +176,7 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 			out = append(out, alt{{Name: "node", Value: n}})
 		}
 		return out, ""
-	case OnJob:
+	case expect.OnJob:
 		if w.set {
 			return nil, "it is reported per workload, not per node"
 		}
@@ -192,32 +186,32 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 }
 
 // portSel resolves port= (with node=, or as node:port) or nic=.
-func (b binding) portSel(s Selector, all []Selector) (*topologies.Port, Selector, bool, error) {
-	if s.Name == LabelNIC || strings.Contains(s.Value, ":") {
+func (b binding) portSel(s expect.Selector, all []expect.Selector) (*topologies.Port, expect.Selector, bool, error) {
+	if s.Name == expect.LabelNIC || strings.Contains(s.Value, ":") {
 		p, err := b.nic(s)
-		if err == nil && s.Name == LabelNIC && p.Node.Kind == topologies.KindSwitch {
-			err = Errorf(s.ValueOff, "label nic: %s is a switch port; use node= and port=", PortName(p))
+		if err == nil && s.Name == expect.LabelNIC && p.Node.Kind == topologies.KindSwitch {
+			err = expect.Errorf(s.ValueOff, "label nic: %s is a switch port; use node= and port=", PortName(p))
 		}
 		return p, s, true, err
 	}
 	for _, o := range all {
-		if o.Name == LabelNode {
+		if o.Name == expect.LabelNode {
 			n, err := b.node(o)
 			if err != nil {
 				return nil, s, true, err
 			}
 			p, perr := port(n, s.Value)
 			if perr != nil {
-				return nil, s, true, Errorf(s.ValueOff, "label port: %v", perr)
+				return nil, s, true, expect.Errorf(s.ValueOff, "label port: %v", perr)
 			}
 			return p, s, true, nil
 		}
 	}
-	return nil, s, true, Errorf(s.NameOff, "label port: give node= too, or write port=node:port")
+	return nil, s, true, expect.Errorf(s.NameOff, "label port: give node= too, or write port=node:port")
 }
 
 // classes resolves class=lossless|lossy|0..7 to traffic class labels.
-func (b binding) classes(s Selector) ([]string, error) {
+func (b binding) classes(s expect.Selector) ([]string, error) {
 	var lossless [8]bool
 	for _, p := range b.env.Topology.Profiles {
 		for i, l := range p.PFC.Lossless {
@@ -233,30 +227,30 @@ func (b binding) classes(s Selector) ([]string, error) {
 			}
 		}
 		if len(out) == 0 {
-			return nil, Errorf(s.ValueOff, "label class: topology %s has no %s classes", b.env.Topology.Name, s.Value)
+			return nil, expect.Errorf(s.ValueOff, "label class: topology %s has no %s classes", b.env.Topology.Name, s.Value)
 		}
 		return out, nil
 	}
 	if tc, err := strconv.Atoi(s.Value); err == nil && tc >= 0 && tc < 8 {
 		return []string{s.Value}, nil
 	}
-	return nil, Errorf(s.ValueOff, "label class: %q is not a class; known values lossless, lossy, 0..7", s.Value)
+	return nil, expect.Errorf(s.ValueOff, "label class: %q is not a class; known values lossless, lossy, 0..7", s.Value)
 }
 
 // checkValue validates the value of a size, reason or kind selector.
-func (b binding) checkValue(s Selector) error {
+func (b binding) checkValue(s expect.Selector) error {
 	switch s.Name {
-	case LabelSize:
+	case expect.LabelSize:
 		if _, err := collective.ParseSize(s.Value); err != nil {
-			return Errorf(s.ValueOff, "label size: %v", err)
+			return expect.Errorf(s.ValueOff, "label size: %v", err)
 		}
-	case LabelReason:
-		if !contains(DropReasons, s.Value) {
-			return Errorf(s.ValueOff, "label reason: unknown drop reason %q%s", s.Value, suggest(s.Value, DropReasons))
+	case expect.LabelReason:
+		if !contains(expect.DropReasons, s.Value) {
+			return expect.Errorf(s.ValueOff, "label reason: unknown drop reason %q%s", s.Value, suggest(s.Value, expect.DropReasons))
 		}
-	case LabelKind:
+	case expect.LabelKind:
 		if !contains(faultKinds(), s.Value) {
-			return Errorf(s.ValueOff, "label kind: unknown fault kind %q%s", s.Value, suggest(s.Value, faultKinds()))
+			return expect.Errorf(s.ValueOff, "label kind: unknown fault kind %q%s", s.Value, suggest(s.Value, faultKinds()))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/topologies"
 )
 
 // numExpr is a compiled numeric expression.
@@ -213,10 +214,10 @@ func (c *compiler) compileName(name string, off int, call *callNode) (numExpr, e
 	}
 	m := c.metrics[name]
 	if m == nil {
-		if contains(Aggregations, name) {
+		if slices.Contains(Aggregations, name) {
 			return nil, Errorf(off, "%s takes a metric, like %s(queue_depth(node=rtsw1))", name, name)
 		}
-		return nil, Errorf(off, "unknown metric %q%s", name, didYouMean(name, c.names))
+		return nil, Errorf(off, "unknown metric %q%s", name, DidYouMean(name, c.names))
 	}
 	text := name
 	if call != nil {
@@ -257,15 +258,17 @@ func (c *compiler) metric(m *Metric, agg string, sels []Selector, text string) (
 	return &metricExpr{m: m, agg: agg, text: text, lookups: lookups, u: u}, nil
 }
 
-func didYouMean(s string, known []string) string {
-	if m := closest(s, known); m != "" {
+// DidYouMean is "; did you mean X?" for the entry X of known closest to
+// s, or "" when none is close.
+func DidYouMean(s string, known []string) string {
+	if m := topologies.Closest(s, known); m != "" {
 		return fmt.Sprintf("; did you mean %s?", m)
 	}
 	return ""
 }
 
 func (c *compiler) compileCall(n *callNode) (numExpr, error) {
-	if !contains(Aggregations, n.fn) {
+	if !slices.Contains(Aggregations, n.fn) {
 		return c.compileName(n.fn, n.start, n)
 	}
 	if len(n.sels) > 0 || len(n.args) != 1 {
@@ -289,13 +292,20 @@ func (c *compiler) compileCall(n *callNode) (numExpr, error) {
 	}
 	m := c.metrics[name]
 	if m == nil {
-		if contains(Aggregations, name) || contains(Constants, name) {
+		if slices.Contains(Aggregations, name) || slices.Contains(Constants, name) {
 			return nil, Errorf(at, "%s takes a metric, not %s", n.fn, name)
 		}
-		return nil, Errorf(at, "unknown metric %q%s", name, didYouMean(name, c.names))
+		return nil, Errorf(at, "unknown metric %q%s", name, DidYouMean(name, c.names))
 	}
-	if m.Summary() && !contains(SummaryStats, n.fn) {
+	if m.Summary() && !slices.Contains(SummaryStats, n.fn) {
 		return nil, Errorf(n.start, "%s: %s is summarised while the run goes; take one of %s", n.fn, name, strings.Join(SummaryStats, ", "))
 	}
 	return c.metric(m, n.fn, sels, c.text(n))
+}
+
+// Lookup is one query a metric makes: a telemetry sample with labels.
+type Lookup struct {
+	Sample string
+	Match  []telemetry.Label
+	Scale  float64
 }

@@ -1,7 +1,8 @@
-package scenario
+package expect
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -39,6 +40,7 @@ type ExprError struct {
 
 func (e *ExprError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
+// Errorf returns an ExprError at byte off.
 func Errorf(off int, format string, args ...any) *ExprError {
 	return &ExprError{Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
@@ -167,13 +169,13 @@ func unitQuantity(numText string, v float64, u string) (q Quantity, known bool, 
 		return Quantity{Value: v / 100}, true, nil
 	case u == "Gb/s" || u == "Mb/s" || u == "Tb/s" || u == "Kb/s":
 		return unitQuantity(numText, v, strings.TrimSuffix(u, "b/s"))
-	case contains(sizeUnitNames, u):
+	case slices.Contains(sizeUnitNames, u):
 		n, err := topologies.ParseSize(numText + u)
 		return Quantity{Value: float64(n) * 8, Unit: Data}, true, err
-	case contains(rateUnitNames, u):
+	case slices.Contains(rateUnitNames, u):
 		r, err := topologies.ParseRate(numText + u)
 		return Quantity{Value: float64(r), Unit: Rate}, true, err
-	case contains(durationUnitNames, u):
+	case slices.Contains(durationUnitNames, u):
 		d, err := topologies.ParseDuration(numText + u)
 		return Quantity{Value: d.Seconds(), Unit: Time}, true, err
 	}

@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import "fmt"
 
@@ -30,6 +30,8 @@ type nameNode struct {
 	name       string
 }
 
+// Selector is a label selector name=value in a call, with the byte
+// offsets of its name and value.
 type Selector struct {
 	Name, Value       string
 	NameOff, ValueOff int
@@ -59,11 +61,16 @@ type parenNode struct {
 	x          node
 }
 
-func (n *numNode) span() (int, int)   { return n.start, n.end }
-func (n *nameNode) span() (int, int)  { return n.start, n.end }
-func (n *callNode) span() (int, int)  { return n.start, n.end }
+func (n *numNode) span() (int, int) { return n.start, n.end }
+
+func (n *nameNode) span() (int, int) { return n.start, n.end }
+
+func (n *callNode) span() (int, int) { return n.start, n.end }
+
 func (n *parenNode) span() (int, int) { return n.start, n.end }
-func (n *unNode) span() (int, int)    { _, e := n.x.span(); return n.start, e }
+
+func (n *unNode) span() (int, int) { _, e := n.x.span(); return n.start, e }
+
 func (n *binNode) span() (int, int) {
 	s, _ := n.l.span()
 	_, e := n.r.span()
@@ -147,7 +154,8 @@ func (p *parser) binary(next func() (node, error), ops ...string) (node, error) 
 	}
 }
 
-func (p *parser) or() (node, error)  { return p.binary(p.and, "or") }
+func (p *parser) or() (node, error) { return p.binary(p.and, "or") }
+
 func (p *parser) and() (node, error) { return p.binary(p.not, "and") }
 
 func (p *parser) not() (node, error) { return p.prefix("not", p.not, p.compare) }
@@ -204,7 +212,8 @@ func (p *parser) compare() (node, error) {
 	return &binNode{op: op, opOff: off, l: l, r: r}, nil
 }
 
-func (p *parser) sum() (node, error)  { return p.binary(p.term, "+", "-") }
+func (p *parser) sum() (node, error) { return p.binary(p.term, "+", "-") }
+
 func (p *parser) term() (node, error) { return p.binary(p.unary, "*", "/") }
 
 func (p *parser) unary() (node, error) { return p.prefix("-", p.unary, p.primary) }
