@@ -17,7 +17,7 @@ import (
 	"github.com/rocelab/rocelab/dashboards/grafana"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -186,22 +186,22 @@ func checkPromtool(t *testing.T, promtool, url string) {
 // time, concurrently; the channel gives the first error, or nil.
 func startIncast(t *testing.T, ctx context.Context, lab *deploy.Lab, senders []string, recv string, d clock.Duration) <-chan error {
 	t.Helper()
-	clients := map[string]*node.Client{}
-	ref := func(nic string) node.NICRef {
+	clients := map[string]*nodeapi.Client{}
+	ref := func(nic string) nodeapi.NICRef {
 		host, _, _ := strings.Cut(nic, ":")
 		for _, n := range lab.Nodes {
 			if n.Name == host {
 				if clients[host] == nil {
-					clients[host] = node.NewClient(n.Socket)
+					clients[host] = nodeapi.NewClient(n.Socket)
 				}
-				return node.NICRef{Node: host, NIC: nic, Client: clients[host]}
+				return nodeapi.NICRef{Node: host, NIC: nic, Client: clients[host]}
 			}
 		}
 		t.Fatalf("no node %s in lab", host)
-		return node.NICRef{}
+		return nodeapi.NICRef{}
 	}
 	to := ref(recv)
-	var from []node.NICRef
+	var from []nodeapi.NICRef
 	for _, s := range senders {
 		from = append(from, ref(s))
 	}
@@ -214,7 +214,7 @@ func startIncast(t *testing.T, ctx context.Context, lab *deploy.Lab, senders []s
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := node.RunPerf(ctx, f, to, node.PerfSpec{Op: "write", Size: 64 << 10, Duration: d, QPs: 1}, nil)
+				_, err := nodeapi.RunPerf(ctx, f, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: d, QPs: 1}, nil)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = fmt.Errorf("%s → %s: %w", f.NIC, recv, err)

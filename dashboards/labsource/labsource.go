@@ -13,7 +13,7 @@ import (
 
 	"github.com/rocelab/rocelab/dashboards/metrics"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -23,8 +23,8 @@ type Lab struct {
 	nodes      []deploy.Node // the node processes, as deployed
 
 	mu      sync.Mutex
-	ports   map[string][]metrics.Port // by node, once read
-	clients map[string]*node.Client   // by socket
+	ports   map[string][]metrics.Port  // by node, once read
+	clients map[string]*nodeapi.Client // by socket
 }
 
 // Open finds the lab called name under root (the one deployed lab when
@@ -40,7 +40,7 @@ func Open(ctx context.Context, root, name string) (*Lab, error) {
 			nodes = append(nodes, n)
 		}
 	}
-	return &Lab{root: root, name: l.Name, nodes: nodes, ports: map[string][]metrics.Port{}, clients: map[string]*node.Client{}}, nil
+	return &Lab{root: root, name: l.Name, nodes: nodes, ports: map[string][]metrics.Port{}, clients: map[string]*nodeapi.Client{}}, nil
 }
 
 // Name returns the lab's name.
@@ -53,15 +53,15 @@ func (l *Lab) Close() {
 	for _, c := range l.clients {
 		c.Close()
 	}
-	l.clients = map[string]*node.Client{}
+	l.clients = map[string]*nodeapi.Client{}
 }
 
-func (l *Lab) client(socket string) *node.Client {
+func (l *Lab) client(socket string) *nodeapi.Client {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clients[socket]
 	if c == nil {
-		c = node.NewClient(socket)
+		c = nodeapi.NewClient(socket)
 		l.clients[socket] = c
 	}
 	return c
@@ -137,7 +137,7 @@ func (l *Lab) readNode(ctx context.Context, n deploy.Node) metrics.NodeReading {
 
 // nodePorts returns the node's ports, named as in the topology, reading
 // /info once per node.
-func (l *Lab) nodePorts(ctx context.Context, c *node.Client, n deploy.Node) ([]metrics.Port, error) {
+func (l *Lab) nodePorts(ctx context.Context, c *nodeapi.Client, n deploy.Node) ([]metrics.Port, error) {
 	l.mu.Lock()
 	p, ok := l.ports[n.Name]
 	l.mu.Unlock()
