@@ -130,8 +130,11 @@ func (n *Node) portIndex(s string) (int, error) {
 	return 0, badRequest("no port %q", s)
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+func decode(r *http.Request, v any) error { return decodeLimit(r, v, 1<<20) }
+
+// decodeLimit decodes a request body of at most limit bytes into v.
+func decodeLimit(r *http.Request, v any, limit int64) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("request body: %v", err)
