@@ -72,7 +72,7 @@ type IUT struct {
 	proc    proc.Process
 	client  *nodeapi.Client
 	wire    *wire
-	epoch   int64 // Unix ns of fabric time 0
+	epoch   int64          // Unix ns of fabric time 0
 	undo    []func() error // teardown, last first
 	started time.Time
 }
