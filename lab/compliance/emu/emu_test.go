@@ -18,6 +18,7 @@ import (
 func start(t *testing.T, o emu.Options) *emu.IUT {
 	t.Helper()
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t) // timing checks: not beside another timing-sensitive test
 	o.Binary = testenv.BuildRocelab(t)
 	before := ours(t)
 	u, err := emu.Start(t.Context(), o)
