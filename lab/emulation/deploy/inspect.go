@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
@@ -78,7 +78,7 @@ func health(ctx context.Context, l *Lab) {
 			if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); !p.Alive() {
 				h = "process gone"
 			} else {
-				c := node.NewClient(n.Socket)
+				c := nodeapi.NewClient(n.Socket)
 				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				r, err := c.Health(cctx)
 				cancel()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
@@ -142,7 +143,7 @@ func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	c := node.NewClient(p.cfg.Socket)
+	c := nodeapi.NewClient(p.cfg.Socket)
 	defer c.Close()
 	deadline := time.Now().Add(timeout)
 	var last error

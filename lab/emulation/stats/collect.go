@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // Target is a node whose telemetry to read.
@@ -21,7 +21,7 @@ func Collect(ctx context.Context, targets []Target) ([]Snapshot, error) {
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			c := node.NewClient(t.Socket)
+			c := nodeapi.NewClient(t.Socket)
 			defer c.Close()
 			s, err := c.Telemetry(ctx)
 			if err != nil {
