@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/docker/dockertest"
@@ -75,7 +75,7 @@ func rocelabOut(t *testing.T, args ...string) (int, string, string) {
 // rxBytes sums what switch node received on all its ports.
 func rxBytes(t *testing.T, n deploy.Node) float64 {
 	t.Helper()
-	c := node.NewClient(n.Socket)
+	c := nodeapi.NewClient(n.Socket)
 	defer c.Close()
 	samples, err := c.Telemetry(t.Context())
 	if err != nil {
@@ -188,7 +188,7 @@ func TestDockerUserImages(t *testing.T) {
 	// BE: the endpoints in the sidecars still own the GPU NICs.
 	start = time.Now()
 	code, out, stderr = rocelabOut(t, append([]string{"perf", "write", "--from", "host1", "--to", "host3", "--iters", "200", "-o", "json"}, flags...)...)
-	var perf node.PerfReport
+	var perf nodeapi.PerfReport
 	if code != 0 || json.Unmarshal([]byte(out), &perf) != nil || !perf.Checked || perf.WrongBytes != 0 || perf.Client.Messages == 0 {
 		t.Errorf("perf: exit %d, %+v\n%s", code, perf, stderr)
 	}
