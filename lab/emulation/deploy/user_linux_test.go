@@ -241,6 +241,68 @@ func TestDockerUserImages(t *testing.T) {
 	}
 }
 
+// TestDockerUserRollback: a deploy that fails after a host's user
+// container and sidecar exist removes both, and a user container whose
+// command ends fails the deploy with its exit code and output; neither
+// leaves anything behind.
+func TestDockerUserRollback(t *testing.T) {
+	c := requireDocker(t)
+	requireRoot(t)
+	img := dockertest.Busybox(t, c)
+	root := runRoot(t)
+	before, beforeCt := snap(t), containers(t, c)
+	rt, err := docker.New(docker.Options{Binary: binary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, tc := range []struct {
+		name, cmd string
+		hook      func(deploy.Step, string) error
+		want      []string
+	}{
+		{"hook", "trap 'exit 0' TERM; while :; do sleep 1000 & wait; done", func(s deploy.Step, n string) error {
+			if s == deploy.StepHealthy && n == "h2" {
+				return errors.New("injected")
+			}
+			return nil
+		}, []string{"healthy h2", "injected"}},
+		{"exits", "echo bye from h2; exit 3", nil, []string{"h2", "exit code 3", "bye from h2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := fmt.Sprintf(`name: rb
+nodes:
+  h1: {kind: host, frontend: false}
+  h2: {kind: host, frontend: false, image: %q, cmd: [sh, -c, %q]}
+  sw: {kind: switch, role: rtsw}
+links:
+  - h1:gpu0 -- sw
+  - h2:gpu0 -- sw
+`, img, tc.cmd)
+			tp, err := topologies.Parse("rb.yaml", []byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lab := labName(t, "rb-"+tc.name)
+			_, err = deploy.Deploy(t.Context(), deploy.Options{Topology: tp, LabName: lab, Root: root, Binary: binary(t), Runtime: rt, Hook: tc.hook})
+			if err == nil {
+				deploy.Destroy(context.Background(), root, lab)
+				t.Fatal("deploy succeeded")
+			}
+			t.Logf("deploy: %v", err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			sameSnapshot(t, before)
+			if diff := cmp.Diff(beforeCt, containers(t, c)); diff != "" {
+				t.Errorf("containers left (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

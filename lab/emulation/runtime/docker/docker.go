@@ -249,17 +249,14 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.Node, e
 		return runtime.Node{}, fmt.Errorf("container %s has no %s label: not a lab node", id, LabelLab)
 	}
 	if ins.State == nil || !ins.State.Running || ins.State.Pid <= 0 {
-		st := "unknown"
-		if ins.State != nil {
-			st = ins.State.Status + ", exit code " + strconv.Itoa(ins.State.ExitCode)
-			if ins.State.Error != "" {
-				st += ", " + ins.State.Error
-			}
-		}
-		return runtime.Node{}, fmt.Errorf("container %s is not running (%s)", id, st)
+		return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(ins.State))
 	}
 	p, err := proc.Lookup(ins.State.Pid)
 	if err != nil {
+		// It may have exited just now: say how, if it did.
+		if again, ierr := r.c.ContainerInspect(ctx, id); ierr == nil && again.State != nil && !again.State.Running {
+			return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(again.State))
+		}
 		return runtime.Node{}, fmt.Errorf("container %s: %w", id, err)
 	}
 	node := runtime.Node{
@@ -273,6 +270,25 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.Node, e
 		node.Image = ins.Config.Image
 	}
 	return node, nil
+}
+
+// ErrNotRunning is returned (wrapped) by Inspect for a container that is
+// not running.
+var ErrNotRunning = errors.New("is not running")
+
+// stateOf describes a container's state: "exited, exit code 3".
+func stateOf(st *container.State) string {
+	if st == nil {
+		return "unknown"
+	}
+	s := st.Status + ", exit code " + strconv.Itoa(st.ExitCode)
+	if st.OOMKilled {
+		s += ", out of memory"
+	}
+	if st.Error != "" {
+		s += ", " + st.Error
+	}
+	return s
 }
 
 // Logs copies the container's output so far (stdout and stderr) to w.

@@ -67,6 +67,9 @@ func (r *Runtime) createUser(ctx context.Context, spec runtime.NodeSpec) (runtim
 	}
 	name := ContainerName(spec.Lab, spec.Node)
 	node, err := r.run(ctx, spec, name, cfg, host)
+	if errors.Is(err, ErrNotRunning) {
+		return runtime.Node{}, fmt.Errorf("image %s: its command ended, and it must keep running (give the node a cmd): %w", u.Image, err)
+	}
 	if err != nil {
 		return runtime.Node{}, err
 	}
