@@ -108,46 +108,6 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 	return d.created(nsID, nil)
 }
 
-// runsProcess reports whether node n runs a node process: switches run
-// the switch model, hosts and storage with back-end NICs the endpoint
-// (processFor decides; this is its short form for the docker runtime).
-func runsProcess(n *topologies.Node) bool {
-	if n.Kind == topologies.KindSwitch {
-		return true
-	}
-	for _, p := range n.Ports {
-		if p.Plane == topologies.BE {
-			return true
-		}
-	}
-	return false
-}
-
-// userContainer is node n's own container: its image, command,
-// environment and binds, its name as hostname, and an /etc/hosts entry
-// for every host and storage node of the lab (name → its first FE
-// address, IPv4 and IPv6), so that `ping st1` works without DNS.
-func (d *deployer) userContainer(n *topologies.Node) *runtime.UserContainer {
-	c := n.Container
-	u := &runtime.UserContainer{Image: c.Image, Cmd: c.Cmd, Env: c.Env, Binds: c.Binds, Hostname: n.Name}
-	for _, m := range d.t.Nodes {
-		if m.Kind == topologies.KindSwitch {
-			continue
-		}
-		for _, p := range m.Ports {
-			if p.Plane != topologies.FE || !p.Addr.IsValid() {
-				continue
-			}
-			u.Hosts = append(u.Hosts, m.Name+":"+p.Addr.Addr().String())
-			if p.Addr6.IsValid() {
-				u.Hosts = append(u.Hosts, m.Name+":"+p.Addr6.Addr().String())
-			}
-			break
-		}
-	}
-	return u
-}
-
 // bindNetns makes the namespace file nsPath the named namespace name
 // (/run/netns/NAME), as `ip netns attach` does.
 func bindNetns(nsPath, name string) error {
