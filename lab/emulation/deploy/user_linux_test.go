@@ -247,7 +247,6 @@ func TestDockerUserImages(t *testing.T) {
 // leaves anything behind.
 func TestDockerUserRollback(t *testing.T) {
 	c := requireDocker(t)
-	requireRoot(t)
 	img := dockertest.Busybox(t, c)
 	root := runRoot(t)
 	before, beforeCt := snap(t), containers(t, c)
