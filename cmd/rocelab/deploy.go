@@ -75,7 +75,11 @@ creates nothing; a failed deploy removes everything it created.
 
 --runtime docker puts every node in a Docker container (one FROM scratch
 image holding this binary, which must be static: make build makes one)
-instead of a plain network namespace.
+instead of a plain network namespace. A host or storage node with an image:
+of its own in the topology runs in a container of that image (present
+locally: nothing is pulled), with its RDMA endpoint in a sidecar container
+beside it; such a topology picks --runtime docker when none is given, and
+--runtime netns refuses it.
 
 -t takes a file or a built-in name (default laptop); --name names the lab
 (default: the topology's name); --scale is the time dilation factor k (auto:
@@ -99,6 +103,13 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 					return badInput(fmt.Errorf("--scale %q: want a positive integer or auto", scale))
 				}
 			}
+			if rt == "" {
+				// Images of the user's own need containers.
+				rt = "netns"
+				if t.HasContainers() {
+					rt = docker.Name
+				}
+			}
 			if rt != "netns" && rt != docker.Name {
 				return badInput(fmt.Errorf("--runtime %q: want netns or docker", rt))
 			}
@@ -116,7 +127,7 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 				o.Runtime = drt
 			}
 			lab, err := deploy.Deploy(cmd.Context(), o)
-			if errors.Is(err, deploy.ErrExists) {
+			if errors.Is(err, deploy.ErrExists) || errors.Is(err, deploy.ErrNeedsDocker) {
 				return badInput(err)
 			}
 			if err != nil {
@@ -130,7 +141,7 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 		},
 	}
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
-	cmd.Flags().StringVar(&rt, "runtime", "netns", "node runtime: netns or docker")
+	cmd.Flags().StringVar(&rt, "runtime", "", "node runtime: netns or docker (default: docker if the topology names images, else netns)")
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	addRootFlag(cmd, &root)

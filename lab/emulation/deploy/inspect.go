@@ -46,8 +46,12 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 		if err == nil {
 			st.Lab = l
 			st.Status = "running"
-			if !health(ctx, l) {
-				st.Status = "degraded"
+			health(ctx, l)
+			userHealth(ctx, l)
+			for _, n := range l.Nodes {
+				if n.Health != "ok" && n.Health != "-" {
+					st.Status = "degraded"
+				}
 			}
 		}
 		out = append(out, st)
@@ -55,11 +59,11 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	return out, nil
 }
 
-// health fills each node's Health and reports whether all are ok.
-func health(ctx context.Context, l *Lab) bool {
+// health fills each node's Health: "ok", "-" (no process) or what is
+// wrong with its process.
+func health(ctx context.Context, l *Lab) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	ok := true
 	sem := make(chan struct{}, 16)
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
@@ -87,12 +91,10 @@ func health(ctx context.Context, l *Lab) bool {
 			}
 			mu.Lock()
 			n.Health = h
-			ok = ok && h == "ok"
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return ok
 }
 
 // ErrPickLab is returned by OnlyLab when no lab, or more than one, is
