@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"math"
+	"regexp"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -110,11 +112,32 @@ func (f *figure) render() (svg, pngData []byte, err error) {
 	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
 		return nil, nil, fmt.Errorf("png: %w", err)
 	}
-	// gonum/plot measures text with Liberation Sans, whose metrics are
-	// Arial's: let viewers without it fall back to Arial, then any sans.
-	svg = bytes.ReplaceAll(sb.Bytes(), []byte("font-family:Liberation Sans;"),
+	return fixSVGText(sb.Bytes()), pb.Bytes(), nil
+}
+
+// svgText matches a text element of gonum/plot's SVG: its attributes
+// up to the font size, the size, and the escaped text.
+var svgText = regexp.MustCompile(`<text ([^>]*font-size:([0-9.]+)px[^"]*)">([^<]*)</text>`)
+
+// fixSVGText makes the SVG's text keep its layout on every viewer.
+// gonum/plot lays text out with Liberation Sans, whose metrics are
+// Arial's: the SVG names Arial, then any sans-serif, as fallbacks, and
+// gives each text its measured width (textLength), so that a fallback
+// with other metrics is fitted to it instead of overflowing a label or
+// the legend.
+func fixSVGText(svg []byte) []byte {
+	svg = bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
 		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
-	return svg, pb.Bytes(), nil
+	return svgText.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := svgText.FindSubmatch(m)
+		size, err := strconv.ParseFloat(string(sub[2]), 64)
+		if err != nil || len(sub[3]) == 0 {
+			return m
+		}
+		face := font.DefaultCache.Lookup(sans(size), vg.Points(size))
+		w := face.Width(html.UnescapeString(string(sub[3])))
+		return fmt.Appendf(nil, `<text %s" textLength="%.4g" lengthAdjust="spacingAndGlyphs">%s</text>`, sub[1], w.Points(), sub[3])
+	})
 }
 
 // drawFigure draws p on c with the legend (if any) to the right of the

@@ -22,8 +22,9 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// svgDoc is what a test reads of a rendered SVG: its size, its texts, and
-// the palette colours its paths stroke and fill.
+// svgDoc is what a test reads of a rendered SVG: its size, its texts
+// (each must have a textLength), and the palette colours its paths stroke
+// and fill.
 type svgDoc struct {
 	width, height string
 	texts         []string
@@ -64,6 +65,9 @@ func parseSVG(t *testing.T, data []byte) svgDoc {
 				root = false
 				doc.width, doc.height = attr("width"), attr("height")
 			case "text":
+				if attr("textLength") == "" {
+					t.Errorf("a text element has no textLength: %v", e.Attr)
+				}
 				inText = true
 				text.Reset()
 			case "path":
