@@ -92,6 +92,20 @@ func TestLiveDashboard(t *testing.T) {
 		t.Fatalf("the page did not draw %d nodes and two frames in 20 s", want)
 	}
 
+	// A live fault shows in the page and in Prometheus.
+	for _, n := range lab.Nodes {
+		if n.Name == "rtsw1" {
+			c := nodeapi.NewClient(n.Socket)
+			if _, err := c.AddFault(ctx, "all", "delay 1us"); err != nil {
+				t.Fatalf("add fault: %v", err)
+			}
+			c.Close()
+		}
+	}
+	if !br.waitJS(t, `Array.from(document.querySelectorAll("#faults li")).some(li => /rtsw1\/f1: delay 1us on rtsw1:p1/.test(li.textContent))`, 10*time.Second) {
+		t.Error("the page does not list the fault on rtsw1")
+	}
+
 	// 3. An incast: three NICs on three hosts write into host4:gpu1.
 	incastDone := startIncast(t, ctx, lab, []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"}, "host4:gpu1", clock.Millisecond)
 	if !br.waitJS(t, `!!(window.rocelab && window.rocelab.lastFrame.links.some(l => l.util_ab > 0 || l.util_ba > 0))`, 60*time.Second) {

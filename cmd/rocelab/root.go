@@ -62,6 +62,7 @@ through them, injects faults, and shows what the fabric did.`,
 
 	root.AddCommand(
 		newVersionCmd(opts),
+		newComplianceCmd(opts),
 		newDemoCmd(opts),
 		newWireCmd(opts),
 		newValidateCmd(opts),

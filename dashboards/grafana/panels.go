@@ -98,7 +98,7 @@ func Dashboards() []Dashboard {
 		{UID: "rocelab-faults", Title: "rocelab / faults and emulation health",
 			Description: "Live faults (also shown as annotations on every dashboard), what they hit, and whether the emulation keeps up.",
 			Panels: []Panel{
-				{Title: "Active faults", Kind: "stat", Unit: "short", Incast: true,
+				{Title: "Active faults", Kind: "stat", Unit: "short", Incast: true, NonZero: true,
 					Exprs: []Query{{`sum(rocelab_faults_active{` + lab + `})`, "faults"}}},
 				{Title: "Fault hits", Kind: "timeseries", Unit: "short",
 					Exprs: []Query{{`sum by (node, port, kind, event) (increase(rocelab_fault_packets_total{` + lab + `}[$__rate_interval]))`, "{{node}}:{{port}} {{kind}} {{event}}"}}},

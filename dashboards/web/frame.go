@@ -153,6 +153,9 @@ func buildFrame(g topologies.GraphLayout, prev, cur *snapshot) Frame {
 				continue
 			}
 			parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(k, "qp{"), "}"), ",")
+			if parts[2] == "retired" { // the sum of closed QPs, not a QP
+				continue
+			}
 			if d := dt(parts[0]); d > 0 {
 				f.QPs = append(f.QPs, Rate{Name: parts[0] + ":" + parts[1] + "/" + parts[2], Bps: max(v-prev.vals[k], 0) / d})
 			}

@@ -65,7 +65,7 @@ function drawTopology(layout) {
 function chart(id, title) {
   const target = $(id);
   const opts = {
-    width: target.clientWidth || 360, height: 150, legend: { show: true },
+    width: target.clientWidth || 360, height: 170, legend: { show: true, live: false },
     scales: { x: { time: false } },
     axes: [{ label: "fabric time (ms)" }, { label: "GB/s", size: 50 }],
     series: [{ label: "t (ms)" }],
