@@ -119,11 +119,11 @@ func (d Data) queueChart(unit string, mul, xmax float64) *figure {
 // flowChart plots each flow's delivered (perf) or sent (generators) rate.
 func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 	var lines []lineSeries
-	for _, s := range d.find("perf_flow_rate_gbps") {
+	for _, s := range d.find("perf_flow_rate_bytes_per_second") {
 		l := lineSeries{Name: s.Label("job") + " " + s.Label("from") + "→" + s.Label("to")}
 		for _, p := range s.Points {
 			l.X = append(l.X, p.T.Seconds()*mul)
-			l.Y = append(l.Y, p.V)
+			l.Y = append(l.Y, p.V*8/1e9) // bytes/s → Gb/s, as line rates are written
 		}
 		lines = append(lines, l)
 	}
