@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -18,7 +19,95 @@ func Generate(g *GenerateSpec) ([]*NodeSpec, []*LinkSpec, error) {
 	}
 	b := &builder{next: map[string]int{}}
 	b.build(p)
+	if err := b.portBudget(p); err != nil {
+		return nil, nil, err
+	}
 	return b.nodes, b.links, nil
+}
+
+// roleCount is the generator parameter that sets how many switches of a
+// role there are (more switches, fewer ports each).
+func roleCount(p *genParams, role string) *int {
+	switch role {
+	case "rtsw":
+		return &p.rtsw
+	case "ctsw":
+		return &p.ctsw
+	case "atsw":
+		return &p.atsw
+	case "rsw":
+		return &p.rsw
+	case "fsw":
+		return &p.fsw
+	}
+	return nil
+}
+
+// over is the first switch with more than maxPorts ports, and how many.
+func (b *builder) over() (*NodeSpec, int) {
+	for _, n := range b.nodes {
+		if n.Kind == "switch" && b.next[n.Name] > maxPorts {
+			return n, b.next[n.Name]
+		}
+	}
+	return nil, 0
+}
+
+// portBudget fails a generated topology with a switch of more than
+// maxPorts ports, saying which parameter to raise and to what: "rtsw1
+// would need 256 ports (at most 255): use rtsw 8 or more (--rtsw 8)".
+func (b *builder) portBudget(p genParams) error {
+	n, ports := b.over()
+	if n == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("%s would need %d ports (at most %d)", n.Name, ports, maxPorts)
+	if k := fitCount(p, n.Role); k > 0 {
+		return fmt.Errorf("%s: use %s %d or more (--%s %d)", msg, n.Role, k, n.Role, k)
+	}
+	return fmt.Errorf("%s: use fewer hosts or gpus per %s", msg, n.Role)
+}
+
+// FitCount returns the smallest number of role's switches (rtsw, ctsw,
+// atsw, rsw, fsw), above g's own, with which g generates a topology that
+// validates with the default profiles (no switch past its ports or its
+// buffer), or 0 if none is found.
+func FitCount(g *GenerateSpec, role string) int {
+	p, err := g.params()
+	if err != nil {
+		return 0
+	}
+	return fitCount(p, role)
+}
+
+func fitCount(p genParams, role string) int {
+	cur := roleCount(&p, role)
+	if cur == nil {
+		return 0
+	}
+	for k := *cur + 1; k <= min(4*p.hosts+64, 1024); k++ {
+		q := p
+		*roleCount(&q, role) = k
+		if (role == "rtsw" && !q.rail && k > q.hosts) || (q.rail && q.rtsw%q.gpus != 0) || (role == "rsw" && k > q.hosts) {
+			continue
+		}
+		t := &builder{next: map[string]int{}}
+		t.build(q)
+		if m, _ := t.over(); m != nil {
+			continue
+		}
+		if len(t.nodes) > 4096 {
+			return k // too big to validate here: the port budget holds
+		}
+		var buf bytes.Buffer
+		if WriteExplicit(&buf, "fit", "", nil, t.nodes, t.links) != nil {
+			return 0
+		}
+		if _, err := Parse("fit.yaml", buf.Bytes()); err == nil {
+			return k
+		}
+	}
+	return 0
 }
 
 // genParams are a GenerateSpec with defaults applied and checked.

@@ -78,6 +78,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newCollectiveCmd(opts),
 		newRunCmd(opts),
 		newFaultCmd(opts),
+		newRestartCmd(opts),
 	)
 	return root
 }

@@ -68,6 +68,9 @@ type CollectiveStatus struct {
 	// released: it waits at barrier Released while Reached > Released.
 	Reached  int `json:"reached"`
 	Released int `json:"released"`
+	// RxWire is the bytes the job's QPs received on the wire: it moves
+	// within an iteration, and stops when a path is dead.
+	RxWire int64 `json:"rx_wire_bytes"`
 }
 
 type collJob struct {
@@ -321,8 +324,12 @@ func (c *collJob) abort() {
 }
 
 func (c *collJob) status() CollectiveStatus {
+	var wire int64
+	for _, cc := range c.conns {
+		wire += cc.q.qp.Stats().RxBytes
+	}
 	return CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
-		Regions: c.regions, Reached: c.reached, Released: c.rel}
+		Regions: c.regions, Reached: c.reached, Released: c.rel, RxWire: wire}
 }
 
 // Listen implements collective.Transport for a local rank: arrivals land in

@@ -60,6 +60,10 @@ type PerfResult struct {
 	// Messages and Bytes completed (client) or received (server).
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
+	// RxWire is the bytes the job's QPs received on the wire (data,
+	// acknowledgements, read responses): it moves while a message is
+	// under way, and stops when the path is dead.
+	RxWire int64 `json:"rx_wire_bytes"`
 	// Start is the first post, End the last completion (client).
 	Start    clock.Time     `json:"start_ps"`
 	End      clock.Time     `json:"end_ps"`
@@ -383,12 +387,14 @@ func (p *perfJob) result() PerfResult {
 	req := p.req
 	r := PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
 		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
-	if !p.client {
-		for _, pq := range p.qps {
-			st := pq.q.qp.Stats()
+	for _, pq := range p.qps {
+		st := pq.q.qp.Stats()
+		r.RxWire += st.RxBytes
+		if !p.client {
 			r.Bytes += st.RxDataBytes
 		}
-	} else {
+	}
+	if p.client {
 		r.Bytes = p.msgs * int64(req.Size)
 	}
 	now := p.ep.n.loop.Now()
