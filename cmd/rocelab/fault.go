@@ -82,7 +82,11 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			ctx := cmdContext(cmd)
 			places, err := resolveFaultTarget(ctx, root, name, target)
 			if err != nil {
-				return err
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return deploy.Explain(ctx, root, name, err)
 			}
 			var rows []faultRow
 			for _, pl := range places {
