@@ -65,7 +65,7 @@ func (b *builder) portBudget(p genParams) error {
 	if k := fitCount(p, n.Role); k > 0 {
 		return fmt.Errorf("%s: use %s %d or more (--%s %d)", msg, n.Role, k, n.Role, k)
 	}
-	return fmt.Errorf("%s: use fewer hosts or gpus per %s", msg, n.Role)
+	return fmt.Errorf("%s: use more %s switches, fewer hosts or GPUs per zone, or more zones (multizone)", msg, n.Role)
 }
 
 // FitCount returns the smallest number of role's switches (rtsw, ctsw,
@@ -80,31 +80,68 @@ func FitCount(g *GenerateSpec, role string) int {
 	return fitCount(p, role)
 }
 
+// maxFitNICs bounds the fabrics fitCount searches (each try generates
+// the whole fabric): past it, refusing at once beats a minute's search.
+const maxFitNICs = 1 << 16
+
 func fitCount(p genParams, role string) int {
 	cur := roleCount(&p, role)
-	if cur == nil {
+	if cur == nil || p.zones*p.hosts*p.gpus > maxFitNICs {
 		return 0
 	}
-	for k := *cur + 1; k <= min(4*p.hosts+64, 1024); k++ {
+	// Candidates in order: every count, or for rail leaves multiples of
+	// the GPUs per host (one leaf per rail).
+	step := 1
+	if role == "rtsw" && p.rail {
+		step = p.gpus
+	}
+	at := func(i int) int { return (*cur/step + i) * step }
+	limit := 64 * 1024 / step
+	if role == "rtsw" && !p.rail || role == "rsw" {
+		limit = min(limit, (p.hosts-*cur)/step)
+	}
+	build := func(k int) *builder {
 		q := p
 		*roleCount(&q, role) = k
-		if (role == "rtsw" && !q.rail && k > q.hosts) || (q.rail && q.rtsw%q.gpus != 0) || (role == "rsw" && k > q.hosts) {
-			continue
-		}
 		t := &builder{next: map[string]int{}}
 		t.build(q)
-		if m, _ := t.over(); m != nil {
-			continue
+		return t
+	}
+	// Ports per switch of role fall as their count grows: search the
+	// smallest count whose switches fit their ports.
+	fits := func(i int) bool {
+		t := build(at(i))
+		for _, n := range t.nodes {
+			if n.Role == role && t.next[n.Name] > maxPorts {
+				return false
+			}
 		}
-		if len(t.nodes) > 4096 {
-			return k // too big to validate here: the port budget holds
+		return true
+	}
+	if limit < 1 || !fits(limit) {
+		return 0
+	}
+	lo, hi := 1, limit
+	for lo < hi {
+		if mid := (lo + hi) / 2; fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
+	}
+	// Then, on topologies small enough to check here, the first count
+	// from there that validates whole (buffers and headroom too).
+	if p.zones*p.hosts*p.gpus > 4096 {
+		return at(lo)
+	}
+	for i := lo; i <= min(limit, lo+16); i++ {
+		t := build(at(i))
 		var buf bytes.Buffer
 		if WriteExplicit(&buf, "fit", "", nil, t.nodes, t.links) != nil {
 			return 0
 		}
 		if _, err := Parse("fit.yaml", buf.Bytes()); err == nil {
-			return k
+			return at(i)
 		}
 	}
 	return 0

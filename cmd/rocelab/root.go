@@ -51,6 +51,7 @@ through them, injects faults, and shows what the fabric did.`,
 				level = slog.LevelDebug
 			}
 			opts.log = slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: level}))
+			watchInterrupt(cmd, opts.stderr)
 			return nil
 		},
 	}
@@ -63,10 +64,10 @@ through them, injects faults, and shows what the fabric did.`,
 	root.AddCommand(
 		newVersionCmd(opts),
 		newDemoCmd(opts),
-		newWireCmd(opts),
-		newValidateCmd(opts),
-		newTopoCmd(opts),
-		newGraphCmd(opts),
+		exitOnInterrupt(newWireCmd(opts)),
+		exitOnInterrupt(newValidateCmd(opts)),
+		exitOnInterrupt(newTopoCmd(opts)),
+		exitOnInterrupt(newGraphCmd(opts)),
 		newNodeCmd(opts),
 		newDeployCmd(opts),
 		newDestroyCmd(opts),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -192,5 +193,29 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	}
 	if st, err := deploy.Inspect(t.Context(), root, lab); err != nil || len(st) != 1 || st[0].Status != "running" {
 		t.Errorf("after repair: %+v, %v", st, err)
+	}
+
+	// Ctrl-C stops a long perf within a second, exit 130.
+	cmd := exec.Command(binary(t), perf("100000000")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	sent := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("perf after SIGINT: %v, want exit 130", err)
+		}
+		if took := time.Since(sent); took > time.Second {
+			t.Errorf("perf took %v to stop after SIGINT, want < 1 s", took)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("perf ignored SIGINT for 10 s")
 	}
 }
