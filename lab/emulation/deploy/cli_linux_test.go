@@ -80,6 +80,17 @@ func TestCLIBadInput(t *testing.T) {
 		{"destroy"},
 		{"destroy", "--all", "--name", "x"},
 		{"exec", "no-such-node", "--", "true"},
+		// A lab that is not there is named as such, not "destroyed".
+		{"destroy", "--name", "nosuch"},
+		{"stats", "--name", "nosuch"},
+		{"perf", "write", "--from", "host1", "--to", "host2", "--name", "nosuch"},
+		{"fault", "list", "--name", "nosuch"},
+		{"restart", "rtsw1", "--name", "nosuch"},
+		{"capture", "rtsw1:p1", "-w", "/dev/null", "--name", "nosuch"},
+		// No lab deployed under this root: nothing to pick from.
+		{"stats"},
+		{"collective", "allreduce"},
+		{"fault", "list"},
 	} {
 		args = append(args, "--root", root)
 		if code, out := rocelab(t, args...); code != 2 {
