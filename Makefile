@@ -54,3 +54,14 @@ clean:
 bench-sim:
 	$(GO) build -o bin/simbench ./cmd/simbench
 	GOMAXPROCS=1 bin/simbench $(SIMBENCH_FLAGS)
+
+## dashboards: regenerate the Grafana dashboards (dashboards/grafana/json)
+## from their Go code; a test fails when the committed files differ.
+.PHONY: dashboards web-vendor
+dashboards:
+	$(GO) run ./cmd/dashgen -o dashboards/grafana/json
+
+## web-vendor: re-copy the web view's pinned npm libraries (package-lock.json)
+## into its embedded assets.
+web-vendor:
+	cd dashboards/web && npm ci --no-audit --no-fund && cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE static/vendor/

@@ -29,7 +29,7 @@ func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uin
 	if !n.opts.IP.Is4() {
 		p.IPVersion, p.EtherType = 6, wire.EtherTypeIPv6
 	}
-	if ect {
+	if ect && !n.mut(MutDataNotECT) {
 		p.ECN = wire.ECNECT0
 	}
 	return p

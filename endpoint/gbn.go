@@ -46,6 +46,9 @@ func (r *requester) onAck(p *wire.Packet) {
 			return
 		}
 		r.rnrUntil = qp.nic.sched.Now().Add(RNRDelay(syn))
+		if qp.nic.mut(MutIgnoreRNRTimer) {
+			r.rnrUntil = qp.nic.sched.Now()
+		}
 		if qp.mode == ModeMetaRoCE {
 			if seq >= r.una && seq < r.maxSent && !r.rec(seq).acked {
 				r.markLost(seq, false)
@@ -63,11 +66,14 @@ func (r *requester) onAck(p *wire.Packet) {
 				return
 			}
 			r.ackThrough(seq - 1)
+			if qp.nic.mut(MutGoBackSkipOne) {
+				seq++
+			}
 			r.rewind(seq)
 			return
 		}
 		st := StatusRemoteOperational
-		switch syn & 0x7F {
+		switch syn & 0x7F * boolByte(!qp.nic.mut(MutWrongErrStatus)) {
 		case wire.SyndromeNAKInvalidRequest:
 			st = StatusRemoteInvalidRequest
 		case wire.SyndromeNAKRemoteAccess:
@@ -132,7 +138,7 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 				break
 			}
 		}
-		if idx != w.got {
+		if idx != w.got && !qp.nic.mut(MutReadNoReorder) {
 			if idx > w.got && w.rereq != w.first+uint64(w.got) {
 				w.rereq = w.first + uint64(w.got)
 				qp.ctr.naksTx++ // an implied NAK: the requester's own go-back
@@ -186,4 +192,11 @@ func (r *requester) readPayload(p *wire.Packet, meta bool) ([]byte, bool) {
 		b = rest
 	}
 	return b, true
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }

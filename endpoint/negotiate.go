@@ -34,7 +34,7 @@ func (g *negotiation) start(qp *QP) {
 }
 
 func (g *negotiation) send(qp *QP) {
-	if g.tries >= HelloRetries {
+	if g.tries >= HelloRetries && !qp.nic.mut(MutNoFallback) {
 		qp.ctr.fallbacks++
 		g.conclude(qp, ModeRoCEv2)
 		return
@@ -78,6 +78,9 @@ func (g *negotiation) onHello(qp *QP, p *wire.Packet) {
 	if p.Raw == nil || DecodeHello(p.Payload(), &h) != nil {
 		qp.ctr.rxDropped++
 		return
+	}
+	if qp.cfg.Mode != ModeMetaRoCE && qp.nic.mut(MutHelloInRoCEv2) && wire.Opcode(p.Opcode) == OpHello {
+		qp.sendHello(OpHelloAck)
 	}
 	if qp.cfg.Mode != ModeMetaRoCE || h.Caps&CapMetaRoCE == 0 {
 		return // a plain RoCEv2 endpoint ignores the opcode, as real NICs do

@@ -51,6 +51,9 @@ type Options struct {
 	// CreditReceiver names the receiver-driven algorithm whose cc.Receiver
 	// the NIC hosts for incoming credit requests (default "credit").
 	CreditReceiver string
+	// Mutant breaks requirements on purpose: set only by the compliance
+	// suite's mutation test (see Mutant).
+	Mutant Mutant
 }
 
 func (o *Options) setDefaults() {
@@ -316,6 +319,9 @@ func (n *NIC) Receive(p *wire.Packet) {
 	n.ctr.rxBytes += int64(p.Len)
 	switch p.Kind {
 	case wire.KindPFC:
+		if n.mut(MutIgnorePFC) {
+			return
+		}
 		for i := range 8 {
 			if p.ClassEnable&(1<<uint(i)) != 0 {
 				n.pause(i, p.Quanta[i])
@@ -339,7 +345,7 @@ func (n *NIC) Receive(p *wire.Packet) {
 		return
 	}
 	trimmed := p.DSCP == n.opts.TrimDSCP
-	if n.opts.Raw && p.Raw != nil && !trimmed {
+	if n.opts.Raw && p.Raw != nil && !trimmed && !n.mut(MutAcceptBadICRC) {
 		if err := p.VerifyICRC(); err != nil {
 			n.ctr.badICRC++
 			return

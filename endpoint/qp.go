@@ -185,6 +185,18 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		return nil, errors.New("create QP: send and receive CQs are required")
 	}
 	cfg.setDefaults(n.rng.Uint32)
+	if n.mut(MutWindow8192) {
+		cfg.Window *= 2
+	}
+	if n.mut(MutAckCoalesce64) {
+		cfg.AckCoalesce = 64
+	}
+	if n.mut(MutRTO10x) {
+		cfg.Timeout *= 10
+	}
+	if n.mut(MutRetryForever) {
+		cfg.RetryCount = 1 << 30
+	}
 	if n.opts.CC != nil {
 		if _, err := n.opts.CC.Get(cfg.CC); err != nil {
 			return nil, fmt.Errorf("create QP: %w", err)
@@ -437,8 +449,8 @@ func (qp *QP) notifyCE(p *wire.Packet) {
 	now := n.sched.Now()
 	for i := range qp.rsp.cnpLast {
 		e := &qp.rsp.cnpLast[i]
-		if e.port == p.SrcPort {
-			if now < e.at.Add(n.opts.CNPInterval) {
+		if e.port == p.SrcPort || n.mut(MutCNPPerQP) {
+			if now < e.at.Add(n.opts.CNPInterval) && !n.mut(MutNoCNPRateLimit) {
 				return
 			}
 			e.at = now
@@ -454,6 +466,9 @@ func (qp *QP) notifyCE(p *wire.Packet) {
 // marked packet's, naming the sender's path.
 func (qp *QP) sendCNP(port uint16) {
 	n := qp.nic
+	if n.mut(MutCNPNoEcho) {
+		port = qp.pathPort(0, 0)
+	}
 	p := qp.header(wire.OpCNP, n.opts.CNPDSCP, false, port, 0)
 	p.Kind = wire.KindCNP
 	p.BECN = true

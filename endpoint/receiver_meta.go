@@ -21,7 +21,11 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	if trimmed {
 		qp.ctr.trimsRx++
 		if seq >= s.ePSN && !s.bits[seq&s.mask] {
-			s.sendSACK(seq, SACKTrim)
+			fl := SACKTrim
+			if qp.nic.mut(MutNoTrimFlag) {
+				fl = 0
+			}
+			s.sendSACK(seq, fl)
 		}
 		return
 	}
@@ -49,7 +53,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 		s.sendSACK(seq, SACKDup)
 		return
 	}
-	if seq-s.ePSN >= window {
+	if seq-s.ePSN >= window || seq > s.ePSN && qp.nic.mut(MutNoOOOPlacement) {
 		qp.ctr.rxDropped++
 		return
 	}
@@ -175,6 +179,9 @@ func (s *responder) sendSACK(trigger uint64, flags uint8) {
 	s.unacked = 0
 	sk := SACK{Flags: flags, Trigger: uint32(trigger), MSN: s.msn}
 	base := s.ePSN + 1 // bit i: ePSN+1+i (cumulative ack is ePSN−1, ePSN is missing)
+	if n.mut(MutSACKBitmapOff1) {
+		base = s.ePSN
+	}
 	for i := 0; i < 32*MaxSACKWords && base+uint64(i) < s.hi; i++ {
 		if s.bits[(base+uint64(i))&s.mask] {
 			sk.Bitmap[i/32] |= 1 << uint(i%32)

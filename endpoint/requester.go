@@ -56,6 +56,7 @@ type requester struct {
 
 	rtoTimer    clock.Timer
 	rtoDeadline clock.Time
+	rtoAt       clock.Time // when rtoTimer fires
 	rtoFn       func()
 	backoff     int
 	retries     int
@@ -116,7 +117,7 @@ func (r *requester) post(wr SendWR) error {
 	} else {
 		qp.creditAsk(qp.framesBytes(w.npkts, int(wr.Local.Length)))
 	}
-	if qp.neg.done {
+	if qp.neg.done || qp.nic.mut(MutEarlyMeta) {
 		qp.nic.activate(qp)
 	}
 	return nil
@@ -156,7 +157,7 @@ func (r *requester) reserve(end uint64) {
 // pull returns the next packet to send now, or when one may go.
 func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 	qp := r.qp
-	if !qp.neg.done || len(r.sq) == 0 {
+	if !qp.neg.done && !qp.nic.mut(MutEarlyMeta) || len(r.sq) == 0 {
 		return nil, clock.Never
 	}
 	if now < r.rnrUntil {
@@ -167,6 +168,9 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	pi, at := r.pickPath(now)
+	if pi > 0 && qp.nic.mut(MutSinglePath) {
+		pi = 0
+	}
 	if pi < 0 {
 		return nil, at
 	}
@@ -266,7 +270,7 @@ func (r *requester) build(w *swqe, seq uint64, sport uint16) (*wire.Packet, int)
 		op = rcOpcode(wire.OpWriteFirst, first, last, imm)
 	}
 	r.sinceReq++
-	ackReq := last || r.sinceReq >= qp.cfg.AckReqEvery
+	ackReq := last && !n.mut(MutNoAckReqLast) || r.sinceReq >= qp.cfg.AckReqEvery
 	if ackReq {
 		r.sinceReq = 0
 	}
@@ -411,7 +415,14 @@ func (r *requester) armRTO(now clock.Time) {
 		return
 	}
 	r.rtoDeadline = now.Add(r.qp.cfg.Timeout * clock.Duration(r.backoff))
+	if r.rtoTimer != nil && r.rtoAt > r.rtoDeadline {
+		// The timeout shrank (progress reset the backoff): a timer armed
+		// for the longer one would fire late.
+		r.rtoTimer.Stop()
+		r.rtoTimer = nil
+	}
 	if r.rtoTimer == nil {
+		r.rtoAt = r.rtoDeadline
 		r.rtoTimer = r.qp.nic.sched.AfterFunc(r.rtoDeadline.Sub(now), r.rtoFn)
 	}
 }
@@ -424,6 +435,7 @@ func (r *requester) onTimeout() {
 	}
 	now := qp.nic.sched.Now()
 	if now < r.rtoDeadline {
+		r.rtoAt = r.rtoDeadline
 		r.rtoTimer = qp.nic.sched.AfterFunc(r.rtoDeadline.Sub(now), r.rtoFn)
 		return
 	}
@@ -436,12 +448,15 @@ func (r *requester) onTimeout() {
 		r.failHead(StatusRetryExceeded, errors.New("transport retry counter exceeded"))
 		return
 	}
-	r.backoff = min(r.backoff*2, 64)
+	if !qp.nic.mut(MutNoBackoff) {
+		r.backoff = min(r.backoff*2, 64)
+	}
 	if qp.mode == ModeMetaRoCE {
-		r.markLostBefore(now.Add(-qp.cfg.Timeout / 2))
-		if rc := r.rec(r.una); !rc.acked {
+		// Re-select first, so that the retransmissions go on the new port.
+		if rc := r.rec(r.una); !rc.acked && !qp.nic.mut(MutNoReselect) {
 			r.paths[rc.path%uint8(len(r.paths))].reselect(qp, "timeout")
 		}
+		r.markLostBefore(now.Add(-qp.cfg.Timeout / 2))
 	} else {
 		r.rewind(r.una)
 	}

@@ -136,18 +136,30 @@ func (s *responder) flush() {
 // nak answers seq with an error NAK and moves the QP to ERROR.
 func (s *responder) nak(seq uint64, syn uint8, err error) {
 	s.qp.ctr.naksTx++
-	s.sendAck(seq, syn)
+	s.sendAck(seq, s.nakSyn(syn))
 	s.qp.fail(fmt.Errorf("responder: %s: %w", wire.SyndromeString(syn), err))
 }
 
 // rnr answers seq with an RNR NAK: no receive WQE.
 func (s *responder) rnr(seq uint64) {
 	s.qp.ctr.rnrTx++
+	if s.qp.nic.mut(MutNoRNRNAK) {
+		s.sendAck(seq, wire.SyndromeNAKInvalidRequest)
+		return
+	}
 	s.sendAck(seq, wire.SyndromeRNR(s.qp.cfg.MinRNRTimer))
 }
 
 // accessSyndrome maps a memory fault to its NAK.
 func accessSyndrome(err error) uint8 { return wire.SyndromeNAKRemoteAccess }
+
+// nakSyn is the syndrome the responder sends for syn (a mutant may change it).
+func (s *responder) nakSyn(syn uint8) uint8 {
+	if syn == wire.SyndromeNAKRemoteAccess && s.qp.nic.mut(MutWrongNAKSyndrome) {
+		return wire.SyndromeNAKRemoteOp
+	}
+	return syn
+}
 
 // onRequest handles a request packet (SEND, WRITE, READ request).
 func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
@@ -176,11 +188,13 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 			s.execRead(p, seq)
 			return
 		}
-		s.sendAck(s.ePSN-1, wire.SyndromeACK(0x1F))
+		if !qp.nic.mut(MutNoDupReACK) {
+			s.sendAck(s.ePSN-1, wire.SyndromeACK(0x1F))
+		}
 		return
 	case seq > s.ePSN:
 		qp.ctr.outOfOrder++
-		if !s.nakSent {
+		if !s.nakSent || qp.nic.mut(MutNAKEveryOOO) {
 			s.nakSent = true
 			qp.ctr.naksTx++
 			s.sendAck(s.ePSN, wire.SyndromeNAKPSNSequence)

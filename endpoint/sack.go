@@ -38,7 +38,7 @@ func (r *requester) onSACK(p *wire.Packet) {
 		}
 	}
 	trig := unwrap(s.Trigger, r.una)
-	if s.Flags&SACKTrim != 0 {
+	if s.Flags&SACKTrim != 0 && !qp.nic.mut(MutIgnoreTrim) {
 		qp.ctr.trimsRx++
 		if trig >= r.una && trig < r.maxSent && !r.rec(trig).acked && !r.rec(trig).read {
 			r.markLost(trig, true)
@@ -50,6 +50,14 @@ func (r *requester) onSACK(p *wire.Packet) {
 		qp.ctr.eceRx++
 	}
 	r.detectLoss()
+	if qp.nic.mut(MutGoBackNInMeta) {
+		for s := r.una; s < r.maxSent; s++ {
+			if rc := r.rec(s); !rc.lost && s > cum && !rc.read {
+				rc.acked = false
+				r.markLost(s, false)
+			}
+		}
+	}
 	r.advance()
 }
 

@@ -10,8 +10,12 @@
 //     data-center-scale benchmark (simbench);
 //   - lab/scenarios: scenario files (workloads, faults, expectations), the
 //     runs that play them on either driver, reports, and the fidelity check
-//     that compares the two clocks.
+//     that compares the two clocks;
+//   - lab/compliance: the MetaRoCE compliance suite (rocelab compliance):
+//     cases that play the peer on the wire against an implementation under
+//     test, in process on the virtual clock (inproc) or over a veth pair to
+//     an endpoint node (emu).
 //
 // The emulation and the simulation never import each other; lab/scenarios
-// sits above both (internal/floors keeps it so).
+// and lab/compliance sit above both (internal/floors keeps it so).
 package lab

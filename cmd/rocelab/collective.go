@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 func newCollectiveCmd(opts *options) *cobra.Command {
@@ -52,7 +52,7 @@ fabric time, in real units. Needs root.`,
 			}
 			r := &nicResolver{root: jf.root, lab: jf.name}
 			defer r.close()
-			var refs []node.NICRef
+			var refs []nodeapi.NICRef
 			if ranks == "all" {
 				if refs, err = r.all(ctx); err != nil {
 					return err
@@ -74,7 +74,7 @@ fabric time, in real units. Needs root.`,
 			if len(refs) < 2 {
 				return badInput(fmt.Errorf("%d ranks: want at least 2", len(refs)))
 			}
-			spec := node.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
+			spec := nodeapi.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
 				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
 			tty := isTerminal(opts.stderr)
 			spec.Tick = func(done, total int) {
@@ -83,7 +83,7 @@ fabric time, in real units. Needs root.`,
 				}
 			}
 			fmt.Fprintf(opts.stderr, "# %s on %d ranks (%d hosts), mode %s, cc %s\n", args[0], len(refs), len(r.clients), jf.mode, jf.cc)
-			res, err := node.RunCollective(ctx, spec, func(x collective.Result) {
+			res, err := nodeapi.RunCollective(ctx, spec, func(x collective.Result) {
 				if tty {
 					fmt.Fprint(opts.stderr, "\r\033[K")
 				}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
@@ -94,7 +94,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				if err != nil {
 					return badInputIf(err)
 				}
-				c := node.NewClient(n.Socket)
+				c := nodeapi.NewClient(n.Socket)
 				fi, err := c.AddFault(ctx, pl.port, spec.String())
 				c.Close()
 				if err != nil {
@@ -192,7 +192,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if err != nil {
 				return badInputIf(err)
 			}
-			c := node.NewClient(n.Socket)
+			c := nodeapi.NewClient(n.Socket)
 			defer c.Close()
 			fi, err := c.RemoveFault(ctx, id)
 			if err != nil {
@@ -223,7 +223,7 @@ func badInputIf(err error) error {
 	return err
 }
 
-func toRow(nodeName string, fi node.FaultInfo) faultRow {
+func toRow(nodeName string, fi nodeapi.FaultInfo) faultRow {
 	return faultRow{ID: nodeName + "/" + fi.ID, Node: nodeName, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets}
 }
 
@@ -308,7 +308,7 @@ func linkPorts(ctx context.Context, root, lab, target, a, b string) ([]faultPlac
 	if na.Socket == "" || nb.Socket == "" {
 		return nil, fmt.Errorf("%s: both nodes must run a node process", target)
 	}
-	ca, cb := node.NewClient(na.Socket), node.NewClient(nb.Socket)
+	ca, cb := nodeapi.NewClient(na.Socket), nodeapi.NewClient(nb.Socket)
 	defer ca.Close()
 	defer cb.Close()
 	ia, err := ca.Info(ctx)
@@ -365,7 +365,7 @@ func labFaults(ctx context.Context, root, lab string) ([]faultRow, []deadRow, er
 			dead = append(dead, deadRow{n.Name, n.Health})
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		list, err := c.Faults(ctx)
 		c.Close()
 		if err != nil {
@@ -395,7 +395,7 @@ func clearLab(ctx context.Context, root, lab string) (int, error) {
 			errs = append(errs, fmt.Errorf("%s: %s: %w", n.Name, n.Health, deploy.ErrNodeDead))
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		k, err := c.ClearFaults(ctx)
 		c.Close()
 		if err != nil {

@@ -12,14 +12,14 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // nicResolver finds NICs of a deployed lab's endpoint nodes and keeps one
 // client per node.
 type nicResolver struct {
 	root, lab string
-	clients   map[string]*node.Client
+	clients   map[string]*nodeapi.Client
 }
 
 func (r *nicResolver) close() {
@@ -28,47 +28,47 @@ func (r *nicResolver) close() {
 	}
 }
 
-func (r *nicResolver) client(name, socket string) *node.Client {
+func (r *nicResolver) client(name, socket string) *nodeapi.Client {
 	if r.clients == nil {
-		r.clients = map[string]*node.Client{}
+		r.clients = map[string]*nodeapi.Client{}
 	}
 	c := r.clients[name]
 	if c == nil {
-		c = node.NewClient(socket)
+		c = nodeapi.NewClient(socket)
 		r.clients[name] = c
 	}
 	return c
 }
 
 // resolve turns HOST[:PORT] (PORT default gpu0) into a NIC reference.
-func (r *nicResolver) resolve(spec string) (node.NICRef, error) {
+func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 	host, port, ok := strings.Cut(spec, ":")
 	if !ok {
 		port = "gpu0"
 	}
 	if host == "" || port == "" {
-		return node.NICRef{}, badInput(fmt.Errorf("%q: want HOST[:gpuN]", spec))
+		return nodeapi.NICRef{}, badInput(fmt.Errorf("%q: want HOST[:gpuN]", spec))
 	}
 	l, n, err := deploy.FindNode(r.root, r.lab, host)
 	if err != nil {
-		return node.NICRef{}, badInputIf(err)
+		return nodeapi.NICRef{}, badInputIf(err)
 	}
 	if n.Socket == "" {
-		return node.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
+		return nodeapi.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
 	}
 	if r.lab == "" {
 		r.lab = l.Name
 	}
-	return node.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
+	return nodeapi.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
 }
 
 // all returns every NIC of every endpoint node of the lab, in node order.
-func (r *nicResolver) all(ctx context.Context) ([]node.NICRef, error) {
+func (r *nicResolver) all(ctx context.Context) ([]nodeapi.NICRef, error) {
 	l, err := deploy.OnlyLab(ctx, r.root, r.lab)
 	if err != nil {
 		return nil, badInputIf(err)
 	}
-	var out []node.NICRef
+	var out []nodeapi.NICRef
 	for _, n := range l.Nodes {
 		if n.Kind == "switch" || n.Socket == "" {
 			continue
@@ -79,7 +79,7 @@ func (r *nicResolver) all(ctx context.Context) ([]node.NICRef, error) {
 			return nil, fmt.Errorf("%s: %w: %w", n.Name, deploy.ErrNodeDead, err)
 		}
 		for _, nc := range nics {
-			out = append(out, node.NICRef{Node: n.Name, NIC: nc.Name, Client: c})
+			out = append(out, nodeapi.NICRef{Node: n.Name, NIC: nc.Name, Client: c})
 		}
 	}
 	if len(out) == 0 {
@@ -109,7 +109,7 @@ func (f *jobFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.mode, "mode", "rocev2", "reliability mode: rocev2 or metaroce")
 	cmd.Flags().StringVar(&f.cc, "cc", "none", "congestion control: none, dcqcn or credit")
 	cmd.Flags().IntVar(&f.paths, "paths", 1, "paths a MetaRoCE QP sprays over")
-	cmd.Flags().DurationVar(&f.stall, "stall", node.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
+	cmd.Flags().DurationVar(&f.stall, "stall", nodeapi.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
 	addRootFlag(cmd, &f.root)
 }
 
@@ -143,7 +143,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if err != nil || sz < 1 || sz > 1<<30 {
 				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))
 			}
-			spec := node.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
+			spec := nodeapi.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
 				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed, Stall: jf.stall}
 			if duration != "" {
 				d, err := time.ParseDuration(duration)
@@ -176,7 +176,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			rep, err := node.RunPerf(ctx, a, b, spec, func(p node.PerfResult) {
+			rep, err := nodeapi.RunPerf(ctx, a, b, spec, func(p nodeapi.PerfResult) {
 				fmt.Fprintf(opts.stderr, "\r%s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s ", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
 			})
 			fmt.Fprintln(opts.stderr)
@@ -212,7 +212,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 var perfTitles = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
 
 // writePerf prints rep like perftest.
-func writePerf(opts *options, rep node.PerfReport, jf jobFlags) {
+func writePerf(opts *options, rep nodeapi.PerfReport, jf jobFlags) {
 	r := rep.Client
 	w := opts.stdout
 	line := strings.Repeat("-", 87)
@@ -236,7 +236,7 @@ func writePerf(opts *options, rep node.PerfReport, jf jobFlags) {
 	fmt.Fprintln(w, line)
 }
 
-func checkWord(rep node.PerfReport) string {
+func checkWord(rep nodeapi.PerfReport) string {
 	switch {
 	case !rep.Checked:
 		return "off"

@@ -144,3 +144,25 @@ func TestTopoGenTooManyPorts(t *testing.T) {
 		t.Errorf("--rtsw 7: exit %d, %s", code, errOut)
 	}
 }
+
+// TestDashboardUsage: bad flags and a directory that is no report are bad
+// input (exit 2), before anything listens.
+func TestDashboardUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"listen without port", []string{"dashboard", "--listen", "127.0.0.1", "--replay", t.TempDir()}, "HOST:PORT"},
+		{"interval too short", []string{"dashboard", "--interval", "1ms", "--replay", t.TempDir()}, "at least 50ms"},
+		{"not a report", []string{"dashboard", "--replay", t.TempDir(), "--listen", "127.0.0.1:0"}, "layout.json"},
+		{"replay and a lab", []string{"dashboard", "--replay", t.TempDir(), "--name", "x", "--listen", "127.0.0.1:0"}, "no --name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := run(t, tc.args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}

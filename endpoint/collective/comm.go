@@ -59,6 +59,12 @@ type Comm struct {
 	// counters
 	writes, bytes, iterations, wrongTotal uint64
 
+	// Every iteration, warm-up included: its fabric time, and its size
+	// times the bus factor, so that busbw over any window is
+	// Δbus bytes / Δiteration seconds (nccl-tests' busbw, in bytes/s).
+	iterTime clock.Duration
+	busBytes float64
+
 	run *run // the run in progress, nil when idle
 }
 
@@ -187,6 +193,8 @@ func (c *Comm) Collect(emit func(telemetry.Sample)) {
 	} {
 		emit(telemetry.Sample{Name: s.name, Kind: telemetry.Counter, Value: float64(s.v)})
 	}
+	emit(telemetry.Sample{Name: "collective_iteration_seconds_total", Kind: telemetry.Counter, Value: c.iterTime.Seconds()})
+	emit(telemetry.Sample{Name: "collective_bus_bytes_total", Kind: telemetry.Counter, Value: c.busBytes})
 }
 
 var _ telemetry.Source = (*Comm)(nil)

@@ -3,11 +3,13 @@ package collective
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/core/telemetry"
 )
 
 var allOps = []Op{AllReduce, AllGather, ReduceScatter, AllToAll}
@@ -279,5 +281,35 @@ func TestSweep(t *testing.T) {
 		if i > 0 && r.AlgBW <= got[i-1].AlgBW {
 			t.Errorf("algbw not growing with size: %v then %v", got[i-1].AlgBW, r.AlgBW)
 		}
+	}
+}
+
+// TestBusBWCounters: the counters a dashboard divides give the Result's
+// busbw: with no warm-up, Δcollective_bus_bytes_total /
+// Δcollective_iteration_seconds_total = BusBW (GB/s) × 1e9.
+func TestBusBWCounters(t *testing.T) {
+	for _, op := range []Op{AllReduce, AllGather} {
+		t.Run(op.String(), func(t *testing.T) {
+			h := newHarness(t, Config{Ranks: 4}, 100*clock.Gbps, clock.Microsecond, nil)
+			res, err := h.run(t, op, 1<<20, 0, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bus, secs float64
+			h.comm.Collect(func(s telemetry.Sample) {
+				switch s.Name {
+				case "collective_bus_bytes_total":
+					bus = s.Value
+				case "collective_iteration_seconds_total":
+					secs = s.Value
+				}
+			})
+			if want := 3 * float64(1<<20) * BusFactor(op, 4); bus != want {
+				t.Errorf("bus bytes %g, want %g", bus, want)
+			}
+			if got, want := bus/secs, res.BusBW*1e9; math.Abs(got-want) > 1e-6*want {
+				t.Errorf("busbw from counters %g B/s, Result %g B/s", got, want)
+			}
+		})
 	}
 }

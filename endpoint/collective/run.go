@@ -396,6 +396,8 @@ func (r *run) maybeFinish() {
 		}
 	}
 	c.iterations++
+	c.iterTime += c.sched.Now().Sub(r.t0)
+	c.busBytes += float64(r.lay.Size) * BusFactor(r.lay.Op, r.lay.Ranks)
 	r.iter++
 	if r.iter < r.warmup+r.iters {
 		r.next()

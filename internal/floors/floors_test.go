@@ -28,8 +28,8 @@ var floorOf = map[string]int{
 }
 
 // labGroupOf orders lab/'s groups: the two drivers side by side, the
-// scenario front end above both.
-var labGroupOf = map[string]int{"emulation": 0, "simulation": 0, "scenarios": 1}
+// scenario front end and the compliance suite above both.
+var labGroupOf = map[string]int{"emulation": 0, "simulation": 0, "scenarios": 1, "compliance": 1}
 
 type pkg struct {
 	ImportPath string
@@ -83,7 +83,7 @@ func violation(from, to string, test bool) string {
 		fl, ok1 := labGroupOf[fg]
 		tl, ok2 := labGroupOf[tg]
 		if !ok1 || !ok2 {
-			return "lab/" + fg + " or lab/" + tg + " is not a lab group (emulation, simulation, scenarios)"
+			return "lab/" + fg + " or lab/" + tg + " is not a lab group (emulation, simulation, scenarios, compliance)"
 		}
 		if tl >= fl {
 			return "lab/" + fg + " may not import lab/" + tg

@@ -20,7 +20,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -140,7 +140,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 
 	// 1. All-reduce across every GPU NIC.
 	logf("all-reduce across %d GPU NICs …", len(nics))
-	res.AllReduce, err = node.RunCollective(ctx, node.CollectiveSpec{
+	res.AllReduce, err = nodeapi.RunCollective(ctx, nodeapi.CollectiveSpec{
 		Op: "allreduce", Ranks: nics, Sizes: opts.Sizes, Iters: 3, Warmup: 1, Check: true,
 	}, func(r collective.Result) { logf("  %d B: busbw %.1f GB/s", r.Size, r.BusBW) })
 	if err != nil {
@@ -185,19 +185,19 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 }
 
 // labNICs lists every BE NIC of the lab's endpoint nodes, in node order.
-func labNICs(lab *deploy.Lab) ([]node.NICRef, map[string]*node.Client, error) {
-	clients := map[string]*node.Client{}
-	var refs []node.NICRef
+func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, map[string]*nodeapi.Client, error) {
+	clients := map[string]*nodeapi.Client{}
+	var refs []nodeapi.NICRef
 	for _, n := range lab.Nodes {
 		if n.Kind != topologies.KindHost || n.Socket == "" {
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		clients[n.Name] = c
 		for _, itf := range n.Interfaces {
 			port, _, _ := strings.Cut(itf, "=")
 			if strings.HasPrefix(port, "gpu") {
-				refs = append(refs, node.NICRef{Node: n.Name, NIC: n.Name + ":" + port, Client: c})
+				refs = append(refs, nodeapi.NICRef{Node: n.Name, NIC: n.Name + ":" + port, Client: c})
 			}
 		}
 	}
@@ -212,9 +212,9 @@ func portOf(nic string) string { _, p, _ := strings.Cut(nic, ":"); return p }
 
 // runIncast sends from IncastSenders NICs on other hosts into the last
 // NIC at once and measures the switches before and after.
-func runIncast(ctx context.Context, opts Options, nics []node.NICRef, clients map[string]*node.Client, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
+func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients map[string]*nodeapi.Client, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
 	recv := nics[len(nics)-1]
-	var senders []node.NICRef
+	var senders []nodeapi.NICRef
 	for _, n := range nics {
 		if n.Node != recv.Node && len(senders) < opts.IncastSenders {
 			senders = append(senders, n)
@@ -236,7 +236,7 @@ func runIncast(ctx context.Context, opts Options, nics []node.NICRef, clients ma
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := node.RunPerf(ctx, s, recv, node.PerfSpec{Op: "write", Size: 64 << 10, Duration: opts.IncastDuration, QPs: 1}, nil)
+			rep, err := nodeapi.RunPerf(ctx, s, recv, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: opts.IncastDuration, QPs: 1}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -286,7 +286,7 @@ func switchSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, er
 		if n.Kind != topologies.KindSwitch || n.Socket == "" {
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		s, err := c.Telemetry(ctx)
 		c.Close()
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // ProcessNodes returns the nodes of lab (lab "": the only deployed lab)
@@ -108,10 +108,10 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	c := node.NewClient(n.Socket)
+	c := nodeapi.NewClient(n.Socket)
 	defer c.Close()
 	res := CaptureResult{Node: nodeName, Port: port, IfName: ifname, File: o.File}
-	if _, err := c.StartCapture(ctx, node.CaptureRequest{Port: ifname, File: tmp.Name(), MaxFrames: o.Frames, Dir: o.Dir}); err != nil {
+	if _, err := c.StartCapture(ctx, nodeapi.CaptureRequest{Port: ifname, File: tmp.Name(), MaxFrames: o.Frames, Dir: o.Dir}); err != nil {
 		return res, fmt.Errorf("capture on %s: %w", target, err)
 	}
 	var deadline <-chan time.Time

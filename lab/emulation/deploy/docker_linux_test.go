@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -113,7 +113,7 @@ func TestDockerLaptop(t *testing.T) {
 			continue
 		}
 		switches++
-		cl := node.NewClient(n.Socket)
+		cl := nodeapi.NewClient(n.Socket)
 		h, err := cl.Health(t.Context())
 		cl.Close()
 		if err != nil || h.Status != "ok" || h.Name != n.Name {

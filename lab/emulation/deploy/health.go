@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
@@ -75,7 +75,7 @@ func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) string {
 	if n.PID != 0 && !processOf(n).Alive() {
 		return "process gone"
 	}
-	c := node.NewClient(n.Socket)
+	c := nodeapi.NewClient(n.Socket)
 	defer c.Close()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -124,7 +124,7 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 		if n.Health != "ok" {
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		fs, err := c.Faults(cctx)
 		cancel()

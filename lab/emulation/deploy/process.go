@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
@@ -147,7 +148,7 @@ func awaitHealthy(ctx context.Context, socket string, pr proc.Process, timeout t
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	c := node.NewClient(socket)
+	c := nodeapi.NewClient(socket)
 	defer c.Close()
 	deadline := time.Now().Add(timeout)
 	var last error

@@ -14,107 +14,8 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
-
-// Health is GET /health.
-type Health struct {
-	Status string  `json:"status"` // "ok"
-	Name   string  `json:"name"`
-	Kind   Kind    `json:"kind"`
-	PID    int     `json:"pid"`
-	Uptime float64 `json:"uptime_seconds"`
-	// FabricTime is the loop's fabric time, in picoseconds.
-	FabricTime clock.Time `json:"fabric_time_ps"`
-}
-
-// PortInfo describes one port in Info.
-type PortInfo struct {
-	Index   int            `json:"index"`
-	IfName  string         `json:"ifname"`
-	MAC     string         `json:"mac"`
-	PeerMAC string         `json:"peer_mac"`
-	Rate    clock.Rate     `json:"rate_bps"`
-	Delay   clock.Duration `json:"delay_ps"`
-}
-
-// LagInfo is emu.Lag in JSON.
-type LagInfo struct {
-	Batches   int64   `json:"batches"`
-	WallP50   float64 `json:"wall_p50_seconds"`
-	WallP99   float64 `json:"wall_p99_seconds"`
-	WallMax   float64 `json:"wall_max_seconds"`
-	FabricP50 float64 `json:"fabric_p50_seconds"`
-	FabricP99 float64 `json:"fabric_p99_seconds"`
-	FabricMax float64 `json:"fabric_max_seconds"`
-	Busy      float64 `json:"busy_ratio"`
-}
-
-// Info is GET /info.
-type Info struct {
-	Name       string          `json:"name"`
-	Kind       Kind            `json:"kind"`
-	PID        int             `json:"pid"`
-	Scale      int             `json:"scale"`
-	Seed       uint64          `json:"seed"`
-	Started    time.Time       `json:"started"`
-	FabricTime clock.Time      `json:"fabric_time_ps"`
-	Ports      []PortInfo      `json:"ports"`
-	Routes     int             `json:"routes"`
-	Lag        LagInfo         `json:"lag"`
-	Captures   []CaptureStatus `json:"captures"`
-}
-
-// Label and Sample are telemetry.Label and telemetry.Sample in JSON.
-type Label struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// Sample is one telemetry sample in JSON; Kind is "counter" or "gauge".
-type Sample struct {
-	Name   string  `json:"name"`
-	Kind   string  `json:"kind"`
-	Labels []Label `json:"labels,omitempty"`
-	Value  float64 `json:"value"`
-}
-
-// Telemetry is GET /telemetry.
-type Telemetry struct {
-	// FabricTime is when the samples were taken, in picoseconds.
-	FabricTime clock.Time `json:"fabric_time_ps"`
-	Samples    []Sample   `json:"samples"`
-}
-
-// CaptureRequest is POST /capture: capture port Port's frames into File
-// (an absolute path, created 0600) until MaxFrames frames (0: until
-// stopped) in direction Dir ("rx", "tx" or "both", the default).
-type CaptureRequest struct {
-	Port      string `json:"port"` // ifname or 0-based index
-	File      string `json:"file"`
-	MaxFrames int    `json:"max_frames"`
-	Dir       string `json:"dir,omitempty"`
-}
-
-// CaptureStopRequest is POST /capture/stop.
-type CaptureStopRequest struct {
-	Port string `json:"port"`
-}
-
-// CaptureStatus describes a capture.
-type CaptureStatus struct {
-	Port      string `json:"port"`
-	File      string `json:"file"`
-	Dir       string `json:"dir"`
-	MaxFrames int    `json:"max_frames"`
-	Frames    int    `json:"frames"`
-	Done      bool   `json:"done"`
-	Error     string `json:"error,omitempty"`
-}
-
-// apiError is the body of a failed call.
-type apiError struct {
-	Error string `json:"error"`
-}
 
 type httpError struct {
 	code int
@@ -144,7 +45,7 @@ func (n *Node) handler(shutdown func()) http.Handler {
 					code = http.StatusServiceUnavailable
 				}
 				w.WriteHeader(code)
-				json.NewEncoder(w).Encode(apiError{err.Error()})
+				json.NewEncoder(w).Encode(nodeapi.ErrorBody{Error: err.Error()})
 				return
 			}
 			json.NewEncoder(w).Encode(v)
@@ -167,18 +68,18 @@ func (n *Node) handler(shutdown func()) http.Handler {
 }
 
 func (n *Node) health(r *http.Request) (any, error) {
-	out := Health{Status: "ok", Name: n.cfg.Name, Kind: n.cfg.Kind, PID: os.Getpid(), Uptime: time.Since(n.started).Seconds()}
+	out := nodeapi.Health{Status: "ok", Name: n.cfg.Name, Kind: n.cfg.Kind, PID: os.Getpid(), Uptime: time.Since(n.started).Seconds()}
 	err := n.loop.Do(r.Context(), func() { out.FabricTime = n.loop.Now() })
 	return out, err
 }
 
 func (n *Node) info(r *http.Request) (any, error) {
-	out := Info{Name: n.cfg.Name, Kind: n.cfg.Kind, PID: os.Getpid(), Scale: n.cfg.Scale, Seed: n.cfg.Seed, Started: n.started, Routes: len(n.cfg.Routes), Captures: []CaptureStatus{}}
+	out := nodeapi.Info{Name: n.cfg.Name, Kind: n.cfg.Kind, PID: os.Getpid(), Scale: n.cfg.Scale, Seed: n.cfg.Seed, Started: n.started, Routes: len(n.cfg.Routes), Captures: []nodeapi.CaptureStatus{}}
 	var macs [][6]byte
 	err := n.loop.Do(r.Context(), func() {
 		out.FabricTime = n.loop.Now()
 		l := n.loop.Lag()
-		out.Lag = LagInfo{
+		out.Lag = nodeapi.LagInfo{
 			Batches: l.Batches, WallP50: l.WallP50.Seconds(), WallP99: l.WallP99.Seconds(), WallMax: l.Wall.Seconds(),
 			FabricP50: l.FabricP50.Seconds(), FabricP99: l.FabricP99.Seconds(), FabricMax: l.FabricMax.Seconds(), Busy: l.Busy,
 		}
@@ -194,7 +95,7 @@ func (n *Node) info(r *http.Request) (any, error) {
 		if i < len(macs) {
 			mac = fmtMAC(macs[i])
 		}
-		out.Ports = append(out.Ports, PortInfo{Index: i, IfName: p.IfName, MAC: mac, PeerMAC: p.PeerMAC, Rate: p.Rate, Delay: p.Delay})
+		out.Ports = append(out.Ports, nodeapi.PortInfo{Index: i, IfName: p.IfName, MAC: mac, PeerMAC: p.PeerMAC, Rate: p.Rate, Delay: p.Delay})
 	}
 	return out, err
 }
@@ -213,32 +114,7 @@ func (n *Node) telemetry(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Telemetry{FabricTime: now, Samples: toJSON(samples)}, nil
-}
-
-func toJSON(in []telemetry.Sample) []Sample {
-	out := make([]Sample, len(in))
-	for i, s := range in {
-		out[i] = Sample{Name: s.Name, Kind: s.Kind.String(), Value: s.Value}
-		for _, l := range s.Labels {
-			out[i].Labels = append(out[i].Labels, Label(l))
-		}
-	}
-	return out
-}
-
-func fromJSON(in []Sample) []telemetry.Sample {
-	out := make([]telemetry.Sample, len(in))
-	for i, s := range in {
-		out[i] = telemetry.Sample{Name: s.Name, Value: s.Value}
-		if s.Kind == "gauge" {
-			out[i].Kind = telemetry.Gauge
-		}
-		for _, l := range s.Labels {
-			out[i].Labels = append(out[i].Labels, telemetry.Label(l))
-		}
-	}
-	return out
+	return nodeapi.Telemetry{FabricTime: now, Samples: nodeapi.EncodeSamples(samples)}, nil
 }
 
 // portIndex resolves an ifname or a 0-based index.
@@ -264,7 +140,7 @@ func decode(r *http.Request, v any) error {
 }
 
 func (n *Node) startCapture(r *http.Request) (any, error) {
-	var req CaptureRequest
+	var req nodeapi.CaptureRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -296,7 +172,7 @@ func (n *Node) startCapture(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	var st CaptureStatus
+	var st nodeapi.CaptureStatus
 	err = n.loop.Do(context.WithoutCancel(r.Context()), func() {
 		if old := n.caps[i]; old != nil && !old.done {
 			c.close()
@@ -319,7 +195,7 @@ func (n *Node) startCapture(r *http.Request) (any, error) {
 }
 
 func (n *Node) stopCapture(r *http.Request) (any, error) {
-	var req CaptureStopRequest
+	var req nodeapi.CaptureStopRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -327,7 +203,7 @@ func (n *Node) stopCapture(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st CaptureStatus
+	var st nodeapi.CaptureStatus
 	found := false
 	err = n.loop.Do(r.Context(), func() {
 		c := n.caps[i]

@@ -13,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -30,7 +31,7 @@ func TestAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runNode(t, n)
-	c := node.NewClient(socket)
+	c := nodeapi.NewClient(socket)
 	defer c.Close()
 	waitHealthy(t, c)
 	ctx := t.Context()
@@ -43,22 +44,22 @@ func TestAPI(t *testing.T) {
 		t.Errorf("socket mode %v, want 0600", fi.Mode().Perm())
 	}
 	h, err := c.Health(ctx)
-	if err != nil || h.Status != "ok" || h.Name != "sw1" || h.Kind != node.KindSwitch {
+	if err != nil || h.Status != "ok" || h.Name != "sw1" || h.Kind != nodeapi.KindSwitch {
 		t.Errorf("Health = %+v, %v", h, err)
 	}
 
 	pcap := filepath.Join(dir, "p2.pcap")
-	st, err := c.StartCapture(ctx, node.CaptureRequest{Port: "sw1-p2", File: pcap, MaxFrames: 2})
+	st, err := c.StartCapture(ctx, nodeapi.CaptureRequest{Port: "sw1-p2", File: pcap, MaxFrames: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Dir != "both" || st.Done {
 		t.Errorf("capture started as %+v", st)
 	}
-	if _, err := c.StartCapture(ctx, node.CaptureRequest{Port: "1", File: pcap}); !isStatus(err, 409) {
+	if _, err := c.StartCapture(ctx, nodeapi.CaptureRequest{Port: "1", File: pcap}); !isStatus(err, 409) {
 		t.Errorf("second capture on the port: %v, want 409", err)
 	}
-	if _, err := c.StartCapture(ctx, node.CaptureRequest{Port: "nope", File: pcap}); !isStatus(err, 400) {
+	if _, err := c.StartCapture(ctx, nodeapi.CaptureRequest{Port: "nope", File: pcap}); !isStatus(err, 400) {
 		t.Errorf("capture on an unknown port: %v, want 400", err)
 	}
 	if _, err := c.StopCapture(ctx, "sw1-p1"); !isStatus(err, 404) {
@@ -151,6 +152,6 @@ func checkPcap(t *testing.T, path string, frameLen int) {
 }
 
 func isStatus(err error, code int) bool {
-	var e *node.APIError
+	var e *nodeapi.APIError
 	return errors.As(err, &e) && e.Status == code
 }

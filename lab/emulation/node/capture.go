@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // capture is an emu.Tap writing one port's frames to a pcap file, as the
@@ -92,8 +93,8 @@ func (c *capture) close() {
 	}
 }
 
-func (c *capture) status() CaptureStatus {
-	s := CaptureStatus{Port: c.n.cfg.Ports[c.port].IfName, File: c.path, Dir: c.dir, MaxFrames: c.max, Frames: c.frames, Done: c.done}
+func (c *capture) status() nodeapi.CaptureStatus {
+	s := nodeapi.CaptureStatus{Port: c.n.cfg.Ports[c.port].IfName, File: c.path, Dir: c.dir, MaxFrames: c.max, Frames: c.frames, Done: c.done}
 	if c.err != nil {
 		s.Error = c.err.Error()
 	}

@@ -9,18 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
-)
-
-// Kind is what a node runs.
-type Kind string
-
-// Kinds of nodes.
-const (
-	KindSwitch   Kind = "switch"
-	KindEndpoint Kind = "endpoint"
 )
 
 // Config is a node process's whole configuration, written by the lab as
@@ -35,8 +27,8 @@ const (
 //	  "routes": [{"Prefix": "10.0.0.0/31", "Ports": [0]}]
 //	}
 type Config struct {
-	Kind Kind   `json:"kind"`
-	Name string `json:"name"`
+	Kind nodeapi.Kind `json:"kind"`
+	Name string       `json:"name"`
 	// Scale is the time dilation factor k >= 1 (resolved: the lab turns
 	// `scale: auto` into a number with emu.AutoScale).
 	Scale int `json:"scale"`
@@ -104,7 +96,7 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Kind {
-	case KindSwitch:
+	case nodeapi.KindSwitch:
 		if c.Switch == nil {
 			bad("switch node without a switch config")
 		}
@@ -115,7 +107,7 @@ func (c Config) Validate() error {
 				}
 			}
 		}
-	case KindEndpoint:
+	case nodeapi.KindEndpoint:
 		c.validateEndpoint(bad)
 	default:
 		bad("kind %q: want switch or endpoint", c.Kind)
@@ -179,7 +171,7 @@ func FromTopology(n *topologies.Node, routes []fabric.Route, scale int, seed uin
 	if h := lagHeadroom(&sc, n.Ports, n.Profile.PFC.HeadroomAuto, scale); h > 0 {
 		sc.PFC.Headroom = h
 	}
-	c := Config{Kind: KindSwitch, Name: n.Name, Scale: scale, Seed: seed, Socket: socket, Switch: &sc, Routes: routes}
+	c := Config{Kind: nodeapi.KindSwitch, Name: n.Name, Scale: scale, Seed: seed, Socket: socket, Switch: &sc, Routes: routes}
 	for _, p := range n.Ports {
 		pc := PortConfig{IfName: p.IfName, MAC: p.MAC.String(), Rate: p.Rate, Delay: p.Delay}
 		if p.Peer == nil {

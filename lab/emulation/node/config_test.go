@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
@@ -21,7 +22,7 @@ func switchConfig(socket string) node.Config {
 	sc := switchmodel.DefaultConfig()
 	sc.ECMP.SprayDSCPs = []uint8{10}
 	return node.Config{
-		Kind: node.KindSwitch, Name: "sw1", Scale: 1000, Seed: 7, Socket: socket,
+		Kind: nodeapi.KindSwitch, Name: "sw1", Scale: 1000, Seed: 7, Socket: socket,
 		Ports: []node.PortConfig{
 			{IfName: "sw1-p1", MAC: "02:00:00:00:00:10", PeerMAC: "02:00:00:00:00:20", Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
 			{IfName: "sw1-p2", MAC: "02:00:00:00:00:11", PeerMAC: "02:00:00:00:00:21", Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
@@ -56,7 +57,7 @@ func TestConfigValidate(t *testing.T) {
 		want   string // substring of the error; "" = valid
 	}{
 		{"valid", func(*node.Config) {}, ""},
-		{"endpoint without NICs", func(c *node.Config) { c.Kind = node.KindEndpoint; c.Switch = nil; c.Routes = nil }, "0 NICs for 2 ports"},
+		{"endpoint without NICs", func(c *node.Config) { c.Kind = nodeapi.KindEndpoint; c.Switch = nil; c.Routes = nil }, "0 NICs for 2 ports"},
 		{"unknown kind", func(c *node.Config) { c.Kind = "router" }, `kind "router"`},
 		{"no switch", func(c *node.Config) { c.Switch = nil }, "without a switch config"},
 		{"scale", func(c *node.Config) { c.Scale = 0 }, "scale 0"},

@@ -31,5 +31,6 @@
 //
 // Endpoint nodes add the QP, perf, collective and job routes listed in
 // endpoint_api.go. Errors are {"error": "..."} with a 4xx or 5xx status.
-// Client wraps it all.
+// The messages, the Client and the cross-node job orchestration are in
+// package nodeapi.
 package node

@@ -15,6 +15,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
 	"github.com/rocelab/rocelab/endpoint/cc/none"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -47,7 +48,7 @@ func EndpointFromTopology(n *topologies.Node, scale int, seed uint64, socket str
 	if n.Kind == topologies.KindSwitch {
 		return Config{}, fmt.Errorf("node %s is a switch, not an endpoint", n.Name)
 	}
-	c := Config{Kind: KindEndpoint, Name: n.Name, Scale: scale, Seed: seed, Socket: socket}
+	c := Config{Kind: nodeapi.KindEndpoint, Name: n.Name, Scale: scale, Seed: seed, Socket: socket}
 	for _, p := range n.Ports {
 		if p.Plane != topologies.BE {
 			continue
@@ -140,7 +141,7 @@ type epQP struct {
 	cq     *endpoint.CQ
 	mr     *endpoint.MR // nil without a buffer
 	buf    []byte
-	remote BufferInfo
+	remote nodeapi.BufferInfo
 	onWC   func(endpoint.WC) // the job using the QP
 	busy   int               // id of the job using the QP (0: none)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // The endpoint node's API, besides the routes every node has:
@@ -23,55 +24,6 @@ import (
 //	POST   /jobs/{id}/release    Release → JobStatus (a collective barrier)
 //	POST   /jobs/{id}/stop       JobStatus (ends a server perf job, checks data)
 //	GET    /jobs/{id}?after=V[&wait_ms=W]  JobStatus, waiting (up to W ms, at most 5 s) for version > V
-
-// NICInfo describes one NIC of an endpoint node.
-type NICInfo struct {
-	Index  int    `json:"index"`
-	Name   string `json:"name"`
-	IfName string `json:"ifname"`
-	IP     string `json:"ip"`
-	MAC    string `json:"mac"`
-	MTU    int    `json:"mtu"`
-	Rate   int64  `json:"rate_bps"`
-}
-
-// QPRequest is POST /qp: a reliable-connected QP on NIC (a NIC name,
-// its port name such as "gpu0", its ifname or index) with its own CQ, and
-// optionally a registered, memory-backed buffer of Buffer bytes that the
-// peer may read and write.
-type QPRequest struct {
-	NIC    string `json:"nic"`
-	Mode   string `json:"mode,omitempty"` // rocev2 (default) or metaroce
-	CC     string `json:"cc,omitempty"`   // none (default), dcqcn or credit
-	Paths  int    `json:"paths,omitempty"`
-	Buffer int64  `json:"buffer_bytes,omitempty"`
-}
-
-// BufferInfo is a registered buffer as a peer addresses it.
-type BufferInfo struct {
-	Addr uint64 `json:"addr"`
-	RKey uint32 `json:"rkey"`
-	Len  int64  `json:"len"`
-}
-
-// QPInfo describes a QP: Conn is what the peer needs to connect to it.
-type QPInfo struct {
-	ID     int               `json:"id"`
-	NIC    string            `json:"nic"`
-	QPN    uint32            `json:"qpn"`
-	State  string            `json:"state"`
-	Mode   string            `json:"mode"` // in force (MetaRoCE once negotiated)
-	Conn   endpoint.ConnInfo `json:"conn"`
-	Buffer BufferInfo        `json:"buffer"`
-	Error  string            `json:"error,omitempty"`
-}
-
-// ConnectRequest is POST /qp/{id}/connect: the peer QP's ConnInfo and
-// buffer.
-type ConnectRequest struct {
-	Remote       endpoint.ConnInfo `json:"remote"`
-	RemoteBuffer BufferInfo        `json:"remote_buffer"`
-}
 
 // maxBuffer bounds one QP's buffer.
 const maxBuffer = 1 << 30
@@ -91,9 +43,9 @@ func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 }
 
 func (ep *epState) listNICs(*http.Request) (any, error) {
-	out := []NICInfo{}
+	out := []nodeapi.NICInfo{}
 	for i, nc := range ep.n.cfg.NICs {
-		out = append(out, NICInfo{Index: i, Name: nc.Name, IfName: ep.n.cfg.Ports[i].IfName, IP: nc.IP,
+		out = append(out, nodeapi.NICInfo{Index: i, Name: nc.Name, IfName: ep.n.cfg.Ports[i].IfName, IP: nc.IP,
 			MAC: fmtMAC(ep.n.loop.PortMAC(i)), MTU: max(nc.MTU, 0), Rate: int64(ep.n.cfg.Ports[i].Rate)})
 		if out[i].MTU == 0 {
 			out[i].MTU = 4096
@@ -112,7 +64,7 @@ func (ep *epState) do(ctx context.Context, f func() error) error {
 }
 
 func (ep *epState) createQP(r *http.Request) (any, error) {
-	var req QPRequest
+	var req nodeapi.QPRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -137,7 +89,7 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	if req.Buffer > 0 {
 		buf = make([]byte, req.Buffer)
 	}
-	var out QPInfo
+	var out nodeapi.QPInfo
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
 		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf}
 		q.cq.OnCompletion(func(wc endpoint.WC) {
@@ -166,11 +118,11 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	return out, err
 }
 
-func (ep *epState) qpInfo(q *epQP) QPInfo {
-	info := QPInfo{ID: q.id, NIC: ep.n.cfg.NICs[q.nic].Name, QPN: q.qp.QPN(), State: q.qp.State().String(),
+func (ep *epState) qpInfo(q *epQP) nodeapi.QPInfo {
+	info := nodeapi.QPInfo{ID: q.id, NIC: ep.n.cfg.NICs[q.nic].Name, QPN: q.qp.QPN(), State: q.qp.State().String(),
 		Mode: q.qp.Mode().String(), Conn: q.qp.Info()}
 	if q.mr != nil {
-		info.Buffer = BufferInfo{Addr: q.mr.Addr, RKey: q.mr.RKey, Len: int64(len(q.buf))}
+		info.Buffer = nodeapi.BufferInfo{Addr: q.mr.Addr, RKey: q.mr.RKey, Len: int64(len(q.buf))}
 	}
 	if err := q.qp.Err(); err != nil {
 		info.Error = err.Error()
@@ -198,7 +150,7 @@ func (ep *epState) getQP(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out QPInfo
+	var out nodeapi.QPInfo
 	return out, ep.do(r.Context(), func() error {
 		q, err := get()
 		if err == nil {
@@ -209,7 +161,7 @@ func (ep *epState) getQP(r *http.Request) (any, error) {
 }
 
 func (ep *epState) connectQP(r *http.Request) (any, error) {
-	var req ConnectRequest
+	var req nodeapi.ConnectRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -220,7 +172,7 @@ func (ep *epState) connectQP(r *http.Request) (any, error) {
 	if !req.Remote.IP.IsValid() {
 		return nil, badRequest("remote: no IP")
 	}
-	var out QPInfo
+	var out nodeapi.QPInfo
 	return out, ep.do(context.WithoutCancel(r.Context()), func() error {
 		q, err := get()
 		if err != nil {
@@ -246,7 +198,7 @@ func (ep *epState) deleteQP(r *http.Request) (any, error) {
 			return err
 		}
 		if q.busy != 0 {
-			if j := ep.jobs[q.busy]; j != nil && j.state == JobRunning {
+			if j := ep.jobs[q.busy]; j != nil && j.state == nodeapi.JobRunning {
 				return &httpError{http.StatusConflict, fmt.Errorf("qp %d is used by running job %d", q.id, q.busy)}
 			}
 		}

@@ -11,13 +11,14 @@ import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
 
 // openNode builds node cfg over AF_PACKET sockets in its namespace and
 // runs it until the test ends.
-func openNode(t *testing.T, cfg node.Config) *node.Client {
+func openNode(t *testing.T, cfg node.Config) *nodeapi.Client {
 	t.Helper()
 	io, err := node.OpenIO(cfg)
 	if err != nil {
@@ -35,7 +36,7 @@ func openNode(t *testing.T, cfg node.Config) *node.Client {
 		}
 		io.Close()
 	})
-	c := node.NewClient(cfg.Socket)
+	c := nodeapi.NewClient(cfg.Socket)
 	t.Cleanup(c.Close)
 	waitHealthy(t, c)
 	return c
@@ -59,7 +60,7 @@ func TestEndpointOverVeth(t *testing.T) {
 
 	sc := switchmodel.DefaultConfig()
 	openNode(t, node.Config{
-		Kind: node.KindSwitch, Name: "sw" + id, Scale: scale, Seed: 1, NetNS: nsS, Socket: filepath.Join(dir, "sw.sock"),
+		Kind: nodeapi.KindSwitch, Name: "sw" + id, Scale: scale, Seed: 1, NetNS: nsS, Socket: filepath.Join(dir, "sw.sock"),
 		Ports: []node.PortConfig{
 			{IfName: ifS0, MAC: macS0, PeerMAC: macA, Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
 			{IfName: ifS1, MAC: macS1, PeerMAC: macB, Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
@@ -70,7 +71,7 @@ func TestEndpointOverVeth(t *testing.T) {
 			{Prefix: netip.MustParsePrefix(hostIP(2, 0) + "/32"), Ports: []int{1}},
 		},
 	})
-	host := func(h int, ns, ifname, peer string) *node.Client {
+	host := func(h int, ns, ifname, peer string) *nodeapi.Client {
 		cfg := endpointConfig(dir, h, []string{peer})
 		cfg.Scale, cfg.NetNS = scale, ns
 		cfg.Ports[0].IfName = ifname
@@ -78,8 +79,8 @@ func TestEndpointOverVeth(t *testing.T) {
 	}
 	a, b := host(1, nsA, ifA, macS0), host(2, nsB, ifB, macS1)
 
-	rep, err := node.RunPerf(t.Context(), node.NICRef{Node: "h1", NIC: "gpu0", Client: a}, node.NICRef{Node: "h2", NIC: "gpu0", Client: b},
-		node.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 77}, nil)
+	rep, err := nodeapi.RunPerf(t.Context(), nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}, nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: b},
+		nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 77}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestEndpointOverVeth(t *testing.T) {
 	if r.BWAvg <= 0 || r.BWAvg > 100.01 {
 		t.Errorf("BW %.3f Gb/s, want within (0, 100] (real units)", r.BWAvg)
 	}
-	for name, c := range map[string]*node.Client{"A": a, "B": b} {
+	for name, c := range map[string]*nodeapi.Client{"A": a, "B": b} {
 		s, err := c.Telemetry(t.Context())
 		if err != nil {
 			t.Fatal(err)

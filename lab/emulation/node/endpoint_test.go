@@ -13,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
@@ -31,7 +32,7 @@ func portName(h, i int) string { return fmt.Sprintf("h%d-gpu%d", h, i) }
 // endpointConfig is host h's endpoint node with nics NICs, NIC i cabled
 // to peer MAC peers[i], 100G, 1 µs.
 func endpointConfig(dir string, h int, peers []string) node.Config {
-	c := node.Config{Kind: node.KindEndpoint, Name: fmt.Sprintf("h%d", h), Scale: testScale, Seed: 3,
+	c := node.Config{Kind: nodeapi.KindEndpoint, Name: fmt.Sprintf("h%d", h), Scale: testScale, Seed: 3,
 		Socket: filepath.Join(dir, fmt.Sprintf("h%d.sock", h))}
 	for i, peer := range peers {
 		c.Ports = append(c.Ports, node.PortConfig{IfName: portName(h, i), MAC: hostMAC(h, i), PeerMAC: peer, Rate: 100 * clock.Gbps, Delay: clock.Microsecond})
@@ -41,7 +42,7 @@ func endpointConfig(dir string, h int, peers []string) node.Config {
 }
 
 // startNode builds and runs a node over ports and returns its client.
-func startNode(t *testing.T, cfg node.Config, w *emu.MemWaiter, ports []*emu.MemPort) *node.Client {
+func startNode(t *testing.T, cfg node.Config, w *emu.MemWaiter, ports []*emu.MemPort) *nodeapi.Client {
 	t.Helper()
 	var ios []emu.PortIO
 	for _, p := range ports {
@@ -52,14 +53,14 @@ func startNode(t *testing.T, cfg node.Config, w *emu.MemWaiter, ports []*emu.Mem
 		t.Fatal(err)
 	}
 	runNode(t, n)
-	c := node.NewClient(cfg.Socket)
+	c := nodeapi.NewClient(cfg.Socket)
 	t.Cleanup(c.Close)
 	waitHealthy(t, c)
 	return c
 }
 
 // backToBack runs two one-NIC endpoint nodes cabled to each other.
-func backToBack(t *testing.T) (a, b *node.Client) {
+func backToBack(t *testing.T) (a, b *nodeapi.Client) {
 	dir := t.TempDir()
 	wa, wb := emu.NewMemWaiter(), emu.NewMemWaiter()
 	pa, pb := wa.NewPort(), wb.NewPort()
@@ -74,20 +75,20 @@ func backToBack(t *testing.T) (a, b *node.Client) {
 func TestEndpointPerf(t *testing.T) {
 	a, b := backToBack(t)
 	ctx := t.Context()
-	from := node.NICRef{Node: "h1", NIC: "gpu0", Client: a}
-	to := node.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
+	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := nodeapi.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
 	for _, tc := range []struct {
 		name string
-		spec node.PerfSpec
+		spec nodeapi.PerfSpec
 	}{
-		{"write_bw", node.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
-		{"read_bw", node.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
-		{"send_bw_metaroce", node.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
-		{"write_lat", node.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
-		{"read_lat", node.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
+		{"write_bw", nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
+		{"read_bw", nodeapi.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
+		{"send_bw_metaroce", nodeapi.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
+		{"write_lat", nodeapi.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
+		{"read_lat", nodeapi.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := node.RunPerf(ctx, from, to, tc.spec, nil)
+			rep, err := nodeapi.RunPerf(ctx, from, to, tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +129,7 @@ func TestEndpointPerf(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []*node.Client{a, b} {
+	for _, c := range []*nodeapi.Client{a, b} {
 		s, err := c.Telemetry(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -149,26 +150,26 @@ func TestEndpointPerf(t *testing.T) {
 func TestEndpointAPIErrors(t *testing.T) {
 	a, b := backToBack(t)
 	ctx := t.Context()
-	if _, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu7"}); !isStatus(err, 400) {
+	if _, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu7"}); !isStatus(err, 400) {
 		t.Errorf("QP on an unknown NIC: %v, want 400", err)
 	}
-	if _, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu0", CC: "bbr"}); !isStatus(err, 400) {
+	if _, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0", CC: "bbr"}); !isStatus(err, 400) {
 		t.Errorf("QP with an unknown cc: %v, want 400", err)
 	}
-	q, err := a.CreateQP(ctx, node.QPRequest{NIC: "gpu0", Buffer: 4096})
+	q, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0", Buffer: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.State != "RESET" || q.Buffer.Len != 4096 || q.Conn.IP.String() != hostIP(1, 0) {
 		t.Errorf("created %+v", q)
 	}
-	if _, err := a.StartPerf(ctx, node.PerfRequest{Role: "client", QPs: []int{q.ID}, Size: 1024}); !isStatus(err, 400) || !strings.Contains(err.Error(), "not connected") {
+	if _, err := a.StartPerf(ctx, nodeapi.PerfRequest{Role: "client", QPs: []int{q.ID}, Size: 1024}); !isStatus(err, 400) || !strings.Contains(err.Error(), "not connected") {
 		t.Errorf("perf on an unconnected QP: %v, want 400", err)
 	}
-	if _, err := a.StartPerf(ctx, node.PerfRequest{Role: "boss", QPs: []int{q.ID}}); !isStatus(err, 400) {
+	if _, err := a.StartPerf(ctx, nodeapi.PerfRequest{Role: "boss", QPs: []int{q.ID}}); !isStatus(err, 400) {
 		t.Errorf("perf with a bad role: %v, want 400", err)
 	}
-	if _, err := a.ConnectQP(ctx, 999, node.ConnectRequest{Remote: q.Conn}); !isStatus(err, 404) {
+	if _, err := a.ConnectQP(ctx, 999, nodeapi.ConnectRequest{Remote: q.Conn}); !isStatus(err, 404) {
 		t.Errorf("connect an unknown QP: %v, want 404", err)
 	}
 	if _, err := a.Job(ctx, 999, -1, 0); !isStatus(err, 404) {
@@ -185,7 +186,7 @@ func TestEndpointAPIErrors(t *testing.T) {
 		t.Errorf("NICs = %+v, %v", nics, err)
 	}
 	h, err := b.Health(ctx)
-	if err != nil || h.Kind != node.KindEndpoint {
+	if err != nil || h.Kind != nodeapi.KindEndpoint {
 		t.Errorf("Health = %+v, %v", h, err)
 	}
 }
@@ -197,7 +198,7 @@ func TestEndpointCollective(t *testing.T) {
 	dir := t.TempDir()
 	ws := emu.NewMemWaiter()
 	sc := switchmodel.DefaultConfig()
-	scfg := node.Config{Kind: node.KindSwitch, Name: "sw", Scale: testScale, Seed: 3, Socket: filepath.Join(dir, "sw.sock"), Switch: &sc}
+	scfg := node.Config{Kind: nodeapi.KindSwitch, Name: "sw", Scale: testScale, Seed: 3, Socket: filepath.Join(dir, "sw.sock"), Switch: &sc}
 	var swPorts, hostPorts [3][]*emu.MemPort
 	hw := [3]*emu.MemWaiter{nil, emu.NewMemWaiter(), emu.NewMemWaiter()}
 	var peers [3][]string
@@ -214,20 +215,20 @@ func TestEndpointCollective(t *testing.T) {
 		}
 	}
 	startNode(t, scfg, ws, swPorts[0])
-	var refs []node.NICRef
+	var refs []nodeapi.NICRef
 	for h := 1; h <= 2; h++ {
 		c := startNode(t, endpointConfig(dir, h, peers[h]), hw[h], hostPorts[h])
 		for i := range 2 {
-			refs = append(refs, node.NICRef{Node: fmt.Sprintf("h%d", h), NIC: nicName(h, i), Client: c})
+			refs = append(refs, nodeapi.NICRef{Node: fmt.Sprintf("h%d", h), NIC: nicName(h, i), Client: c})
 		}
 	}
 	// Interleave the ranks so that every ring neighbour is remote.
-	ranks := []node.NICRef{refs[0], refs[2], refs[1], refs[3]}
+	ranks := []nodeapi.NICRef{refs[0], refs[2], refs[1], refs[3]}
 	sizes := []int64{4096, 65536, 262144}
 	for _, op := range []string{"all_reduce", "alltoall"} {
 		t.Run(op, func(t *testing.T) {
 			var seen []int64
-			res, err := node.RunCollective(t.Context(), node.CollectiveSpec{Op: op, Ranks: ranks, Sizes: sizes, Warmup: 1, Iters: 2,
+			res, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: op, Ranks: ranks, Sizes: sizes, Warmup: 1, Iters: 2,
 				Check: true, Seed: 5, SliceBytes: 32768, ReleaseDelay: 5 * time.Millisecond},
 				func(r collective.Result) { seen = append(seen, r.Size) })
 			if err != nil {

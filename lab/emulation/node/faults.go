@@ -9,6 +9,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -132,8 +133,8 @@ func (fs *faultSet) clear() int {
 }
 
 // info describes fault id.
-func (fs *faultSet) info(id faults.ID) FaultInfo {
-	out := FaultInfo{ID: id.String()}
+func (fs *faultSet) info(id faults.ID) nodeapi.FaultInfo {
+	out := nodeapi.FaultInfo{ID: id.String()}
 	for _, i := range fs.placed[id] {
 		out.Ports = append(out.Ports, fs.cfg.Ports[i].IfName)
 		out.Targets = append(out.Targets, fs.portLabel(i))

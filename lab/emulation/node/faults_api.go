@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // The fault API every node has:
@@ -21,37 +22,6 @@ import (
 // generator (storm, elephant, incast) sends from the port. The change is
 // posted onto the node's loop at once, so it takes effect at the loop's
 // next turn: well within one millisecond of wall clock.
-
-// FaultRequest is POST /faults: put Spec (faults.ParseSpec syntax, "loss
-// 1%") on the egress of Target — a port's ifname, its name (the NIC's
-// name or its port part on an endpoint node, pN on a switch) or 0-based
-// index — or on every port with "all".
-type FaultRequest struct {
-	Target string `json:"target"`
-	Spec   string `json:"spec"`
-}
-
-// FaultInfo describes a placed fault.
-type FaultInfo struct {
-	// ID is the node's fault ID (f1, f2, …).
-	ID   string `json:"id"`
-	Kind string `json:"kind"`
-	// Spec is the canonical spec.
-	Spec string `json:"spec"`
-	// Ports are the ifnames of the ports it is on; Targets their
-	// node:port names.
-	Ports   []string `json:"ports"`
-	Targets []string `json:"targets"`
-	// Packets are its counters by event (dropped, delayed, generated, …),
-	// summed over its ports: those of its kind always (0 until hit), any
-	// other once non-zero.
-	Packets map[string]int64 `json:"packets"`
-}
-
-// FaultsCleared is DELETE /faults.
-type FaultsCleared struct {
-	Cleared int `json:"cleared"`
-}
 
 func (n *Node) faultRoutes(h func(string, func(*http.Request) (any, error))) {
 	h("POST /faults", n.addFault)
@@ -90,7 +60,7 @@ func (n *Node) faultPorts(target string) ([]int, error) {
 }
 
 func (n *Node) addFault(r *http.Request) (any, error) {
-	var req FaultRequest
+	var req nodeapi.FaultRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -102,7 +72,7 @@ func (n *Node) addFault(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out FaultInfo
+	var out nodeapi.FaultInfo
 	var ferr error
 	err = n.loop.Do(context.WithoutCancel(r.Context()), func() {
 		var id faults.ID
@@ -117,7 +87,7 @@ func (n *Node) addFault(r *http.Request) (any, error) {
 }
 
 func (n *Node) listFaults(r *http.Request) (any, error) {
-	out := []FaultInfo{}
+	out := []nodeapi.FaultInfo{}
 	err := n.loop.Do(r.Context(), func() {
 		for _, id := range n.fx.ids() {
 			out = append(out, n.fx.info(id))
@@ -131,7 +101,7 @@ func (n *Node) removeFault(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	var out FaultInfo
+	var out nodeapi.FaultInfo
 	found := false
 	err = n.loop.Do(context.WithoutCancel(r.Context()), func() {
 		if _, found = n.fx.placed[id]; found {
@@ -149,7 +119,7 @@ func (n *Node) removeFault(r *http.Request) (any, error) {
 }
 
 func (n *Node) clearFaults(r *http.Request) (any, error) {
-	var out FaultsCleared
+	var out nodeapi.FaultsCleared
 	err := n.loop.Do(context.WithoutCancel(r.Context()), func() { out.Cleared = n.fx.clear() })
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -23,12 +24,12 @@ func TestFaultAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	runNode(t, n)
-	c := node.NewClient(socket)
+	c := nodeapi.NewClient(socket)
 	defer c.Close()
 	waitHealthy(t, c)
 	ctx := t.Context()
 
-	for _, bad := range []node.FaultRequest{{Target: "sw1-p2", Spec: "lose 1%"}, {Target: "p9", Spec: "loss 1%"}, {Target: "", Spec: "down"}} {
+	for _, bad := range []nodeapi.FaultRequest{{Target: "sw1-p2", Spec: "lose 1%"}, {Target: "p9", Spec: "loss 1%"}, {Target: "", Spec: "down"}} {
 		if _, err := c.AddFault(ctx, bad.Target, bad.Spec); !isStatus(err, 400) {
 			t.Errorf("AddFault(%q, %q) = %v, want 400", bad.Target, bad.Spec, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -48,7 +49,7 @@ func mustMAC(t testing.TB, s string) [6]byte {
 }
 
 // waitHealthy polls the node's API until it answers.
-func waitHealthy(t *testing.T, c *node.Client) {
+func waitHealthy(t *testing.T, c *nodeapi.Client) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -10,40 +10,14 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
-
-// JobState is where a job is.
-type JobState string
-
-// Job states.
-const (
-	JobSetup   JobState = "setup" // a collective waiting for POST /jobs/{id}/start
-	JobRunning JobState = "running"
-	JobDone    JobState = "done"
-	JobFailed  JobState = "failed"
-)
-
-// JobStatus is GET /jobs/{id}. Times are fabric time (real units).
-type JobStatus struct {
-	ID      int      `json:"id"`
-	Kind    string   `json:"kind"` // perf or collective
-	State   JobState `json:"state"`
-	Error   string   `json:"error,omitempty"`
-	Version uint64   `json:"version"` // the node's job version when taken
-	// FabricTime is the node's fabric time when the status was taken.
-	FabricTime clock.Time        `json:"fabric_time_ps"`
-	Perf       *PerfResult       `json:"perf,omitempty"`
-	Collective *CollectiveStatus `json:"collective,omitempty"`
-}
-
-// Finished reports whether the job is done or failed.
-func (s JobStatus) Finished() bool { return s.State == JobDone || s.State == JobFailed }
 
 // job is one job of an endpoint node; it lives on the loop goroutine.
 type job struct {
 	id    int
 	kind  string
-	state JobState
+	state nodeapi.JobState
 	err   error
 	qps   []*epQP
 	perf  *perfJob
@@ -62,7 +36,7 @@ func sortedKeys[V any](m map[int]V) []int {
 // addJob registers a job over qps (each usable by one job at a time).
 func (ep *epState) addJob(kind string, ids []int) (*job, error) {
 	ep.nextJb++
-	j := &job{id: ep.nextJb, kind: kind, state: JobRunning}
+	j := &job{id: ep.nextJb, kind: kind, state: nodeapi.JobRunning}
 	seen := map[int]bool{}
 	for _, id := range ids {
 		q := ep.qps[id]
@@ -95,16 +69,16 @@ func (ep *epState) addJob(kind string, ids []int) (*job, error) {
 	return j, nil
 }
 
-func (j *job) finished() bool { return j.state == JobDone || j.state == JobFailed }
+func (j *job) finished() bool { return j.state == nodeapi.JobDone || j.state == nodeapi.JobFailed }
 
 // end finishes j with err (nil: done) and releases its QPs.
 func (ep *epState) end(j *job, err error) {
 	if j.finished() {
 		return
 	}
-	j.state, j.err = JobDone, err
+	j.state, j.err = nodeapi.JobDone, err
 	if err != nil {
-		j.state = JobFailed
+		j.state = nodeapi.JobFailed
 	}
 	for _, q := range j.qps {
 		q.onWC = nil
@@ -115,8 +89,8 @@ func (ep *epState) end(j *job, err error) {
 	ep.bump()
 }
 
-func (ep *epState) status(j *job) JobStatus {
-	s := JobStatus{ID: j.id, Kind: j.kind, State: j.state, FabricTime: ep.n.loop.Now()}
+func (ep *epState) status(j *job) nodeapi.JobStatus {
+	s := nodeapi.JobStatus{ID: j.id, Kind: j.kind, State: j.state, FabricTime: ep.n.loop.Now()}
 	s.Version, _ = ep.watch()
 	if j.err != nil {
 		s.Error = j.err.Error()
@@ -134,12 +108,12 @@ func (ep *epState) status(j *job) JobStatus {
 
 // jobCall resolves {id} and runs f with the job on the loop goroutine,
 // returning its status afterwards.
-func (ep *epState) jobCall(r *http.Request, f func(*job) error) (JobStatus, error) {
+func (ep *epState) jobCall(r *http.Request, f func(*job) error) (nodeapi.JobStatus, error) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		return JobStatus{}, badRequest("job id %q", r.PathValue("id"))
+		return nodeapi.JobStatus{}, badRequest("job id %q", r.PathValue("id"))
 	}
-	var out JobStatus
+	var out nodeapi.JobStatus
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
 		j := ep.jobs[id]
 		if j == nil {
@@ -208,17 +182,8 @@ func (ep *epState) stopJob(r *http.Request) (any, error) {
 	})
 }
 
-// Release is POST /jobs/{id}/release: barrier Seq (0-based, counting every
-// barrier of the job) is released at wall-clock time At (Unix
-// nanoseconds; 0 or past: now). Releasing every process at the same wall
-// time starts them at the same fabric time.
-type Release struct {
-	Seq int   `json:"seq"`
-	At  int64 `json:"at_unix_nano,omitempty"`
-}
-
 func (ep *epState) releaseBarrier(r *http.Request) (any, error) {
-	var req Release
+	var req nodeapi.Release
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}

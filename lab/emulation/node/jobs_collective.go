@@ -10,73 +10,13 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
-
-// CollectiveRequest is POST /collective: this process's share of a
-// distributed collective. The CLI has already created and connected one QP
-// pair per pair of ranks that talk (ring neighbours, every pair for
-// all-to-all; one pair carries both directions), and lists here the local
-// end of each. The node registers every local rank's receive region and
-// answers with the job in state "setup" and the regions
-// (CollectiveStatus.Regions); POST /jobs/{id}/start hands it every rank's
-// region and starts it.
-type CollectiveRequest struct {
-	Op    string      `json:"op"` // all_reduce, all_gather, reduce_scatter, alltoall
-	Ranks int         `json:"ranks"`
-	Local []LocalRank `json:"local"`
-	Conns []CollConn  `json:"conns"`
-	// Sizes are nccl-tests sizes in bytes, run in order.
-	Sizes      []int64 `json:"sizes"`
-	Warmup     int     `json:"warmup"`
-	Iters      int     `json:"iters"`
-	Check      bool    `json:"check"`
-	Seed       uint64  `json:"seed,omitempty"`
-	Type       string  `json:"type,omitempty"` // float (default) or int32
-	SliceBytes int     `json:"slice_bytes,omitempty"`
-	Window     int     `json:"window,omitempty"`
-}
-
-// LocalRank is a rank this process runs, on one of its NICs.
-type LocalRank struct {
-	Rank int    `json:"rank"`
-	NIC  string `json:"nic"`
-}
-
-// CollConn is the local QP (by id) through which local rank Rank talks to
-// rank Peer.
-type CollConn struct {
-	Rank int `json:"rank"`
-	Peer int `json:"peer"`
-	QP   int `json:"qp"`
-}
-
-// CollectiveStart is POST /jobs/{id}/start: every rank's receive region.
-type CollectiveStart struct {
-	Regions map[int]BufferInfo `json:"regions"`
-}
-
-// CollectiveStatus is a collective job's progress.
-type CollectiveStatus struct {
-	Op    string  `json:"op"`
-	Sizes []int64 `json:"sizes"`
-	// Results holds one per-process result per finished size (see
-	// collective.Combine).
-	Results []collective.Result `json:"results"`
-	// Regions are the local ranks' receive regions.
-	Regions map[int]BufferInfo `json:"regions"`
-	// Reached counts the barriers this process reached, Released those
-	// released: it waits at barrier Released while Reached > Released.
-	Reached  int `json:"reached"`
-	Released int `json:"released"`
-	// RxWire is the bytes the job's QPs received on the wire: it moves
-	// within an iteration, and stops when a path is dead.
-	RxWire int64 `json:"rx_wire_bytes"`
-}
 
 type collJob struct {
 	ep      *epState
 	j       *job
-	req     CollectiveRequest
+	req     nodeapi.CollectiveRequest
 	op      collective.Op
 	comm    *collective.Comm
 	ranks   map[int]*collRank // local ranks
@@ -85,7 +25,7 @@ type collJob struct {
 	waiting func()
 	reached int
 	rel     int
-	regions map[int]BufferInfo
+	regions map[int]nodeapi.BufferInfo
 }
 
 type collRank struct {
@@ -103,7 +43,7 @@ type collConn struct {
 	c        *collJob
 	from, to int
 	q        *epQP
-	remote   BufferInfo
+	remote   nodeapi.BufferInfo
 	nextID   uint64
 	pending  map[uint64]pendingWrite
 	announce bool
@@ -121,7 +61,7 @@ type pendingWrite struct {
 const recvDepth = 256
 
 func (ep *epState) setupCollective(r *http.Request) (any, error) {
-	var req CollectiveRequest
+	var req nodeapi.CollectiveRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -161,14 +101,14 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 	for _, c := range req.Conns {
 		ids = append(ids, c.QP)
 	}
-	var out JobStatus
+	var out nodeapi.JobStatus
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
 		j, err := ep.addJob("collective", ids)
 		if err != nil {
 			return err
 		}
-		cj := &collJob{ep: ep, j: j, req: req, op: op, ranks: map[int]*collRank{}, conns: map[[2]int]*collConn{}, regions: map[int]BufferInfo{}}
-		j.coll, j.state = cj, JobSetup
+		cj := &collJob{ep: ep, j: j, req: req, op: op, ranks: map[int]*collRank{}, conns: map[[2]int]*collConn{}, regions: map[int]nodeapi.BufferInfo{}}
+		j.coll, j.state = cj, nodeapi.JobSetup
 		fail := func(err error) error {
 			ep.end(j, err)
 			return badRequest("%v", err)
@@ -183,7 +123,7 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 				return fail(err)
 			}
 			cj.ranks[lr.Rank] = rk
-			cj.regions[lr.Rank] = BufferInfo{Addr: rk.mr.Addr, RKey: rk.mr.RKey, Len: maxRegion}
+			cj.regions[lr.Rank] = nodeapi.BufferInfo{Addr: rk.mr.Addr, RKey: rk.mr.RKey, Len: maxRegion}
 		}
 		for k, c := range req.Conns {
 			rk := cj.ranks[c.Rank]
@@ -213,13 +153,13 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 }
 
 func (ep *epState) startCollective(r *http.Request) (any, error) {
-	var req CollectiveStart
+	var req nodeapi.CollectiveStart
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
 	return ep.jobCall(r, func(j *job) error {
 		c := j.coll
-		if c == nil || j.state != JobSetup {
+		if c == nil || j.state != nodeapi.JobSetup {
 			return &httpError{http.StatusConflict, fmt.Errorf("job %d is not a collective in setup", j.id)}
 		}
 		for k, cc := range c.conns {
@@ -249,7 +189,7 @@ func (ep *epState) startCollective(r *http.Request) (any, error) {
 			return badRequest("%v", err)
 		}
 		c.comm = comm
-		j.state = JobRunning
+		j.state = nodeapi.JobRunning
 		c.ep.bump()
 		c.next(0)
 		return nil
@@ -323,12 +263,12 @@ func (c *collJob) abort() {
 	c.ep.end(c.j, errors.New("stopped"))
 }
 
-func (c *collJob) status() CollectiveStatus {
+func (c *collJob) status() nodeapi.CollectiveStatus {
 	var wire int64
 	for _, cc := range c.conns {
 		wire += cc.q.qp.Stats().RxBytes
 	}
-	return CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
+	return nodeapi.CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
 		Regions: c.regions, Reached: c.reached, Released: c.rel, RxWire: wire}
 }
 

@@ -8,84 +8,13 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
-
-// PerfRequest is POST /perf: a perftest-like job on connected local QPs.
-// Both ends of a test run one: the client drives the operations, the
-// server posts receives (SEND), answers pings (latency tests) and, when
-// stopped (POST /jobs/{id}/stop), checks the data that arrived. The QPs
-// are paired by position with the peer's job, and QP i's buffer holds
-// pattern (Seed, i) — written by the client before a WRITE or SEND, by
-// the server before a READ — so each side can check what it received.
-// The fields mirror simlab.PerfSpec where they overlap.
-type PerfRequest struct {
-	Role string `json:"role"` // client or server
-	QPs  []int  `json:"qps"`
-	Op   string `json:"op"` // write (default), read or send
-	// Latency runs the _lat test: one message in flight, ping-pong for
-	// WRITE (with immediate) and SEND.
-	Latency bool `json:"latency,omitempty"`
-	// Size is the message size (default 65536); every QP's buffer (and
-	// the peer's) must hold it.
-	Size int `json:"size,omitempty"`
-	// Iterations per QP (default 1000 unless Duration is set).
-	Iterations int `json:"iterations,omitempty"`
-	// Duration, if > 0, posts messages for this long (fabric time).
-	Duration clock.Duration `json:"duration_ps,omitempty"`
-	// TxDepth is the messages each QP keeps posted (default 128).
-	TxDepth int    `json:"tx_depth,omitempty"`
-	Seed    uint64 `json:"seed,omitempty"`
-}
-
-// LatencyStats are a _lat test's latencies, like ib_write_lat prints
-// them: one way for WRITE and SEND (half the round trip), the round trip
-// for READ.
-type LatencyStats struct {
-	Min     clock.Duration `json:"min_ps"`
-	Typical clock.Duration `json:"typical_ps"` // median
-	Avg     clock.Duration `json:"avg_ps"`
-	Max     clock.Duration `json:"max_ps"`
-	P99     clock.Duration `json:"p99_ps"`
-	P999    clock.Duration `json:"p999_ps"`
-}
-
-// PerfResult is a perf job's progress and result, in real units.
-type PerfResult struct {
-	Role       string `json:"role"`
-	Op         string `json:"op"`
-	Latency    bool   `json:"latency"`
-	Size       int    `json:"size"`
-	QPs        int    `json:"qps"`
-	Iterations int    `json:"iterations"` // per QP; 0 with a duration
-	// Messages and Bytes completed (client) or received (server).
-	Messages int64 `json:"messages"`
-	Bytes    int64 `json:"bytes"`
-	// RxWire is the bytes the job's QPs received on the wire (data,
-	// acknowledgements, read responses): it moves while a message is
-	// under way, and stops when the path is dead.
-	RxWire int64 `json:"rx_wire_bytes"`
-	// Start is the first post, End the last completion (client).
-	Start    clock.Time     `json:"start_ps"`
-	End      clock.Time     `json:"end_ps"`
-	Duration clock.Duration `json:"duration_ps"`
-	// BWAvg and BWPeak are goodput in Gb/s (BWPeak: the best tenth of
-	// the run; with a lagging loop it overstates), MsgRate in Mpps.
-	BWAvg   float64       `json:"bw_avg_gbps"`
-	BWPeak  float64       `json:"bw_peak_gbps"`
-	MsgRate float64       `json:"msg_rate_mpps"`
-	Lat     *LatencyStats `json:"latency_stats,omitempty"`
-	// Progress in [0, 1].
-	Progress float64 `json:"progress"`
-	// Checked says the data this side received was checked; WrongBytes
-	// counts the bytes that differed from the pattern.
-	Checked    bool  `json:"checked"`
-	WrongBytes int64 `json:"wrong_bytes"`
-}
 
 type perfJob struct {
 	ep       *epState
 	j        *job
-	req      PerfRequest
+	req      nodeapi.PerfRequest
 	client   bool
 	wr       endpoint.WROpcode
 	qps      []*perfQP
@@ -115,7 +44,7 @@ type perfQP struct {
 const maxSamples = 1 << 20
 
 func (ep *epState) startPerf(r *http.Request) (any, error) {
-	var req PerfRequest
+	var req nodeapi.PerfRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
@@ -161,7 +90,7 @@ func (ep *epState) startPerf(r *http.Request) (any, error) {
 	if len(req.QPs) == 0 {
 		return nil, badRequest("no qps")
 	}
-	var out JobStatus
+	var out nodeapi.JobStatus
 	err := ep.do(r.Context(), func() error {
 		j, err := ep.addJob("perf", req.QPs)
 		if err != nil {
@@ -383,9 +312,9 @@ func (p *perfJob) stop() {
 	p.ep.end(p.j, nil)
 }
 
-func (p *perfJob) result() PerfResult {
+func (p *perfJob) result() nodeapi.PerfResult {
 	req := p.req
-	r := PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
+	r := nodeapi.PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
 		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
 	for _, pq := range p.qps {
 		st := pq.q.qp.Stats()
@@ -424,7 +353,7 @@ func (p *perfJob) result() PerfResult {
 			sum += d
 		}
 		q := func(f float64) clock.Duration { return l[min(len(l)-1, int(f*float64(len(l))))] }
-		r.Lat = &LatencyStats{Min: l[0], Typical: l[len(l)/2], Avg: sum / clock.Duration(len(l)), Max: l[len(l)-1], P99: q(0.99), P999: q(0.999)}
+		r.Lat = &nodeapi.LatencyStats{Min: l[0], Typical: l[len(l)/2], Avg: sum / clock.Duration(len(l)), Max: l[len(l)-1], P99: q(0.99), P999: q(0.999)}
 	}
 	return r
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
@@ -52,7 +53,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Kind == KindEndpoint {
+	if cfg.Kind == nodeapi.KindEndpoint {
 		return newEndpoint(cfg, io, log)
 	}
 	ports := emuPorts(cfg, io)

@@ -16,6 +16,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/afpacket"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -68,7 +69,7 @@ func TestNodeOverVeth(t *testing.T) {
 	sc := switchmodel.DefaultConfig()
 	sc.ECN[3] = switchmodel.ECNConfig{Enabled: true, Kmin: 2000, Kmax: 4000, Pmax: 1}
 	cfg := node.Config{
-		Kind: node.KindSwitch, Name: "sw" + id, Scale: 100, Seed: 1, NetNS: nsS,
+		Kind: nodeapi.KindSwitch, Name: "sw" + id, Scale: 100, Seed: 1, NetNS: nsS,
 		Socket: filepath.Join(t.TempDir(), "sw.sock"),
 		Ports: []node.PortConfig{
 			{IfName: ifS0, PeerMAC: mac(1).String(), Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
@@ -87,7 +88,7 @@ func TestNodeOverVeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runNode(t, n)
-	c := node.NewClient(cfg.Socket)
+	c := nodeapi.NewClient(cfg.Socket)
 	defer c.Close()
 	waitHealthy(t, c)
 

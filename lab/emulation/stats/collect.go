@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
 // Target is a node whose telemetry to read.
@@ -34,7 +34,7 @@ func Collect(ctx context.Context, targets []Target) (snaps []Snapshot, dead []De
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			c := node.NewClient(t.Socket)
+			c := nodeapi.NewClient(t.Socket)
 			defer c.Close()
 			cctx, cancel := context.WithTimeout(ctx, collectTimeout)
 			defer cancel()

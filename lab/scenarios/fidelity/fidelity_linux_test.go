@@ -16,6 +16,7 @@ import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -87,24 +88,24 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	refs := map[string]node.NICRef{}
-	var switches []*node.Client
-	var all []*node.Client
+	refs := map[string]nodeapi.NICRef{}
+	var switches []*nodeapi.Client
+	var all []*nodeapi.Client
 	for _, n := range lab.Nodes {
 		if n.Socket == "" {
 			continue
 		}
-		c := node.NewClient(n.Socket)
+		c := nodeapi.NewClient(n.Socket)
 		t.Cleanup(func() { c.Close() })
 		all = append(all, c)
 		switch n.Kind {
 		case topologies.KindHost:
-			refs[n.Name+":gpu0"] = node.NICRef{Node: n.Name, NIC: n.Name + ":gpu0", Client: c}
+			refs[n.Name+":gpu0"] = nodeapi.NICRef{Node: n.Name, NIC: n.Name + ":gpu0", Client: c}
 		case topologies.KindSwitch:
 			switches = append(switches, c)
 		}
 	}
-	gather := func(cs []*node.Client) []telemetry.Sample {
+	gather := func(cs []*nodeapi.Client) []telemetry.Sample {
 		var s []telemetry.Sample
 		for _, c := range cs {
 			got, err := c.Telemetry(ctx)
@@ -124,7 +125,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	)
 	for _, s := range senders {
 		wg.Go(func() {
-			rep, err := node.RunPerf(ctx, refs[s], refs[receiver], node.PerfSpec{Op: "write", Size: msgSize, Duration: incastFor, QPs: 1, TxDepth: txDepth}, nil)
+			rep, err := nodeapi.RunPerf(ctx, refs[s], refs[receiver], nodeapi.PerfSpec{Op: "write", Size: msgSize, Duration: incastFor, QPs: 1, TxDepth: txDepth}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -67,6 +67,9 @@ func Write(dir string, d Data) error {
 	if err := writeMetrics(dir, d, det); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	if err := writeLayout(dir, d); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	var junit bytes.Buffer
 	if err := scenario.WriteJUnitWith(&junit, d.Scenario.Name, d.Results, scenario.JUnitOptions{File: d.Scenario.Source, Elapsed: d.Wall}); err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -14,8 +14,8 @@
 //   - time series (simlab.Sampler): queue depth of the lossless classes,
 //     PFC pause state per link direction, per-flow rates, generator bytes;
 //   - telemetry snapshots of every switch, NIC, job and fault at the start,
-//     every Options.SnapshotEvery and at the end (scenario.Snapshots);
-//   - the job samples expectations read (scenario.Catalogue, scope OnJob):
+//     every Options.SnapshotEvery and at the end (expect.Snapshots);
+//   - the job samples expectations read (expect.Catalogue, scope OnJob):
 //     collective_busbw_bps, collective_algbw_bps, collective_time_seconds
 //     {job,size}, collective_wrong_elements_total{job},
 //     flow_goodput_bps{job,from,to}, flow_fct_seconds{job?,stat} (count,

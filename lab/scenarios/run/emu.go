@@ -11,8 +11,9 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -35,8 +36,8 @@ type EmuOptions struct {
 
 // Emulate runs sc in the emulation lab: it deploys the scenario's
 // topology as a lab, runs the workloads on the endpoint nodes at their
-// fabric-time starts (perf through node.RunPerf, one per flow, all
-// concurrently; collectives through node.RunCollective; background
+// fabric-time starts (perf through nodeapi.RunPerf, one per flow, all
+// concurrently; collectives through nodeapi.RunCollective; background
 // elephants and incast bursts as traffic-generator faults on the senders'
 // NICs), applies the fault schedule through the nodes' fault API at the
 // dilated wall times, scrapes every node's telemetry every SnapshotEvery
@@ -74,7 +75,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	if name == "" {
 		name = labName(sc.Name)
 	}
-	e := &emuRun{sc: sc, opts: opts, seed: seed, logw: opts.Log, clients: map[string]*node.Client{}}
+	e := &emuRun{sc: sc, opts: opts, seed: seed, logw: opts.Log, clients: map[string]*nodeapi.Client{}}
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
@@ -96,7 +97,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	e.lab, e.scale = lab, lab.Scale
 	for _, n := range lab.Nodes {
 		if n.Socket != "" {
-			e.clients[n.Name] = node.NewClient(n.Socket)
+			e.clients[n.Name] = nodeapi.NewClient(n.Socket)
 		}
 	}
 	e.logf("deployed in %v at scale %d: %v of fabric time takes %v", time.Since(wallStart).Round(time.Millisecond), e.scale,
@@ -137,13 +138,13 @@ type emuRun struct {
 	logw    io.Writer
 	lab     *deploy.Lab
 	scale   int
-	clients map[string]*node.Client // by node name
-	t0      time.Time               // wall time of fabric time 0
+	clients map[string]*nodeapi.Client // by node name
+	t0      time.Time                  // wall time of fabric time 0
 
 	mu       sync.Mutex // guards what follows
 	jobs     []*emuJob
 	problems []string
-	snaps    scenario.Snapshots
+	snaps    expect.Snapshots
 }
 
 func (e *emuRun) logf(format string, a ...any) {
@@ -185,12 +186,12 @@ func (e *emuRun) sleepUntil(ctx context.Context, t clock.Duration) error {
 }
 
 // nic is the reference to NIC port p of an endpoint node.
-func (e *emuRun) nic(p *topologies.Port) (node.NICRef, error) {
+func (e *emuRun) nic(p *topologies.Port) (nodeapi.NICRef, error) {
 	c := e.clients[p.Node.Name]
 	if c == nil || p.Node.Kind == topologies.KindSwitch {
-		return node.NICRef{}, fmt.Errorf("%s: no endpoint process", scenario.PortName(p))
+		return nodeapi.NICRef{}, fmt.Errorf("%s: no endpoint process", scenario.PortName(p))
 	}
-	return node.NICRef{Node: p.Node.Name, NIC: scenario.PortName(p), Client: c}, nil
+	return nodeapi.NICRef{Node: p.Node.Name, NIC: scenario.PortName(p), Client: c}, nil
 }
 
 // run starts everything at fabric time 0 and waits for the end.
@@ -278,5 +279,5 @@ func (e *emuRun) snapshot(ctx context.Context, at clock.Duration, final bool) {
 			j.samples(func(s telemetry.Sample) { all = append(all, s) })
 		}
 	}
-	e.snaps = append(e.snaps, scenario.Snapshot{At: clock.Time(at), Samples: all})
+	e.snaps = append(e.snaps, expect.Snapshot{At: clock.Time(at), Samples: all})
 }

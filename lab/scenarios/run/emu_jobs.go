@@ -13,7 +13,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/topologies"
@@ -33,7 +33,7 @@ type emuJob struct {
 	setupOnce sync.Once
 	done      bool
 	err       error
-	perf      []node.PerfReport
+	perf      []nodeapi.PerfReport
 	coll      []collective.Result
 	gens      []*emuGen
 	check     bool
@@ -113,7 +113,7 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 // runCollective runs the collective over the workload's ranks.
 func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 	w := j.w
-	spec := node.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
+	spec := nodeapi.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
 		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths}
 	j.check = spec.Check
 	for _, p := range w.Ranks {
@@ -123,7 +123,7 @@ func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 		}
 		spec.Ranks = append(spec.Ranks, ref)
 	}
-	res, err := node.RunCollective(ctx, spec, nil)
+	res, err := nodeapi.RunCollective(ctx, spec, nil)
 	e.mu.Lock()
 	j.coll = res
 	e.mu.Unlock()
@@ -137,7 +137,7 @@ func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
 	w := j.w
 	type placed struct {
 		g   *emuGen
-		c   *node.Client
+		c   *nodeapi.Client
 		id  string
 		end clock.Duration
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 )
 
@@ -18,7 +18,7 @@ var errStopped = errors.New("stopped before it finished")
 // emuFlow is one flow of an emulated perf workload: its NICs and the QPs
 // it created on them.
 type emuFlow struct {
-	from, to   node.NICRef
+	from, to   nodeapi.NICRef
 	cids, sids []int // client and server QP ids
 }
 
@@ -27,7 +27,7 @@ type emuFlow struct {
 // connected first, one flow after the other in flow order (per QP the
 // client's, then the server's), then every flow starts at once. A QP's
 // number is the next of its NIC's counter and picks its UDP source port,
-// hence its ECMP path: created in another order (one node.RunPerf per
+// hence its ECMP path: created in another order (one nodeapi.RunPerf per
 // flow, launched at once, numbers a NIC's QPs in whatever order the calls
 // arrive), the flows take other paths than in the simulator. Workloads
 // that start together create their QPs in file order (e.setupTurn).
@@ -65,12 +65,12 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 	if err != nil {
 		return err
 	}
-	req := node.PerfRequest{Op: w.PerfOp.String(), Latency: w.Latency, Size: int(w.Size), Iterations: w.Iters,
+	req := nodeapi.PerfRequest{Op: w.PerfOp.String(), Latency: w.Latency, Size: int(w.Size), Iterations: w.Iters,
 		Duration: w.Duration, TxDepth: perfDepth(w), Seed: e.sc.Seed}
 	if w.Duration > 0 {
 		req.Iterations = 0
 	}
-	reps := make([]node.PerfReport, len(flows))
+	reps := make([]nodeapi.PerfReport, len(flows))
 	errs := make([]error, len(flows))
 	var wg sync.WaitGroup
 	for i, f := range flows {
@@ -93,8 +93,8 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 
 // createQPs creates and connects every flow's QPs, in flow order.
 func createQPs(ctx context.Context, flows []emuFlow, w *scenario.Workload) error {
-	qpReq := func(nic string) node.QPRequest {
-		return node.QPRequest{NIC: nic, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths, Buffer: w.Size}
+	qpReq := func(nic string) nodeapi.QPRequest {
+		return nodeapi.QPRequest{NIC: nic, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths, Buffer: w.Size}
 	}
 	for i := range flows {
 		f := &flows[i]
@@ -109,10 +109,10 @@ func createQPs(ctx context.Context, flows []emuFlow, w *scenario.Workload) error
 				return fmt.Errorf("qp on %s: %w", f.to, err)
 			}
 			f.sids = append(f.sids, s.ID)
-			if _, err := f.from.Client.ConnectQP(ctx, c.ID, node.ConnectRequest{Remote: s.Conn, RemoteBuffer: s.Buffer}); err != nil {
+			if _, err := f.from.Client.ConnectQP(ctx, c.ID, nodeapi.ConnectRequest{Remote: s.Conn, RemoteBuffer: s.Buffer}); err != nil {
 				return fmt.Errorf("connect %s: %w", f.from, err)
 			}
-			if _, err := f.to.Client.ConnectQP(ctx, s.ID, node.ConnectRequest{Remote: c.Conn, RemoteBuffer: c.Buffer}); err != nil {
+			if _, err := f.to.Client.ConnectQP(ctx, s.ID, nodeapi.ConnectRequest{Remote: c.Conn, RemoteBuffer: c.Buffer}); err != nil {
 				return fmt.Errorf("connect %s: %w", f.to, err)
 			}
 		}
@@ -123,9 +123,9 @@ func createQPs(ctx context.Context, flows []emuFlow, w *scenario.Workload) error
 // runPerfFlow starts the server and the client job of one connected flow,
 // waits for the client to finish (or ctx to end: then it stops the
 // client), stops the server (which checks what arrived) and returns both
-// sides' results, as node.RunPerf does.
-func runPerfFlow(ctx context.Context, f emuFlow, req node.PerfRequest) (node.PerfReport, error) {
-	rep := node.PerfReport{From: f.from.NIC, To: f.to.NIC}
+// sides' results, as nodeapi.RunPerf does.
+func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest) (nodeapi.PerfReport, error) {
+	rep := nodeapi.PerfReport{From: f.from.NIC, To: f.to.NIC}
 	bg := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	}
@@ -136,7 +136,7 @@ func runPerfFlow(ctx context.Context, f emuFlow, req node.PerfRequest) (node.Per
 	if err != nil {
 		return rep, fmt.Errorf("server on %s: %w", f.to, err)
 	}
-	stopServer := func() (node.JobStatus, error) {
+	stopServer := func() (nodeapi.JobStatus, error) {
 		sctx, cancel := bg()
 		defer cancel()
 		return f.to.Client.StopJob(sctx, sjob.ID)
@@ -184,11 +184,11 @@ func runPerfFlow(ctx context.Context, f emuFlow, req node.PerfRequest) (node.Per
 		// check of a stopped flow means nothing.
 		rep.Client.Checked, rep.Client.WrongBytes = false, 0
 		rep.Server.Checked, rep.Server.WrongBytes = false, 0
-	case st.State == node.JobFailed:
+	case st.State == nodeapi.JobFailed:
 		return rep, fmt.Errorf("client on %s: %s", f.from, st.Error)
 	case serr != nil:
 		return rep, fmt.Errorf("server on %s: %w", f.to, serr)
-	case ss.State == node.JobFailed:
+	case ss.State == nodeapi.JobFailed:
 		return rep, fmt.Errorf("server on %s: %s", f.to, ss.Error)
 	}
 	rep.Checked = rep.Client.Checked || rep.Server.Checked

@@ -302,7 +302,7 @@ func (j *jobRun) perfMessages() int64 {
 }
 
 // jobSamples emits the samples expectations read per workload
-// (scenario.OnJob): see the package documentation.
+// (expect.OnJob): see the package documentation.
 func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 	now := r.lab.Now()
 	var all simlab.FCTDist // every job's completion times

@@ -9,23 +9,24 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
 
 // Metrics is what a simulated run measured, as expectations read it
-// (scenario.Metrics): the telemetry snapshots, with the series of the
+// (expect.Metrics): the telemetry snapshots, with the series of the
 // gauges the sampler recorded (queue depths, pause states) replaced by the
 // sampler's finer readings — each point's maximum, so no peak is lost to
 // downsampling.
 type Metrics struct {
-	Snapshots scenario.Snapshots
+	Snapshots expect.Snapshots
 	Store     *simlab.Store
 }
 
-var _ scenario.Metrics = (*Metrics)(nil)
+var _ expect.Metrics = (*Metrics)(nil)
 
-// Lookup implements scenario.Metrics.
-func (m *Metrics) Lookup(name string, match []telemetry.Label) ([]scenario.Series, error) {
+// Lookup implements expect.Metrics.
+func (m *Metrics) Lookup(name string, match []telemetry.Label) ([]expect.Series, error) {
 	out, err := m.Snapshots.Lookup(name, match)
 	if err != nil || m.Store == nil {
 		return out, err
@@ -42,9 +43,9 @@ func (m *Metrics) Lookup(name string, match []telemetry.Label) ([]scenario.Serie
 		if s.Kind != telemetry.Gauge {
 			continue
 		}
-		ss := scenario.Series{Labels: s.Labels}
+		ss := expect.Series{Labels: s.Labels}
 		for _, p := range s.Points {
-			ss.Points = append(ss.Points, scenario.Point{At: p.T, Value: p.Max})
+			ss.Points = append(ss.Points, expect.Point{At: p.T, Value: p.Max})
 		}
 		if i, ok := index[labelKey(s.Labels)]; ok {
 			out[i] = ss
@@ -66,12 +67,12 @@ func labelKey(l []telemetry.Label) string {
 }
 
 // emitFCT emits the summary of a distribution of completion times as the
-// catalogue's fct metric reads it (scenario.Sample.Summary): one
+// catalogue's fct metric reads it (expect.Sample.Summary): one
 // flow_fct_seconds reading per statistic, labelled stat and labels (the
 // job; none for the union of every job).
 func emitFCT(emit func(telemetry.Sample), labels []telemetry.Label, d *simlab.FCTDist) {
 	st := d.Stats()
-	for _, stat := range scenario.SummaryStats {
+	for _, stat := range expect.SummaryStats {
 		var v float64
 		switch stat {
 		case "p50":

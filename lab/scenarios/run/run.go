@@ -14,6 +14,7 @@ import (
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
@@ -81,7 +82,7 @@ type Outcome struct {
 	// Metrics is what the expectations read: Snapshots plus the sampler's
 	// Series.
 	Metrics   *Metrics
-	Snapshots scenario.Snapshots
+	Snapshots expect.Snapshots
 	Series    []simlab.Series
 	// Jobs summarises every workload.
 	Jobs []report.Job
@@ -138,7 +139,7 @@ type runner struct {
 	gens     map[*topologies.Port][]*faults.TrafficSource
 	jobs     []*jobRun
 	problems []string
-	snaps    scenario.Snapshots
+	snaps    expect.Snapshots
 	// keep are the sample names the expectations read: all that the
 	// snapshots before the last one keep.
 	keep map[string]bool
@@ -308,7 +309,7 @@ func (r *runner) snapshot(final bool) {
 	for _, src := range srcs {
 		src.Collect(emit)
 	}
-	r.snaps = append(r.snaps, scenario.Snapshot{At: r.lab.Now(), Samples: all})
+	r.snaps = append(r.snaps, expect.Snapshot{At: r.lab.Now(), Samples: all})
 }
 
 // startFaults applies the fault schedule from time 0.

@@ -8,7 +8,7 @@
 // operations, node and port references that the resolved topology does not
 // have, bad endpoint patterns, fault kinds and targets.
 //
-// Expectations are a small expression language (see expr.go):
+// Expectations are a small expression language (package expect):
 //
 //	busbw(job=train) >= 0.8 * line_rate
 //	drops(class=lossless) == 0 and pfc_rx(node=rtsw1) > 0
@@ -67,10 +67,13 @@
 // a storm the port it is sent from; kind and params are checked with
 // faults.ParseSpec.
 //
-// Metric names are friendly names from a catalogue (Catalogue) mapped onto
-// the telemetry samples the models emit; a Summary metric (fct) is a
-// distribution the runner summarises while the run goes, so only the
-// SummaryStats aggregations apply to it (p99(fct), count(fct), …); Evaluate reads them through the
-// Metrics interface (Snapshots is an implementation over gathered samples)
-// and WriteJUnit turns the results into a JUnit report.
+// Metric names are friendly names from a catalogue (expect.Catalogue)
+// mapped onto the telemetry samples the models emit; a Summary metric
+// (fct) is a distribution the runner summarises while the run goes, so
+// only the expect.SummaryStats aggregations apply to it (p99(fct),
+// count(fct), …). Package expect holds the language (lexer, parser,
+// units, catalogue, evaluation over its Metrics interface; Snapshots is
+// an implementation over gathered samples); this package binds it to a
+// scenario's topology and workloads (Env), Evaluate reads the metrics
+// through it and WriteJUnit turns the results into a JUnit report.
 package scenario

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 )
 
 func smp(name string, v float64, labels ...string) telemetry.Sample {
@@ -22,8 +23,8 @@ func smp(name string, v float64, labels ...string) telemetry.Sample {
 }
 
 // fakeRun is two snapshots of a run on the laptop topology.
-func fakeRun() Snapshots {
-	return Snapshots{
+func fakeRun() expect.Snapshots {
+	return expect.Snapshots{
 		{At: clock.Time(clock.Millisecond), Samples: []telemetry.Sample{
 			smp("switch_queue_depth_bytes", 1000, "node", "rtsw1", "port", "4", "tc", "3"),
 			smp("switch_queue_depth_bytes", 50000, "node", "rtsw1", "port", "5", "tc", "3"),
@@ -118,7 +119,7 @@ func TestEvaluate(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Lookup(string, []telemetry.Label) ([]Series, error) {
+func (failing) Lookup(string, []telemetry.Label) ([]expect.Series, error) {
 	return nil, errors.New("node rtsw1 did not answer")
 }
 
@@ -126,11 +127,11 @@ func TestEvaluateErrors(t *testing.T) {
 	env := testEnv(t)
 	for _, tc := range []struct {
 		src string
-		m   Metrics
+		m   expect.Metrics
 		err string
 	}{
 		{"busbw(job=flow) > 1G", fakeRun(), "no readings of busbw(job=flow)"},
-		{"rate(tx_bytes(nic=host2:gpu0)) > 1G", Snapshots{fakeRun()[1], {At: clock.Time(4 * clock.Millisecond), Samples: []telemetry.Sample{smp("nic_tx_bytes_total", 9, "node", "host2:gpu0")}}}, "needs readings at two moments"},
+		{"rate(tx_bytes(nic=host2:gpu0)) > 1G", expect.Snapshots{fakeRun()[1], {At: clock.Time(4 * clock.Millisecond), Samples: []telemetry.Sample{smp("nic_tx_bytes_total", 9, "node", "host2:gpu0")}}}, "needs readings at two moments"},
 		{"drops > 0", failing{}, "drops: node rtsw1 did not answer"},
 		{"drops / (drops - drops) > 0", fakeRun(), "division by zero"},
 	} {
@@ -150,9 +151,9 @@ func TestSnapshotsLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Series{{
+	want := []expect.Series{{
 		Labels: []telemetry.Label{{Name: "node", Value: "rtsw1"}, {Name: "port", Value: "4"}, {Name: "tc", Value: "3"}},
-		Points: []Point{{clock.Time(clock.Millisecond), 1000}, {clock.Time(3 * clock.Millisecond), 300000}},
+		Points: []expect.Point{{At: clock.Time(clock.Millisecond), Value: 1000}, {At: clock.Time(3 * clock.Millisecond), Value: 300000}},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

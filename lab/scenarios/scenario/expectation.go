@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rocelab/rocelab/internal/yamldoc"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -16,25 +17,21 @@ type Expectation struct {
 	Text string
 	// Pos is where its text starts in the scenario file.
 	Pos  topologies.Pos
-	root boolExpr
+	cond *expect.Expr
 }
 
 // String returns the expectation as written.
 func (x *Expectation) String() string { return x.Text }
 
 // CompileExpectation parses src and checks it against env: metric names,
-// label selectors and their values, units. Errors are *ExprError, at a
+// label selectors and their values, units. Errors are *expect.ExprError, at a
 // byte offset of src.
 func CompileExpectation(src string, env Env) (*Expectation, error) {
-	n, err := parseExpr(src)
+	e, err := expect.Compile(src, binding{env})
 	if err != nil {
 		return nil, err
 	}
-	root, err := newCompiler(src, env).compileBool(n)
-	if err != nil {
-		return nil, err
-	}
-	return &Expectation{Text: src, root: root}, nil
+	return &Expectation{Text: src, cond: e}, nil
 }
 
 func (r *resolver) expectations(n *yaml.Node) {
@@ -50,7 +47,7 @@ func (r *resolver) expectations(n *yaml.Node) {
 			continue
 		}
 		x, err := CompileExpectation(c.Value, env)
-		var xe *ExprError
+		var xe *expect.ExprError
 		switch {
 		case errors.As(err, &xe):
 			r.e.add(r.e.at(c, xe.Offset), "expect: %s", xe.Msg)
@@ -81,34 +78,4 @@ func (r *resolver) hierWorkload() *Workload {
 // Samples returns the names of the telemetry samples x reads, sorted and
 // without repeats: a runner needs to keep only those in the snapshots it
 // takes during a run.
-func (x *Expectation) Samples() []string {
-	var out []string
-	var num func(numExpr)
-	var cond func(boolExpr)
-	num = func(e numExpr) {
-		switch e := e.(type) {
-		case arithExpr:
-			num(e.l)
-			num(e.r)
-		case *metricExpr:
-			for _, l := range e.lookups {
-				out = append(out, l.sample)
-			}
-		}
-	}
-	cond = func(e boolExpr) {
-		switch e := e.(type) {
-		case *compareExpr:
-			num(e.l)
-			num(e.r)
-		case logicExpr:
-			cond(e.l)
-			cond(e.r)
-		case notExpr:
-			cond(e.x)
-		}
-	}
-	cond(x.root)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+func (x *Expectation) Samples() []string { return x.cond.Samples() }

@@ -8,61 +8,55 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
 )
-
-// lookup is one query a metric makes: a telemetry sample with labels.
-type lookup struct {
-	sample string
-	match  []telemetry.Label
-	scale  float64
-}
 
 // where is the node, port or NIC a metric's selectors point at.
 type where struct {
 	node *topologies.Node
 	port *topologies.Port
-	sel  selector // the selector that named it, for errors
+	sel  expect.Selector // the selector that named it, for errors
 	set  bool
 }
 
 // alt is one alternative set of labels a selector stands for.
 type alt []telemetry.Label
 
-// metric compiles metric m aggregated by agg under sels.
-func (c *compiler) metric(m *Metric, agg string, sels []selector, text string) (numExpr, error) {
+// Lookups implements Binder.
+func (b binding) Lookups(m *expect.Metric, sels []expect.Selector, text string) ([]expect.Lookup, error) {
 	seen := map[string]bool{}
 	var w where
 	var job *Workload
-	var jobSel selector
+	var jobSel expect.Selector
 	var classes []string
-	var classSel selector
-	var others []selector
+	var classSel expect.Selector
+	var others []expect.Selector
 	for _, s := range sels {
-		if !contains(m.Labels, s.name) {
-			return nil, errAt(s.nameOff, "label %s: %s takes %s%s", s.name, m.Name, strings.Join(m.Labels, ", "), didYouMean(s.name, m.Labels))
+		if !contains(m.Labels, s.Name) {
+			return nil, expect.Errorf(s.NameOff, "label %s: %s takes %s%s", s.Name, m.Name, strings.Join(m.Labels, ", "), expect.DidYouMean(s.Name, m.Labels))
 		}
-		if seen[s.name] {
-			return nil, errAt(s.nameOff, "label %s given twice", s.name)
+		if seen[s.Name] {
+			return nil, expect.Errorf(s.NameOff, "label %s given twice", s.Name)
 		}
-		seen[s.name] = true
+		seen[s.Name] = true
 		var err error
-		switch s.name {
-		case LabelNode:
-			w.node, err = c.node(s)
+		switch s.Name {
+		case expect.LabelNode:
+			w.node, err = b.node(s)
 			if w.port == nil {
 				w.sel, w.set = s, true
 			}
-		case LabelPort, LabelNIC:
-			w.port, w.sel, w.set, err = c.portSel(s, sels)
-		case LabelClass:
-			classes, err = c.classes(s)
+		case expect.LabelPort, expect.LabelNIC:
+			w.port, w.sel, w.set, err = b.portSel(s, sels)
+		case expect.LabelClass:
+			classes, err = b.classes(s)
 			classSel = s
-		case LabelJob:
-			job, err = c.workload(s)
+		case expect.LabelJob:
+			job, err = b.workload(s)
 			jobSel = s
 		default:
-			err = c.checkValue(s)
+			err = b.checkValue(s)
 			others = append(others, s)
 		}
 		if err != nil {
@@ -70,9 +64,9 @@ func (c *compiler) metric(m *Metric, agg string, sels []selector, text string) (
 		}
 	}
 	if w.port != nil && w.node != nil && w.port.Node != w.node {
-		return nil, errAt(w.sel.valueOff, "label %s: %s is not on node %s", w.sel.name, PortName(w.port), w.node.Name)
+		return nil, expect.Errorf(w.sel.ValueOff, "label %s: %s is not on node %s", w.sel.Name, PortName(w.port), w.node.Name)
 	}
-	var lookups []lookup
+	var lookups []expect.Lookup
 	why, whyOff := "", 0
 	for _, smp := range m.Samples {
 		alts := []alt{slices.Clone(smp.Match)}
@@ -89,16 +83,16 @@ func (c *compiler) metric(m *Metric, agg string, sels []selector, text string) (
 		if w.set || job != nil {
 			opts, reason := places(smp.Scope, w, job)
 			if opts == nil {
-				ok, why, whyOff = false, reason, w.sel.valueOff
+				ok, why, whyOff = false, reason, w.sel.ValueOff
 				if !w.set {
-					whyOff = jobSel.valueOff
+					whyOff = jobSel.ValueOff
 				}
 			}
 			cross(opts)
 		}
 		if classes != nil {
 			if smp.Class == "" {
-				ok, why, whyOff = false, fmt.Sprintf("%s has no class label", smp.Name), classSel.nameOff
+				ok, why, whyOff = false, fmt.Sprintf("%s has no class label", smp.Name), classSel.NameOff
 			}
 			var opts []alt
 			for _, tc := range classes {
@@ -107,53 +101,31 @@ func (c *compiler) metric(m *Metric, agg string, sels []selector, text string) (
 			cross(opts)
 		}
 		for _, s := range others {
-			v := s.value
-			if s.name == LabelSize {
+			v := s.Value
+			if s.Name == expect.LabelSize {
 				n, _ := collective.ParseSize(v)
 				v = strconv.FormatInt(n, 10)
 			}
-			cross([]alt{{{Name: s.name, Value: v}}})
+			cross([]alt{{{Name: s.Name, Value: v}}})
 		}
 		if !ok {
 			continue
 		}
 		for _, a := range alts {
-			lookups = append(lookups, lookup{sample: smp.Name, match: a, scale: smp.Scale})
+			lookups = append(lookups, expect.Lookup{Sample: smp.Name, Match: a, Scale: smp.Scale})
 		}
 	}
 	if len(lookups) == 0 {
-		return nil, errAt(whyOff, "%s: nothing to measure (%s)", text, why)
+		return nil, expect.Errorf(whyOff, "%s: nothing to measure (%s)", text, why)
 	}
-	u := m.Unit
-	switch agg {
-	case "rate":
-		u = u.div(Time)
-	case "count":
-		u = Dimensionless
-	}
-	if m.Summary() {
-		// One reading per statistic: pick agg's; without job=, the
-		// series over every job (no job label).
-		for i := range lookups {
-			l := &lookups[i]
-			l.match = append(slices.Clone(l.match), telemetry.Label{Name: "stat", Value: agg})
-			if job == nil {
-				l.match = append(l.match, telemetry.Label{Name: LabelJob, Value: ""})
-			}
-			if agg == "count" {
-				l.scale = 1
-			}
-		}
-		agg = "max"
-	}
-	return &metricExpr{m: m, agg: agg, text: text, lookups: lookups, u: u}, nil
+	return lookups, nil
 }
 
 // places returns the label alternatives that select w and job in a sample
 // of scope, or nil and why the scope has none.
-func places(scope Scope, w where, job *Workload) ([]alt, string) {
+func places(scope expect.Scope, w where, job *Workload) ([]alt, string) {
 	switch scope {
-	case OnSwitch:
+	case expect.OnSwitch:
 		if job != nil {
 			return nil, "switch counters have no job"
 		}
@@ -169,27 +141,27 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 			a = append(a, telemetry.Label{Name: "port", Value: strconv.Itoa(w.port.Index - 1)})
 		}
 		return []alt{a}, ""
-	case OnNIC:
+	case expect.OnNIC:
 		var names []string
 		switch {
 		case w.port != nil:
 			if w.port.Node.Kind == topologies.KindSwitch {
 				return nil, fmt.Sprintf("%s is a switch port; this is counted by NICs", PortName(w.port))
 			}
-			names = []string{NICName(w.port.Node.Name, w.port.Name)}
+			names = []string{expect.NICName(w.port.Node.Name, w.port.Name)}
 		case w.node != nil:
 			if w.node.Kind == topologies.KindSwitch {
 				return nil, fmt.Sprintf("%s is a switch; this is counted by NICs", w.node.Name)
 			}
 			names = append(names, w.node.Name)
 			for _, p := range w.node.Ports {
-				names = append(names, NICName(w.node.Name, p.Name))
+				names = append(names, expect.NICName(w.node.Name, p.Name))
 			}
 		}
 		if job != nil {
 			var jn []string
 			for _, p := range job.Ports() {
-				n := NICName(p.Node.Name, p.Name)
+				n := expect.NICName(p.Node.Name, p.Name)
 				if names == nil || slices.Contains(names, n) || slices.Contains(names, p.Node.Name) {
 					jn = append(jn, n)
 				}
@@ -204,7 +176,7 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 			out = append(out, alt{{Name: "node", Value: n}})
 		}
 		return out, ""
-	case OnJob:
+	case expect.OnJob:
 		if w.set {
 			return nil, "it is reported per workload, not per node"
 		}
@@ -214,71 +186,71 @@ func places(scope Scope, w where, job *Workload) ([]alt, string) {
 }
 
 // portSel resolves port= (with node=, or as node:port) or nic=.
-func (c *compiler) portSel(s selector, all []selector) (*topologies.Port, selector, bool, error) {
-	if s.name == LabelNIC || strings.Contains(s.value, ":") {
-		p, err := c.nic(s)
-		if err == nil && s.name == LabelNIC && p.Node.Kind == topologies.KindSwitch {
-			err = errAt(s.valueOff, "label nic: %s is a switch port; use node= and port=", PortName(p))
+func (b binding) portSel(s expect.Selector, all []expect.Selector) (*topologies.Port, expect.Selector, bool, error) {
+	if s.Name == expect.LabelNIC || strings.Contains(s.Value, ":") {
+		p, err := b.nic(s)
+		if err == nil && s.Name == expect.LabelNIC && p.Node.Kind == topologies.KindSwitch {
+			err = expect.Errorf(s.ValueOff, "label nic: %s is a switch port; use node= and port=", PortName(p))
 		}
 		return p, s, true, err
 	}
 	for _, o := range all {
-		if o.name == LabelNode {
-			n, err := c.node(o)
+		if o.Name == expect.LabelNode {
+			n, err := b.node(o)
 			if err != nil {
 				return nil, s, true, err
 			}
-			p, perr := port(n, s.value)
+			p, perr := port(n, s.Value)
 			if perr != nil {
-				return nil, s, true, errAt(s.valueOff, "label port: %v", perr)
+				return nil, s, true, expect.Errorf(s.ValueOff, "label port: %v", perr)
 			}
 			return p, s, true, nil
 		}
 	}
-	return nil, s, true, errAt(s.nameOff, "label port: give node= too, or write port=node:port")
+	return nil, s, true, expect.Errorf(s.NameOff, "label port: give node= too, or write port=node:port")
 }
 
 // classes resolves class=lossless|lossy|0..7 to traffic class labels.
-func (c *compiler) classes(s selector) ([]string, error) {
+func (b binding) classes(s expect.Selector) ([]string, error) {
 	var lossless [8]bool
-	for _, p := range c.env.Topology.Profiles {
+	for _, p := range b.env.Topology.Profiles {
 		for i, l := range p.PFC.Lossless {
 			lossless[i] = lossless[i] || l
 		}
 	}
 	var out []string
-	switch s.value {
+	switch s.Value {
 	case "lossless", "lossy":
 		for i, l := range lossless {
-			if l == (s.value == "lossless") {
+			if l == (s.Value == "lossless") {
 				out = append(out, strconv.Itoa(i))
 			}
 		}
 		if len(out) == 0 {
-			return nil, errAt(s.valueOff, "label class: topology %s has no %s classes", c.env.Topology.Name, s.value)
+			return nil, expect.Errorf(s.ValueOff, "label class: topology %s has no %s classes", b.env.Topology.Name, s.Value)
 		}
 		return out, nil
 	}
-	if tc, err := strconv.Atoi(s.value); err == nil && tc >= 0 && tc < 8 {
-		return []string{s.value}, nil
+	if tc, err := strconv.Atoi(s.Value); err == nil && tc >= 0 && tc < 8 {
+		return []string{s.Value}, nil
 	}
-	return nil, errAt(s.valueOff, "label class: %q is not a class; known values lossless, lossy, 0..7", s.value)
+	return nil, expect.Errorf(s.ValueOff, "label class: %q is not a class; known values lossless, lossy, 0..7", s.Value)
 }
 
 // checkValue validates the value of a size, reason or kind selector.
-func (c *compiler) checkValue(s selector) error {
-	switch s.name {
-	case LabelSize:
-		if _, err := collective.ParseSize(s.value); err != nil {
-			return errAt(s.valueOff, "label size: %v", err)
+func (b binding) checkValue(s expect.Selector) error {
+	switch s.Name {
+	case expect.LabelSize:
+		if _, err := collective.ParseSize(s.Value); err != nil {
+			return expect.Errorf(s.ValueOff, "label size: %v", err)
 		}
-	case LabelReason:
-		if !contains(DropReasons, s.value) {
-			return errAt(s.valueOff, "label reason: unknown drop reason %q%s", s.value, suggest(s.value, DropReasons))
+	case expect.LabelReason:
+		if !contains(expect.DropReasons, s.Value) {
+			return expect.Errorf(s.ValueOff, "label reason: unknown drop reason %q%s", s.Value, suggest(s.Value, expect.DropReasons))
 		}
-	case LabelKind:
-		if !contains(faultKinds(), s.value) {
-			return errAt(s.valueOff, "label kind: unknown fault kind %q%s", s.value, suggest(s.value, faultKinds()))
+	case expect.LabelKind:
+		if !contains(faultKinds(), s.Value) {
+			return expect.Errorf(s.ValueOff, "label kind: unknown fault kind %q%s", s.Value, suggest(s.Value, faultKinds()))
 		}
 	}
 	return nil

@@ -1,7 +1,8 @@
-package scenario
+package expect
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -39,7 +40,8 @@ type ExprError struct {
 
 func (e *ExprError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
-func errAt(off int, format string, args ...any) *ExprError {
+// Errorf returns an ExprError at byte off.
+func Errorf(off int, format string, args ...any) *ExprError {
 	return &ExprError{Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -92,7 +94,7 @@ func (l *lexer) next() (token, error) {
 		l.off += size
 		return token{kind: tOp, text: op, off: start, end: l.off}, nil
 	}
-	return token{}, errAt(start, "unexpected %q", r)
+	return token{}, Errorf(start, "unexpected %q", r)
 }
 
 func isNameByte(c byte) bool {
@@ -121,7 +123,7 @@ func (l *lexer) number() (token, error) {
 	numEnd := l.off
 	v, err := strconv.ParseFloat(s[start:numEnd], 64)
 	if err != nil {
-		return token{}, errAt(start, "bad number %q", s[start:numEnd])
+		return token{}, Errorf(start, "bad number %q", s[start:numEnd])
 	}
 	unitStart := l.off
 	if l.off < len(s) && s[l.off] == '%' {
@@ -145,9 +147,9 @@ func (l *lexer) number() (token, error) {
 	q, known, err := unitQuantity(s[start:numEnd], v, u)
 	if err != nil {
 		if !known {
-			return token{}, errAt(unitStart, "%v", err)
+			return token{}, Errorf(unitStart, "%v", err)
 		}
-		return token{}, errAt(start, "%v", err)
+		return token{}, Errorf(start, "%v", err)
 	}
 	t.q = q
 	return t, nil
@@ -167,13 +169,13 @@ func unitQuantity(numText string, v float64, u string) (q Quantity, known bool, 
 		return Quantity{Value: v / 100}, true, nil
 	case u == "Gb/s" || u == "Mb/s" || u == "Tb/s" || u == "Kb/s":
 		return unitQuantity(numText, v, strings.TrimSuffix(u, "b/s"))
-	case contains(sizeUnitNames, u):
+	case slices.Contains(sizeUnitNames, u):
 		n, err := topologies.ParseSize(numText + u)
 		return Quantity{Value: float64(n) * 8, Unit: Data}, true, err
-	case contains(rateUnitNames, u):
+	case slices.Contains(rateUnitNames, u):
 		r, err := topologies.ParseRate(numText + u)
 		return Quantity{Value: float64(r), Unit: Rate}, true, err
-	case contains(durationUnitNames, u):
+	case slices.Contains(durationUnitNames, u):
 		d, err := topologies.ParseDuration(numText + u)
 		return Quantity{Value: d.Seconds(), Unit: Time}, true, err
 	}

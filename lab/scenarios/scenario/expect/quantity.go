@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"fmt"
@@ -24,6 +24,7 @@ var (
 )
 
 func (u Unit) mul(v Unit) Unit { return Unit{u.Bits + v.Bits, u.Seconds + v.Seconds} }
+
 func (u Unit) div(v Unit) Unit { return Unit{u.Bits - v.Bits, u.Seconds - v.Seconds} }
 
 // String names the unit: "a number", "data", "a time", "a rate", …

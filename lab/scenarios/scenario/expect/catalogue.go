@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package node
+package nodeapi
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func (c *Client) Telemetry(ctx context.Context) ([]telemetry.Sample, error) {
 	if err := c.call(ctx, http.MethodGet, "/telemetry", nil, &t); err != nil {
 		return nil, err
 	}
-	return fromJSON(t.Samples), nil
+	return DecodeSamples(t.Samples), nil
 }
 
 // StartCapture is POST /capture.
@@ -118,7 +118,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("node api %s: %w", path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e apiError
+		var e ErrorBody
 		if json.Unmarshal(b, &e) != nil || e.Error == "" {
 			e.Error = string(bytes.TrimSpace(b))
 		}

@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import "fmt"
 
@@ -30,16 +30,18 @@ type nameNode struct {
 	name       string
 }
 
-type selector struct {
-	name, value       string
-	nameOff, valueOff int
+// Selector is a label selector name=value in a call, with the byte
+// offsets of its name and value.
+type Selector struct {
+	Name, Value       string
+	NameOff, ValueOff int
 }
 
 type callNode struct {
 	start, end int
 	fn         string
 	args       []node
-	sels       []selector
+	sels       []Selector
 }
 
 type binNode struct {
@@ -59,11 +61,16 @@ type parenNode struct {
 	x          node
 }
 
-func (n *numNode) span() (int, int)   { return n.start, n.end }
-func (n *nameNode) span() (int, int)  { return n.start, n.end }
-func (n *callNode) span() (int, int)  { return n.start, n.end }
+func (n *numNode) span() (int, int) { return n.start, n.end }
+
+func (n *nameNode) span() (int, int) { return n.start, n.end }
+
+func (n *callNode) span() (int, int) { return n.start, n.end }
+
 func (n *parenNode) span() (int, int) { return n.start, n.end }
-func (n *unNode) span() (int, int)    { _, e := n.x.span(); return n.start, e }
+
+func (n *unNode) span() (int, int) { _, e := n.x.span(); return n.start, e }
+
 func (n *binNode) span() (int, int) {
 	s, _ := n.l.span()
 	_, e := n.r.span()
@@ -82,7 +89,7 @@ func parseExpr(src string) (node, error) {
 		return nil, err
 	}
 	if p.tok.kind == tEOF {
-		return nil, errAt(0, "empty expectation")
+		return nil, Errorf(0, "empty expectation")
 	}
 	n, err := p.or()
 	if err != nil {
@@ -90,9 +97,9 @@ func parseExpr(src string) (node, error) {
 	}
 	if p.tok.kind != tEOF {
 		if p.tok.text == "=" {
-			return nil, errAt(p.tok.off, "use == to compare")
+			return nil, Errorf(p.tok.off, "use == to compare")
 		}
-		return nil, errAt(p.tok.off, "unexpected %s after the expression", p.describe())
+		return nil, Errorf(p.tok.off, "unexpected %s after the expression", p.describe())
 	}
 	return n, nil
 }
@@ -147,7 +154,8 @@ func (p *parser) binary(next func() (node, error), ops ...string) (node, error) 
 	}
 }
 
-func (p *parser) or() (node, error)  { return p.binary(p.and, "or") }
+func (p *parser) or() (node, error) { return p.binary(p.and, "or") }
+
 func (p *parser) and() (node, error) { return p.binary(p.not, "and") }
 
 func (p *parser) not() (node, error) { return p.prefix("not", p.not, p.compare) }
@@ -177,7 +185,7 @@ func (p *parser) compare() (node, error) {
 		return nil, err
 	}
 	if p.is("=") {
-		return nil, errAt(p.tok.off, "use == to compare")
+		return nil, Errorf(p.tok.off, "use == to compare")
 	}
 	op := ""
 	for _, o := range cmpOps {
@@ -198,13 +206,14 @@ func (p *parser) compare() (node, error) {
 	}
 	for _, o := range cmpOps {
 		if p.is(o) {
-			return nil, errAt(p.tok.off, "comparisons do not chain: write a < b and b < c")
+			return nil, Errorf(p.tok.off, "comparisons do not chain: write a < b and b < c")
 		}
 	}
 	return &binNode{op: op, opOff: off, l: l, r: r}, nil
 }
 
-func (p *parser) sum() (node, error)  { return p.binary(p.term, "+", "-") }
+func (p *parser) sum() (node, error) { return p.binary(p.term, "+", "-") }
+
 func (p *parser) term() (node, error) { return p.binary(p.unary, "*", "/") }
 
 func (p *parser) unary() (node, error) { return p.prefix("-", p.unary, p.primary) }
@@ -226,7 +235,7 @@ func (p *parser) primary() (node, error) {
 			return nil, err
 		}
 		if !p.is(")") {
-			return nil, errAt(p.tok.off, "want ) to close the ( at offset %d, got %s", t.off, p.describe())
+			return nil, Errorf(p.tok.off, "want ) to close the ( at offset %d, got %s", t.off, p.describe())
 		}
 		end := p.tok.end
 		if err := p.advance(); err != nil {
@@ -242,7 +251,7 @@ func (p *parser) primary() (node, error) {
 		}
 		return p.call(t)
 	}
-	return nil, errAt(t.off, "want a number, a metric or (, got %s", p.describe())
+	return nil, Errorf(t.off, "want a number, a metric or (, got %s", p.describe())
 }
 
 // call parses the arguments of name( … ).
@@ -272,7 +281,7 @@ func (p *parser) call(name token) (node, error) {
 			break
 		}
 		if !p.is(",") {
-			return nil, errAt(p.tok.off, "want , or ) in the arguments of %s, got %s", c.fn, p.describe())
+			return nil, Errorf(p.tok.off, "want , or ) in the arguments of %s, got %s", c.fn, p.describe())
 		}
 	}
 	c.end = p.tok.end
@@ -280,21 +289,21 @@ func (p *parser) call(name token) (node, error) {
 }
 
 // selector parses label=value if the current token starts one.
-func (p *parser) selector() (selector, bool, error) {
+func (p *parser) selector() (Selector, bool, error) {
 	if p.tok.kind != tName {
-		return selector{}, false, nil
+		return Selector{}, false, nil
 	}
 	save := p.lx.off
 	p.lx.skipSpace()
 	if p.lx.off >= len(p.lx.src) || p.lx.src[p.lx.off] != '=' || p.lx.off+1 < len(p.lx.src) && p.lx.src[p.lx.off+1] == '=' {
 		p.lx.off = save
-		return selector{}, false, nil
+		return Selector{}, false, nil
 	}
-	s := selector{name: p.tok.text, nameOff: p.tok.off}
+	s := Selector{Name: p.tok.text, NameOff: p.tok.off}
 	p.lx.off++ // =
 	p.lx.skipSpace()
 	src := p.lx.src
-	s.valueOff = p.lx.off
+	s.ValueOff = p.lx.off
 	switch {
 	case p.lx.off < len(src) && src[p.lx.off] == '"':
 		end := p.lx.off + 1
@@ -302,20 +311,20 @@ func (p *parser) selector() (selector, bool, error) {
 			end++
 		}
 		if end >= len(src) {
-			return s, false, errAt(p.lx.off, "unclosed \"")
+			return s, false, Errorf(p.lx.off, "unclosed \"")
 		}
-		s.value, s.valueOff = src[p.lx.off+1:end], p.lx.off+1
+		s.Value, s.ValueOff = src[p.lx.off+1:end], p.lx.off+1
 		p.lx.off = end + 1
 	default:
 		end := p.lx.off
 		for end < len(src) && src[end] != ' ' && src[end] != '\t' && src[end] != ',' && src[end] != ')' && src[end] != '"' {
 			end++
 		}
-		s.value = src[p.lx.off:end]
+		s.Value = src[p.lx.off:end]
 		p.lx.off = end
 	}
-	if s.value == "" {
-		return s, false, errAt(s.valueOff, "label %s: missing value after =", s.name)
+	if s.Value == "" {
+		return s, false, Errorf(s.ValueOff, "label %s: missing value after =", s.Name)
 	}
 	return s, true, p.advance()
 }

@@ -1,0 +1,104 @@
+package dashboards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rocelab/rocelab/dashboards/labsource"
+	"github.com/rocelab/rocelab/dashboards/metrics"
+	"github.com/rocelab/rocelab/dashboards/web"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// LiveOptions configure Live.
+type LiveOptions struct {
+	Root, Name string        // the lab: run-directory root and name ("" for the only lab)
+	Interval   time.Duration // between web-view frames (0: 250 ms)
+	Log        *slog.Logger
+}
+
+// Live returns the handler of `rocelab dashboard` for a deployed lab:
+// /metrics (Prometheus) and the live web view at /. close releases the
+// lab's node connections.
+func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, close func(), err error) {
+	src, err := labsource.Open(ctx, o.Root, o.Name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	t, err := src.Topology(ctx)
+	if err != nil {
+		src.Close()
+		return nil, "", nil, err
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(metrics.NewCollector(src, 0, o.Log)); err != nil {
+		src.Close()
+		return nil, "", nil, fmt.Errorf("dashboard: %w", err)
+	}
+	layout := topologies.Layout(t, topologies.GraphOptions{Full: len(t.Nodes) <= 64})
+	s := web.New(web.Options{
+		Title:   src.Name(),
+		Layout:  layout,
+		NewFeed: func() web.Feed { return web.NewLiveFeed(src, layout, o.Interval) },
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
+		Log:     o.Log,
+	})
+	return s, src.Name(), src.Close, nil
+}
+
+// Replay returns the web view playing a scenario report (a run in either
+// clock, `rocelab run --report DIR`).
+func Replay(dir string, interval time.Duration) (http.Handler, string, error) {
+	rec, err := web.LoadRecording(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	s := web.New(web.Options{
+		Title:   rec.Title,
+		Layout:  rec.Layout,
+		Replay:  rec.Info(),
+		NewFeed: func() web.Feed { return rec.NewFeed(interval) },
+	})
+	return s, rec.Title, nil
+}
+
+// Serve serves h on ln until ctx ends, then shuts down within a second.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	srv.Shutdown(sctx) // event streams end when their request contexts do
+	srv.Close()
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// IsLoopback reports whether a listen address binds only to loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

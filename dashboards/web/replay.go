@@ -1,0 +1,197 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/scenarios/report"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// MaxReplayFrames bounds a recording: longer series are sampled.
+const MaxReplayFrames = 4000
+
+// Recording is a scenario report turned into frames.
+type Recording struct {
+	Title  string
+	Layout topologies.GraphLayout
+	Frames []Frame
+	Step   float64 // fabric seconds between frames
+}
+
+// seriesFile is the part of a report's metrics.json a replay reads.
+type seriesFile struct {
+	Scenario string `json:"scenario"`
+	Series   []struct {
+		Series string            `json:"series"`
+		Labels map[string]string `json:"labels"`
+		Width  float64           `json:"point_width_s"`
+		Points []struct {
+			T   float64 `json:"time_s"`
+			V   float64 `json:"value"`
+			Max float64 `json:"max"`
+		} `json:"points"`
+	} `json:"series"`
+}
+
+// LoadRecording reads a report directory written by `rocelab run
+// --report` (either clock): its layout and its time series — queue depth,
+// PFC pause state per port and direction, per-flow rates.
+func LoadRecording(dir string) (*Recording, error) {
+	var lay report.ReportLayout
+	b, err := os.ReadFile(filepath.Join(dir, report.LayoutFile))
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w (a report of this rocelab version has it)", dir, err)
+	}
+	if err := json.Unmarshal(b, &lay); err != nil {
+		return nil, fmt.Errorf("replay %s: %s: %w", dir, report.LayoutFile, err)
+	}
+	f, err := os.Open(filepath.Join(dir, "metrics.json"))
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", dir, err)
+	}
+	defer f.Close()
+	var sf seriesFile
+	if err := json.NewDecoder(f).Decode(&sf); err != nil {
+		return nil, fmt.Errorf("replay %s: metrics.json: %w", dir, err)
+	}
+	rec := &Recording{Title: lay.Scenario + " (replay)", Layout: lay.Layout}
+	// The frame grid: the finest point width, at most MaxReplayFrames.
+	var end float64
+	for _, s := range sf.Series {
+		if s.Width > 0 && (rec.Step == 0 || s.Width < rec.Step) {
+			rec.Step = s.Width
+		}
+		if n := len(s.Points); n > 0 {
+			end = max(end, s.Points[n-1].T+s.Width)
+		}
+	}
+	if rec.Step <= 0 || end <= 0 {
+		return nil, fmt.Errorf("replay %s: the report has no time series", dir)
+	}
+	n := int(end/rec.Step + 0.5)
+	if n > MaxReplayFrames {
+		rec.Step = end / MaxReplayFrames
+		n = MaxReplayFrames
+	}
+	frames := make([]Frame, n)
+	for i := range frames {
+		frames[i] = Frame{FabricTime: float64(i) * rec.Step, Queues: map[string]int{}, Nodes: map[string]string{}}
+	}
+	portName := func(node, idx string) string {
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 || i >= len(lay.Layout.Ports[node]) {
+			return idx
+		}
+		return lay.Layout.Ports[node][i]
+	}
+	paused := map[string][]bool{} // "node:port:rx|tx" → per frame
+	flows := map[string][]float64{}
+	for _, s := range sf.Series {
+		at := func(fn func(i int, v float64)) {
+			for _, p := range s.Points {
+				lo := int(p.T / rec.Step)
+				hi := int((p.T + s.Width) / rec.Step)
+				for i := max(lo, 0); i <= hi && i < n; i++ {
+					fn(i, p.Max)
+				}
+			}
+		}
+		node := s.Labels["node"]
+		switch s.Series {
+		case "switch_queue_depth_bytes":
+			k := node + ":" + portName(node, s.Labels["port"])
+			at(func(i int, v float64) { frames[i].Queues[k] += int(v) })
+		case "switch_queue_paused", "switch_pg_xoff", "nic_paused":
+			dir, port := "rx", portName(node, s.Labels["port"])
+			if s.Series == "switch_pg_xoff" {
+				dir = "tx"
+			}
+			if h, nic, ok := strings.Cut(node, ":"); ok {
+				node, port = h, nic
+			}
+			k := node + ":" + port + ":" + dir
+			if paused[k] == nil {
+				paused[k] = make([]bool, n)
+			}
+			at(func(i int, v float64) { paused[k][i] = paused[k][i] || v > 0 })
+		case "perf_flow_rate_gbps":
+			k := s.Labels["job"] + " " + s.Labels["from"] + "→" + s.Labels["to"]
+			if flows[k] == nil {
+				flows[k] = make([]float64, n)
+			}
+			at(func(i int, v float64) { flows[k][i] = v * 1e9 / 8 })
+		}
+	}
+	names := make([]string, 0, len(flows))
+	for k := range flows {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i := range frames {
+		for _, l := range lay.Layout.Links {
+			pa := func(node, port, dir string) bool {
+				p := paused[node+":"+port+":"+dir]
+				return p != nil && p[i]
+			}
+			frames[i].Links = append(frames[i].Links, LinkState{A: l.A, APort: l.APort, B: l.B, BPort: l.BPort,
+				PFCAB: pa(l.A, l.APort, "rx") || pa(l.B, l.BPort, "tx"),
+				PFCBA: pa(l.B, l.BPort, "rx") || pa(l.A, l.APort, "tx")})
+		}
+		for _, k := range names {
+			frames[i].QPs = append(frames[i].QPs, Rate{Name: k, Bps: flows[k][i]})
+		}
+	}
+	rec.Frames = frames
+	return rec, nil
+}
+
+// Info returns the slider's description of the recording.
+func (r *Recording) Info() *ReplayInfo {
+	return &ReplayInfo{Frames: len(r.Frames), Length: float64(len(r.Frames)) * r.Step}
+}
+
+// NewFeed returns a feed that plays the recording at one frame per
+// interval (0: 250 ms).
+func (r *Recording) NewFeed(interval time.Duration) Feed {
+	if interval <= 0 {
+		interval = 250 * time.Millisecond
+	}
+	return &replayFeed{rec: r, interval: interval}
+}
+
+type replayFeed struct {
+	rec      *Recording
+	interval time.Duration
+	i        int
+	started  bool
+}
+
+func (f *replayFeed) seekTo(t float64) {
+	f.i = min(max(int(t/f.rec.Step), 0), len(f.rec.Frames)-1)
+}
+
+func (f *replayFeed) Next(ctx context.Context) (Frame, error) {
+	if f.i >= len(f.rec.Frames) {
+		return Frame{}, errEnd
+	}
+	if f.started {
+		select {
+		case <-ctx.Done():
+			return Frame{}, ctx.Err()
+		case <-time.After(f.interval):
+		}
+	}
+	f.started = true
+	fr := f.rec.Frames[f.i]
+	fr.Wall = time.Now()
+	f.i++
+	return fr, nil
+}

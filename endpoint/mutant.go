@@ -1,0 +1,69 @@
+package endpoint
+
+// Mutant is a set of deliberate defects of the reference endpoint, each
+// breaking one requirement of docs/metaroce-spec.md. They exist only so that
+// the compliance suite can prove it catches them (lab/compliance/inproc's
+// mutation test); nothing outside tests sets Options.Mutant.
+type Mutant uint64
+
+// The mutants.
+const (
+	MutNoCNPRateLimit   Mutant = 1 << iota // MR-5.18: a CNP for every CE mark
+	MutCNPPerQP                            // MR-5.19: the CNP limit per QP, not per sender port
+	MutSACKBitmapOff1                      // MR-2.5: SACK bitmap bit 0 names C+1 instead of C+2
+	MutGoBackNInMeta                       // MR-4.10: MetaRoCE resends everything after a hole
+	MutWrongNAKSyndrome                    // MR-5.1: remote access faults NAKed as remote operational error
+	MutIgnorePFC                           // MR-8.2: PFC frames ignored
+	MutNoFallback                          // MR-3.4: HELLO retried forever, never RoCEv2
+	MutRTO10x                              // MR-4.13: retransmission timer 10× too long
+	MutAcceptBadICRC                       // MR-8.4: frames with a bad ICRC accepted
+	MutNoBackoff                           // MR-4.14: the timeout never doubles
+	MutRetryForever                        // MR-4.15: RetryCount ignored
+	MutIgnoreRNRTimer                      // MR-4.17: resend at once after an RNR NAK
+	MutNAKEveryOOO                         // MR-5.8: a NAK for every out-of-sequence packet
+	MutGoBackSkipOne                       // MR-4.7: go-back-N resumes one PSN after the NAK's
+	MutNoDupReACK                          // MR-5.7: duplicates silently dropped
+	MutNoAckReqLast                        // MR-4.3: no AckReq on the last packet of a message
+	MutNoTrimFlag                          // MR-5.16: a trimmed packet answered without TRIM
+	MutIgnoreTrim                          // MR-4.11: SACK TRIM ignored (loss left to the timeout)
+	MutNoOOOPlacement                      // MR-5.11: MetaRoCE drops packets past a hole
+	MutHelloInRoCEv2                       // MR-3.5: a RoCEv2 QP answers HELLO
+	MutNoRNRNAK                            // MR-5.5: no receive WQE answered NAK invalid request
+	MutSinglePath                          // MR-6.1: a multipath QP sends on path 0 only
+	MutNoReselect                          // MR-6.4: a timeout keeps the path's port
+	MutCNPNoEcho                           // MR-5.17: CNP from the QP's own port, not the marked packet's
+	MutDataNotECT                          // MR-1.1: data sent Not-ECT
+	MutAckCoalesce64                       // MR-5.9: an ACK only every 64 packets
+	MutWindow8192                          // MR-4.2: 8192 PSNs in flight
+	MutWrongErrStatus                      // MR-4.19: every error NAK completes as remote operational error
+	MutEarlyMeta                           // MR-3.2: requests sent before the negotiation concluded
+	MutReadNoReorder                       // MR-4.8: RoCEv2 READ responses out of order are placed
+	mutEnd
+)
+
+var mutantNames = [...]string{"no-cnp-rate-limit", "cnp-per-qp", "sack-bitmap-off-by-one", "go-back-n-in-metaroce",
+	"wrong-nak-syndrome", "ignore-pfc", "no-fallback", "rto-10x", "accept-bad-icrc", "no-backoff", "retry-forever",
+	"ignore-rnr-timer", "nak-every-ooo", "go-back-skip-one", "no-dup-reack", "no-ackreq-last", "no-trim-flag",
+	"ignore-trim", "no-ooo-placement", "hello-in-rocev2", "no-rnr-nak", "single-path", "no-reselect", "cnp-no-echo",
+	"data-not-ect", "ack-coalesce-64", "window-8192", "wrong-error-status", "early-metaroce", "read-no-reorder"}
+
+// Mutants returns every single mutant.
+func Mutants() []Mutant {
+	var out []Mutant
+	for m := Mutant(1); m < mutEnd; m <<= 1 {
+		out = append(out, m)
+	}
+	return out
+}
+
+func (m Mutant) String() string {
+	for i := range mutantNames {
+		if m == 1<<i {
+			return mutantNames[i]
+		}
+	}
+	return "mutants"
+}
+
+// mut reports whether the NIC carries mutant m.
+func (n *NIC) mut(m Mutant) bool { return n.opts.Mutant&m != 0 }

@@ -1,0 +1,320 @@
+package compliance
+
+import (
+	"bytes"
+
+	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// sacks returns the SACKs to the tester among ins.
+func (c *Conn) sacks(ins []*In) []*In {
+	var out []*In
+	for _, in := range ins {
+		if IsOp(endpoint.OpSACK)(in) && c.Mine(in) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// sack waits for one SACK and decodes it.
+func (c *Conn) sack(what string) (*In, endpoint.SACK) {
+	in, _ := c.t.Expect(30*us, "SACK ("+what+")", func(in *In) bool { return IsOp(endpoint.OpSACK)(in) && c.Mine(in) })
+	return in, c.t.SACKOf(in)
+}
+
+// bitmapPSNs lists the PSNs a SACK's bitmap names.
+func bitmapPSNs(cum uint32, s *endpoint.SACK) []uint32 {
+	var out []uint32
+	for i := range 32 * s.Words {
+		if s.Has(i) {
+			out = append(out, psnAdd(cum, 2+i))
+		}
+	}
+	return out
+}
+
+func eqPSNs(a, b []uint32) bool {
+	return len(a) == len(b) && (len(a) == 0 || string(u32b(a)) == string(u32b(b)))
+}
+
+func u32b(v []uint32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = append(b, byte(x>>24), byte(x>>16), byte(x>>8), byte(x))
+	}
+	return b
+}
+
+var metaCases = []Case{
+	{ID: "meta/write-placement", Profile: ProfileMetaRoCE, Title: "MetaRoCE WRITE DATA: opcodes, placement header per packet, port range",
+		Cites: []string{"MR-1.4", "MR-2.2", "MR-2.3", "MR-4.9"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c.Fill(0, pattern(3072, 3))
+			c.Post(WR{ID: 4, Op: "write", Len: 3072, RemoteAddr: 0x7000, RKey: 0x99})
+			got := c.requests(3, 50*us)
+			for i, in := range got {
+				c.checkCommon(in)
+				h, data := t.PlacementOf(in)
+				wantOp := endpoint.OpDataBase | []wire.Opcode{wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast}[i]
+				wantFlags := []uint8{endpoint.PlaceFirst, 0, endpoint.PlaceLast}[i]
+				if wire.Opcode(in.P.Opcode) != wantOp || h.Flags != wantFlags || h.Addr != 0x7000+uint64(i)*1024 || h.RKey != 0x99 || h.MsgLen != 3072 || in.P.PSN != psnAdd(c.RPSN, i) {
+					t.Errorf("packet %d: opcode %#x PSN %#x placement %+v, want %#x flags %d addr %#x rkey 0x99 len 3072", i, in.P.Opcode, in.P.PSN, h, wantOp, wantFlags, 0x7000+i*1024)
+				}
+				if !bytes.Equal(data, pattern(3072, 3)[i*1024:(i+1)*1024]) {
+					t.Errorf("packet %d carries the wrong bytes", i)
+				}
+				if in.P.SrcPort < 0xC000 {
+					t.Errorf("packet %d from UDP port %#x, want 0xC000–0xFFFF", i, in.P.SrcPort)
+				}
+			}
+			c.SACK(psnAdd(c.RPSN, 2), psnAdd(c.RPSN, 2), 0)
+			if wc, _ := c.WaitCompletion(20 * us); wc == nil || wc.Status != "success" {
+				t.Errorf("completion after the SACK: %+v", wc)
+			}
+			for _, in := range t.Collect(300 * us) {
+				if IsRequest(in) {
+					t.Errorf("PSN %#x resent after it was acknowledged", in.P.PSN)
+				}
+			}
+		}},
+	{ID: "meta/send-ssn", Profile: ProfileMetaRoCE, Title: "MetaRoCE SEND DATA carries the message's SSN and byte offset",
+		Cites: []string{"MR-2.2", "MR-2.4"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c.Post(WR{ID: 1, Op: "send", Len: 2048})
+			c.Post(WR{ID: 2, Op: "write", Len: 10, RemoteAddr: 0x10, RKey: 1})
+			c.Post(WR{ID: 3, Op: "send_imm", Len: 10, Imm: 0xAB})
+			got := c.requests(4, 50*us)
+			type w struct {
+				op   wire.Opcode
+				ssn  uint32
+				addr uint64
+			}
+			want := []w{{wire.OpSendFirst, 0, 0}, {wire.OpSendLast, 0, 1024}, {wire.OpWriteOnly, 0, 0x10}, {wire.OpSendOnlyImm, 1, 0}}
+			for i, in := range got {
+				h, _ := t.PlacementOf(in)
+				if i == 2 {
+					continue // a plain WRITE takes no SSN
+				}
+				if wire.Opcode(in.P.Opcode) != endpoint.OpDataBase|want[i].op || h.MsgSeq != want[i].ssn || h.Addr != want[i].addr {
+					t.Errorf("packet %d: opcode %#x MsgSeq %d Addr %d, want %#x %d %d", i, in.P.Opcode, h.MsgSeq, h.Addr, endpoint.OpDataBase|want[i].op, want[i].ssn, want[i].addr)
+				}
+				if i == 3 && (h.Flags&endpoint.PlaceImm == 0 || h.Imm != 0xAB) {
+					t.Errorf("SEND with immediate: flags %#x imm %#x", h.Flags, h.Imm)
+				}
+			}
+		}},
+	{ID: "meta/selective-repeat", Profile: ProfileMetaRoCE, Title: "a SACK with a hole: only the lost PSN is resent",
+		Cites: []string{"MR-4.9", "MR-4.10"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c.Post(WR{ID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.requests(8, 50*us)
+			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
+			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
+			var resent []uint32
+			for _, in := range t.Collect(120 * us) {
+				if IsRequest(in) {
+					resent = append(resent, in.P.PSN)
+				}
+			}
+			if !eqPSNs(resent, []uint32{p(2)}) {
+				t.Fatalf("resent PSNs %x, want only the hole %x", resent, p(2))
+			}
+			c.SACK(p(7), p(2), 0)
+			if wc, _ := c.WaitCompletion(20 * us); wc == nil || wc.Status != "success" {
+				t.Errorf("completion %+v", wc)
+			}
+		}},
+	{ID: "meta/trim-retransmit", Profile: ProfileMetaRoCE, Title: "a SACK with TRIM: that PSN is resent at once",
+		Cites: []string{"MR-4.11"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c.Post(WR{ID: 1, Op: "write", Len: 4 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.requests(4, 50*us)
+			c.SACK(c.RPSN, psnAdd(c.RPSN, 1), endpoint.SACKTrim)
+			re := c.requests(1, 60*us)[0]
+			if re.P.PSN != psnAdd(c.RPSN, 1) {
+				t.Errorf("resent PSN %#x, want the trimmed %#x", re.P.PSN, psnAdd(c.RPSN, 1))
+			}
+		}},
+	{ID: "meta/read-gap", Profile: ProfileMetaRoCE, Title: "a gap in READ responses: placed on arrival, the missing run re-requested",
+		Cites: []string{"MR-4.12", "MR-4.5"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c.Post(WR{ID: 6, Op: "read", Offset: 0, Len: 4096, RemoteAddr: 0x20000, RKey: 5})
+			rq := c.requests(1, 50*us)[0]
+			if rq.P.Opcode != uint8(wire.OpReadRequest) || rq.P.DMALen != 4096 {
+				t.Fatalf("READ request opcode %#x len %d", rq.P.Opcode, rq.P.DMALen)
+			}
+			data := pattern(4096, 0x66)
+			ops := []wire.Opcode{wire.OpReadResponseFirst, wire.OpReadResponseMiddle, wire.OpReadResponseMiddle, wire.OpReadResponseLast}
+			resp := func(i int) {
+				h := endpoint.Placement{Addr: 0x20000 + uint64(i)*1024, MsgLen: 4096}
+				if i == 0 {
+					h.Flags = endpoint.PlaceFirst
+				}
+				if i == 3 {
+					h.Flags = endpoint.PlaceLast
+				}
+				c.Data(ops[i], psnAdd(c.RPSN, i), h, data[i*1024:(i+1)*1024], false)
+			}
+			resp(0)
+			resp(2)
+			resp(3)
+			re := c.requests(1, 60*us)[0]
+			if re.P.Opcode != uint8(wire.OpReadRequest) || re.P.PSN != psnAdd(c.RPSN, 1) || re.P.VA != 0x20400 || re.P.DMALen != 1024 {
+				t.Fatalf("re-request opcode %#x PSN %#x VA %#x len %d, want READ of the one missing response (PSN %#x VA 0x20400 len 1024)",
+					re.P.Opcode, re.P.PSN, re.P.VA, re.P.DMALen, psnAdd(c.RPSN, 1))
+			}
+			resp(1)
+			wc, _ := c.WaitCompletion(20 * us)
+			if wc == nil || wc.WRID != 6 || wc.Status != "success" || !bytes.Equal(c.Mem(0, 4096), data) {
+				t.Errorf("READ completion %+v; want wr 6 success with the data placed", wc)
+			}
+		}},
+	{ID: "meta/out-of-order", Profile: ProfileMetaRoCE, Title: "out-of-order DATA placed on arrival; SACK cumulative PSN, bitmap and trigger",
+		Cites: []string{"MR-2.5", "MR-2.6", "MR-5.11", "MR-5.13"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			p := func(i int) uint32 { return psnAdd(c.PSN, i) }
+			w := func(i int) { c.MetaWrite(p(i), c.QP.Buf.Addr+uint64(i)*512, pattern(512, byte(i+1)), false) }
+			check := func(what string, cum uint32, trig uint32, bits ...uint32) {
+				in, s := c.sack(what)
+				if in.P.PSN != cum || s.Trigger != trig || !eqPSNs(bitmapPSNs(in.P.PSN, &s), bits) || s.Flags != 0 {
+					t.Errorf("%s: SACK C=%#x trigger %#x flags %#x bitmap %x, want C=%#x trigger %#x bitmap %x",
+						what, in.P.PSN, s.Trigger, s.Flags, bitmapPSNs(in.P.PSN, &s), cum, trig, bits)
+				}
+			}
+			w(1)
+			check("after PSN+1", p(-1), p(1), p(1))
+			if !bytes.Equal(c.Mem(512, 512), pattern(512, 2)) {
+				t.Errorf("PSN+1 not placed on arrival")
+			}
+			w(3)
+			check("after PSN+3", p(-1), p(3), p(1), p(3))
+			w(0)
+			check("after PSN+0", p(1), p(0), p(3))
+			w(2)
+			check("after PSN+2 filled the last hole", p(3), p(2))
+			for i := range 4 {
+				if !bytes.Equal(c.Mem(uint64(i)*512, 512), pattern(512, byte(i+1))) {
+					t.Errorf("PSN+%d's data missing", i)
+				}
+			}
+		}},
+	{ID: "meta/duplicate", Profile: ProfileMetaRoCE, Title: "a duplicate DATA packet: SACK with DUP, not placed again",
+		Cites: []string{"MR-2.6", "MR-5.14"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 1), true)
+			c.sack("first")
+			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 2), false)
+			in, s := c.sack("duplicate")
+			if s.Flags&endpoint.SACKDup == 0 || s.Trigger != c.PSN || in.P.PSN != c.PSN {
+				t.Errorf("duplicate: SACK C=%#x trigger %#x flags %#x, want DUP for %#x", in.P.PSN, s.Trigger, s.Flags, c.PSN)
+			}
+			if !bytes.Equal(c.Mem(0, 64), pattern(64, 1)) {
+				t.Errorf("the duplicate was placed again")
+			}
+		}},
+	{ID: "meta/trimmed", Profile: ProfileMetaRoCE, Title: "a trimmed packet (DSCP 63): SACK with TRIM, nothing placed",
+		Cites: []string{"MR-2.6", "MR-5.16"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 1), true)
+			c.sack("first")
+			h := endpoint.Placement{Flags: endpoint.PlaceFirst | endpoint.PlaceLast, Addr: c.QP.Buf.Addr + 64, RKey: c.QP.Buf.RKey, MsgLen: 64}
+			p := c.hdr(endpoint.OpDataBase|wire.OpWriteOnly, psnAdd(c.PSN, 1), 63, true)
+			t.Send(p, endpoint.AppendPlacement(nil, &h))
+			in, s := c.sack("trimmed")
+			if s.Flags&endpoint.SACKTrim == 0 || s.Trigger != psnAdd(c.PSN, 1) || in.P.PSN != c.PSN {
+				t.Errorf("trimmed: SACK C=%#x trigger %#x flags %#x, want TRIM for %#x", in.P.PSN, s.Trigger, s.Flags, psnAdd(c.PSN, 1))
+			}
+		}},
+	{ID: "meta/sack-coalescing", Profile: ProfileMetaRoCE, Title: "in-order DATA: a SACK at the latest after 16 packets",
+		Cites: []string{"MR-5.15"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			for i := range 40 {
+				c.MetaWrite(psnAdd(c.PSN, i), c.QP.Buf.Addr+uint64(i)*64, pattern(64, byte(i)), false)
+			}
+			ss := c.sacks(t.Collect(30 * us))
+			if len(ss) < 2 || ss[0].P.PSN != psnAdd(c.PSN, 15) || ss[1].P.PSN != psnAdd(c.PSN, 31) {
+				var got []uint32
+				for _, s := range ss {
+					got = append(got, s.P.PSN)
+				}
+				t.Errorf("40 in-order packets got SACKs with C=%x, want %#x and %#x first", got, psnAdd(c.PSN, 15), psnAdd(c.PSN, 31))
+			}
+		}},
+	{ID: "meta/read-ordering", Profile: ProfileMetaRoCE, Title: "a READ request waits for the WRITEs before it",
+		Cites: []string{"MR-5.12"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c.Fill(0, pattern(256, 1))
+			rq := c.Req(wire.OpReadRequest, psnAdd(c.PSN, 1))
+			rq.VA, rq.RKey, rq.DMALen, rq.AckReq = c.QP.Buf.Addr, c.QP.Buf.RKey, 256, true
+			t.Send(rq, nil)
+			for _, in := range t.Collect(20 * us) {
+				if c.Mine(in) && in.P.Opcode >= uint8(endpoint.OpDataBase|wire.OpReadResponseFirst) {
+					t.Fatalf("READ answered before the earlier PSN arrived")
+				}
+			}
+			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(256, 2), false)
+			in, _ := t.Expect(30*us, "READ response", func(in *In) bool {
+				return c.Mine(in) && in.P.Opcode == uint8(endpoint.OpDataBase|wire.OpReadResponseOnly)
+			})
+			if _, data := t.PlacementOf(in); !bytes.Equal(data, pattern(256, 2)) || in.P.PSN != psnAdd(c.PSN, 1) {
+				t.Errorf("READ response PSN %#x does not carry the data the earlier WRITE wrote", in.P.PSN)
+			}
+		}},
+	{ID: "mp/spray", Profile: ProfileMetaRoCE, Title: "a 4-path QP sprays over 4 ports in 0xC000–0xFFFF; control on path 0",
+		Cites: []string{"MR-1.4", "MR-6.1"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 4, MTU: 1024})
+			c.Post(WR{ID: 1, Op: "write", Len: 16 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			ports := map[uint16]int{}
+			for _, in := range c.requests(16, 50*us) {
+				ports[in.P.SrcPort]++
+				if in.P.SrcPort < 0xC000 {
+					t.Errorf("port %#x outside 0xC000–0xFFFF", in.P.SrcPort)
+				}
+			}
+			if len(ports) != 4 {
+				t.Errorf("16 packets over %d ports %v, want 4", len(ports), ports)
+			}
+			if ports[c.Hello.P.SrcPort] == 0 {
+				t.Errorf("HELLO from port %#x, which is none of the paths' %v", c.Hello.P.SrcPort, ports)
+			}
+		}},
+	{ID: "mp/reselect", Profile: ProfileMetaRoCE, Title: "a timeout moves the path of una to a new port",
+		Cites: []string{"MR-6.4", "MR-4.13"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 2, MTU: 1024})
+			c.Post(WR{ID: 1, Op: "write", Len: 2 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			ports := map[uint16]bool{}
+			first := c.requests(2, 50*us)
+			for _, in := range first {
+				ports[in.P.SrcPort] = true
+			}
+			again := c.requests(2, 400*us)
+			re := again[0]
+			moved := false
+			for _, in := range again {
+				if in.P.PSN == c.RPSN && !ports[in.P.SrcPort] && in.P.SrcPort >= 0xC000 {
+					moved = true
+				}
+			}
+			if !moved {
+				t.Errorf("after the timeout PSNs %#x, %#x went on ports %#x, %#x (paths %v), want PSN %#x on a new port in 0xC000–0xFFFF",
+					again[0].P.PSN, again[1].P.PSN, again[0].P.SrcPort, again[1].P.SrcPort, ports, c.RPSN)
+			}
+			if g := re.At.Sub(first[1].At); g < 150*us || g > 260*us {
+				t.Errorf("retransmission %v after the last packet, want the 200us timeout", g)
+			}
+		}},
+}

@@ -1,0 +1,121 @@
+package compliance
+
+import (
+	"bytes"
+
+	"github.com/rocelab/rocelab/wire"
+)
+
+// cnps returns the CNPs among ins.
+func cnps(ins []*In) []*In {
+	var out []*In
+	for _, in := range ins {
+		if in.P.Kind == wire.KindCNP {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+var ecnCases = []Case{
+	{ID: "ecn/cnp", Profile: ProfileRoCEv2, Title: "a CE-marked request gets a CNP to the sender QP, echoing its port",
+		Cites: []string{"MR-1.2", "MR-1.6", "MR-5.17"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{})
+			p := c.Req(wire.OpWriteOnly, c.PSN)
+			p.ECN = wire.ECNCE
+			p.VA, p.RKey, p.DMALen = c.QP.Buf.Addr, c.QP.Buf.RKey, 64
+			t.Send(p, pattern(64, 1))
+			in, _ := t.Expect(30*us, "CNP", func(in *In) bool { return in.P.Kind == wire.KindCNP })
+			c.checkCommon(in)
+			if in.P.Opcode != uint8(wire.OpCNP) || !in.P.BECN || in.P.SrcPort != c.SPort || in.P.DSCP != 48 || in.P.ECN != wire.ECNNotECT {
+				t.Errorf("CNP opcode %#x BECN %v port %#x DSCP %d ECN %d, want 0x81 BECN port %#x DSCP 48 Not-ECT",
+					in.P.Opcode, in.P.BECN, in.P.SrcPort, in.P.DSCP, in.P.ECN, c.SPort)
+			}
+		}},
+	{ID: "ecn/cnp-rate-limit", Profile: ProfileRoCEv2, Title: "at most one CNP per 50 us per sender port",
+		Cites: []string{"MR-5.18"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{})
+			var got []*In
+			for i := range 40 {
+				p := c.Req(wire.OpWriteOnly, psnAdd(c.PSN, i))
+				p.ECN = wire.ECNCE
+				p.VA, p.RKey, p.DMALen = c.QP.Buf.Addr, c.QP.Buf.RKey, 64
+				t.Send(p, pattern(64, 1))
+				got = append(got, cnps(t.Collect(5*us))...)
+			}
+			got = append(got, cnps(t.Collect(5*us))...)
+			t.Logf("%d CNPs for 40 marked packets over 200us", len(got))
+			if len(got) < 3 || len(got) > 5 {
+				t.Errorf("%d CNPs for 40 CE packets over 200us, want one per 50us (4)", len(got))
+			}
+			for i := 1; i < len(got); i++ {
+				if g := got[i].At.Sub(got[i-1].At); g < 45*us {
+					t.Errorf("CNPs %d and %d only %v apart", i, i+1, g)
+				}
+			}
+		}},
+	{ID: "ecn/cnp-per-port", Profile: ProfileRoCEv2, Title: "the CNP limit is per sender UDP port",
+		Cites: []string{"MR-5.17", "MR-5.19"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{})
+			for i, port := range []uint16{0xD001, 0xD002} {
+				c.SPort = port
+				p := c.Req(wire.OpWriteOnly, psnAdd(c.PSN, i))
+				p.ECN = wire.ECNCE
+				p.VA, p.RKey, p.DMALen = c.QP.Buf.Addr, c.QP.Buf.RKey, 64
+				t.Send(p, pattern(64, 1))
+			}
+			got := cnps(t.Collect(20 * us))
+			if len(got) != 2 || got[0].P.SrcPort != 0xD001 || got[1].P.SrcPort != 0xD002 {
+				var ports []uint16
+				for _, in := range got {
+					ports = append(ports, in.P.SrcPort)
+				}
+				t.Errorf("CE on ports 0xd001 and 0xd002 within 1us got CNPs on %x, want one each", ports)
+			}
+		}},
+}
+
+var nicCases = []Case{
+	{ID: "nic/pfc", Profile: ProfileRoCEv2, Title: "a PFC pause of priority 3 holds data; zero quanta resumes it",
+		Cites: []string{"MR-8.2"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{})
+			t.PFC(1<<3, 0xFFFF)
+			c.Post(WR{ID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+			for _, in := range t.Collect(60 * us) {
+				if IsRequest(in) {
+					t.Fatalf("data on paused priority 3 (DSCP %d) %v after the pause", in.P.DSCP, t.Since())
+				}
+			}
+			resume := t.Now()
+			t.PFC(1<<3, 0)
+			r := c.requests(1, 30*us)[0]
+			if g := r.At.Sub(resume); g > 20*us {
+				t.Errorf("data %v after zero quanta, want at once", g)
+			}
+		}},
+	{ID: "nic/bad-icrc", Profile: ProfileRoCEv2, Title: "a request with a bad ICRC is dropped: not executed, not acknowledged",
+		Cites: []string{"MR-8.4"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{})
+			p := c.Req(wire.OpWriteOnly, c.PSN)
+			p.VA, p.RKey, p.DMALen, p.AckReq = c.QP.Buf.Addr, c.QP.Buf.RKey, 64, true
+			b, err := wire.BuildFrame(p, pattern(64, 0xBB))
+			t.must(err, "build")
+			b[len(b)-1] ^= 0xFF
+			t.SendFrame(b)
+			if as := c.acks(t.Collect(30 * us)); len(as) > 0 {
+				t.Errorf("a frame with a bad ICRC was answered: %s", describe(as))
+			}
+			if bytes.Equal(c.Mem(0, 64), pattern(64, 0xBB)) {
+				t.Errorf("a frame with a bad ICRC was placed")
+			}
+			c.Write(c.PSN, c.QP.Buf.Addr, c.QP.Buf.RKey, pattern(64, 0xCC), true)
+			if a := c.ack(30 * us); a.P.Syndrome != 0x1F || a.P.PSN != c.PSN || !bytes.Equal(c.Mem(0, 64), pattern(64, 0xCC)) {
+				t.Errorf("the good frame after it: %s PSN %#x, want ACK and placement", wire.SyndromeString(a.P.Syndrome), a.P.PSN)
+			}
+		}},
+}

@@ -1,0 +1,98 @@
+package compliance
+
+import (
+	"net/netip"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
+)
+
+// Env is where a case runs: the wire toward the IUT and the adapter that
+// drives it. One Env serves one case.
+type Env interface {
+	Adapter
+	// Send puts a frame on the wire toward the IUT.
+	Send(frame []byte) error
+	// Next returns the next frame the IUT sent, waiting until the Env's
+	// clock reaches deadline; ok is false when none came.
+	Next(deadline clock.Time) (f Frame, ok bool, err error)
+	// Now is the Env's clock in fabric time (virtual time in-process, the
+	// dilated wall clock in emulation).
+	Now() clock.Time
+	// Peer returns the tester's own addresses.
+	Peer() (ip netip.Addr, mac [6]byte)
+	// Close releases what the Env holds for the case.
+	Close() error
+}
+
+// Frame is a frame on the wire between tester and IUT.
+type Frame struct {
+	At    clock.Time
+	Data  []byte
+	FromT bool // sent by the tester
+}
+
+// Adapter is how the suite drives the IUT: the operations of the adapter
+// protocol (docs/compliance.md). Every work request is signaled.
+type Adapter interface {
+	CreateQP(spec QPSpec) (QPHandle, error)
+	Connect(qp int, remote endpoint.ConnInfo) error
+	PostSend(qp int, wr WR) error
+	PostRecv(qp int, wrid uint64, offset uint64, length uint32) error
+	Poll(qp int) ([]Completion, error)
+	Query(qp int) (QPStatus, error)
+	ReadMem(qp int, offset uint64, n int) ([]byte, error)
+	WriteMem(qp int, offset uint64, data []byte) error
+	Destroy(qp int) error
+}
+
+// QPSpec asks the IUT for a QP with a registered buffer the peer may read
+// and write.
+type QPSpec struct {
+	Mode   string `json:"mode"` // rocev2 or metaroce
+	Paths  int    `json:"paths,omitempty"`
+	Buffer int    `json:"buffer_bytes"`
+}
+
+// QPHandle is a QP the IUT created: Conn is what the tester connects to,
+// Buf the registered buffer.
+type QPHandle struct {
+	ID   int               `json:"id"`
+	Conn endpoint.ConnInfo `json:"conn"`
+	Buf  Buffer            `json:"buffer"`
+}
+
+// Buffer is a registered buffer as the peer addresses it.
+type Buffer struct {
+	Addr uint64 `json:"addr"`
+	RKey uint32 `json:"rkey"`
+	Len  int64  `json:"len"`
+}
+
+// WR is a send work request: Len bytes at Offset of the QP's own buffer.
+type WR struct {
+	ID         uint64 `json:"wr_id"`
+	Op         string `json:"op"` // send, send_imm, write, write_imm, read
+	Offset     uint64 `json:"offset"`
+	Len        uint32 `json:"len"`
+	RemoteAddr uint64 `json:"remote_addr,omitempty"`
+	RKey       uint32 `json:"rkey,omitempty"`
+	Imm        uint32 `json:"imm,omitempty"`
+}
+
+// Completion is a work completion; Status uses the verbs names (success,
+// remote access error, transport retry exceeded, …).
+type Completion struct {
+	WRID    uint64 `json:"wr_id"`
+	Status  string `json:"status"`
+	Opcode  string `json:"opcode"`
+	ByteLen uint32 `json:"byte_len"`
+	Imm     uint32 `json:"imm,omitempty"`
+}
+
+// QPStatus is a QP's state (RESET, INIT, RTR, RTS, ERROR) and the mode in
+// force (rocev2, metaroce).
+type QPStatus struct {
+	State string `json:"state"`
+	Mode  string `json:"mode"`
+}

@@ -1,0 +1,52 @@
+package nodeapi
+
+import "github.com/rocelab/rocelab/endpoint"
+
+// NICInfo describes one NIC of an endpoint node.
+type NICInfo struct {
+	Index  int    `json:"index"`
+	Name   string `json:"name"`
+	IfName string `json:"ifname"`
+	IP     string `json:"ip"`
+	MAC    string `json:"mac"`
+	MTU    int    `json:"mtu"`
+	Rate   int64  `json:"rate_bps"`
+}
+
+// QPRequest is POST /qp: a reliable-connected QP on NIC (a NIC name,
+// its port name such as "gpu0", its ifname or index) with its own CQ, and
+// optionally a registered, memory-backed buffer of Buffer bytes that the
+// peer may read and write.
+type QPRequest struct {
+	NIC    string `json:"nic"`
+	Mode   string `json:"mode,omitempty"` // rocev2 (default) or metaroce
+	CC     string `json:"cc,omitempty"`   // none (default), dcqcn or credit
+	Paths  int    `json:"paths,omitempty"`
+	Buffer int64  `json:"buffer_bytes,omitempty"`
+}
+
+// BufferInfo is a registered buffer as a peer addresses it.
+type BufferInfo struct {
+	Addr uint64 `json:"addr"`
+	RKey uint32 `json:"rkey"`
+	Len  int64  `json:"len"`
+}
+
+// QPInfo describes a QP: Conn is what the peer needs to connect to it.
+type QPInfo struct {
+	ID     int               `json:"id"`
+	NIC    string            `json:"nic"`
+	QPN    uint32            `json:"qpn"`
+	State  string            `json:"state"`
+	Mode   string            `json:"mode"` // in force (MetaRoCE once negotiated)
+	Conn   endpoint.ConnInfo `json:"conn"`
+	Buffer BufferInfo        `json:"buffer"`
+	Error  string            `json:"error,omitempty"`
+}
+
+// ConnectRequest is POST /qp/{id}/connect: the peer QP's ConnInfo and
+// buffer.
+type ConnectRequest struct {
+	Remote       endpoint.ConnInfo `json:"remote"`
+	RemoteBuffer BufferInfo        `json:"remote_buffer"`
+}

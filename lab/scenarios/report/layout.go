@@ -1,0 +1,34 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// LayoutFile is the name of the drawing of the scenario's topology in a
+// report, which `rocelab dashboard --replay` draws the recording on.
+const LayoutFile = "layout.json"
+
+// ReportLayout is LayoutFile's content.
+type ReportLayout struct {
+	Scenario string                 `json:"scenario"`
+	Topology string                 `json:"topology"`
+	Layout   topologies.GraphLayout `json:"layout"`
+}
+
+// writeLayout writes the topology's drawing (compact above
+// topologies.CompactHosts hosts, as `rocelab graph` draws it).
+func writeLayout(dir string, d Data) error {
+	if d.Scenario == nil || d.Scenario.Topology == nil {
+		return nil
+	}
+	t := d.Scenario.Topology
+	b, err := json.Marshal(ReportLayout{Scenario: d.Scenario.Name, Topology: t.Name, Layout: topologies.Layout(t, topologies.GraphOptions{})})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, LayoutFile), b, 0o644)
+}
