@@ -81,6 +81,7 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	requireRoot(t)
 	root := runRoot(t)
 	lab := labName(t, "heal")
+	before := snap(t)
 	deployLab(t, "laptop", lab, root, deploy.Options{})
 	at := []string{"--root", root, "--name", lab}
 	perf := func(iters string, extra ...string) []string {
@@ -218,4 +219,20 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("perf ignored SIGINT for 10 s")
 	}
+
+	// Destroy finds the restarted processes (children of no one now)
+	// through the books, and leaves nothing.
+	l, err := deploy.OnlyLab(t.Context(), root, lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := rocelabWithin(t, 30*time.Second, "destroy", "--name", lab, "--root", root); code != 0 {
+		t.Fatalf("destroy: exit %d\n%s", code, out)
+	}
+	for _, n := range l.Nodes {
+		if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); n.PID != 0 && p.Alive() {
+			t.Errorf("%s (%v) survived destroy", n.Name, p)
+		}
+	}
+	sameSnapshot(t, before)
 }
