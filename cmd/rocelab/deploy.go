@@ -64,6 +64,7 @@ func progress(w io.Writer) func(deploy.Event) {
 
 func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
+	var repair bool
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
 		Short: "Build a lab from a topology and leave it running",
@@ -84,9 +85,28 @@ beside it; such a topology picks --runtime docker when none is given, and
 -t takes a file or a built-in name (default laptop); --name names the lab
 (default: the topology's name); --scale is the time dilation factor k (auto:
 picked from the back end's aggregate rate). Progress goes to stderr, the
-table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
+table of nodes to stdout (-o json: the whole lab as JSON).
+
+--repair (with --name, or alone for the only lab) restarts every node of a
+deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if repair {
+				if file != "" || rt != "netns" || scale != "auto" {
+					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
+				}
+				if err := requireRoot("deploy"); err != nil {
+					return err
+				}
+				fixed, err := deploy.Repair(cmdContext(cmd), root, name, deploy.RestartOptions{})
+				for _, n := range fixed {
+					fmt.Fprintf(opts.stdout, "restarted %s\n", n)
+				}
+				if err == nil && len(fixed) == 0 {
+					fmt.Fprintln(opts.stdout, "every node is healthy: nothing to repair")
+				}
+				return badInputIf(err)
+			}
 			t, err := loadTopology(file)
 			if err != nil {
 				return err
@@ -144,6 +164,7 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 	cmd.Flags().StringVar(&rt, "runtime", "", "node runtime: netns or docker (default: docker if the topology names images, else netns)")
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
+	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	addRootFlag(cmd, &root)
 	return cmd
 }

@@ -35,11 +35,8 @@ none, runs the host's command in the container's network namespace.
 				return err
 			}
 			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], runtime.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
-			if errors.Is(err, deploy.ErrNoNode) {
-				return badInput(err)
-			}
 			if err != nil {
-				return err
+				return badInputIf(err)
 			}
 			if code != 0 {
 				return &exitError{code: code, err: fmt.Errorf("%s: %s exited with status %d", args[0], args[1], code)}
