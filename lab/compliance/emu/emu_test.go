@@ -80,12 +80,12 @@ func TestReferencePasses(t *testing.T) {
 }
 
 // TestMutantsCaught: the emulation mode catches defects of the node too —
-// a timer 10× too long and a NIC that accepts a bad ICRC, each run through
+// a retransmission timer that never doubles and a NIC that accepts a bad ICRC, each run through
 // a node process started with the mutant — and a failed case leaves its
 // pcap.
 func TestMutantsCaught(t *testing.T) {
 	for _, tc := range []struct{ mutant, cases string }{
-		{"rto-10x", "rc/timeout"},
+		{"no-backoff", "rc/timeout"},
 		{"accept-bad-icrc", "nic/bad-icrc"},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
