@@ -58,6 +58,9 @@ type Stats struct {
 	// KernelDrops counts frames the kernel dropped because the socket's
 	// receive buffer was full (PACKET_STATISTICS), since the last Stats.
 	KernelDrops uint64
+	// RxSyscalls and TxSyscalls count the system calls reads and writes
+	// made (recvmmsg; sendmmsg or the send that flushes a ring).
+	RxSyscalls, TxSyscalls uint64
 }
 
 // ErrClosed is returned by operations on a closed Conn or Poller.

@@ -172,6 +172,7 @@ func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int,
 		m.SetControllen(ctlLen)
 		c.rmsgs[i].len = 0
 	}
+	c.stats.RxSyscalls++
 	r, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.rmsgs[0])), uintptr(n),
 		unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
 	runtime.KeepAlive(bufs)
@@ -272,6 +273,7 @@ func (c *Conn) WriteBatch(frames [][]byte) (int, error) {
 			c.wiov[i].SetLen(len(f))
 			c.wmsgs[i].hdr = unix.Msghdr{Iov: &c.wiov[i], Iovlen: 1}
 		}
+		c.stats.TxSyscalls++
 		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.wmsgs[0])), uintptr(n),
 			unix.MSG_DONTWAIT, 0, 0)
 		runtime.KeepAlive(frames)
@@ -306,6 +308,11 @@ func (c *Conn) waitWritable() error {
 		}
 	}
 }
+
+// Syscalls returns how many system calls reads and writes made (the
+// Loop's emu.SyscallCounter). Call it from the goroutine that reads and
+// writes.
+func (c *Conn) Syscalls() (rx, tx uint64) { return c.stats.RxSyscalls, c.stats.TxSyscalls }
 
 // Stats returns the Conn's counters. KernelDrops is read from the kernel,
 // which resets it.

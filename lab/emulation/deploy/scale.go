@@ -23,6 +23,25 @@ const ethHeader = 14
 // of the largest BE MTU, divided by capacityPPS, rounded up
 // (emu.AutoScale). A topology without links gets 1.
 func AutoScale(t *topologies.Topology, capacityPPS float64) int {
+	agg, mtu := fullLoad(t)
+	if agg == 0 {
+		return 1
+	}
+	return emu.AutoScale(agg, mtu+ethHeader, capacityPPS)
+}
+
+// FabricPPS is the frame rate of t at full load in real time, as
+// AutoScale counts it: a lab at scale k must forward FabricPPS/k frames
+// per second of wall clock.
+func FabricPPS(t *topologies.Topology) float64 {
+	agg, mtu := fullLoad(t)
+	return emu.FramesPerSecond(agg, mtu+ethHeader)
+}
+
+// fullLoad returns the aggregate rate AutoScale fits (both directions of
+// every link of the back end, or of the front end when there is no back
+// end) and the largest MTU of those links.
+func fullLoad(t *topologies.Topology) (clock.Rate, int) {
 	plane := topologies.BE
 	if t.Summary().BELinks == 0 {
 		plane = topologies.FE
@@ -36,8 +55,5 @@ func AutoScale(t *topologies.Topology, capacityPPS float64) int {
 		agg += 2 * l.Rate
 		mtu = max(mtu, l.MTU)
 	}
-	if agg == 0 {
-		return 1
-	}
-	return emu.AutoScale(agg, mtu+ethHeader, capacityPPS)
+	return agg, mtu
 }
