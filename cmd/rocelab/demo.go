@@ -16,6 +16,7 @@ func newDemoCmd(opts *options) *cobra.Command {
 		senders          int
 		capacity         bool
 		start, repeats   int
+		kMin, kMax       int
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -44,7 +45,7 @@ loop lag and CPU per frame. It takes a few minutes.`,
 			}
 			if capacity {
 				return runCapacity(cmd, opts, demo.CapacityOptions{
-					Topology: t, LabName: name, Root: root, Start: start, Repeats: repeats,
+					Topology: t, LabName: name, Root: root, Start: start, Min: kMin, Max: kMax, Repeats: repeats,
 					IncastSenders: senders, Log: opts.stderr,
 				})
 			}
@@ -71,13 +72,15 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
 	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")
 	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")
+	f.IntVar(&kMin, "min", 100, "with --capacity: the smallest scale factor tried")
+	f.IntVar(&kMax, "max", 40000, "with --capacity: the largest scale factor tried (--start = --min = --max probes one k)")
 	return cmd
 }
 
 // runCapacity runs demo.FindCapacity and prints its probes and answer.
 func runCapacity(cmd *cobra.Command, opts *options, co demo.CapacityOptions) error {
-	if co.Start < 1 || co.Repeats < 1 {
-		return badInput(fmt.Errorf("--start and --repeats must be at least 1"))
+	if co.Start < 1 || co.Repeats < 1 || co.Min < 1 || co.Max < co.Min {
+		return badInput(fmt.Errorf("--start, --repeats and --min must be at least 1, --max at least --min"))
 	}
 	res, err := demo.FindCapacity(cmd.Context(), co)
 	if err != nil {

@@ -32,7 +32,13 @@ type Conn struct {
 	ifindex int
 	ifname  string
 	mac     net.HardwareAddr
+	mtu     int
 	cfg     Config
+
+	// ring is the receive ring (Config.RxRing), nil for recvmmsg;
+	// ringPerBlock slots fill each block of ringBlock bytes.
+	ring                    *rxRing
+	ringPerBlock, ringBlock int
 
 	rmsgs []mmsghdr
 	riov  []unix.Iovec
@@ -57,7 +63,7 @@ func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 		if err != nil {
 			return err
 		}
-		c.ifindex, c.mac = ifi.Index, ifi.HardwareAddr
+		c.ifindex, c.mac, c.mtu = ifi.Index, ifi.HardwareAddr, ifi.MTU
 		// Protocol 0: the socket receives nothing until bound, so no frame
 		// of another interface slips in between socket and bind.
 		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -67,6 +73,7 @@ func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
 	if err := c.setup(); err != nil {
+		c.closeRing()
 		unix.Close(c.fd)
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
@@ -102,6 +109,12 @@ func (c *Conn) setup() error {
 			}
 		}
 	}
+	if cfg.RxRing > 0 {
+		// Ethernet header and one VLAN tag the kernel might leave in.
+		if err := c.setupRing(cfg.RxRing, max(c.mtu, 1500)+14+vlanHdrLen); err != nil {
+			return err
+		}
+	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(ethPAll), Ifindex: c.ifindex}); err != nil {
 		return fmt.Errorf("bind: %w", err)
 	}
@@ -132,7 +145,7 @@ func (c *Conn) Close() error {
 	}
 	fd := c.fd
 	c.fd = -1
-	return unix.Close(fd)
+	return errors.Join(unix.Close(fd), c.closeRing())
 }
 
 // ReadBatch reads up to len(bufs) pending frames (at most MaxBatch) into
@@ -159,6 +172,9 @@ func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int,
 	n := min(len(bufs), len(c.rmsgs))
 	if n == 0 {
 		return 0, nil
+	}
+	if c.ring != nil {
+		return c.readRing(bufs[:n], lens, stamps), nil
 	}
 	for i := range n {
 		b := bufs[i]

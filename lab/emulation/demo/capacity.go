@@ -109,6 +109,13 @@ type Loops struct {
 	LagP50 time.Duration `json:"lag_p50_ns"`
 	LagP99 time.Duration `json:"lag_p99_ns"`
 	LagMax time.Duration `json:"lag_max_ns"`
+	// TurnMax is the longest turn of any loop, OversleepMax the longest
+	// a loop slept past its timeout (the host scheduler's delay).
+	TurnMax      time.Duration `json:"turn_max_ns"`
+	TurnNode     string        `json:"turn_max_node"`
+	OversleepMax time.Duration `json:"oversleep_max_ns"`
+	// LagNode is the node with the worst p99.
+	LagNode string `json:"lag_node"`
 	// Frames is what every node read (one hop each); FramesPerSecond per
 	// wall second of the interval.
 	Frames          float64 `json:"frames"`
@@ -117,8 +124,12 @@ type Loops struct {
 	// read of a port returned; SyscallsPerTurn the port reads and writes
 	// (and the wait) of one loop turn.
 	WakeupsPerSecond float64 `json:"wakeups_per_second"`
-	FramesPerRead    float64 `json:"frames_per_read"`
-	SyscallsPerTurn  float64 `json:"syscalls_per_turn"`
+	// WakeupsRx and WakeupsTimer are the shares of wake-ups caused by a
+	// port with frames and by a due event (the rest: posts, spurious).
+	WakeupsRx       float64 `json:"wakeups_rx_share"`
+	WakeupsTimer    float64 `json:"wakeups_timer_share"`
+	FramesPerRead   float64 `json:"frames_per_read"`
+	SyscallsPerTurn float64 `json:"syscalls_per_turn"`
 	// CPUPerFrame is the nodes' process CPU (every thread) per frame read;
 	// ReadPerFrame, ModelPerFrame and WritePerFrame split the loops' time
 	// in turns by phase.
@@ -163,9 +174,11 @@ func FindCapacity(ctx context.Context, opts CapacityOptions) (*Capacity, error) 
 			return false, err
 		}
 		res.Probes = append(res.Probes, p)
-		logf("k=%d: %s, lossless drops %.0f (all %.0f), incast %.0f of %.0f Gb/s, lag p99 %v max %v, %.0f frames/s, %v CPU/frame",
+		l := p.Loops
+		logf("k=%d: %s, lossless drops %.0f (all %.0f), incast %.0f of %.0f Gb/s, lag p99 %v (%s) max %v, longest turn %v (%s), oversleep %v, %.0f frames/s, %v CPU/frame, %.0f wake-ups/s (%.0f%% rx, %.0f%% timer)",
 			k, map[bool]string{true: "pass", false: "FAIL"}[p.Pass], p.LosslessDrops, p.Drops, p.IncastGbps, p.IncastLine,
-			p.Loops.LagP99.Round(time.Microsecond), p.Loops.LagMax.Round(time.Microsecond), p.Loops.FramesPerSecond, p.Loops.CPUPerFrame)
+			l.LagP99.Round(time.Microsecond), l.LagNode, l.LagMax.Round(time.Microsecond), l.TurnMax.Round(time.Microsecond), l.TurnNode, l.OversleepMax.Round(time.Microsecond), l.FramesPerSecond, l.CPUPerFrame,
+			l.WakeupsPerSecond, 100*l.WakeupsRx, 100*l.WakeupsTimer)
 		return p.Pass, nil
 	}
 	// Bracket: lo fails (or is below Min), hi passes.
@@ -330,6 +343,10 @@ func SummariseLoops(before, after []telemetry.Sample, wall time.Duration) Loops 
 		l.FramesPerSecond = l.Frames / sec
 		l.WakeupsPerSecond = d("emu_wakeups_total") / sec
 	}
+	if w := d("emu_wakeups_total"); w > 0 {
+		l.WakeupsRx = d("emu_wakeups_total", telemetry.Label{Name: "cause", Value: "rx"}) / w
+		l.WakeupsTimer = d("emu_wakeups_total", telemetry.Label{Name: "cause", Value: "timer"}) / w
+	}
 	if r := d("emu_rx_batches_total"); r > 0 {
 		l.FramesPerRead = l.Frames / r
 	}
@@ -350,6 +367,14 @@ func SummariseLoops(before, after []telemetry.Sample, wall time.Duration) Loops 
 	l.ReadPerFrame, l.ModelPerFrame, l.WritePerFrame = perFrame(ph("read")), perFrame(ph("model")), perFrame(ph("write"))
 	var p50, p99 []float64
 	for _, s := range after {
+		switch s.Name {
+		case "emu_turn_max_seconds":
+			if v := time.Duration(s.Value * 1e9); v > l.TurnMax {
+				l.TurnMax, l.TurnNode = v, s.Label("node")
+			}
+		case "emu_oversleep_max_seconds":
+			l.OversleepMax = max(l.OversleepMax, time.Duration(s.Value*1e9))
+		}
 		if s.Name != "emu_batch_lag_seconds" || s.Label("clock") != "wall" {
 			continue
 		}
@@ -359,7 +384,9 @@ func SummariseLoops(before, after []telemetry.Sample, wall time.Duration) Loops 
 			p50 = append(p50, s.Value)
 		case "0.99":
 			p99 = append(p99, s.Value)
-			l.LagP99 = max(l.LagP99, v)
+			if v > l.LagP99 {
+				l.LagP99, l.LagNode = v, s.Label("node")
+			}
 		case "1":
 			l.LagMax = max(l.LagMax, v)
 		}

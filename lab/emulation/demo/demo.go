@@ -130,6 +130,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Topology.Name, res.Deploy.Seconds(), sum.Hosts, sum.GPUs, sum.Switches, sum.Links, lab.Scale,
 		clock.Duration(int64(clock.Millisecond)/int64(lab.Scale)))
 
+	if lab.ScaleBasis != "" {
+		say("Scale %d from %s.", lab.Scale, lab.ScaleBasis)
+	}
+
 	nics, clients, err := labNICs(lab)
 	if err != nil {
 		return res, err

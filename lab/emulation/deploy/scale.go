@@ -7,12 +7,16 @@ import (
 )
 
 // DefaultCapacityPPSPerCPU is the forwarding capacity AutoScale assumes
-// per CPU, in frames per second through one hop (read, model, write),
-// derated so that bursts and timer jitter stay small in fabric time. At
-// 50,000 the laptop demo's 4:1 incast (k = 3776 on 2 CPUs) lost 118
-// packets on the lossless class — pause frames arrived late in fabric time
-// because the loops lagged — while at 20,000 (k ≈ 9440) it lost none.
-const DefaultCapacityPPSPerCPU = 20_000
+// per CPU, in frames per second through one hop (read, model, write): the
+// lab's lossless capacity, derated. `rocelab demo --capacity` measures it
+// (docs/performance.md): the smallest k at which the laptop demo's 4:1
+// incast and an all-to-all across its 8 GPU NICs lose nothing on the
+// lossless class, turned into frames per second per CPU. On the 2-CPU
+// development VM, shared with other builds, that k was 500–841 (224,000–
+// 377,000 frames/s per CPU); 100,000 keeps a margin of 2.2–3.8× and puts
+// the laptop demo at k = 1888. (The earlier 20,000 dated from before the
+// emulated switches sized their PFC headroom for loop stalls, LagBudget.)
+const DefaultCapacityPPSPerCPU = 100_000
 
 // ethHeader is the Ethernet header a frame adds to an IP packet.
 const ethHeader = 14

@@ -349,6 +349,9 @@ func (l *Loop) Run(ctx context.Context) error {
 			return fmt.Errorf("emu: wait: %w", err)
 		}
 		l.ready = ready
+		if pending && len(ready) == 0 && timeout > 0 {
+			l.stats.maxOversleep = max(l.stats.maxOversleep, time.Since(w)-timeout)
+		}
 		l.turn(ready, next, pending, w)
 	}
 	return nil
@@ -412,6 +415,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	st.phase[phaseWrite] += end.Sub(modelled)
 	st.batches++
 	st.busy += end.Sub(begin)
+	st.maxTurn = max(st.maxTurn, end.Sub(begin))
 }
 
 // deliver schedules the frames read this turn, each at the turn's now or,

@@ -29,7 +29,10 @@ type loopStats struct {
 	// fell due; wakeOther: a Post, a Wake or a spurious return), and the
 	// wall time of each phase of the turns, and of the waits between them.
 	wakeRx, wakeTimer, wakeOther int64
-	phase                        [numPhases]time.Duration
+	// maxTurn is the longest turn (wall clock), maxWait the longest
+	// oversleep: how much later than asked a timed Wait returned.
+	maxTurn, maxOversleep time.Duration
+	phase                 [numPhases]time.Duration
 	// cpu is the loop thread's CPU time, read from the kernel when Run
 	// locked its OS thread (cpuOK).
 	cpuOK bool
@@ -154,6 +157,8 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		lb := telemetry.With(node, telemetry.Label{Name: "phase", Value: phaseNames[i]})
 		emit(telemetry.Sample{Name: "emu_loop_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: d.Seconds()})
 	}
+	g("emu_turn_max_seconds", l.stats.maxTurn.Seconds(), node)
+	g("emu_oversleep_max_seconds", l.stats.maxOversleep.Seconds(), node)
 	if cpu, ok := l.threadCPU(); ok {
 		emit(telemetry.Sample{Name: "emu_loop_cpu_seconds_total", Kind: telemetry.Counter, Labels: node, Value: cpu.Seconds()})
 	}
