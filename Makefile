@@ -55,6 +55,12 @@ bench-sim:
 	$(GO) build -o bin/simbench ./cmd/simbench
 	GOMAXPROCS=1 bin/simbench $(SIMBENCH_FLAGS)
 
+## example-plots: regenerate the README's example plots (docs/img/examples)
+## from the example scenarios, in the simulator.
+.PHONY: example-plots
+example-plots: build
+	scripts/example-plots.sh $(BIN)
+
 ## dashboards: regenerate the Grafana dashboards (dashboards/grafana/json)
 ## from their Go code; a test fails when the committed files differ.
 .PHONY: dashboards web-vendor

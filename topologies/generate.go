@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -18,7 +19,132 @@ func Generate(g *GenerateSpec) ([]*NodeSpec, []*LinkSpec, error) {
 	}
 	b := &builder{next: map[string]int{}}
 	b.build(p)
+	if err := b.portBudget(p); err != nil {
+		return nil, nil, err
+	}
 	return b.nodes, b.links, nil
+}
+
+// roleCount is the generator parameter that sets how many switches of a
+// role there are (more switches, fewer ports each).
+func roleCount(p *genParams, role string) *int {
+	switch role {
+	case "rtsw":
+		return &p.rtsw
+	case "ctsw":
+		return &p.ctsw
+	case "atsw":
+		return &p.atsw
+	case "rsw":
+		return &p.rsw
+	case "fsw":
+		return &p.fsw
+	}
+	return nil
+}
+
+// over is the first switch with more than maxPorts ports, and how many.
+func (b *builder) over() (*NodeSpec, int) {
+	for _, n := range b.nodes {
+		if n.Kind == "switch" && b.next[n.Name] > maxPorts {
+			return n, b.next[n.Name]
+		}
+	}
+	return nil, 0
+}
+
+// portBudget fails a generated topology with a switch of more than
+// maxPorts ports, saying which parameter to raise and to what: "rtsw1
+// would need 256 ports (at most 255): use rtsw 8 or more (--rtsw 8)".
+func (b *builder) portBudget(p genParams) error {
+	n, ports := b.over()
+	if n == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("%s would need %d ports (at most %d)", n.Name, ports, maxPorts)
+	if k := fitCount(p, n.Role); k > 0 {
+		return fmt.Errorf("%s: use %s %d or more (--%s %d)", msg, n.Role, k, n.Role, k)
+	}
+	return fmt.Errorf("%s: use more %s switches, fewer hosts or GPUs per zone, or more zones (multizone)", msg, n.Role)
+}
+
+// FitCount returns the smallest number of role's switches (rtsw, ctsw,
+// atsw, rsw, fsw), above g's own, with which g generates a topology that
+// validates with the default profiles (no switch past its ports or its
+// buffer), or 0 if none is found.
+func FitCount(g *GenerateSpec, role string) int {
+	p, err := g.params()
+	if err != nil {
+		return 0
+	}
+	return fitCount(p, role)
+}
+
+// maxFitNICs bounds the fabrics fitCount searches (each try generates
+// the whole fabric): past it, refusing at once beats a minute's search.
+const maxFitNICs = 1 << 16
+
+func fitCount(p genParams, role string) int {
+	cur := roleCount(&p, role)
+	if cur == nil || p.zones*p.hosts*p.gpus > maxFitNICs {
+		return 0
+	}
+	// Candidates in order: every count, or for rail leaves multiples of
+	// the GPUs per host (one leaf per rail).
+	step := 1
+	if role == "rtsw" && p.rail {
+		step = p.gpus
+	}
+	at := func(i int) int { return (*cur/step + i) * step }
+	limit := 64 * 1024 / step
+	if role == "rtsw" && !p.rail || role == "rsw" {
+		limit = min(limit, (p.hosts-*cur)/step)
+	}
+	build := func(k int) *builder {
+		q := p
+		*roleCount(&q, role) = k
+		t := &builder{next: map[string]int{}}
+		t.build(q)
+		return t
+	}
+	// Ports per switch of role fall as their count grows: search the
+	// smallest count whose switches fit their ports.
+	fits := func(i int) bool {
+		t := build(at(i))
+		for _, n := range t.nodes {
+			if n.Role == role && t.next[n.Name] > maxPorts {
+				return false
+			}
+		}
+		return true
+	}
+	if limit < 1 || !fits(limit) {
+		return 0
+	}
+	lo, hi := 1, limit
+	for lo < hi {
+		if mid := (lo + hi) / 2; fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	// Then, on topologies small enough to check here, the first count
+	// from there that validates whole (buffers and headroom too).
+	if p.zones*p.hosts*p.gpus > 4096 {
+		return at(lo)
+	}
+	for i := lo; i <= min(limit, lo+16); i++ {
+		t := build(at(i))
+		var buf bytes.Buffer
+		if WriteExplicit(&buf, "fit", "", nil, t.nodes, t.links) != nil {
+			return 0
+		}
+		if _, err := Parse("fit.yaml", buf.Bytes()); err == nil {
+			return at(i)
+		}
+	}
+	return 0
 }
 
 // genParams are a GenerateSpec with defaults applied and checked.

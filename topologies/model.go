@@ -110,6 +110,9 @@ type Node struct {
 	// Loopback (/32, /128) of a switch; invalid for hosts and storage.
 	Loopback  netip.Addr `json:"loopback,omitzero"`
 	Loopback6 netip.Addr `json:"loopback6,omitzero"`
+	// Container is the user's container a host or storage node runs in
+	// with the docker runtime; nil: the lab's own node image.
+	Container *Container `json:"container,omitempty"`
 	// Pos is where the node was written (zero when generated).
 	Pos Pos `json:"-"`
 }

@@ -51,6 +51,7 @@ func (r *resolver) resolve() *Topology {
 	}
 	r.profiles = r.resolveProfiles(f.Profiles)
 	r.resolveDefaults()
+	r.checkContainerDefaults()
 
 	var nodes []*NodeSpec
 	var links []*LinkSpec
@@ -187,6 +188,7 @@ func (r *resolver) resolveNode(s *NodeSpec) {
 		notFor("profile", s.Profile != "")
 		notFor("ports", s.Ports != nil)
 		notFor("nics", s.NICs != nil)
+		r.resolveContainer(n, s)
 	case KindStorage:
 		n.Plane = FE
 		nics := 1
@@ -205,6 +207,7 @@ func (r *resolver) resolveNode(s *NodeSpec) {
 		notFor("ports", s.Ports != nil)
 		notFor("gpus", s.GPUs != nil)
 		notFor("frontend", s.Frontend != nil)
+		r.resolveContainer(n, s)
 	case KindSwitch:
 		n.Role = Role(s.Role)
 		switch n.Role {
@@ -232,6 +235,11 @@ func (r *resolver) resolveNode(s *NodeSpec) {
 		notFor("gpus", s.GPUs != nil)
 		notFor("frontend", s.Frontend != nil)
 		notFor("nics", s.NICs != nil)
+		for _, k := range containerKeys {
+			if _, ok := s.Keys[k]; ok {
+				r.e.add(s.at(k), "node %s: %s is not for a switch (a switch runs the lab's switch model)", s.Name, k)
+			}
+		}
 	case "":
 		r.e.add(s.At, "node %s: kind missing (host, switch or storage)", s.Name)
 	default:

@@ -50,6 +50,10 @@ type DefaultsSpec struct {
 	BE *PlaneDefaultsSpec `yaml:"be,omitempty"`
 	// Front-end plane defaults; built-in: rate 100G, delay 1us, mtu 1500, profile default-fe.
 	FE *PlaneDefaultsSpec `yaml:"fe,omitempty"`
+	// Container of every host that names none (docker runtime): image, cmd, env, binds.
+	Host *ContainerSpec `yaml:"host,omitempty"`
+	// Container of every storage node that names none (docker runtime): image, cmd, env, binds.
+	Storage *ContainerSpec `yaml:"storage,omitempty"`
 }
 
 // PlaneDefaultsSpec is the default link parameters and switch profile of one plane.
@@ -88,6 +92,29 @@ type NodeSpec struct {
 	Zone int `yaml:"zone,omitempty" jsonschema:"minimum=0"`
 	// Rack the node belongs to (generators set it; used for drawing).
 	Rack int `yaml:"rack,omitempty" jsonschema:"minimum=0"`
+	// host, storage: the user's container image the node runs in (docker runtime; present locally, never pulled).
+	Image string `yaml:"image,omitempty"`
+	// host, storage: the container's command, replacing the image's CMD; it must keep running.
+	Cmd []string `yaml:"cmd,omitempty"`
+	// host, storage: environment variables of the container, merged over defaults.host/storage.env.
+	Env map[string]string `yaml:"env,omitempty"`
+	// host, storage: bind mounts "HOST:CONTAINER[:ro|rw]"; a relative HOST is relative to the topology file.
+	Binds []string `yaml:"binds,omitempty"`
+}
+
+// ContainerSpec is the container a kind of node runs in with the docker
+// runtime (under defaults.host and defaults.storage); a node's own image,
+// cmd, env and binds keys override it key by key.
+type ContainerSpec struct {
+	Where `yaml:"-"`
+	// The user's container image (present locally, never pulled).
+	Image string `yaml:"image,omitempty"`
+	// The container's command, replacing the image's CMD; it must keep running.
+	Cmd []string `yaml:"cmd,omitempty"`
+	// Environment variables of the container.
+	Env map[string]string `yaml:"env,omitempty"`
+	// Bind mounts "HOST:CONTAINER[:ro|rw]"; a relative HOST is relative to the topology file.
+	Binds []string `yaml:"binds,omitempty"`
 }
 
 // LinkSpec is one link (or count parallel links). It is written either as a

@@ -42,12 +42,12 @@ MAC control. Needs root.`,
 			if count == 0 && duration == 0 {
 				fmt.Fprintln(opts.stderr, "capturing until Ctrl-C")
 			}
-			res, err := deploy.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration})
-			if errors.Is(err, deploy.ErrNoNode) {
-				return badInput(err)
+			waiting := func(target string) {
+				fmt.Fprintf(opts.stderr, "no frame on %s yet: waiting (the port is idle; Ctrl-C stops)\n", target)
 			}
+			res, err := deploy.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration, Waiting: waiting})
 			if err != nil {
-				return err
+				return badInputIf(err)
 			}
 			if opts.wantJSON() {
 				return opts.printJSON(res)

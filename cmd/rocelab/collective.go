@@ -33,6 +33,9 @@ fabric time, in real units. Needs root.`,
 			if _, err := collective.ParseOp(args[0]); err != nil {
 				return badInput(err)
 			}
+			if jf.stall <= 0 {
+				return badInput(fmt.Errorf("--stall %v: want a positive duration", jf.stall))
+			}
 			sz, err := collective.ParseSizes(sizes)
 			if err != nil {
 				return badInput(err)
@@ -72,13 +75,25 @@ fabric time, in real units. Needs root.`,
 				return badInput(fmt.Errorf("%d ranks: want at least 2", len(refs)))
 			}
 			spec := nodeapi.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
-				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths}
+				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
+			tty := isTerminal(opts.stderr)
+			spec.Tick = func(done, total int) {
+				if tty {
+					fmt.Fprintf(opts.stderr, "\r\033[K# %d/%d iterations", done, total)
+				}
+			}
 			fmt.Fprintf(opts.stderr, "# %s on %d ranks (%d hosts), mode %s, cc %s\n", args[0], len(refs), len(r.clients), jf.mode, jf.cc)
 			res, err := nodeapi.RunCollective(ctx, spec, func(x collective.Result) {
+				if tty {
+					fmt.Fprint(opts.stderr, "\r\033[K")
+				}
 				fmt.Fprintf(opts.stderr, "# %d B done: %.2f us, busbw %.2f GB/s\n", x.Size, x.TimeUs, x.BusBW)
 			})
+			if tty {
+				fmt.Fprint(opts.stderr, "\r\033[K")
+			}
 			if err != nil {
-				return err
+				return r.explain(ctx, err)
 			}
 			if opts.wantJSON() {
 				if err := opts.printJSON(res); err != nil {

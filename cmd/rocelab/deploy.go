@@ -64,6 +64,7 @@ func progress(w io.Writer) func(deploy.Event) {
 
 func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
+	var repair bool
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
 		Short: "Build a lab from a topology and leave it running",
@@ -75,14 +76,37 @@ creates nothing; a failed deploy removes everything it created.
 
 --runtime docker puts every node in a Docker container (one FROM scratch
 image holding this binary, which must be static: make build makes one)
-instead of a plain network namespace.
+instead of a plain network namespace. A host or storage node with an image:
+of its own in the topology runs in a container of that image (present
+locally: nothing is pulled), with its RDMA endpoint in a sidecar container
+beside it; such a topology picks --runtime docker when none is given, and
+--runtime netns refuses it.
 
 -t takes a file or a built-in name (default laptop); --name names the lab
 (default: the topology's name); --scale is the time dilation factor k (auto:
 picked from the back end's aggregate rate). Progress goes to stderr, the
-table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
+table of nodes to stdout (-o json: the whole lab as JSON).
+
+--repair (with --name, or alone for the only lab) restarts every node of a
+deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if repair {
+				if file != "" || rt != "netns" || scale != "auto" {
+					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
+				}
+				if err := requireRoot("deploy"); err != nil {
+					return err
+				}
+				fixed, err := deploy.Repair(cmdContext(cmd), root, name, deploy.RestartOptions{})
+				for _, n := range fixed {
+					fmt.Fprintf(opts.stdout, "restarted %s\n", n)
+				}
+				if err == nil && len(fixed) == 0 {
+					fmt.Fprintln(opts.stdout, "every node is healthy: nothing to repair")
+				}
+				return badInputIf(err)
+			}
 			t, err := loadTopology(file)
 			if err != nil {
 				return err
@@ -97,6 +121,13 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 			if scale != "auto" {
 				if k, err = strconv.Atoi(scale); err != nil || k < 1 {
 					return badInput(fmt.Errorf("--scale %q: want a positive integer or auto", scale))
+				}
+			}
+			if rt == "" {
+				// Images of the user's own need containers.
+				rt = "netns"
+				if t.HasContainers() {
+					rt = docker.Name
 				}
 			}
 			if rt != "netns" && rt != docker.Name {
@@ -116,7 +147,7 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 				o.Runtime = drt
 			}
 			lab, err := deploy.Deploy(cmd.Context(), o)
-			if errors.Is(err, deploy.ErrExists) {
+			if errors.Is(err, deploy.ErrExists) || errors.Is(err, deploy.ErrNeedsDocker) {
 				return badInput(err)
 			}
 			if err != nil {
@@ -133,9 +164,10 @@ table of nodes to stdout (-o json: the whole lab as JSON). Needs root.`,
 		},
 	}
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
-	cmd.Flags().StringVar(&rt, "runtime", "netns", "node runtime: netns or docker")
+	cmd.Flags().StringVar(&rt, "runtime", "", "node runtime: netns or docker (default: docker if the topology names images, else netns)")
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
+	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	addRootFlag(cmd, &root)
 	return cmd
 }

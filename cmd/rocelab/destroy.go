@@ -19,7 +19,11 @@ func newDestroyCmd(opts *options) *cobra.Command {
 		Short: "Take a lab down",
 		Long: `Destroy stops a lab's node processes and removes its links, namespaces and
 run directory, plus anything tagged with its name that a crashed deploy left
-behind. Destroying a lab that does not exist is not an error. -t names the
+behind. Destroying a lab that is not there (no run directory, no
+leftover) says so and exits 2; destroy --all with nothing to do exits 0.
+The Docker runtime's node image (rocelab-node:…) stays in the engine's
+image cache after destroy --all, so the next docker deploy starts at once;
+docker image rm removes it. -t names the
 lab after the topology (as deploy does without --name); --all destroys every
 lab on the machine, including those known only by their leftovers. Needs root.`,
 		Args: cobra.NoArgs,
@@ -57,7 +61,11 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 				}
 				rep, err = deploy.DestroyAll(cmd.Context(), root, o)
 			} else {
+				existed := state.Exists(root, name)
 				rep, err = deploy.Destroy(cmd.Context(), root, name)
+				if err == nil && !existed && len(rep.Removed) == 0 {
+					return badInput(fmt.Errorf("lab %s is not deployed: nothing to destroy (rocelab inspect lists the labs)", name))
+				}
 			}
 			if opts.wantJSON() {
 				if jerr := opts.printJSON(rep); jerr != nil {

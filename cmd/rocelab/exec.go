@@ -21,6 +21,10 @@ stderr attached, and exits with the command's exit code:
 
   rocelab exec host1 -- ping -c 3 198.19.0.8
 
+In a docker lab, a node with an image of its own runs the command in its
+container (with the image's tools); a node in the lab's own image, which has
+none, runs the host's command in the container's network namespace.
+
 --name picks the lab when several have a node of that name. Needs root.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,11 +35,8 @@ stderr attached, and exits with the command's exit code:
 				return err
 			}
 			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], runtime.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
-			if errors.Is(err, deploy.ErrNoNode) {
-				return badInput(err)
-			}
 			if err != nil {
-				return err
+				return badInputIf(err)
 			}
 			if code != 0 {
 				return &exitError{code: code, err: fmt.Errorf("%s: %s exited with status %d", args[0], args[1], code)}

@@ -23,7 +23,13 @@ type faultRow struct {
 	Node    string           `json:"node"`
 	Spec    string           `json:"spec"`
 	Targets []string         `json:"targets"`
-	Packets map[string]int64 `json:"packets,omitempty"`
+	Packets map[string]int64 `json:"packets"`
+}
+
+// deadRow is a node fault list could not ask.
+type deadRow struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
 }
 
 func newFaultCmd(opts *options) *cobra.Command {
@@ -76,7 +82,11 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			ctx := cmdContext(cmd)
 			places, err := resolveFaultTarget(ctx, root, name, target)
 			if err != nil {
-				return err
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return deploy.Explain(ctx, root, name, err)
 			}
 			var rows []faultRow
 			for _, pl := range places {
@@ -88,7 +98,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				fi, err := c.AddFault(ctx, pl.port, spec.String())
 				c.Close()
 				if err != nil {
-					return fmt.Errorf("%s on %s: %w", target, pl.node, err)
+					return deploy.Explain(ctx, root, name, fmt.Errorf("%s on %s: %w", target, pl.node, err))
 				}
 				rows = append(rows, toRow(pl.node, fi))
 			}
@@ -112,12 +122,28 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if err := requireRoot("fault"); err != nil {
 				return err
 			}
-			rows, err := labFaults(cmdContext(cmd), root, name)
+			rows, dead, err := labFaults(cmdContext(cmd), root, name)
 			if err != nil {
 				return err
 			}
+			var deadErr error
+			if len(dead) > 0 {
+				deadErr = fmt.Errorf("%d node(s) did not answer: %w", len(dead), deploy.ErrNodeDead)
+			}
 			if opts.wantJSON() {
+				if len(dead) > 0 {
+					if err := opts.printJSON(struct {
+						Faults []faultRow `json:"faults"`
+						Dead   []deadRow  `json:"dead"`
+					}{rows, dead}); err != nil {
+						return err
+					}
+					return deadErr
+				}
 				return opts.printJSON(rows)
+			}
+			for _, d := range dead {
+				fmt.Fprintf(opts.stdout, "%s: DEAD (%s): its faults are unknown; rocelab restart %s brings it back\n", d.Node, d.Reason, d.Node)
 			}
 			tw := tabwriter.NewWriter(opts.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSPEC\tTARGETS\tPACKETS")
@@ -128,7 +154,10 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Spec, strings.Join(r.Targets, ","), strings.Join(pk, " "))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return deadErr
 		},
 	}
 	var all bool
@@ -185,8 +214,10 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
+// badInputIf marks the errors of picking a lab or node (one not deployed,
+// or several to choose from) as bad input: exit 2, as everywhere.
 func badInputIf(err error) error {
-	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrPickLab) {
+	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrPickLab) || errors.Is(err, deploy.ErrNoLab) || errors.Is(err, deploy.ErrNoPort) {
 		return badInput(err)
 	}
 	return err
@@ -320,25 +351,35 @@ func labNodes(ctx context.Context, root, lab string) ([]deploy.Node, error) {
 	return out, nil
 }
 
-// labFaults lists every node's faults.
-func labFaults(ctx context.Context, root, lab string) ([]faultRow, error) {
+// labFaults lists every node's faults; the nodes that do not answer are
+// in dead.
+func labFaults(ctx context.Context, root, lab string) ([]faultRow, []deadRow, error) {
 	nodes, err := labNodes(ctx, root, lab)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows := []faultRow{}
+	var dead []deadRow
 	for _, n := range nodes {
+		if n.Health != "ok" {
+			dead = append(dead, deadRow{n.Name, n.Health})
+			continue
+		}
 		c := nodeapi.NewClient(n.Socket)
 		list, err := c.Faults(ctx)
 		c.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Name, err)
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			dead = append(dead, deadRow{n.Name, err.Error()})
+			continue
 		}
 		for _, fi := range list {
 			rows = append(rows, toRow(n.Name, fi))
 		}
 	}
-	return rows, nil
+	return rows, dead, nil
 }
 
 // clearLab removes every fault of every node.
@@ -350,6 +391,10 @@ func clearLab(ctx context.Context, root, lab string) (int, error) {
 	total := 0
 	var errs []error
 	for _, n := range nodes {
+		if n.Health != "ok" {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", n.Name, n.Health, deploy.ErrNodeDead))
+			continue
+		}
 		c := nodeapi.NewClient(n.Socket)
 		k, err := c.ClearFaults(ctx)
 		c.Close()

@@ -14,8 +14,9 @@ func newInspectCmd(opts *options) *cobra.Command {
 		Use:   "inspect [--name N]",
 		Short: "List the running labs and their nodes",
 		Long: `Inspect lists the labs on this machine (or the one --name gives) with every
-node: kind, role, namespace, process, addresses, interfaces, and the health
-of each node process (GET /health on its socket). Needs root.`,
+node: kind, role, namespace, process, addresses, interfaces, the user's image
+(when a node has one), and the health of each node process (GET /health on
+its socket) and of each user container and its endpoint sidecar. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("inspect"); err != nil {

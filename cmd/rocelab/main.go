@@ -7,17 +7,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C or SIGTERM cancels ctx: every command stops, rolls
+	// back what it half-made and exits 130. A second one kills at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root := newRootCmd(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil && err != nil {
+		fmt.Fprintln(os.Stderr, "rocelab: interrupted:", err)
+		os.Exit(exitInterrupted)
+	}
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// Exit codes: 0 success; 1 a runtime failure (a node died, a deploy
+// failed, a check failed); 2 bad input or usage (a file that does not
+// validate, a bad flag, a lab or node that is not there, a lab to pick);
+// 130 interrupted (Ctrl-C, SIGTERM). exec passes on its command's code.
+const exitInterrupted = 130
+
+// interruptExits marks a command that creates nothing (validate, graph,
+// topo, wire): on Ctrl-C it exits 130 at once, wherever its computation is.
+const interruptExits = "rocelab/interrupt-exits"
+
+func exitOnInterrupt(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[interruptExits] = "yes"
+	return cmd
+}
+
+// watchInterrupt exits 130 when ctx ends, for a command (or a child of
+// one) marked by exitOnInterrupt.
+func watchInterrupt(cmd *cobra.Command, stderr io.Writer) {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[interruptExits] == "" {
+			continue
+		}
+		if ctx := cmd.Context(); ctx != nil && ctx.Done() != nil {
+			go func() {
+				<-ctx.Done()
+				fmt.Fprintln(stderr, "rocelab: interrupted")
+				os.Exit(exitInterrupted)
+			}()
+		}
+		return
+	}
 }
 
 // exitError carries the process exit code of a failure: 2 for bad input

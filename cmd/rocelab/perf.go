@@ -51,10 +51,7 @@ func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 	}
 	l, n, err := deploy.FindNode(r.root, r.lab, host)
 	if err != nil {
-		if errors.Is(err, deploy.ErrNoNode) {
-			return nodeapi.NICRef{}, badInput(err)
-		}
-		return nodeapi.NICRef{}, err
+		return nodeapi.NICRef{}, badInputIf(err)
 	}
 	if n.Socket == "" {
 		return nodeapi.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
@@ -79,7 +76,7 @@ func (r *nicResolver) all(ctx context.Context) ([]nodeapi.NICRef, error) {
 		c := r.client(n.Name, n.Socket)
 		nics, err := c.NICs(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Name, err)
+			return nil, fmt.Errorf("%s: %w: %w", n.Name, deploy.ErrNodeDead, err)
 		}
 		for _, nc := range nics {
 			out = append(out, nodeapi.NICRef{Node: n.Name, NIC: nc.Name, Client: c})
@@ -91,10 +88,20 @@ func (r *nicResolver) all(ctx context.Context) ([]nodeapi.NICRef, error) {
 	return out, nil
 }
 
+// explain adds the lab's health (dead nodes, links held down) to a job's
+// failure.
+func (r *nicResolver) explain(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return deploy.Explain(ctx, r.root, r.lab, err)
+}
+
 // jobFlags are the flags perf and collective share.
 type jobFlags struct {
 	name, root, mode, cc string
 	paths                int
+	stall                time.Duration
 }
 
 func (f *jobFlags) add(cmd *cobra.Command) {
@@ -102,6 +109,7 @@ func (f *jobFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.mode, "mode", "rocev2", "reliability mode: rocev2 or metaroce")
 	cmd.Flags().StringVar(&f.cc, "cc", "none", "congestion control: none, dcqcn or credit")
 	cmd.Flags().IntVar(&f.paths, "paths", 1, "paths a MetaRoCE QP sprays over")
+	cmd.Flags().DurationVar(&f.stall, "stall", nodeapi.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
 	addRootFlag(cmd, &f.root)
 }
 
@@ -118,7 +126,9 @@ func newPerfCmd(opts *options) *cobra.Command {
 bandwidth test (or, with --lat, a latency test) and prints it like perftest.
 The nodes measure in fabric time, so results are in real units (400G, µs)
 whatever the lab's time dilation. The data is checked: the receiving side
-compares what arrived with the pattern the sender wrote. Needs root.`,
+compares what arrived with the pattern the sender wrote. When nothing moves
+for --stall (a dead node, a link held down), perf stops, names what the
+lab's health finds wrong and exits 1. Needs root.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"write", "read", "send"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,7 +144,7 @@ compares what arrived with the pattern the sender wrote. Needs root.`,
 				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))
 			}
 			spec := nodeapi.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
-				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed}
+				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed, Stall: jf.stall}
 			if duration != "" {
 				d, err := time.ParseDuration(duration)
 				if err != nil || d <= 0 {
@@ -142,6 +152,9 @@ compares what arrived with the pattern the sender wrote. Needs root.`,
 				}
 				spec.Duration = clock.FromNanos(d.Nanoseconds())
 				spec.Iterations = 0
+			}
+			if jf.stall <= 0 {
+				return badInput(fmt.Errorf("--stall %v: want a positive duration", jf.stall))
 			}
 			if err := requireRoot("perf"); err != nil {
 				return err
@@ -168,7 +181,7 @@ compares what arrived with the pattern the sender wrote. Needs root.`,
 			})
 			fmt.Fprintln(opts.stderr)
 			if err != nil {
-				return err
+				return r.explain(ctx, err)
 			}
 			if opts.wantJSON() {
 				if err := opts.printJSON(rep); err != nil {

@@ -51,6 +51,7 @@ through them, injects faults, and shows what the fabric did.`,
 				level = slog.LevelDebug
 			}
 			opts.log = slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: level}))
+			watchInterrupt(cmd, opts.stderr)
 			return nil
 		},
 	}
@@ -64,10 +65,10 @@ through them, injects faults, and shows what the fabric did.`,
 		newVersionCmd(opts),
 		newComplianceCmd(opts),
 		newDemoCmd(opts),
-		newWireCmd(opts),
-		newValidateCmd(opts),
-		newTopoCmd(opts),
-		newGraphCmd(opts),
+		exitOnInterrupt(newWireCmd(opts)),
+		exitOnInterrupt(newValidateCmd(opts)),
+		exitOnInterrupt(newTopoCmd(opts)),
+		exitOnInterrupt(newGraphCmd(opts)),
 		newNodeCmd(opts),
 		newDeployCmd(opts),
 		newDestroyCmd(opts),
@@ -80,6 +81,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newCollectiveCmd(opts),
 		newRunCmd(opts),
 		newFaultCmd(opts),
+		newRestartCmd(opts),
 	)
 	return root
 }

@@ -24,7 +24,10 @@ queue depth now and peak, ECN marks, PFC frames sent and received, time
 paused and drops by reason; and per NIC and QP of endpoint nodes: rates,
 retransmits and CNPs. Rates and times are in fabric (real) units: the
 emulation runs k times slower than the wall clock, and the nodes report
-fabric time. --watch redraws every interval until Ctrl-C. Needs root.`,
+fabric time. Ports are named p1…pN, as in fault and capture. A node that
+does not answer is marked DEAD above the tables (in -o json: "dead"); the
+other nodes are shown, and the exit code is 1. --watch redraws every
+interval until Ctrl-C. Needs root.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 {
@@ -39,7 +42,7 @@ fabric time. --watch redraws every interval until Ctrl-C. Needs root.`,
 			}
 			l, nodes, err := deploy.ProcessNodes(root, name, node)
 			if err != nil {
-				return badInput(err)
+				return badInputIf(err)
 			}
 			var targets []stats.Target
 			for _, n := range nodes {
@@ -62,7 +65,7 @@ fabric time. --watch redraws every interval until Ctrl-C. Needs root.`,
 // runStats prints one report, or one per interval with watch.
 func runStats(ctx context.Context, opts *options, lab string, targets []stats.Target, interval time.Duration, watch bool) error {
 	tty := isTerminal(opts.stdout)
-	prev, err := stats.Collect(ctx, targets)
+	prev, _, err := stats.Collect(ctx, targets)
 	if err != nil {
 		return err
 	}
@@ -75,7 +78,7 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 			return ctx.Err()
 		case <-time.After(interval):
 		}
-		cur, err := stats.Collect(ctx, targets)
+		cur, dead, err := stats.Collect(ctx, targets)
 		if err != nil {
 			if watch && ctx.Err() != nil {
 				return nil
@@ -83,6 +86,7 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 			return err
 		}
 		r := stats.ComputeAll(prev, cur)
+		r.Dead = dead
 		prev = cur
 		switch {
 		case opts.wantJSON():
@@ -101,6 +105,11 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 			}
 		}
 		if !watch {
+			if len(dead) > 0 {
+				// The report is out, with the dead marked; the exit
+				// code tells a script the lab is not whole.
+				return fmt.Errorf("%d of %d nodes did not answer: %w", len(dead), len(targets), deploy.ErrNodeDead)
+			}
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -142,7 +143,7 @@ func newTopoGenCmd(opts *options) *cobra.Command {
 					return err
 				}
 				if _, err := topologies.Parse(name+".yaml", buf.Bytes()); err != nil {
-					return badInput(fmt.Errorf("generated topology does not validate: %w", err))
+					return badInput(genProblem(spec, err))
 				}
 				if g.out == "" || g.out == "-" {
 					_, err := opts.stdout.Write(buf.Bytes())
@@ -194,4 +195,31 @@ func newTopoShowCmd(opts *options) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
 	cmd.Flags().StringVar(&lab, "lab", "", "plan MACs and interface names for this lab name (default: the topology name)")
 	return cmd
+}
+
+// genProblem says why a generated topology does not validate without the
+// positions of a file the user never saw, and which count of switches to
+// raise when a switch is past its ports or buffer.
+func genProblem(spec *topologies.GenerateSpec, err error) error {
+	var list topologies.ErrorList
+	if !errors.As(err, &list) {
+		return fmt.Errorf("the generated topology does not validate (nothing written): %w", err)
+	}
+	var lines []string
+	hint := ""
+	for _, e := range list {
+		lines = append(lines, "  "+e.Msg)
+		if hint != "" {
+			continue
+		}
+		for _, role := range []string{"rtsw", "ctsw", "atsw", "rsw", "fsw"} {
+			if strings.HasPrefix(e.Msg, "switch "+role) || strings.HasPrefix(e.Msg, "switch z") && strings.Contains(e.Msg, "-"+role) {
+				if k := topologies.FitCount(spec, role); k > 0 {
+					hint = fmt.Sprintf("\nuse --%s %d or more", role, k)
+				}
+				break
+			}
+		}
+	}
+	return fmt.Errorf("the generated topology does not validate (nothing written):\n%s%s", strings.Join(lines, "\n"), hint)
 }

@@ -122,3 +122,47 @@ func TestTopoShowCmd(t *testing.T) {
 		t.Errorf("topo show: exit %d: %s", code, out)
 	}
 }
+
+// TestTopoGenTooManyPorts: 64 hosts × 8 GPUs on the default 4 RTSWs need
+// 256 ports a leaf; the error says which count to raise, and to what,
+// without a position in a file the user never saw.
+func TestTopoGenTooManyPorts(t *testing.T) {
+	_, errOut, code := run(t, "topo", "gen", "clos", "--hosts", "64")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, want := range []string{"rtsw1 would need 256 ports (at most 255)", "--rtsw 7"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+	if strings.Contains(errOut, "clos.yaml:") {
+		t.Errorf("stderr %q names a position in a file that was never written", errOut)
+	}
+	// The suggestion works.
+	if out, errOut, code := run(t, "topo", "gen", "clos", "--hosts", "64", "--rtsw", "7"); code != 0 || !strings.Contains(out, "rtsw7") {
+		t.Errorf("--rtsw 7: exit %d, %s", code, errOut)
+	}
+}
+
+// TestDashboardUsage: bad flags and a directory that is no report are bad
+// input (exit 2), before anything listens.
+func TestDashboardUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"listen without port", []string{"dashboard", "--listen", "127.0.0.1", "--replay", t.TempDir()}, "HOST:PORT"},
+		{"interval too short", []string{"dashboard", "--interval", "1ms", "--replay", t.TempDir()}, "at least 50ms"},
+		{"not a report", []string{"dashboard", "--replay", t.TempDir(), "--listen", "127.0.0.1:0"}, "layout.json"},
+		{"replay and a lab", []string{"dashboard", "--replay", t.TempDir(), "--name", "x", "--listen", "127.0.0.1:0"}, "no --name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := run(t, tc.args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}

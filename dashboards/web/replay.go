@@ -122,12 +122,12 @@ func LoadRecording(dir string) (*Recording, error) {
 				paused[k] = make([]bool, n)
 			}
 			at(func(i int, v float64) { paused[k][i] = paused[k][i] || v > 0 })
-		case "perf_flow_rate_gbps":
+		case "perf_flow_rate_bytes_per_second":
 			k := s.Labels["job"] + " " + s.Labels["from"] + "→" + s.Labels["to"]
 			if flows[k] == nil {
 				flows[k] = make([]float64, n)
 			}
-			at(func(i int, v float64) { flows[k][i] = v * 1e9 / 8 })
+			at(func(i int, v float64) { flows[k][i] = v })
 		}
 	}
 	names := make([]string, 0, len(flows))

@@ -56,7 +56,7 @@ func ParseOp(s string) (Op, error) {
 	case "alltoall", "a2a":
 		return AllToAll, nil
 	}
-	return 0, fmt.Errorf("unknown collective %q (want all_reduce, all_gather, reduce_scatter or alltoall)", s)
+	return 0, fmt.Errorf("unknown collective %q (want allreduce, allgather, reducescatter or alltoall)", s)
 }
 
 // reduces reports whether o sums values (and so has a redop).

@@ -11,15 +11,15 @@ import (
 type Result struct {
 	Op      string  `json:"op"`
 	Ranks   int     `json:"ranks"`
-	Size    int64   `json:"size_bytes"` // nccl-tests size, see Layout
-	Count   int64   `json:"count"`      // Size / element size
-	Type    string  `json:"type"`       // float or int32
-	RedOp   string  `json:"redop"`      // sum, or none for non-reducing collectives
-	TimeUs  float64 `json:"time_us"`    // average over the measured iterations
-	AlgBW   float64 `json:"algbw_gbps"` // GB/s (1e9 bytes/s) = Size / time
-	BusBW   float64 `json:"busbw_gbps"` // AlgBW × BusFactor(op, n)
-	Wrong   int64   `json:"wrong"`      // wrong elements, summed over ranks, worst iteration
-	Checked bool    `json:"checked"`    // false when data checks were off (#wrong is N/A)
+	Size    int64   `json:"size_bytes"`              // nccl-tests size, see Layout
+	Count   int64   `json:"count"`                   // Size / element size
+	Type    string  `json:"type"`                    // float or int32
+	RedOp   string  `json:"redop"`                   // sum, or none for non-reducing collectives
+	TimeUs  float64 `json:"time_us"`                 // average over the measured iterations
+	AlgBW   float64 `json:"algbw_gbytes_per_second"` // GB/s (1e9 bytes/s) = Size / time, as nccl-tests prints it
+	BusBW   float64 `json:"busbw_gbytes_per_second"` // AlgBW × BusFactor(op, n), GB/s
+	Wrong   int64   `json:"wrong"`                   // wrong elements, summed over ranks, worst iteration
+	Checked bool    `json:"checked"`                 // false when data checks were off (#wrong is N/A)
 	Warmup  int     `json:"warmup"`
 	Iters   int     `json:"iters"`
 }

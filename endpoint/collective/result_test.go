@@ -93,8 +93,13 @@ func TestParseOp(t *testing.T) {
 			t.Errorf("ParseOp(%v.String()) = %v", want, got)
 		}
 	}
-	if _, err := ParseOp("broadcast"); err == nil {
-		t.Error("ParseOp(broadcast) accepted")
+	_, err := ParseOp("broadcast")
+	if err == nil {
+		t.Fatal("ParseOp(broadcast) accepted")
+	}
+	// The error lists the names `rocelab collective` documents.
+	if want := "allreduce, allgather, reducescatter or alltoall"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not list %q", err, want)
 	}
 }
 

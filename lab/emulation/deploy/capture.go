@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
 // ProcessNodes returns the nodes of lab (lab "": the only deployed lab)
@@ -27,29 +25,9 @@ func ProcessNodes(root, lab, nodeName string) (*Lab, []Node, error) {
 		}
 		return l, []Node{*n}, nil
 	}
-	if lab == "" {
-		labs, err := state.List(rootOr(root))
-		if err != nil {
-			return nil, nil, err
-		}
-		var deployed []string
-		for _, name := range labs {
-			if _, err := os.Stat(filepath.Join(state.Dir(rootOr(root), name), LabFile)); err == nil {
-				deployed = append(deployed, name)
-			}
-		}
-		switch len(deployed) {
-		case 0:
-			return nil, nil, errors.New("no lab is deployed")
-		case 1:
-			lab = deployed[0]
-		default:
-			return nil, nil, fmt.Errorf("labs %s are deployed: pick one with --name", strings.Join(deployed, ", "))
-		}
-	}
-	l, err := readLab(root, lab)
+	l, err := pickLab(root, lab)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lab %s is not deployed (%w)", lab, err)
+		return nil, nil, err
 	}
 	var out []Node
 	for _, n := range l.Nodes {
@@ -59,6 +37,9 @@ func ProcessNodes(root, lab, nodeName string) (*Lab, []Node, error) {
 	}
 	return l, out, nil
 }
+
+// ErrNoPort is returned for a port a node does not have.
+var ErrNoPort = errors.New("no such port")
 
 // CaptureOptions configure Capture.
 type CaptureOptions struct {
@@ -71,7 +52,17 @@ type CaptureOptions struct {
 	// Duration stops the capture after this long (0: no limit; then
 	// Frames or ctx must end it).
 	Duration time.Duration
+	// Waiting, if set, is called once when no frame has come for a while:
+	// the port is idle, the capture waits.
+	Waiting func(target string)
 }
+
+// captureIdle is how long a capture sees no frame before it says it waits;
+// captureDead how long its node may not answer before it gives up.
+const (
+	captureIdle = 2 * time.Second
+	captureDead = 5 * time.Second
+)
 
 // CaptureResult is what a capture wrote.
 type CaptureResult struct {
@@ -91,7 +82,7 @@ type CaptureResult struct {
 func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (CaptureResult, error) {
 	nodeName, port, ok := strings.Cut(target, ":")
 	if !ok || nodeName == "" || port == "" {
-		return CaptureResult{}, fmt.Errorf("capture %q: want NODE:PORT", target)
+		return CaptureResult{}, fmt.Errorf("capture %q: want NODE:PORT: %w", target, ErrNoPort)
 	}
 	l, n, err := FindNode(root, lab, nodeName)
 	if err != nil {
@@ -109,7 +100,7 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 		}
 	}
 	if ifname == "" {
-		return CaptureResult{}, fmt.Errorf("node %s has no port %s (ports: %s)", nodeName, port, strings.Join(n.Interfaces, " "))
+		return CaptureResult{}, fmt.Errorf("node %s: %w %s (ports: %s)", nodeName, ErrNoPort, port, strings.Join(n.Interfaces, " "))
 	}
 	tmp, err := os.CreateTemp(l.Dir, "capture-"+nodeName+"-"+port+"-*.pcap")
 	if err != nil {
@@ -131,6 +122,7 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	start, lastOK, frames, told := time.Now(), time.Now(), 0, false
 wait:
 	for {
 		select {
@@ -139,17 +131,31 @@ wait:
 		case <-deadline:
 			break wait
 		case <-tick.C:
-			if o.Frames == 0 {
-				continue
-			}
-			info, err := c.Info(ctx)
+			ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			info, err := c.Info(ictx)
+			cancel()
 			if err != nil {
-				continue
-			}
-			for _, cs := range info.Captures {
-				if cs.Port == ifname && cs.File == tmp.Name() && cs.Done {
+				if ctx.Err() != nil {
 					break wait
 				}
+				if time.Since(lastOK) >= captureDead {
+					return res, fmt.Errorf("capture on %s: node %s stopped answering (%v): %w", target, nodeName, err, ErrNodeDead)
+				}
+				continue
+			}
+			lastOK = time.Now()
+			for _, cs := range info.Captures {
+				if cs.Port != ifname || cs.File != tmp.Name() {
+					continue
+				}
+				frames = cs.Frames
+				if cs.Done {
+					break wait
+				}
+			}
+			if o.Waiting != nil && !told && frames == 0 && time.Since(start) >= captureIdle {
+				told = true
+				o.Waiting(target)
 			}
 		}
 	}

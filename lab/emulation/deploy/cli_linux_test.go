@@ -80,6 +80,17 @@ func TestCLIBadInput(t *testing.T) {
 		{"destroy"},
 		{"destroy", "--all", "--name", "x"},
 		{"exec", "no-such-node", "--", "true"},
+		// A lab that is not there is named as such, not "destroyed".
+		{"destroy", "--name", "nosuch"},
+		{"stats", "--name", "nosuch"},
+		{"perf", "write", "--from", "host1", "--to", "host2", "--name", "nosuch"},
+		{"fault", "list", "--name", "nosuch"},
+		{"restart", "rtsw1", "--name", "nosuch"},
+		{"capture", "rtsw1:p1", "-w", "/dev/null", "--name", "nosuch"},
+		// No lab deployed under this root: nothing to pick from.
+		{"stats"},
+		{"collective", "allreduce"},
+		{"fault", "list"},
 	} {
 		args = append(args, "--root", root)
 		if code, out := rocelab(t, args...); code != 2 {
@@ -112,4 +123,55 @@ func TestCLIDeployExecDestroy(t *testing.T) {
 		t.Errorf("destroy: exit %d\n%s", code, out)
 	}
 	sameSnapshot(t, before)
+}
+
+// TestInterruptDeploy sends SIGINT to `rocelab deploy` at several points:
+// it must exit 130 within seconds having rolled back everything, with no
+// `destroy` needed.
+func TestInterruptDeploy(t *testing.T) {
+	requireRoot(t)
+	for _, at := range []int{8, 32} {
+		root := runRoot(t)
+		before := snap(t)
+		lab := labName(t, "sigint")
+		cmd := exec.Command(binary(t), "deploy", "-t", "laptop", "--name", lab, "--root", root)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stateFile := filepath.Join(state.Dir(root, lab), state.StateFile)
+		n := 0
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+			var f state.File
+			if b, err := os.ReadFile(stateFile); err == nil && json.Unmarshal(b, &f) == nil && len(f.Objects) >= at {
+				n = len(f.Objects)
+				break
+			}
+		}
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("deploy did not stop within 15 s of SIGINT (at %d objects)", n)
+		}
+		var ee *exec.ExitError
+		if n > 0 && (!errors.As(err, &ee) || ee.ExitCode() != 130) {
+			// A deploy that finished before the signal exits 0: then it
+			// is a lab to destroy, not a failure of the rollback.
+			if err == nil {
+				rocelab(t, "destroy", "--name", lab, "--root", root)
+				t.Logf("deploy finished before SIGINT at %d objects", n)
+				continue
+			}
+			t.Errorf("deploy after SIGINT at %d objects: %v, want exit 130", n, err)
+		}
+		t.Logf("interrupted deploy at %d objects", n)
+		sameSnapshot(t, before)
+		if labs, _ := state.List(root); len(labs) != 0 {
+			t.Errorf("run dirs left after an interrupted deploy: %v", labs)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,15 +39,20 @@ func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
+	// A node's containers (a user container and its sidecar) go one after
+	// the other, the last recorded first; nodes go in parallel.
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for i, o := range objs {
+	for _, group := range byNode(len(objs), func(i int) string { return objs[i].Node }) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			releaseFIFO(filepath.Join(l.Dir(), o.Node+".json"))
-			errs[i] = rt.Remove(ctx, runtime.Ref{Runtime: docker.Name, Lab: l.Name(), Node: o.Node, ID: o.Name})
+			for _, i := range slices.Backward(group) {
+				o := objs[i]
+				releaseFIFO(filepath.Join(l.Dir(), o.Node+".json"))
+				errs[i] = rt.Remove(ctx, runtime.Ref{Runtime: docker.Name, Lab: l.Name(), Node: o.Node, ID: o.Name})
+			}
 		})
 	}
 	wg.Wait()
@@ -58,6 +64,24 @@ func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// byNode groups the indexes 0..n-1 by key(i), in order of first
+// appearance, each group in index order.
+func byNode(n int, key func(i int) string) [][]int {
+	at := map[string]int{}
+	var groups [][]int
+	for i := range n {
+		k := key(i)
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // dockerEngine returns a docker runtime if an engine is configured on this
@@ -105,6 +129,7 @@ func removeLeftoverContainers(ctx context.Context, root string, match func(lab s
 	if err != nil {
 		return nil, err
 	}
+	refs = slices.DeleteFunc(refs, func(r runtime.Ref) bool { return !match(r.Lab) })
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -112,26 +137,29 @@ func removeLeftoverContainers(ctx context.Context, root string, match func(lab s
 		removed []string
 	)
 	sem := make(chan struct{}, 16)
-	for _, ref := range refs {
-		if !match(ref.Lab) {
-			continue
-		}
+	// A node's containers go one after the other (removing a user
+	// container removes its sidecar first), nodes in parallel.
+	for _, group := range byNode(len(refs), func(i int) string { return refs[i].Lab + "\x00" + refs[i].Node }) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if state.ValidName(ref.Lab) == nil {
-				releaseFIFO(filepath.Join(state.Dir(rootOr(root), ref.Lab), ref.Node+".json"))
+			for _, i := range group {
+				ref := refs[i]
+				if state.ValidName(ref.Lab) == nil {
+					releaseFIFO(filepath.Join(state.Dir(rootOr(root), ref.Lab), ref.Node+".json"))
+				}
+				err := rt.Remove(ctx, ref)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					removed = append(removed, "container "+ref.ID[:min(12, len(ref.ID))]+" of "+ref.Lab+"/"+ref.Node)
+				}
+				mu.Unlock()
 			}
-			err := rt.Remove(ctx, ref)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			removed = append(removed, "container "+docker.ContainerName(ref.Lab, ref.Node))
 		})
 	}
 	wg.Wait()
+	slices.Sort(removed)
 	return removed, errors.Join(errs...)
 }

@@ -125,8 +125,15 @@ type Node struct {
 	Socket string `json:"socket,omitempty"`
 	Config string `json:"config,omitempty"`
 	Log    string `json:"log,omitempty"`
-	// Container is the node's Docker container (docker runtime).
+	// Container is the node's Docker container (docker runtime): the
+	// user's, when the node has an Image of its own.
 	Container string `json:"container,omitempty"`
+	// Image is the user's image the node's container runs ("" for the
+	// lab's own node image).
+	Image string `json:"image,omitempty"`
+	// Sidecar is the container that runs the node process beside a user
+	// container, in its network namespace ("" when there is none).
+	Sidecar string `json:"sidecar,omitempty"`
 	// Addresses of the node's kernel interfaces (FE NICs).
 	Addresses []string `json:"addresses,omitempty"`
 	// Interfaces: "port=ifname".
@@ -252,6 +259,9 @@ func newDeployer(o Options) (*deployer, error) {
 	if n := d.rt.Name(); n != "netns" && n != docker.Name {
 		return nil, fmt.Errorf("deploy: runtime %q: want netns or docker", n)
 	}
+	if err := checkRuntimeFits(d.t, d.rt.Name()); err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
 	if err := d.t.Address(d.name); err != nil {
 		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)
 	}
@@ -264,9 +274,10 @@ func newDeployer(o Options) (*deployer, error) {
 	return d, nil
 }
 
-// ensureImage builds the docker runtime's node image before anything is
-// created (a no-op for other runtimes), so that a binary that cannot go
-// into the image fails the deploy with nothing to roll back.
+// ensureImage builds the docker runtime's node image, and checks that the
+// user's images and bind sources are there, before anything is created (a
+// no-op for other runtimes), so that a binary that cannot go into the
+// image or a missing image fails the deploy with nothing to roll back.
 func (d *deployer) ensureImage(ctx context.Context) error {
 	rt, ok := d.rt.(*docker.Runtime)
 	if !ok {
@@ -278,7 +289,7 @@ func (d *deployer) ensureImage(ctx context.Context) error {
 		}
 		return fmt.Errorf("docker node image: %w", err)
 	}
-	return nil
+	return checkUserImages(ctx, rt, d.t)
 }
 
 // path is the run-directory file of node with suffix.
@@ -338,6 +349,9 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	if err := d.each(ctx, StepHealthy, nodeNames(procNodes), func(i int) error {
 		return d.waitHealthy(ctx, procs[i])
 	}); err != nil {
+		return nil, err
+	}
+	if err := d.checkUserContainers(ctx); err != nil {
 		return nil, err
 	}
 	lab := d.result()

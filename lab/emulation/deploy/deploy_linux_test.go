@@ -107,8 +107,11 @@ func TestDeployBuiltins(t *testing.T) {
 }
 
 // ping runs ping inside node and fails t unless every echo comes back.
+// ping pings addr from node: a test that pings skips (fails under CI)
+// where the ping command is missing.
 func ping(t *testing.T, root, lab, node, addr string) {
 	t.Helper()
+	testenv.RequireTool(t, "ping")
 	var out bytes.Buffer
 	code, err := deploy.Exec(t.Context(), root, lab, node, []string{"ping", "-n", "-c", "3", "-W", "2", "-i", "0.2", addr}, runtime.Stdio{Out: &out, Err: &out})
 	if err != nil || code != 0 {

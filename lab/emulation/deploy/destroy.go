@@ -177,7 +177,7 @@ func FindNode(root, lab, node string) (*Lab, *Node, error) {
 		l, err := readLab(root, name)
 		if err != nil {
 			if lab != "" {
-				return nil, nil, fmt.Errorf("lab %s is not deployed (%w)", lab, err)
+				return nil, nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs)", lab, ErrNoLab)
 			}
 			continue
 		}
@@ -190,9 +190,15 @@ func FindNode(root, lab, node string) (*Lab, *Node, error) {
 	}
 	switch len(found) {
 	case 0:
+		if lab != "" {
+			return nil, nil, fmt.Errorf("node %s: %w in lab %s", node, ErrNoNode, lab)
+		}
+		if len(labs) == 0 {
+			return nil, nil, fmt.Errorf("node %s: no lab is deployed (rocelab deploy first): %w", node, ErrPickLab)
+		}
 		return nil, nil, fmt.Errorf("node %s: %w", node, ErrNoNode)
 	case 1:
 		return fl, fn, nil
 	}
-	return nil, nil, fmt.Errorf("node %s is in labs %s: pick one with --name", node, strings.Join(found, ", "))
+	return nil, nil, fmt.Errorf("node %s is in labs %s: %w", node, strings.Join(found, ", "), ErrPickLab)
 }

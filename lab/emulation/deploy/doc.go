@@ -52,6 +52,19 @@
 // remove every container labelled with a matching lab (Leftovers), which
 // finds the containers of a lab whose state is gone.
 //
+// A host or storage node with an image of its own (topologies
+// Node.Container) is a container of that image, which owns its network
+// namespace; its node process, if it has BE NICs, runs in a sidecar
+// joined to it (docker.Runtime). Both containers are recorded before
+// either is created and removed one after the other (nodes in parallel).
+// Before anything is created Deploy checks that every such image is on the
+// machine and every bind source exists; after the health step, that every
+// user container still runs. A topology with images refuses any runtime
+// but docker (ErrNeedsDocker). The FE address step is the same as for any
+// node; the user container's /etc/hosts names every host and storage node
+// by its first FE address. Inspect reports a stopped user container or
+// sidecar as the node's health; Exec runs in the user's container.
+//
 // # Time dilation
 //
 // Every rate is divided by the scale factor k and every duration multiplied

@@ -23,11 +23,15 @@ import (
 // network namespace a name, so that every later step (links, addresses,
 // exec) works as with the netns runtime:
 //
-//  1. NODE.json becomes a FIFO, and the container's command is `/rocelab
-//     node --config NODE.json`: the node process blocks reading its
-//     config until start writes it, after the links exist (the node opens
-//     its AF_PACKET sockets as soon as it has read its config);
-//  2. the container is recorded (KindContainer, its name) and created;
+//  1. NODE.json becomes a FIFO, and the node process's command is
+//     `/rocelab node --config NODE.json`: it blocks reading its config
+//     until start writes it, after the links exist (the node opens its
+//     AF_PACKET sockets as soon as it has read its config);
+//  2. the container is recorded (KindContainer, its name) and created.
+//     A node with an image of its own (Topology Node.Container) is the
+//     user's container, and its node process, if it has one, runs in a
+//     sidecar container in the user container's network namespace: both
+//     are recorded before either is created;
 //  3. its /proc/PID/ns/net is bind-mounted as the named namespace
 //     rl-<lab>-<node> (recorded as KindNetns first), and its loopback is
 //     tagged like a netns node's, so that sweeps find it.
@@ -40,24 +44,44 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 	if netns.Exists(name) {
 		return fmt.Errorf("namespace %s exists already (a leftover? rocelab destroy --all)", name)
 	}
+	spec := runtime.NodeSpec{Lab: d.name, Node: n.Name, RunDir: state.Dir(d.root, d.name)}
 	cfg := d.path(n.Name, ".json")
-	os.Remove(cfg)
-	if err := unix.Mkfifo(cfg, 0o600); err != nil {
-		return fmt.Errorf("config fifo %s: %w", cfg, err)
+	if n.Container == nil || runsProcess(n) {
+		os.Remove(cfg)
+		if err := unix.Mkfifo(cfg, 0o600); err != nil {
+			return fmt.Errorf("config fifo %s: %w", cfg, err)
+		}
+		spec.Argv = []string{docker.BinaryPath, "node", "--config", cfg}
 	}
-	cname := docker.ContainerName(d.name, n.Name)
-	id, err := d.intend(state.Object{Kind: state.KindContainer, Node: n.Name, Name: cname})
-	if err != nil {
-		return err
+	names := []string{docker.ContainerName(d.name, n.Name)}
+	if n.Container != nil {
+		spec.User = d.userContainer(n)
+		if spec.Argv != nil {
+			names = append(names, docker.SidecarName(d.name, n.Name))
+		}
 	}
-	spec := runtime.NodeSpec{Lab: d.name, Node: n.Name, RunDir: state.Dir(d.root, d.name),
-		Argv: []string{docker.BinaryPath, "node", "--config", cfg}}
+	var ids []int
+	for _, cname := range names {
+		id, err := d.intend(state.Object{Kind: state.KindContainer, Node: n.Name, Name: cname})
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
 	node, err := rt.Create(ctx, spec)
 	if err != nil {
 		return err
 	}
-	if err := d.created(id, func(o *state.Object) { o.PID, o.StartTime = node.Process.PID, node.Process.StartTime }); err != nil {
-		return err
+	// The last container runs the node's process (or is the user's, with
+	// none): it carries the PID.
+	for i, id := range ids {
+		var update func(*state.Object)
+		if i == len(ids)-1 {
+			update = func(o *state.Object) { o.PID, o.StartTime = node.Process.PID, node.Process.StartTime }
+		}
+		if err := d.created(id, update); err != nil {
+			return err
+		}
 	}
 	nsID, err := d.intend(state.Object{Kind: state.KindNetns, Node: n.Name, Name: name})
 	if err != nil {
@@ -72,7 +96,14 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 	d.mu.Lock()
 	d.ns[n.Name] = name
 	d.containers[n.Name] = node
-	d.nodes[n.Name].Container = cname
+	nd := d.nodes[n.Name]
+	nd.Container = names[0]
+	if n.Container != nil {
+		nd.Image = n.Container.Image
+		if len(names) > 1 {
+			nd.Sidecar = names[1]
+		}
+	}
 	d.mu.Unlock()
 	return d.created(nsID, nil)
 }
@@ -152,8 +183,22 @@ func releaseFIFO(path string) {
 	}
 }
 
-// containerLog is the output of node's container so far, for an error.
+// containerLog is the output so far of the container that runs node's
+// process (its sidecar, when the node's container is the user's), for an
+// error.
 func (d *deployer) containerLog(node string) string {
+	name := docker.ContainerName(d.name, node)
+	d.mu.Lock()
+	if nd := d.nodes[node]; nd != nil && nd.Sidecar != "" {
+		name = nd.Sidecar
+	}
+	d.mu.Unlock()
+	return d.logOf(node, name)
+}
+
+// logOf is the output so far of node's container id (or name), for an
+// error.
+func (d *deployer) logOf(node, id string) string {
 	rt, ok := d.rt.(*docker.Runtime)
 	if !ok {
 		return ""
@@ -161,7 +206,7 @@ func (d *deployer) containerLog(node string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var buf bytes.Buffer
-	ref := runtime.Ref{Runtime: docker.Name, Lab: d.name, Node: node, ID: docker.ContainerName(d.name, node)}
+	ref := runtime.Ref{Runtime: docker.Name, Lab: d.name, Node: node, ID: id}
 	if err := rt.Logs(ctx, ref, &buf); err != nil || len(bytes.TrimSpace(buf.Bytes())) == 0 {
 		return ""
 	}

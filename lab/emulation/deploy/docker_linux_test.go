@@ -72,6 +72,7 @@ func containers(t *testing.T, c *client.Client) []string {
 // interfaces and containers as they were.
 func TestDockerLaptop(t *testing.T) {
 	c := requireDocker(t)
+	testenv.RequireTool(t, "ping")
 	root := runRoot(t)
 	before, beforeCt := snap(t), containers(t, c)
 	tp, err := topologies.Builtin("laptop")

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
@@ -39,15 +37,19 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	for _, name := range labs {
 		f, err := readState(root, name)
 		if errors.Is(err, os.ErrNotExist) && lab != "" {
-			return nil, errors.New("no lab " + lab)
+			return nil, fmt.Errorf("lab %s: %w", lab, ErrNoLab)
 		}
 		st := LabStatus{Name: name, Status: "incomplete", Objects: len(f.Objects)}
 		l, err := readLab(root, name)
 		if err == nil {
 			st.Lab = l
 			st.Status = "running"
-			if !health(ctx, l) {
-				st.Status = "degraded"
+			health(ctx, l)
+			userHealth(ctx, l)
+			for _, n := range l.Nodes {
+				if n.Health != "ok" && n.Health != "-" {
+					st.Status = "degraded"
+				}
 			}
 		}
 		out = append(out, st)
@@ -55,11 +57,11 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	return out, nil
 }
 
-// health fills each node's Health and reports whether all are ok.
-func health(ctx context.Context, l *Lab) bool {
+// health fills each node's Health: "ok", "-" (no process) or what is
+// wrong with its process.
+func health(ctx context.Context, l *Lab) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	ok := true
 	sem := make(chan struct{}, 16)
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
@@ -71,28 +73,15 @@ func health(ctx context.Context, l *Lab) bool {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			h := "ok"
-			if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); !p.Alive() {
-				h = "process gone"
-			} else {
-				c := nodeapi.NewClient(n.Socket)
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				r, err := c.Health(cctx)
-				cancel()
-				c.Close()
-				if err != nil {
-					h = err.Error()
-				} else if r.Status != "ok" {
-					h = r.Status
-				}
+			if why := nodeAlive(ctx, n, 2*time.Second); why != "" {
+				h = why
 			}
 			mu.Lock()
 			n.Health = h
-			ok = ok && h == "ok"
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return ok
 }
 
 // ErrPickLab is returned by OnlyLab when no lab, or more than one, is
@@ -103,26 +92,19 @@ var ErrPickLab = errors.New("pick one with --name")
 // "": the lab every command that acts on "the lab" works on. With no lab or
 // several labs deployed and none named it fails with ErrPickLab.
 func OnlyLab(ctx context.Context, root, lab string) (LabStatus, error) {
-	labs, err := Inspect(ctx, root, lab)
+	l, err := pickLab(root, lab)
 	if err != nil {
 		return LabStatus{}, err
 	}
-	var found []LabStatus
-	var names []string
-	for _, l := range labs {
-		if l.Lab != nil {
-			found = append(found, l)
-			names = append(names, l.Name)
-		}
+	labs, err := Inspect(ctx, root, l.Name)
+	if err != nil {
+		return LabStatus{}, err
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		if lab != "" {
-			return LabStatus{}, fmt.Errorf("lab %s is not deployed", lab)
-		}
-		return LabStatus{}, fmt.Errorf("no lab is deployed (rocelab deploy first): %w", ErrPickLab)
+	if len(labs) != 1 || labs[0].Lab == nil {
+		return LabStatus{}, fmt.Errorf("lab %s: %w", l.Name, ErrNoLab)
 	}
-	return LabStatus{}, fmt.Errorf("%d deployed labs (%s): %w", len(found), strings.Join(names, ", "), ErrPickLab)
+	return labs[0], nil
 }
+
+// processOf is n's node process.
+func processOf(n *Node) proc.Process { return proc.Process{PID: n.PID, StartTime: n.StartTime} }

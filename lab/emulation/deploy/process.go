@@ -139,11 +139,16 @@ func (d *deployer) startContainer(p *nodeProc) error {
 // waitHealthy polls p's /health until it answers ok, the process dies or
 // HealthTimeout passes; failures carry the tail of the node's log.
 func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
-	timeout := d.opts.HealthTimeout
+	return awaitHealthy(ctx, p.cfg.Socket, p.started, d.opts.HealthTimeout, func() string { return d.nodeLog(p.node.Name) })
+}
+
+// awaitHealthy polls socket's /health until it answers ok, process pr
+// dies or timeout (default 30 s) passes; failures end with logTail().
+func awaitHealthy(ctx context.Context, socket string, pr proc.Process, timeout time.Duration, logTail func() string) error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	c := nodeapi.NewClient(p.cfg.Socket)
+	c := nodeapi.NewClient(socket)
 	defer c.Close()
 	deadline := time.Now().Add(timeout)
 	var last error
@@ -161,10 +166,10 @@ func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case !p.started.Alive():
-			return fmt.Errorf("node process %v exited%s", p.started, d.nodeLog(p.node.Name))
+		case !pr.Alive():
+			return fmt.Errorf("node process %v exited%s", pr, logTail())
 		case time.Now().After(deadline):
-			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, d.nodeLog(p.node.Name))
+			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, logTail())
 		}
 		time.Sleep(sleep)
 	}

@@ -28,6 +28,7 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 }
 func feedConfig(path string, b []byte) error        { return errUnsupported }
 func (d *deployer) containerLog(node string) string { return "" }
+func (d *deployer) logOf(node, id string) string    { return "" }
 func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
 	return nil, nil
 }

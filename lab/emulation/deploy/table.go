@@ -3,16 +3,22 @@ package deploy
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 )
 
 // WriteTable writes nodes as an aligned table: name, kind, role,
-// namespace, PID, addresses, interfaces (and health when withHealth).
+// namespace, PID, addresses, interfaces, the user's image when a node has
+// one (and health when withHealth).
 func WriteTable(w io.Writer, nodes []Node, withHealth bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "NODE\tKIND\tROLE\tNETNS\tPID\tADDRESSES\tINTERFACES"
+	images := slices.ContainsFunc(nodes, func(n Node) bool { return n.Image != "" })
+	if images {
+		head += "\tIMAGE"
+	}
 	if withHealth {
 		head += "\tHEALTH"
 	}
@@ -23,6 +29,9 @@ func WriteTable(w io.Writer, nodes []Node, withHealth bool) error {
 			pid = strconv.Itoa(n.PID)
 		}
 		row := []string{n.Name, string(n.Kind), dash(string(n.Role)), n.NetNS, pid, dash(strings.Join(n.Addresses, ",")), ifSummary(n.Interfaces)}
+		if images {
+			row = append(row, dash(n.Image))
+		}
 		if withHealth {
 			row = append(row, dash(n.Health))
 		}

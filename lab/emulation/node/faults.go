@@ -144,12 +144,13 @@ func (fs *faultSet) info(id faults.ID) nodeapi.FaultInfo {
 		}
 		if out.Spec == "" {
 			out.Spec, out.Kind = f.String(), string(f.Kind())
+			out.Packets = map[string]int64{}
+			for _, e := range countedEvents(f.Kind()) {
+				out.Packets[e] = 0
+			}
 		}
 		f.Collect(func(s telemetry.Sample) {
 			if s.Name == "fault_packets_total" && s.Value != 0 {
-				if out.Packets == nil {
-					out.Packets = map[string]int64{}
-				}
 				out.Packets[s.Label("event")] += int64(s.Value)
 			}
 		})
@@ -186,4 +187,26 @@ func (t *pfcTee) Receive(p *wire.Packet) {
 		}
 	}
 	t.next.Receive(p)
+}
+
+// countedEvents are the counters a fault of kind is about: listed (at 0
+// too) by fault list, so that a fault that hit nothing says so.
+func countedEvents(kind faults.Kind) []string {
+	switch kind {
+	case faults.KindLoss, faults.KindDown, faults.KindFlap, faults.KindPFCOff:
+		return []string{"matched", "dropped"}
+	case faults.KindCorrupt:
+		return []string{"matched", "corrupted"}
+	case faults.KindDelay, faults.KindRate:
+		return []string{"matched", "delayed"}
+	case faults.KindReorder:
+		return []string{"matched", "reordered"}
+	case faults.KindDuplicate:
+		return []string{"matched", "duplicated"}
+	case faults.KindECNOff, faults.KindDSCPMap:
+		return []string{"matched", "rewritten"}
+	case faults.KindStorm, faults.KindElephant, faults.KindIncast:
+		return []string{"generated"}
+	}
+	return []string{"matched"}
 }

@@ -41,6 +41,10 @@ func TestFaultAPI(t *testing.T) {
 	if fi.ID != "f1" || fi.Kind != "loss" || len(fi.Ports) != 1 || fi.Ports[0] != "sw1-p2" || fi.Targets[0] != "sw1:p2" {
 		t.Errorf("AddFault = %+v", fi)
 	}
+	// A fault that hit nothing yet says 0, not nothing.
+	if v, ok := fi.Packets["dropped"]; !ok || v != 0 || len(fi.Packets) != 2 {
+		t.Errorf("new fault's packets %v, want matched=0 dropped=0", fi.Packets)
+	}
 	in := roce(t, "02:00:00:00:00:20", "02:00:00:00:00:10", "10.0.1.1", 1000, 0)
 	p0.Inject(in, in, in)
 	eventually(t, "3 frames dropped by the fault", func() bool {

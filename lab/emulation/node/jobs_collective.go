@@ -264,8 +264,12 @@ func (c *collJob) abort() {
 }
 
 func (c *collJob) status() nodeapi.CollectiveStatus {
+	var wire int64
+	for _, cc := range c.conns {
+		wire += cc.q.qp.Stats().RxBytes
+	}
 	return nodeapi.CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
-		Regions: c.regions, Reached: c.reached, Released: c.rel}
+		Regions: c.regions, Reached: c.reached, Released: c.rel, RxWire: wire}
 }
 
 // Listen implements collective.Transport for a local rank: arrivals land in

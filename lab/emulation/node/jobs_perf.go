@@ -316,12 +316,14 @@ func (p *perfJob) result() nodeapi.PerfResult {
 	req := p.req
 	r := nodeapi.PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
 		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
-	if !p.client {
-		for _, pq := range p.qps {
-			st := pq.q.qp.Stats()
+	for _, pq := range p.qps {
+		st := pq.q.qp.Stats()
+		r.RxWire += st.RxBytes
+		if !p.client {
 			r.Bytes += st.RxDataBytes
 		}
-	} else {
+	}
+	if p.client {
 		r.Bytes = p.msgs * int64(req.Size)
 	}
 	now := p.ep.n.loop.Now()

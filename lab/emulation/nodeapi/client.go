@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
 )
@@ -80,7 +81,18 @@ type APIError struct {
 
 func (e *APIError) Error() string { return fmt.Sprintf("node api: %d: %s", e.Status, e.Message) }
 
+// CallTimeout bounds one API call whose context has no deadline: a node
+// that stopped answering (stopped, wedged) fails the call instead of
+// holding the command forever. The longest call, a job's long poll,
+// waits at most 5 s.
+const CallTimeout = 30 * time.Second
+
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, CallTimeout)
+		defer cancel()
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

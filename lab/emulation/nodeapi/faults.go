@@ -20,9 +20,10 @@ type FaultInfo struct {
 	// node:port names.
 	Ports   []string `json:"ports"`
 	Targets []string `json:"targets"`
-	// Packets are its non-zero counters by event (dropped, delayed,
-	// generated, …), summed over its ports.
-	Packets map[string]int64 `json:"packets,omitempty"`
+	// Packets are its counters by event (dropped, delayed, generated, …),
+	// summed over its ports: those of its kind always (0 until hit), any
+	// other once non-zero.
+	Packets map[string]int64 `json:"packets"`
 }
 
 // FaultsCleared is DELETE /faults.

@@ -97,6 +97,9 @@ type CollectiveStatus struct {
 	// released: it waits at barrier Released while Reached > Released.
 	Reached  int `json:"reached"`
 	Released int `json:"released"`
+	// RxWire is the bytes the job's QPs received on the wire: it moves
+	// within an iteration, and stops when a path is dead.
+	RxWire int64 `json:"rx_wire_bytes"`
 }
 
 // PerfRequest is POST /perf: a perftest-like job on connected local QPs.
@@ -149,6 +152,10 @@ type PerfResult struct {
 	// Messages and Bytes completed (client) or received (server).
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
+	// RxWire is the bytes the job's QPs received on the wire (data,
+	// acknowledgements, read responses): it moves while a message is
+	// under way, and stops when the path is dead.
+	RxWire int64 `json:"rx_wire_bytes"`
 	// Start is the first post, End the last completion (client).
 	Start    clock.Time     `json:"start_ps"`
 	End      clock.Time     `json:"end_ps"`

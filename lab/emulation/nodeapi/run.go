@@ -33,6 +33,46 @@ type PerfSpec struct {
 	Mode, CC   string
 	Paths      int
 	Seed       uint64
+	// Stall is how long (wall clock) the run may make no progress before
+	// it stops with ErrStalled (default DefaultStall).
+	Stall time.Duration
+}
+
+// DefaultStall is how long RunPerf and RunCollective wait, in wall-clock
+// time, for a job that makes no progress at all: no message completes and
+// not one byte arrives on any of its QPs. A live path moves bytes (data,
+// acknowledgements, retransmission answers) many times a second at any
+// time dilation; a dead node or a down link moves none.
+const DefaultStall = 15 * time.Second
+
+// ErrStalled is returned by RunPerf and RunCollective when their job made
+// no progress for the stall time: a node or link on the way is dead or
+// down (the lab's health says which).
+var ErrStalled = errors.New("no progress")
+
+// stallWatch notices a progress key that stopped changing.
+type stallWatch struct {
+	limit time.Duration
+	key   [3]int64
+	since time.Time
+}
+
+func newStallWatch(limit time.Duration) *stallWatch {
+	if limit <= 0 {
+		limit = DefaultStall
+	}
+	return &stallWatch{limit: limit, since: time.Now()}
+}
+
+// stalled records key and reports whether it has not changed for the
+// limit.
+func (w *stallWatch) stalled(key [3]int64) bool {
+	now := time.Now()
+	if key != w.key {
+		w.key, w.since = key, now
+		return false
+	}
+	return now.Sub(w.since) >= w.limit
 }
 
 // progressEvery is how often RunPerf reports progress.
@@ -116,13 +156,27 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 		return rep, fmt.Errorf("perf: client on %s: %w", from, err)
 	}
 	st := cjob
+	watch := newStallWatch(spec.Stall)
+	stopClient := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		from.Client.StopJob(sctx, cjob.ID)
+	}
 	for !st.Finished() {
-		if progress != nil && st.Perf != nil {
-			progress(*st.Perf)
+		if st.Perf != nil {
+			if progress != nil {
+				progress(*st.Perf)
+			}
+			if watch.stalled([3]int64{st.Perf.Messages, st.Perf.RxWire}) {
+				stopClient()
+				stopServer()
+				return rep, fmt.Errorf("perf %s → %s: %w for %v (%d messages done, nothing arriving): a node or link on the path is dead or down",
+					from, to, ErrStalled, watch.limit, st.Perf.Messages)
+			}
 		}
 		if st, err = from.Client.Job(ctx, cjob.ID, 1<<62, progressEvery); err != nil { // waits for the end, or progressEvery
 			stopServer()
-			from.Client.StopJob(context.WithoutCancel(ctx), cjob.ID)
+			stopClient()
 			return rep, fmt.Errorf("perf: client on %s: %w", from, err)
 		}
 	}
@@ -168,6 +222,12 @@ type CollectiveSpec struct {
 	// ReleaseDelay is how far in the wall-clock future a barrier releases
 	// every process, so that they all start at once (default 20 ms).
 	ReleaseDelay time.Duration
+	// Stall is how long (wall clock) the run may make no progress on any
+	// node before it stops with ErrStalled (default DefaultStall).
+	Stall time.Duration
+	// Tick, if set, sees the iterations every node finished, of all,
+	// whenever that changes: progress within a long size.
+	Tick func(done, total int)
 }
 
 // RunCollective connects one QP pair per pair of ranks that talk (ring
@@ -299,8 +359,13 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 	}
 	var out []collective.Result
 	released := 0
+	watch := newStallWatch(spec.Stall)
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	ticked := -1
 	for {
 		done, reached := 0, len(spec.Sizes)*(spec.Warmup+spec.Iters)+1
+		var key [3]int64
 		for _, sh := range shares {
 			c := sh.st.Collective
 			if sh.st.State == JobFailed {
@@ -312,9 +377,16 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 			}
 			if c != nil {
 				reached = min(reached, c.Reached)
+				key[0] += int64(c.Reached)
+				key[1] += int64(len(c.Results))
+				key[2] += c.RxWire
 			} else {
 				reached = 0
 			}
+		}
+		if total := len(spec.Sizes) * (spec.Warmup + spec.Iters); spec.Tick != nil && reached != ticked {
+			ticked = reached
+			spec.Tick(min(max(reached-1, 0), total), total)
 		}
 		// Combine every size all nodes have finished.
 		for len(out) < len(spec.Sizes) {
@@ -349,6 +421,10 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 			released++
 			continue
 		}
+		if watch.stalled(key) {
+			return out, fmt.Errorf("collective %s: %w for %v (%d of %d sizes done, nothing arriving on any rank): a node or link between the ranks is dead or down",
+				spec.Op, ErrStalled, watch.limit, len(out), len(spec.Sizes))
+		}
 		select {
 		case u := <-updates:
 			if u.err != nil {
@@ -356,6 +432,14 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 			}
 			if u.st.Version >= u.sh.st.Version || u.st.Finished() {
 				u.sh.st = u.st
+			}
+		case <-poll.C:
+			for _, sh := range shares {
+				if st, err := sh.c.Job(ctx, sh.job, -1, 0); err == nil && (st.Version >= sh.st.Version || st.Finished()) {
+					sh.st = st
+				} else if err != nil {
+					return out, fmt.Errorf("collective: %s: %w", sh.name, err)
+				}
 			}
 		case <-ctx.Done():
 			return out, errors.Join(ctx.Err(), errors.New("collective: interrupted"))

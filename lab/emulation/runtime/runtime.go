@@ -21,7 +21,8 @@ import (
 type NodeSpec struct {
 	Lab, Node string
 	// Argv is the node process's command line (the rocelab binary's path
-	// first for netns; for docker, the path inside the image).
+	// first for netns; for docker, the path inside the image). It may be
+	// empty only for a node with a User container: no node process.
 	Argv []string
 	// RunDir is the lab's run directory on the host (configs, sockets,
 	// logs); docker bind-mounts it at the same path in the container.
@@ -29,6 +30,24 @@ type NodeSpec struct {
 	// Log receives the node process's stdout and stderr (netns runtime); a
 	// path in RunDir.
 	Log string
+	// User, if set, makes the node a container of the user's image (docker
+	// runtime only); the node process runs beside it (see package docker).
+	User *UserContainer
+}
+
+// UserContainer is a node's own container: the user's image, which owns
+// the node's network namespace.
+type UserContainer struct {
+	// Image must be present locally: nothing is pulled.
+	Image string
+	// Cmd replaces the image's CMD when set.
+	Cmd []string
+	// Env is "KEY=value"; Binds "HOST:CONTAINER[:ro|rw]".
+	Env, Binds []string
+	// Hostname of the container.
+	Hostname string
+	// Hosts are extra /etc/hosts entries, "name:address".
+	Hosts []string
 }
 
 // Ref names one object a runtime created: enough to remove it again.
@@ -46,8 +65,13 @@ type Node struct {
 	// NetNSPath is a file that refers to the node's network namespace:
 	// /run/netns/NAME or /proc/PID/ns/net.
 	NetNSPath string
-	// Process is the node process (for docker: the container's init).
+	// Process is the node process (for docker: the container's init; with
+	// a user container, the init of the sidecar that runs the node process,
+	// or of the user container when there is no node process).
 	Process proc.Process
+	// Image is the user's image of a node with a user container, "" for
+	// the lab's own node image.
+	Image string
 }
 
 // Stdio are the streams of a command run with Exec.

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rocelab/rocelab/core/telemetry"
 )
@@ -96,6 +97,8 @@ type Report struct {
 	Queues   []Queue `json:"queues"`
 	NICs     []NIC   `json:"nics,omitempty"`
 	QPs      []QP    `json:"qps,omitempty"`
+	// Dead are the nodes that did not answer (Collect), not in the rows.
+	Dead []Dead `json:"dead,omitempty"`
 }
 
 // index maps a sample's name and labels to its value.
@@ -185,6 +188,22 @@ func Compute(prev, cur Snapshot) Report {
 			}
 			q.Drops[s.Label("reason")] += s.Value
 			port(s).Drops += s.Value
+		case "fault_packets_total":
+			// Faults on a switch port's egress (target node:pN) drop
+			// before the wire: count them with the port's drops.
+			if s.Label("event") != "dropped" || s.Value == 0 {
+				continue
+			}
+			nd, pn, _ := strings.Cut(s.Label("target"), ":")
+			if i, err := strconv.Atoi(strings.TrimPrefix(pn, "p")); err == nil && strings.HasPrefix(pn, "p") && i >= 1 && nd == s.Label("node") {
+				k := nd + "\x00" + strconv.Itoa(i-1)
+				p := ports[k]
+				if p == nil {
+					p = &Port{Node: nd, Port: strconv.Itoa(i - 1)}
+					ports[k] = p
+				}
+				p.Drops += s.Value
+			}
 		case "nic_tx_bytes_total", "nic_rx_bytes_total", "nic_cnp_rx_total", "nic_pfc_rx_total", "nic_paused_seconds_total", "nic_rx_bad_icrc_total":
 			n := nics[s.Label("node")]
 			if n == nil {
@@ -255,7 +274,23 @@ func Compute(prev, cur Snapshot) Report {
 	})
 	slices.SortFunc(r.NICs, func(a, b NIC) int { return cmp.Compare(a.Node, b.Node) })
 	slices.SortFunc(r.QPs, func(a, b QP) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.QP, b.QP)) })
+	for i := range r.Ports {
+		r.Ports[i].Port = PortName(r.Ports[i].Port)
+	}
+	for i := range r.Queues {
+		r.Queues[i].Port = PortName(r.Queues[i].Port)
+	}
 	return r
+}
+
+// PortName is the name every command uses for the port whose telemetry
+// label is the 0-based index label: p1 for "0", p8 for "7" (the topology's
+// default port names). Any other label is returned as it is.
+func PortName(label string) string {
+	if i, err := strconv.Atoi(label); err == nil && i >= 0 {
+		return "p" + strconv.Itoa(i+1)
+	}
+	return label
 }
 
 // Merge appends the rows of more to r (reports of several nodes).
@@ -264,5 +299,6 @@ func (r *Report) Merge(more Report) {
 	r.Queues = append(r.Queues, more.Queues...)
 	r.NICs = append(r.NICs, more.NICs...)
 	r.QPs = append(r.QPs, more.QPs...)
+	r.Dead = append(r.Dead, more.Dead...)
 	r.Interval = max(r.Interval, more.Interval)
 }

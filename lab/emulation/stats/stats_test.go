@@ -32,6 +32,11 @@ func snapAt(fabric, rxBytes, qBytes, ecn float64) Snapshot {
 		smp("switch_queue_ecn_marked_packets_total", ecn, "node", "sw1", "port", "0", "tc", "3"),
 		smp("switch_pg_pfc_xoff_frames_total", 2, "node", "sw1", "port", "0", "pg", "3"),
 		smp("switch_drop_packets_total", 5, "node", "sw1", "port", "0", "tc", "3", "reason", "no_headroom"),
+		// A loss fault on p3 (index 2) dropped 4 packets: they count in
+		// the port's drops; other events and other nodes' targets do not.
+		smp("fault_packets_total", 4, "node", "sw1", "target", "sw1:p3", "fault", "f1", "kind", "loss", "event", "dropped"),
+		smp("fault_packets_total", 9, "node", "sw1", "target", "sw1:p3", "fault", "f1", "kind", "loss", "event", "matched"),
+		smp("fault_packets_total", 2, "node", "h1", "target", "h1:gpu0", "fault", "f1", "kind", "loss", "event", "dropped"),
 		smp("qp_tx_bytes_total", 1000, "node", "h1:gpu0", "qp", "0x11"),
 		smp("qp_retransmits_total", 3, "node", "h1:gpu0", "qp", "0x11"),
 	}}
@@ -52,8 +57,16 @@ func TestCompute(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Compute(tc.prev, tc.cur)
-			if len(r.Ports) != 3 || r.Ports[0].Port != "0" || r.Ports[1].Port != "2" || r.Ports[2].Port != "10" {
+			// Ports are named p1…pN, as in every other command (their
+			// telemetry labels are 0-based indexes).
+			if len(r.Ports) != 3 || r.Ports[0].Port != "p1" || r.Ports[1].Port != "p3" || r.Ports[2].Port != "p11" {
 				t.Fatalf("ports %+v", r.Ports)
+			}
+			if r.Ports[1].Drops != 4 {
+				t.Errorf("p3 drops %v, want the fault's 4", r.Ports[1].Drops)
+			}
+			if r.Queues[0].Port != "p1" {
+				t.Errorf("queue port %q, want p1", r.Queues[0].Port)
 			}
 			p := r.Ports[0]
 			if diff := cmp.Diff(tc.wantRx, p.RxBps, cmp.Comparer(func(a, b float64) bool { return a-b < 1 && b-a < 1 })); diff != "" {

@@ -11,6 +11,12 @@ import (
 // WriteTable writes r as aligned tables: ports, active queues, and NICs
 // and QPs when there are any.
 func WriteTable(w io.Writer, r Report) error {
+	for _, d := range r.Dead {
+		fmt.Fprintf(w, "%s: DEAD (%s): its rows are missing; rocelab restart %s brings it back\n", d.Node, d.Reason, d.Node)
+	}
+	if len(r.Dead) > 0 {
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
 	row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")

@@ -84,7 +84,7 @@ func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 }
 
 // outcomeNumbers reads what a lab/scenarios/run run measured from its final
-// snapshot: the perf flows' goodput (flow_goodput_bps), a collective's
+// snapshot: the perf flows' goodput (flow_goodput_bytes_per_second), a collective's
 // busbw and time per size, the switches' PFC frames, XOFF time and drops,
 // and the bytes on the inter-switch links.
 func outcomeNumbers(o *run.Outcome) simRun {
@@ -92,13 +92,13 @@ func outcomeNumbers(o *run.Outcome) simRun {
 	res := simRun{Numbers: Numbers{PerFlowGbps: map[string]float64{}, Figures: map[string]float64{}}}
 	for _, s := range final {
 		switch s.Name {
-		case "flow_goodput_bps":
-			res.PerFlowGbps[flowKey(s.Label("from"), s.Label("to"))] = s.Value / 1e9
-		case "collective_busbw_bps", "collective_time_seconds":
+		case "flow_goodput_bytes_per_second":
+			res.PerFlowGbps[flowKey(s.Label("from"), s.Label("to"))] = s.Value * 8 / 1e9
+		case "collective_busbw_bytes_per_second", "collective_time_seconds":
 			size, _ := strconv.ParseInt(s.Label("size"), 10, 64)
 			name := s.Label("job") + " " + strconv.FormatInt(size>>10, 10) + "KiB"
-			if s.Name == "collective_busbw_bps" {
-				res.Figures[name+" busbw Gb/s"] = s.Value / 1e9
+			if s.Name == "collective_busbw_bytes_per_second" {
+				res.Figures[name+" busbw Gb/s"] = s.Value * 8 / 1e9
 			} else {
 				res.Figures[name+" time us"] = s.Value * 1e6
 			}

@@ -33,6 +33,13 @@
 // more flows shows the rate spread of all and its slowest flows, then
 // "… and K more".
 //
-// Plots are drawn by hand: SVG as text, PNG with image/draw and the
-// basicfont face of golang.org/x/image.
+// Plots are drawn with gonum.org/v1/plot (figure.go): the queue depths
+// as steps (each point is the deepest the queue got in its sampling
+// window), per-flow rates as lines, the PFC pause state of each link
+// direction as filled bands coloured by kind (switch holds its upstream
+// in XOFF, egress queue paused, NIC paused), busbw as grouped bars. A
+// plot draws at most hotQueues (6) queues, maxFlows (10) flows (the
+// busiest by mean rate) and maxRows (24) pause rows, whatever the size
+// of the lab; text is Liberation Sans, named in the SVG with Arial (its
+// metric twin) and sans-serif as fallbacks.
 package report

@@ -63,17 +63,17 @@ func writePlots(dir string, d Data) ([]string, error) {
 	var out []string
 	for _, p := range []struct {
 		name string
-		ch   *chart
+		fig  *figure
 	}{
 		{"queues", d.queueChart(unit, mul, xmax)},
 		{"flows", d.flowChart(unit, mul, xmax)},
 		{"pfc", d.pfcChart(unit, mul, xmax)},
 		{"busbw", d.busbwChart()},
 	} {
-		if p.ch == nil {
+		if p.fig == nil {
 			continue
 		}
-		svg, png, err := p.ch.render()
+		svg, png, err := p.fig.render()
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", p.name, err)
 		}
@@ -88,8 +88,9 @@ func writePlots(dir string, d Data) ([]string, error) {
 	return out, nil
 }
 
-// queueChart plots the depth of the hottest lossless queues.
-func (d Data) queueChart(unit string, mul, xmax float64) *chart {
+// queueChart plots the depth of the hottest lossless queues: each point
+// is the deepest the queue got in its sampling window, drawn as a step.
+func (d Data) queueChart(unit string, mul, xmax float64) *figure {
 	qs := d.find("switch_queue_depth_bytes")
 	qs = slices.DeleteFunc(qs, func(s simlab.Series) bool { return s.Totals.Max <= 0 })
 	if len(qs) == 0 {
@@ -101,10 +102,11 @@ func (d Data) queueChart(unit string, mul, xmax float64) *chart {
 	if qs[0].Totals.Max >= 2e6 {
 		yunit, ydiv = "MB", 1e6
 	}
-	ch := &chart{Title: fmt.Sprintf("Egress queue depth, %d hottest queues (max per point)", len(qs)),
+	ch := &figure{Title: fmt.Sprintf("Egress queue depth, %d hottest queues (max per point)", len(qs)),
 		XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax}
 	for _, s := range qs {
-		l := lineSeries{Name: d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc")}
+		l := lineSeries{Name: d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc"),
+			Step: true, Width: s.Width.Seconds() * mul}
 		for _, p := range s.Points {
 			l.X = append(l.X, p.T.Seconds()*mul)
 			l.Y = append(l.Y, p.Max/ydiv)
@@ -115,13 +117,13 @@ func (d Data) queueChart(unit string, mul, xmax float64) *chart {
 }
 
 // flowChart plots each flow's delivered (perf) or sent (generators) rate.
-func (d Data) flowChart(unit string, mul, xmax float64) *chart {
+func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 	var lines []lineSeries
-	for _, s := range d.find("perf_flow_rate_gbps") {
+	for _, s := range d.find("perf_flow_rate_bytes_per_second") {
 		l := lineSeries{Name: s.Label("job") + " " + s.Label("from") + "→" + s.Label("to")}
 		for _, p := range s.Points {
 			l.X = append(l.X, p.T.Seconds()*mul)
-			l.Y = append(l.Y, p.V)
+			l.Y = append(l.Y, p.V*8/1e9) // bytes/s → Gb/s, as line rates are written
 		}
 		lines = append(lines, l)
 	}
@@ -154,15 +156,29 @@ func (d Data) flowChart(unit string, mul, xmax float64) *chart {
 		lines = lines[:maxFlows]
 		title += fmt.Sprintf(" (%d busiest flows)", maxFlows)
 	}
-	return &chart{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax}
+	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax}
 }
 
-// pfcChart draws a Gantt row per link direction that was paused: a
-// switch holding its upstream in XOFF, a switch egress queue paused by its
-// peer, a NIC paused.
-func (d Data) pfcChart(unit string, mul, xmax float64) *chart {
-	var rows []ganttRow
-	add := func(name string, s simlab.Series, color int) {
+// PFC band kinds, in legend order.
+const (
+	bandXOFF = iota
+	bandEgress
+	bandNIC
+)
+
+// pfcKinds name and colour the PFC band kinds.
+var pfcKinds = []bandKind{
+	bandXOFF:   {"switch holds its upstream in XOFF", palette[3]},
+	bandEgress: {"switch egress queue paused by its peer", palette[1]},
+	bandNIC:    {"NIC paused by its switch", palette[0]},
+}
+
+// pfcChart draws a band row per link direction that was paused: a switch
+// holding its upstream in XOFF, a switch egress queue paused by its peer,
+// a NIC paused.
+func (d Data) pfcChart(unit string, mul, xmax float64) *figure {
+	var rows []bandRow
+	add := func(name string, s simlab.Series, kind int) {
 		var spans [][2]float64
 		for _, p := range s.Points {
 			if p.Max <= 0 {
@@ -176,30 +192,31 @@ func (d Data) pfcChart(unit string, mul, xmax float64) *chart {
 			}
 		}
 		if len(spans) > 0 {
-			rows = append(rows, ganttRow{Name: name, Spans: spans, Color: color})
+			rows = append(rows, bandRow{Name: name, Spans: spans, Kind: kind})
 		}
 	}
 	for _, s := range d.find("switch_pg_xoff") {
-		add(d.portName(s.Label("node"), s.Label("port"))+" sends XOFF p"+s.Label("pg"), s, 3)
+		add(d.portName(s.Label("node"), s.Label("port"))+" sends XOFF p"+s.Label("pg"), s, bandXOFF)
 	}
 	for _, s := range d.find("switch_queue_paused") {
-		add(d.portName(s.Label("node"), s.Label("port"))+" paused p"+s.Label("tc"), s, 1)
+		add(d.portName(s.Label("node"), s.Label("port"))+" paused p"+s.Label("tc"), s, bandEgress)
 	}
 	for _, s := range d.find("nic_paused") {
-		add(s.Label("node")+" NIC paused p"+s.Label("prio"), s, 0)
+		add(s.Label("node")+" NIC paused p"+s.Label("prio"), s, bandNIC)
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	title := "PFC pause timeline (red: switch holds its upstream in XOFF; orange: egress paused; blue: NIC paused)"
+	title := "PFC pause timeline per link direction and priority"
 	if len(rows) > maxRows {
+		title += fmt.Sprintf(" (first %d of %d)", maxRows, len(rows))
 		rows = rows[:maxRows]
 	}
-	return &chart{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, XMax: xmax}
+	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, Kinds: pfcKinds, XMax: xmax}
 }
 
 // busbwChart draws busbw per size for every collective job.
-func (d Data) busbwChart() *chart {
+func (d Data) busbwChart() *figure {
 	var sizes []int64
 	for _, j := range d.Jobs {
 		for _, r := range j.Collective {
@@ -212,7 +229,7 @@ func (d Data) busbwChart() *chart {
 		return nil
 	}
 	slices.Sort(sizes)
-	ch := &chart{Title: "Collective bus bandwidth per size (nccl-tests busbw)", XLabel: "message size", YLabel: "busbw (Gb/s)"}
+	ch := &figure{Title: "Collective bus bandwidth per size (nccl-tests busbw)", XLabel: "message size", YLabel: "busbw (Gb/s)"}
 	for _, s := range sizes {
 		ch.Categories = append(ch.Categories, sizeName(s))
 	}

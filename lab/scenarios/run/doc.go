@@ -16,9 +16,9 @@
 //   - telemetry snapshots of every switch, NIC, job and fault at the start,
 //     every Options.SnapshotEvery and at the end (expect.Snapshots);
 //   - the job samples expectations read (expect.Catalogue, scope OnJob):
-//     collective_busbw_bps, collective_algbw_bps, collective_time_seconds
+//     collective_busbw_bytes_per_second, collective_algbw_bytes_per_second, collective_time_seconds
 //     {job,size}, collective_wrong_elements_total{job},
-//     flow_goodput_bps{job,from,to}, flow_fct_seconds{job?,stat} (count,
+//     flow_goodput_bytes_per_second{job,from,to}, flow_fct_seconds{job?,stat} (count,
 //     min, p50, p90, p99, p999, max, avg of every message's completion
 //     time, from streaming summaries merged per job and over all jobs, so
 //     memory does not grow with the number of messages),

@@ -239,7 +239,7 @@ func (e *emuRun) applyFault(ctx context.Context, f *scenario.FaultStep, p *topol
 
 // samples emits the job's samples as the simulated run does (see the
 // package documentation). Per-message completion times are not reported
-// by the endpoint nodes, so perf jobs give flow_goodput_bps only (and a
+// by the endpoint nodes, so perf jobs give flow_goodput_bytes_per_second only (and a
 // latency test its median).
 func (j *emuJob) samples(emit func(telemetry.Sample)) {
 	name := j.w.Name
@@ -249,7 +249,7 @@ func (j *emuJob) samples(emit func(telemetry.Sample)) {
 			continue
 		}
 		l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: rep.From}, {Name: "to", Value: rep.To}}
-		emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: rep.Client.BWAvg * 1e9})
+		emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: rep.Client.BWAvg * 1e9 / 8})
 		if j.w.Latency && rep.Client.Lat != nil {
 			emit(telemetry.Sample{Name: "perftest_latency_seconds", Kind: telemetry.Gauge, Labels: jl, Value: rep.Client.Lat.Typical.Seconds()})
 		}
@@ -258,8 +258,8 @@ func (j *emuJob) samples(emit func(telemetry.Sample)) {
 		var wrong int64
 		for _, res := range j.coll {
 			l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
-			emit(telemetry.Sample{Name: "collective_busbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 8e9})
-			emit(telemetry.Sample{Name: "collective_algbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 8e9})
+			emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 1e9})
+			emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 1e9})
 			emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
 			wrong += res.Wrong
 		}
@@ -268,7 +268,7 @@ func (j *emuJob) samples(emit func(telemetry.Sample)) {
 		}
 	}
 	for _, g := range j.gens {
-		emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: flowLabels(name, g.from, g.to), Value: g.rate()})
+		emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: flowLabels(name, g.from, g.to), Value: g.rate() / 8})
 		emit(telemetry.Sample{Name: "generator_tx_bytes_total", Kind: telemetry.Counter, Labels: flowLabels(name, g.from, g.to), Value: float64(g.generated * int64(g.frameLen))})
 	}
 }

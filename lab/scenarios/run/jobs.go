@@ -316,7 +316,7 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 			for i, f := range j.perf.Flows() {
 				res := f.Result()
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
-				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: j.goodput(res) * 1e9})
+				emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: j.goodput(res) * 1e9 / 8})
 				if !j.w.Latency {
 					dist.Merge(f.Dist())
 					if i < len(j.flows) {
@@ -344,8 +344,8 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 			var wrong int64
 			for _, res := range j.coll.Results() {
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
-				emit(telemetry.Sample{Name: "collective_busbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 8e9})
-				emit(telemetry.Sample{Name: "collective_algbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 8e9})
+				emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 1e9})
+				emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 1e9})
 				emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
 				wrong += res.Wrong
 			}
@@ -355,15 +355,15 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 		case j.hier != nil:
 			for _, res := range j.hierResults() {
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
-				emit(telemetry.Sample{Name: "collective_busbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 8e9})
-				emit(telemetry.Sample{Name: "collective_algbw_bps", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 8e9})
+				emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 1e9})
+				emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 1e9})
 				emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
 			}
 		default:
 			var dist simlab.FCTDist
 			for _, g := range j.gens {
 				l := flowLabels(name, g.from, g.to)
-				emit(telemetry.Sample{Name: "flow_goodput_bps", Kind: telemetry.Gauge, Labels: l, Value: g.rate(now)})
+				emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: g.rate(now) / 8})
 				for _, d := range g.fcts {
 					dist.Add(d)
 				}

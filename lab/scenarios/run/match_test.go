@@ -142,7 +142,7 @@ func TestSimMatchEmulation(t *testing.T) {
 	pj := match.Jobs[0]
 	final := match.Snapshots[len(match.Snapshots)-1].Samples
 	for i, f := range pj.Flows {
-		got := telemetry.Sum(final, "flow_goodput_bps", telemetry.Label{Name: "from", Value: f.From})
+		got := 8 * telemetry.Sum(final, "flow_goodput_bytes_per_second", telemetry.Label{Name: "from", Value: f.From})
 		if got != f.GoodputBps || got < 100e9 || got > 140e9 {
 			t.Errorf("flow %d %s: goodput sample %.4g, report %.4g; want equal, a third of 400G", i, f.From, got, f.GoodputBps)
 		}

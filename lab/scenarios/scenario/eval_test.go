@@ -39,8 +39,8 @@ func fakeRun() expect.Snapshots {
 			smp("switch_queue_pfc_rx_frames_total", 5, "node", "rtsw1", "port", "5", "tc", "3"),
 			smp("switch_queue_pfc_rx_frames_total", 100, "node", "rtsw1", "port", "5", "tc", "0"),
 			smp("switch_drop_packets_total", 4, "node", "rtsw2", "port", "1", "tc", "0", "reason", "egress_limit"),
-			smp("collective_busbw_bps", 100e9, "job", "train", "size", "1048576"),
-			smp("collective_busbw_bps", 312.4e9, "job", "train", "size", "4194304"),
+			smp("collective_busbw_bytes_per_second", 100e9/8, "job", "train", "size", "1048576"),
+			smp("collective_busbw_bytes_per_second", 312.4e9/8, "job", "train", "size", "4194304"),
 			// fct: the runner's summaries of job flow (3 messages) and
 			// of every job (5 messages).
 			smp("flow_fct_seconds", 0.0015, "job", "flow", "stat", "p50"),

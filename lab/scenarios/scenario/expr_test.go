@@ -91,7 +91,7 @@ func TestLookups(t *testing.T) {
 			`nic_pfc_rx_total{node="host1:gpu1",prio="3"}`, `nic_pfc_rx_total{node="host1:fe0",prio="3"}`}},
 		{"pfc_rx(port=rtsw2:p1) > 0", []string{`switch_queue_pfc_rx_frames_total{node="rtsw2",port="0"}`}},
 		{"retransmits(job=flow) == 0", []string{`qp_retransmits_total{node="host3:gpu0"}`, `qp_retransmits_total{node="host4:gpu1"}`}},
-		{"busbw(job=train, size=4MB) > 0", []string{`collective_busbw_bps{job="train",size="4194304"}`}},
+		{"busbw(job=train, size=4MB) > 0", []string{`collective_busbw_bytes_per_second{job="train",size="4194304"}`}},
 		{"fault_drops(kind=loss) > 0", []string{`fault_packets_total{event="dropped",kind="loss"}`}},
 		{"tx_bytes > 0", []string{`switch_port_tx_bytes_total`, `nic_tx_bytes_total`}},
 	} {

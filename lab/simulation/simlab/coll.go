@@ -178,7 +178,7 @@ func (j *CollJob) Collect(emit func(telemetry.Sample)) {
 	})
 	for _, r := range j.results {
 		l := []telemetry.Label{job, {Name: "op", Value: r.Op}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
-		emit(telemetry.Sample{Name: "collective_busbw_gbytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW})
+		emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
 		emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.TimeUs / 1e6})
 	}
 }

@@ -212,6 +212,6 @@ func (j *HierJob) Collect(emit func(telemetry.Sample)) {
 		return
 	}
 	l := []telemetry.Label{{Name: "job", Value: j.spec.Name}, {Name: "op", Value: "hier_all_reduce"}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
-	emit(telemetry.Sample{Name: "collective_busbw_gbytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW})
+	emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
 	emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.Time.Seconds()})
 }

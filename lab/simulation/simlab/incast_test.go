@@ -86,7 +86,7 @@ func TestIncastPFC(t *testing.T) {
 	if pausing < 8 {
 		t.Errorf("sampler saw %d sender ports pausing, want 8", pausing)
 	}
-	rates := st.Find("perf_flow_rate_gbps", lbl("job", "incast"))
+	rates := st.Find("perf_flow_rate_bytes_per_second", lbl("job", "incast"))
 	if len(rates) != 8 {
 		t.Fatalf("%d flow rate series, want 8", len(rates))
 	}
@@ -94,7 +94,7 @@ func TestIncastPFC(t *testing.T) {
 	// last reading, at Stop, covers less than an interval).
 	var sampled, rx float64
 	for _, x := range rates {
-		sampled += x.Totals.Sum * 1e9 / 8 * 10e-6
+		sampled += x.Totals.Sum * 10e-6
 	}
 	for _, f := range j.Flows() {
 		rx += float64(f.RxBytes())

@@ -483,7 +483,7 @@ func (j *PerfJob) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "perf_flow_messages_total", Kind: telemetry.Counter, Labels: l, Value: float64(r.Messages)})
 		emit(telemetry.Sample{Name: "perf_flow_bytes_total", Kind: telemetry.Counter, Labels: l, Value: float64(r.Bytes)})
 		emit(telemetry.Sample{Name: "perf_flow_rx_bytes_total", Kind: telemetry.Counter, Labels: l, Value: float64(f.RxBytes())})
-		emit(telemetry.Sample{Name: "perf_flow_goodput_gbps", Kind: telemetry.Gauge, Labels: l, Value: r.GoodputGbps})
+		emit(telemetry.Sample{Name: "perf_flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.GoodputGbps * 1e9 / 8})
 		emit(telemetry.Sample{Name: "perf_flow_fct_p99_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.FCT.P99.Seconds()})
 	}
 }

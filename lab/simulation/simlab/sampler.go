@@ -35,7 +35,7 @@ type SamplerSpec struct {
 	// pauses the switch port) and nic_paused{node,prio} (1 while a NIC is
 	// paused).
 	PFC bool
-	// Flows records perf_flow_rate_gbps{job,from,to}: each Perf flow's
+	// Flows records perf_flow_rate_bytes_per_second{job,from,to}: each Perf flow's
 	// delivered payload rate over the last interval.
 	Flows bool
 	// Samples names extra telemetry samples recorded from the whole lab
@@ -221,10 +221,10 @@ func (s *Sampler) flows(now clock.Time) {
 			h := s.flowRate[f]
 			if h == nil {
 				labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
-				h = s.store.open("perf_flow_rate_gbps", labels, telemetry.Gauge, now)
+				h = s.store.open("perf_flow_rate_bytes_per_second", labels, telemetry.Gauge, now)
 				s.flowRate[f] = h
 			}
-			s.store.add(h, now, float64(rx-prev)*8/secs/1e9)
+			s.store.add(h, now, float64(rx-prev)/secs)
 		}
 	}
 }

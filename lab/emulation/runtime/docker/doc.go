@@ -27,9 +27,25 @@
 // Leftovers finds containers by the dev.rocelab.lab label only; Remove and
 // Leftovers never touch a container without it.
 //
+// # User containers
+//
+// A NodeSpec with User set makes the node a container of the user's image
+// (label dev.rocelab.role=user, named ContainerName): started first, with
+// no network, the spec's hostname, environment, binds and /etc/hosts
+// entries (ExtraHosts), and Docker's default capabilities, not privileged.
+// It owns the node's network namespace: NetNSPath is its
+// /proc/PID/ns/net. The image must be present (HasImage, ErrNoImage):
+// nothing is pulled. If the spec has an Argv, the node process runs in a
+// sidecar of the node image (role sidecar, SidecarName: "<node>.rdma")
+// that joins the user container's network namespace (network mode
+// container:<id>) with the node containers' capabilities and bind, and
+// the Node's Process is the sidecar's. Removing the user container
+// removes its sidecar first. Exec in a user container always runs there.
+//
 // # Exec
 //
-// A FROM scratch image has no shell and no tools. Exec therefore runs a
+// A node in the user's image runs commands in it (docker exec). The lab's
+// FROM scratch image has no shell and no tools. Exec therefore runs a
 // command inside the container (docker exec) only when the command exists
 // in the container's file system; otherwise it runs the host's binary of
 // that name inside the container's network namespace (setns on

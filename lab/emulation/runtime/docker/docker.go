@@ -126,8 +126,10 @@ func checkSpec(spec runtime.NodeSpec) error {
 	switch {
 	case spec.Node == "":
 		return errors.New("empty node name")
-	case len(spec.Argv) == 0:
+	case len(spec.Argv) == 0 && spec.User == nil:
 		return errors.New("empty command")
+	case spec.User != nil && spec.User.Image == "":
+		return errors.New("user container without an image")
 	case spec.RunDir == "" || !filepath.IsAbs(spec.RunDir):
 		return fmt.Errorf("run directory %q is not an absolute path", spec.RunDir)
 	}
@@ -141,24 +143,48 @@ func (r *Runtime) Create(ctx context.Context, spec runtime.NodeSpec) (runtime.No
 	if err := checkSpec(spec); err != nil {
 		return runtime.Node{}, fmt.Errorf("create docker node: %w", err)
 	}
-	img, err := r.EnsureImage(ctx)
-	if err != nil {
-		return runtime.Node{}, fmt.Errorf("create docker node %s: %w", spec.Node, err)
+	if spec.User != nil {
+		return r.createUser(ctx, spec)
 	}
 	name := ContainerName(spec.Lab, spec.Node)
+	cfg, host, err := r.nodeConfig(ctx, spec, RoleNode)
+	if err != nil {
+		return runtime.Node{}, err
+	}
+	host.NetworkMode = "none"
+	return r.run(ctx, spec, name, cfg, host)
+}
+
+// nodeConfig is the container config of the lab's own node image running
+// spec.Argv, labelled with role.
+func (r *Runtime) nodeConfig(ctx context.Context, spec runtime.NodeSpec, role string) (*container.Config, *container.HostConfig, error) {
+	img, err := r.EnsureImage(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create docker node %s: %w", spec.Node, err)
+	}
 	cfg := &container.Config{
 		Image:      img.Ref,
 		Cmd:        slices.Clone(spec.Argv),
 		Entrypoint: []string{},
-		Labels:     map[string]string{LabelLab: spec.Lab, LabelNode: spec.Node},
+		Labels:     labels(spec, role),
 	}
 	host := &container.HostConfig{
-		NetworkMode: "none",
-		CapDrop:     []string{"ALL"},
-		CapAdd:      []string{"NET_ADMIN", "NET_RAW"},
-		Binds:       []string{spec.RunDir + ":" + spec.RunDir},
-		LogConfig:   container.LogConfig{Type: "json-file"},
+		CapDrop:   []string{"ALL"},
+		CapAdd:    []string{"NET_ADMIN", "NET_RAW"},
+		Binds:     []string{spec.RunDir + ":" + spec.RunDir},
+		LogConfig: container.LogConfig{Type: "json-file"},
 	}
+	return cfg, host, nil
+}
+
+func labels(spec runtime.NodeSpec, role string) map[string]string {
+	return map[string]string{LabelLab: spec.Lab, LabelNode: spec.Node, LabelRole: role}
+}
+
+// run creates and starts the container name and returns its node. A
+// container that cannot be started, or whose process exits at once, is
+// removed again and its log is part of the error.
+func (r *Runtime) run(ctx context.Context, spec runtime.NodeSpec, name string, cfg *container.Config, host *container.HostConfig) (runtime.Node, error) {
 	created, err := r.c.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if err != nil {
 		return runtime.Node{}, fmt.Errorf("create container %s: %w", name, err)
@@ -166,15 +192,22 @@ func (r *Runtime) Create(ctx context.Context, spec runtime.NodeSpec) (runtime.No
 	ref := runtime.Ref{Runtime: Name, Lab: spec.Lab, Node: spec.Node, ID: created.ID}
 	node, err := r.start(ctx, ref, name)
 	if err != nil {
-		// Roll back with a context of its own: ctx may be what failed.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.stopTimeout+10*time.Second)
-		defer cancel()
+		return runtime.Node{}, r.rollback(ctx, err, ref)
+	}
+	return node, nil
+}
+
+// rollback removes refs after err, with a context of its own (ctx may be
+// what failed), and returns err with any removal error joined.
+func (r *Runtime) rollback(ctx context.Context, err error, refs ...runtime.Ref) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.stopTimeout+10*time.Second)
+	defer cancel()
+	for _, ref := range refs {
 		if rerr := r.Remove(rctx, ref); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		return runtime.Node{}, err
 	}
-	return node, nil
+	return err
 }
 
 // start starts the created container ref and waits until it has a PID.
@@ -216,26 +249,46 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.Node, e
 		return runtime.Node{}, fmt.Errorf("container %s has no %s label: not a lab node", id, LabelLab)
 	}
 	if ins.State == nil || !ins.State.Running || ins.State.Pid <= 0 {
-		st := "unknown"
-		if ins.State != nil {
-			st = ins.State.Status + ", exit code " + strconv.Itoa(ins.State.ExitCode)
-			if ins.State.Error != "" {
-				st += ", " + ins.State.Error
-			}
-		}
-		return runtime.Node{}, fmt.Errorf("container %s is not running (%s)", id, st)
+		return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(ins.State))
 	}
 	p, err := proc.Lookup(ins.State.Pid)
 	if err != nil {
+		// It may have exited just now: say how, if it did.
+		if again, ierr := r.c.ContainerInspect(ctx, id); ierr == nil && again.State != nil && !again.State.Running {
+			return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(again.State))
+		}
 		return runtime.Node{}, fmt.Errorf("container %s: %w", id, err)
 	}
-	return runtime.Node{
+	node := runtime.Node{
 		Ref: runtime.Ref{
 			Runtime: Name, Lab: ins.Config.Labels[LabelLab], Node: ins.Config.Labels[LabelNode], ID: ins.ID,
 		},
 		NetNSPath: "/proc/" + strconv.Itoa(p.PID) + "/ns/net",
 		Process:   p,
-	}, nil
+	}
+	if ins.Config.Labels[LabelRole] == RoleUser {
+		node.Image = ins.Config.Image
+	}
+	return node, nil
+}
+
+// ErrNotRunning is returned (wrapped) by Inspect for a container that is
+// not running.
+var ErrNotRunning = errors.New("is not running")
+
+// stateOf describes a container's state: "exited, exit code 3".
+func stateOf(st *container.State) string {
+	if st == nil {
+		return "unknown"
+	}
+	s := st.Status + ", exit code " + strconv.Itoa(st.ExitCode)
+	if st.OOMKilled {
+		s += ", out of memory"
+	}
+	if st.Error != "" {
+		s += ", " + st.Error
+	}
+	return s
 }
 
 // Logs copies the container's output so far (stdout and stderr) to w.
@@ -271,6 +324,14 @@ func (r *Runtime) Remove(ctx context.Context, ref runtime.Ref) error {
 	}
 	if ref.Lab != "" && ins.Config.Labels[LabelLab] != ref.Lab {
 		return fmt.Errorf("remove container %s: it belongs to lab %q, not %q", id, ins.Config.Labels[LabelLab], ref.Lab)
+	}
+	if ins.Config.Labels[LabelRole] == RoleUser {
+		// The sidecar goes first: it lives in this container's namespace.
+		lab, node := ins.Config.Labels[LabelLab], ins.Config.Labels[LabelNode]
+		side := runtime.Ref{Runtime: Name, Lab: lab, Node: node, ID: SidecarName(lab, node)}
+		if err := r.Remove(ctx, side); err != nil {
+			return err
+		}
 	}
 	if ins.State != nil && ins.State.Running {
 		secs := int((r.stopTimeout + time.Second - 1) / time.Second)

@@ -12,10 +12,12 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
 )
 
-// Exec runs argv in the node and returns its exit code. If argv[0] exists
-// in the container's file system it runs there (docker exec); otherwise
-// the host's argv[0] (looked up in the host's PATH) runs in the
-// container's network namespace. See the package documentation.
+// Exec runs argv in the node and returns its exit code. In a node whose
+// container is the user's, it always runs there (docker exec). In the
+// lab's own image, if argv[0] exists in the container's file system it
+// runs there; otherwise the host's argv[0] (looked up in the host's PATH)
+// runs in the container's network namespace. See the package
+// documentation.
 func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdio runtime.Stdio) (int, error) {
 	if len(argv) == 0 {
 		return -1, errors.New("exec: empty command")
@@ -24,7 +26,8 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdi
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: %w", ref.Node, err)
 	}
-	if inContainer(node.Process.PID, argv[0]) {
+	// A user's image is the node: commands run there, as in any container.
+	if node.Image != "" || inContainer(node.Process.PID, argv[0]) {
 		return r.ExecContainer(ctx, node.Ref, argv, stdio)
 	}
 	return ExecHost(ctx, node.NetNSPath, argv, stdio)

@@ -12,7 +12,20 @@ import (
 const (
 	LabelLab   = "dev.rocelab.lab"
 	LabelNode  = "dev.rocelab.node"
+	LabelRole  = "dev.rocelab.role"  // RoleNode, RoleUser or RoleSidecar
 	LabelImage = "dev.rocelab.image" // on the node image: its content hash
+)
+
+// Roles of a lab's containers (label LabelRole).
+const (
+	// RoleNode is a node in the lab's own image, running the node process.
+	RoleNode = "node"
+	// RoleUser is a node in the user's image: it owns the node's network
+	// namespace.
+	RoleUser = "user"
+	// RoleSidecar runs the node process of a RoleUser node in the lab's
+	// image, inside the user container's network namespace.
+	RoleSidecar = "sidecar"
 )
 
 // maxName is the longest container name ContainerName returns.
@@ -35,3 +48,8 @@ func ContainerName(lab, node string) string {
 	h.Write([]byte(node))
 	return fmt.Sprintf("%s%s-h%012x", state.NetnsPrefix, lab, h.Sum64()&(1<<48-1))
 }
+
+// SidecarName is the name of the container that runs the node process of
+// node, whose own container is the user's: ContainerName of "<node>.rdma"
+// (no node name has a dot, so it is never another node's).
+func SidecarName(lab, node string) string { return ContainerName(lab, node+".rdma") }

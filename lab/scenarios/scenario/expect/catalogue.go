@@ -127,6 +127,8 @@ func Catalogue() []Metric {
 		return Sample{Name: name, Scope: OnNIC, Class: class, Scale: scale}
 	}
 	job := func(name string) Sample { return Sample{Name: name, Scope: OnJob, Scale: 1} }
+	// jobBytes reads a job sample in bytes (per second) as bits.
+	jobBytes := func(name string) Sample { return Sample{Name: name, Scope: OnJob, Scale: 8} }
 	swL := []string{LabelNode, LabelPort, LabelClass}
 	bothL := []string{LabelNode, LabelPort, LabelNIC, LabelClass, LabelJob}
 	nicL := []string{LabelNode, LabelNIC, LabelJob}
@@ -182,15 +184,15 @@ func Catalogue() []Metric {
 		{"ce_rx", "CE-marked packets the QPs received", Dimensionless, Counter, "sum", nicL, []Sample{nic("qp_ecn_ce_rx_total", "", 1)}},
 		{"bad_icrc", "frames the NICs refused for a bad ICRC", Dimensionless, Counter, "sum", nicL, []Sample{nic("nic_rx_bad_icrc_total", "", 1)}},
 		{"busbw", "collective bus bandwidth per size (nccl-tests busbw)", Rate, Distribution, "max", []string{LabelJob, LabelSize},
-			[]Sample{job("collective_busbw_bps")}},
+			[]Sample{jobBytes("collective_busbw_bytes_per_second")}},
 		{"algbw", "collective algorithm bandwidth per size", Rate, Distribution, "max", []string{LabelJob, LabelSize},
-			[]Sample{job("collective_algbw_bps")}},
+			[]Sample{jobBytes("collective_algbw_bytes_per_second")}},
 		{"collective_time", "collective time per iteration, per size", Time, Distribution, "max", []string{LabelJob, LabelSize},
 			[]Sample{job("collective_time_seconds")}},
 		{"wrong", "wrong elements the collectives found", Dimensionless, Counter, "sum", []string{LabelJob},
 			[]Sample{job("collective_wrong_elements_total")}},
 		{"bw", "goodput of perf, background and fe flows", Rate, Distribution, "sum", []string{LabelJob},
-			[]Sample{job("flow_goodput_bps")}},
+			[]Sample{jobBytes("flow_goodput_bytes_per_second")}},
 		{"fct", "message (and burst) completion times, summarised while the run goes", Time, Distribution, "avg", []string{LabelJob},
 			[]Sample{{Name: "flow_fct_seconds", Scope: OnJob, Scale: 1, Summary: true}}},
 		{"flow_slowdown", "a flow's completion time (first post to last completion) over its ideal: its payload at its line rate", Dimensionless, Gauge,

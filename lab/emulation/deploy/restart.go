@@ -1,0 +1,178 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+)
+
+// RestartOptions tune Restart and Repair.
+type RestartOptions struct {
+	// HealthTimeout is how long the new process may take to answer
+	// /health (default 30 s).
+	HealthTimeout time.Duration
+}
+
+// Restart brings node of lab (lab "": the only lab that has it) back: it
+// stops the node's process if it still runs, and starts a new one in the
+// node's namespace with the configuration it was deployed with (the same
+// ports, MACs, addresses and routes; faults added live are gone), records
+// it in the lab's books before it starts, waits for its /health and
+// updates the lab. The netns runtime only: a docker node's namespace dies
+// with its process.
+func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) (*Node, error) {
+	l, n, err := FindNode(root, lab, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	books, err := state.Open(rootOr(root), l.Name, false)
+	if errors.Is(err, state.ErrBusy) {
+		return nil, fmt.Errorf("restart %s: lab %s: %w (a deploy or destroy of it is running)", nodeName, l.Name, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
+	}
+	defer books.Close()
+	// Read the lab again under its lock: another restart may have run.
+	if l, err = readLab(root, l.Name); err != nil {
+		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
+	}
+	i := -1
+	for k := range l.Nodes {
+		if l.Nodes[k].Name == nodeName {
+			i = k
+		}
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("node %s: %w", nodeName, ErrNoNode)
+	}
+	n = &l.Nodes[i]
+	if err := restartOne(ctx, l, books, n, o); err != nil {
+		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
+	}
+	if err := writeLab(l); err != nil {
+		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
+	}
+	return n, nil
+}
+
+// Repair restarts every node of lab (lab "": the only lab) whose process
+// is dead or does not answer, and returns their names.
+func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, error) {
+	l, err := pickLab(root, lab)
+	if err != nil {
+		return nil, err
+	}
+	books, err := state.Open(rootOr(root), l.Name, false)
+	if errors.Is(err, state.ErrBusy) {
+		return nil, fmt.Errorf("repair lab %s: %w (a deploy or destroy of it is running)", l.Name, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("repair lab %s: %w", l.Name, err)
+	}
+	defer books.Close()
+	if l, err = readLab(root, l.Name); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	health(ctx, l)
+	var fixed []string
+	var errs []error
+	for i := range l.Nodes {
+		n := &l.Nodes[i]
+		if n.Health == "ok" || n.Health == "-" {
+			continue
+		}
+		if err := restartOne(ctx, l, books, n, o); err != nil {
+			errs = append(errs, fmt.Errorf("restart %s: %w", n.Name, err))
+			continue
+		}
+		fixed = append(fixed, n.Name)
+	}
+	if len(fixed) > 0 {
+		errs = append(errs, writeLab(l))
+	}
+	return fixed, errors.Join(errs...)
+}
+
+// restartOne stops n's process (if alive) and starts it again, under the
+// lab's lock (books).
+func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o RestartOptions) error {
+	if n.Socket == "" || n.Config == "" {
+		return fmt.Errorf("node %s runs no node process", n.Name)
+	}
+	if l.Runtime != "netns" {
+		return fmt.Errorf("runtime %s: a node's namespace died with its container; destroy and deploy the lab again", l.Runtime)
+	}
+	if !netns.Exists(n.NetNS) {
+		return fmt.Errorf("namespace %s is gone; destroy and deploy the lab again", n.NetNS)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if old := processOf(n); n.PID != 0 && old.Alive() {
+		if err := old.Stop(2 * time.Second); err != nil {
+			return fmt.Errorf("stop %v: %w", old, err)
+		}
+	}
+	var oldIDs []int
+	for _, obj := range books.Objects() {
+		if obj.Kind == state.KindProcess && obj.Node == n.Name {
+			oldIDs = append(oldIDs, obj.ID)
+		}
+	}
+	log, err := os.OpenFile(n.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("node log: %w", err)
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "--- rocelab restart %s at %s\n", n.Name, time.Now().UTC().Format(time.RFC3339))
+	cmd := exec.Command(l.Binary, "node", "--config", n.Config)
+	cmd.Dir = l.Dir
+	cmd.Stdout, cmd.Stderr = log, log
+	id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: n.Name, NetNS: n.NetNS, Name: l.Binary})
+	if err != nil {
+		return err
+	}
+	pr, err := netns.Start(n.NetNS, cmd)
+	if err != nil {
+		books.Forget(id)
+		return err
+	}
+	go cmd.Wait()
+	if err := books.Created(id, func(obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
+		pr.Stop(time.Second)
+		return err
+	}
+	for _, old := range oldIDs {
+		books.Forget(old)
+	}
+	n.PID, n.StartTime, n.Health = pr.PID, pr.StartTime, ""
+	return awaitHealthy(ctx, n.Socket, pr, o.HealthTimeout, func() string { return logTail(n.Log) })
+}
+
+// writeLab replaces l's LabFile (without the health Inspect fills in).
+func writeLab(l *Lab) error {
+	c := *l
+	c.Nodes = append([]Node(nil), l.Nodes...)
+	for i := range c.Nodes {
+		c.Nodes[i].Health = ""
+	}
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(l.Dir, LabFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

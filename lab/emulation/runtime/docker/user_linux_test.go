@@ -1,0 +1,108 @@
+package docker
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker/dockertest"
+	"golang.org/x/sys/unix"
+)
+
+// idleCmd keeps a busybox container running and ends it at once on
+// SIGTERM (a shell as PID 1 has no default action for it).
+var idleCmd = []string{"sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1000 & wait; done"}
+
+// TestUserContainer creates a node whose container is the user's image
+// with the node process in a sidecar: the sidecar shares the user
+// container's network namespace and nothing else, exec runs in the user's
+// container with its hostname, environment, /etc/hosts and binds, and
+// Remove takes both containers. A missing image fails before anything is
+// created.
+func TestUserContainer(t *testing.T) {
+	t.Parallel()
+	r := newRuntime(t)
+	img := dockertest.Busybox(t, r.c)
+	lab, runDir := uniqueLab("u"), t.TempDir()
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "f"), []byte("from the host\n"), 0o644)
+	spec := runtime.NodeSpec{
+		Lab: lab, Node: "h1", RunDir: runDir,
+		Argv: []string{BinaryPath, "serve", runDir, "h1"},
+		User: &runtime.UserContainer{
+			Image: img, Cmd: idleCmd, Env: []string{"GREETING=hello"}, Binds: []string{data + ":/data:ro"},
+			Hostname: "h1", Hosts: []string{"st1:198.19.0.9"},
+		},
+	}
+	n, err := r.Create(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	t.Cleanup(func() {
+		if !removed {
+			r.Remove(t.Context(), n.Ref)
+		}
+	})
+	if n.Image != img || n.Ref.ID == "" {
+		t.Errorf("node %+v: want image %s", n, img)
+	}
+	// The node process (the sidecar's) is in the user container's netns.
+	var user, side unix.Stat_t
+	if err := unix.Stat(n.NetNSPath, &user); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Stat("/proc/"+strconv.Itoa(n.Process.PID)+"/ns/net", &side); err != nil {
+		t.Fatal(err)
+	}
+	if user.Ino != side.Ino {
+		t.Errorf("sidecar netns %d, user container's %d", side.Ino, user.Ino)
+	}
+	waitFile(t, filepath.Join(runDir, "h1.ifaces"), "lo")
+	sideIns, err := r.c.ContainerInspect(t.Context(), SidecarName(lab, "h1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(sideIns.HostConfig.NetworkMode), "container:"+n.Ref.ID; got != want {
+		t.Errorf("sidecar network mode %q, want %q", got, want)
+	}
+	if sideIns.Config.Labels[LabelRole] != RoleSidecar || sideIns.HostConfig.Privileged {
+		t.Errorf("sidecar labels %v, privileged %v", sideIns.Config.Labels, sideIns.HostConfig.Privileged)
+	}
+	if got := status(t, n.Process.PID, "CapEff"); got != "0000000000003000" {
+		t.Errorf("sidecar CapEff = %s, want NET_ADMIN|NET_RAW only", got)
+	}
+
+	// Exec runs in the user's container, even for a command the host has.
+	var out bytes.Buffer
+	code, err := r.Exec(t.Context(), n.Ref, []string{"sh", "-c", `echo $GREETING; hostname; grep st1 /etc/hosts; cat /data/f; readlink /bin/sh`}, runtime.Stdio{Out: &out, Err: &out})
+	if err != nil || code != 0 {
+		t.Fatalf("exec: %d, %v\n%s", code, err, out.String())
+	}
+	if want := "hello\nh1\n198.19.0.9\tst1\nfrom the host\nbusybox\n"; out.String() != want {
+		t.Errorf("exec output %q, want %q", out.String(), want)
+	}
+
+	if err := r.Remove(t.Context(), n.Ref); err != nil {
+		t.Fatal(err)
+	}
+	removed = true
+	list, err := r.c.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelLab+"="+lab))})
+	if err != nil || len(list) != 0 {
+		t.Errorf("after Remove: %d containers of lab %s (%v)", len(list), lab, err)
+	}
+
+	spec.Node, spec.User.Image = "h2", "rocelab-test/no-such-image:0"
+	if _, err := r.Create(t.Context(), spec); !errors.Is(err, ErrNoImage) {
+		t.Errorf("Create with a missing image: %v, want ErrNoImage", err)
+	}
+	if refs, err := r.Leftovers(t.Context(), lab); err != nil || len(refs) != 0 {
+		t.Errorf("after a failed Create: leftovers %v, %v", refs, err)
+	}
+}
