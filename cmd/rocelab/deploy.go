@@ -157,6 +157,9 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				return opts.printJSON(lab)
 			}
 			fmt.Fprintf(opts.stdout, "lab %s (%s, runtime %s, scale %d, run dir %s)\n", lab.Name, lab.Topology, lab.Runtime, lab.Scale, lab.Dir)
+			if lab.ScaleBasis != "" {
+				fmt.Fprintf(opts.stdout, "scale %s\n", lab.ScaleBasis)
+			}
 			return deploy.WriteTable(opts.stdout, lab.Nodes, false)
 		},
 	}

@@ -180,7 +180,7 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		ep.pds = append(ep.pds, nic.AllocPD())
 		n.srcs = append(n.srcs, nic)
 	}
-	n.srcs = append(n.srcs, ep, n.fx)
+	n.srcs = append(n.srcs, ep, n.fx, procStats{cfg.Name})
 	n.ep = ep
 	return n, nil
 }
