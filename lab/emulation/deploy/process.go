@@ -86,10 +86,6 @@ func (d *deployer) start(p *nodeProc) error {
 	cmd := exec.Command(d.binary, "node", "--config", cfgPath)
 	cmd.Dir = state.Dir(d.root, d.name)
 	cmd.Stdout, cmd.Stderr = log, log
-	id, err := d.intend(state.Object{Kind: state.KindProcess, Node: name, NetNS: ns, Name: d.binary})
-	if err != nil {
-		return err
-	}
 	pr, err := netns.Start(ns, cmd)
 	if err != nil {
 		return err
@@ -100,7 +96,39 @@ func (d *deployer) start(p *nodeProc) error {
 	nd := d.nodes[name]
 	nd.PID, nd.StartTime = pr.PID, pr.StartTime
 	nd.Socket, nd.Config, nd.Log = p.cfg.Socket, cfgPath, logPath
-	return d.created(id, func(o *state.Object) { o.PID, o.StartTime = pr.PID, pr.StartTime })
+	return nil
+}
+
+// recordProcesses records the node processes of the netns runtime, in one
+// write, before the start step starts any (recordProcesses' intents name
+// the binary and the namespace: enough for a rollback to find a process
+// whose PID was never written). It returns their IDs, in procs' order; a
+// docker node's process is its container's, recorded with it.
+func (d *deployer) recordProcesses(procs []*nodeProc) ([]int, error) {
+	if d.rt.Name() == docker.Name {
+		return nil, nil
+	}
+	objs := make([]state.Object, len(procs))
+	d.mu.Lock()
+	for i, p := range procs {
+		objs[i] = state.Object{Kind: state.KindProcess, Node: p.node.Name, NetNS: d.ns[p.node.Name], Name: d.binary}
+	}
+	d.mu.Unlock()
+	return d.intendAll(objs)
+}
+
+// processesStarted marks the processes of procs that started as created,
+// with their PID and start time, in one write.
+func (d *deployer) processesStarted(procs []*nodeProc, ids []int) error {
+	var started []int
+	var prs []proc.Process
+	for i, id := range ids {
+		if procs[i].started.PID != 0 {
+			started = append(started, id)
+			prs = append(prs, procs[i].started)
+		}
+	}
+	return d.createdAll(started, func(i int, o *state.Object) { o.PID, o.StartTime = prs[i].PID, prs[i].StartTime })
 }
 
 // startContainer writes p's config into the FIFO its container's process

@@ -1,9 +1,11 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"time"
 
@@ -20,18 +22,33 @@ import (
 
 func netnsRuntime() runtime.Runtime { return &netns.Runtime{} }
 
-// createNode records and creates node n's namespace and tags its loopback
-// (as lifecycle.CreateNetns does, with the books shared by workers).
-func (d *deployer) createNode(n *topologies.Node) error {
+// recordNodes records the namespaces of every node, in one write, after
+// checking that none exists (a leftover, or someone else's: the lab must
+// not take it over). It returns their IDs, in node order.
+func (d *deployer) recordNodes() ([]int, error) {
+	objs := make([]state.Object, len(d.t.Nodes))
+	for i, n := range d.t.Nodes {
+		name := state.NetnsName(d.name, n.Name)
+		if netns.Exists(name) {
+			return nil, fmt.Errorf("node %s: namespace %s exists already (a leftover? rocelab destroy --all)", n.Name, name)
+		}
+		objs[i] = state.Object{Kind: state.KindNetns, Node: n.Name, Name: name}
+	}
+	return d.intendAll(objs)
+}
+
+// createNode creates node n's namespace, recorded as id, and tags its
+// loopback (as lifecycle.CreateNetns does).
+func (d *deployer) createNode(n *topologies.Node, id int) error {
 	name := state.NetnsName(d.name, n.Name)
-	if netns.Exists(name) {
-		return fmt.Errorf("namespace %s exists already (a leftover? rocelab destroy --all)", name)
-	}
-	id, err := d.intend(state.Object{Kind: state.KindNetns, Node: n.Name, Name: name})
-	if err != nil {
-		return err
-	}
 	if err := netns.Create(name); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			// Made by someone else since recordNodes looked: not ours
+			// to roll back.
+			d.mu.Lock()
+			d.books.Forget(id)
+			d.mu.Unlock()
+		}
 		return err
 	}
 	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {
@@ -40,7 +57,7 @@ func (d *deployer) createNode(n *topologies.Node) error {
 	d.mu.Lock()
 	d.ns[n.Name] = name
 	d.mu.Unlock()
-	return d.created(id, nil)
+	return nil
 }
 
 // end is the veth end of port p.
@@ -53,21 +70,44 @@ func (d *deployer) end(p *topologies.Port) links.End {
 	return links.End{NetNS: ns, Name: p.IfName, MAC: p.MAC, Alias: state.IfAlias(d.name, p.Node.Name, p.Name), NoIPv6: !keep6}
 }
 
-// createLink records link l's veth pair and creates it.
-func (d *deployer) createLink(l *topologies.Link) error {
-	v := links.Veth{A: d.end(l.A), B: d.end(l.B), MTU: l.MTU + LinkOverhead}
-	_, err := d.intend(state.Object{
-		Kind: state.KindVeth, Node: l.A.Node.Name, Port: l.A.Name,
-		Name: v.A.Name, NetNS: v.A.NetNS, Peer: v.B.Name, PeerNetNS: v.B.NetNS,
-	})
-	if err != nil {
-		return err
+// veth is link l's pair.
+func (d *deployer) veth(l *topologies.Link) links.Veth {
+	return links.Veth{A: d.end(l.A), B: d.end(l.B), MTU: l.MTU + LinkOverhead}
+}
+
+// recordLinks records every link's veth pair, in one write. The pairs
+// stay recorded as intents: rollback removes intents and created objects
+// alike, and both ends of a pair are born inside recorded namespaces.
+func (d *deployer) recordLinks() error {
+	objs := make([]state.Object, len(d.t.Links))
+	for i, l := range d.t.Links {
+		v := d.veth(l)
+		objs[i] = state.Object{
+			Kind: state.KindVeth, Node: l.A.Node.Name, Port: l.A.Name,
+			Name: v.A.Name, NetNS: v.A.NetNS, Peer: v.B.Name, PeerNetNS: v.B.NetNS,
+		}
 	}
-	// The veth stays recorded as an intent: rollback removes intents and
-	// created objects alike, and both its ends are born inside recorded
-	// namespaces, so marking it created would only cost a state write
-	// (the state file is rewritten whole on every change).
-	return links.Create(v)
+	_, err := d.intendAll(objs)
+	return err
+}
+
+// createLink creates link l's veth pair (recorded by recordLinks).
+func (d *deployer) createLink(l *topologies.Link) error {
+	return d.maker.Create(d.veth(l))
+}
+
+// linksUp waits until every end the link step made is operationally up,
+// and counts the wait in the link step's time.
+func (d *deployer) linksUp() error {
+	start := time.Now()
+	err := d.maker.WaitUp(10 * time.Second)
+	if n := len(d.timing); n > 0 && d.timing[n-1].Step == StepLink {
+		d.timing[n-1].Elapsed += time.Since(start)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", StepLink, err)
+	}
+	return nil
 }
 
 // address configures the FE NICs of host or storage node n: the link's

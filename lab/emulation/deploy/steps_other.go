@@ -17,9 +17,12 @@ var errUnsupported = errors.New("deploy: only implemented on Linux")
 
 func netnsRuntime() runtime.Runtime { return &netns.Runtime{} }
 
-func (d *deployer) createNode(n *topologies.Node) error { return errUnsupported }
-func (d *deployer) createLink(l *topologies.Link) error { return errUnsupported }
-func (d *deployer) address(n *topologies.Node) error    { return errUnsupported }
+func (d *deployer) recordNodes() ([]int, error)                 { return nil, errUnsupported }
+func (d *deployer) createNode(n *topologies.Node, id int) error { return errUnsupported }
+func (d *deployer) recordLinks() error                          { return errUnsupported }
+func (d *deployer) createLink(l *topologies.Link) error         { return errUnsupported }
+func (d *deployer) linksUp() error                              { return errUnsupported }
+func (d *deployer) address(n *topologies.Node) error            { return errUnsupported }
 
 func teardown(l *state.Lab, grace time.Duration) {}
 

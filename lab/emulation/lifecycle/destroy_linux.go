@@ -62,9 +62,12 @@ type Report struct {
 }
 
 // Rollback removes every object recorded in l, newest first, and forgets
-// each one once it is gone. Objects that no longer exist count as removed,
+// the ones that are gone. Objects that no longer exist count as removed,
 // so Rollback is idempotent; it goes on after an error and returns them
-// all joined.
+// all joined. The removed objects are forgotten in one write of the state
+// file at the end (one write per object made destroying a lab of 1,000
+// links cost seconds): a crash before it leaves them recorded, and the
+// next rollback finds them gone.
 func Rollback(l *state.Lab, grace time.Duration) error {
 	_, err := rollback(l, grace)
 	return err
@@ -74,6 +77,7 @@ func rollback(l *state.Lab, grace time.Duration) ([]string, error) {
 	objs := l.Objects()
 	var errs []error
 	var removed []string
+	var gone []int
 	for i := len(objs) - 1; i >= 0; i-- {
 		o := objs[i]
 		if err := remove(o, grace); err != nil {
@@ -81,9 +85,10 @@ func rollback(l *state.Lab, grace time.Duration) ([]string, error) {
 			continue
 		}
 		removed = append(removed, describe(o))
-		if err := l.Forget(o.ID); err != nil {
-			errs = append(errs, err)
-		}
+		gone = append(gone, o.ID)
+	}
+	if err := l.ForgetAll(gone); err != nil {
+		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -172,6 +172,11 @@ func SetFeatures(ns, ifname string, want map[string]bool) error {
 	if err != nil {
 		return err
 	}
+	return e.setFeatures(ifname, names, want)
+}
+
+// setFeatures is SetFeatures with the feature names known.
+func (e *ethtool) setFeatures(ifname string, names []string, want map[string]bool) error {
 	f, err := e.getFeatures(ifname, len(names))
 	if err != nil {
 		return err

@@ -2,7 +2,10 @@
 
 package links
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 var errUnsupported = errors.New("links: only implemented on Linux")
 
@@ -36,3 +39,17 @@ func ListTagged(ns string, match func(alias string) bool) ([]Tagged, error) {
 
 // DisableIPv6 turns IPv6 off on an interface.
 func DisableIPv6(ns, ifname string) error { return errUnsupported }
+
+// Maker creates many veth pairs.
+type Maker struct {
+	OwnNamespaces bool
+}
+
+// Create makes the veth pair v.
+func (m *Maker) Create(v Veth) error { return errUnsupported }
+
+// WaitUp waits until every pair made is up.
+func (m *Maker) WaitUp(timeout time.Duration) error { return errUnsupported }
+
+// Close releases the Maker.
+func (m *Maker) Close() error { return nil }

@@ -90,35 +90,76 @@ func (l *Lab) SetInfo(key, value string) error {
 // Intend records o (with Status Intent and a fresh ID) and writes the
 // state file, before the caller creates the object. It returns the ID.
 func (l *Lab) Intend(o Object) (int, error) {
-	o.ID = l.f.NextID
-	l.f.NextID++
-	o.Status = Intent
-	o.Time = time.Now().UTC()
-	l.f.Objects = append(l.f.Objects, o)
-	if err := l.save(); err != nil {
-		l.f.Objects = l.f.Objects[:len(l.f.Objects)-1]
+	ids, err := l.IntendAll([]Object{o})
+	if err != nil {
 		return 0, err
 	}
-	return o.ID, nil
+	return ids[0], nil
+}
+
+// IntendAll records every object of objs as Intend does, with one write
+// of the state file for them all (a step of a deploy records its whole
+// batch before creating any of it). It returns their IDs, in order.
+func (l *Lab) IntendAll(objs []Object) ([]int, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	n, next := len(l.f.Objects), l.f.NextID
+	now := time.Now().UTC()
+	ids := make([]int, len(objs))
+	for i, o := range objs {
+		o.ID = l.f.NextID
+		l.f.NextID++
+		o.Status = Intent
+		o.Time = now
+		l.f.Objects = append(l.f.Objects, o)
+		ids[i] = o.ID
+	}
+	if err := l.save(); err != nil {
+		l.f.Objects, l.f.NextID = l.f.Objects[:n], next
+		return nil, err
+	}
+	return ids, nil
 }
 
 // Created marks object id as created. update, if not nil, may fill in what
 // is known only now (a process's PID and start time).
 func (l *Lab) Created(id int, update func(*Object)) error {
-	i := l.index(id)
-	if i < 0 {
-		return fmt.Errorf("lab %s: no object %d", l.name, id)
+	return l.CreatedAll([]int{id}, func(_ int, o *Object) {
+		if update != nil {
+			update(o)
+		}
+	})
+}
+
+// CreatedAll marks the objects ids as created, with one write of the state
+// file. update, if not nil, is called with the index into ids and the
+// object, as Created's is.
+func (l *Lab) CreatedAll(ids []int, update func(i int, o *Object)) error {
+	if len(ids) == 0 {
+		return nil
 	}
-	o := l.f.Objects[i]
-	if update != nil {
-		update(&o)
-		o.ID = id
+	old := slices.Clone(l.f.Objects)
+	at := make(map[int]int, len(l.f.Objects))
+	for j, o := range l.f.Objects {
+		at[o.ID] = j
 	}
-	o.Status = Created
-	old := l.f.Objects[i]
-	l.f.Objects[i] = o
+	for i, id := range ids {
+		j, ok := at[id]
+		if !ok {
+			l.f.Objects = old
+			return fmt.Errorf("lab %s: no object %d", l.name, id)
+		}
+		o := l.f.Objects[j]
+		if update != nil {
+			update(i, &o)
+			o.ID = id
+		}
+		o.Status = Created
+		l.f.Objects[j] = o
+	}
 	if err := l.save(); err != nil {
-		l.f.Objects[i] = old
+		l.f.Objects = old
 		return err
 	}
 	return nil
@@ -126,17 +167,27 @@ func (l *Lab) Created(id int, update func(*Object)) error {
 
 // Forget drops object id after it was removed. Forgetting an unknown ID
 // is not an error.
-func (l *Lab) Forget(id int) error {
-	i := l.index(id)
-	if i < 0 {
+func (l *Lab) Forget(id int) error { return l.ForgetAll([]int{id}) }
+
+// ForgetAll drops the objects ids after they were removed, with one write
+// of the state file. Unknown IDs are ignored.
+func (l *Lab) ForgetAll(ids []int) error {
+	drop := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	n := len(l.f.Objects)
+	kept := slices.DeleteFunc(slices.Clone(l.f.Objects), func(o Object) bool { return drop[o.ID] })
+	if len(kept) == n {
 		return nil
 	}
-	l.f.Objects = slices.Delete(l.f.Objects, i, i+1)
-	return l.save()
-}
-
-func (l *Lab) index(id int) int {
-	return slices.IndexFunc(l.f.Objects, func(o Object) bool { return o.ID == id })
+	old := l.f.Objects
+	l.f.Objects = kept
+	if err := l.save(); err != nil {
+		l.f.Objects = old
+		return err
+	}
+	return nil
 }
 
 // Remove deletes the run directory (state file, lock and anything else in

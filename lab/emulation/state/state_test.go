@@ -184,3 +184,57 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestBatches records, marks and forgets objects in batches, each batch
+// one write that another process sees whole.
+func TestBatches(t *testing.T) {
+	root := t.TempDir()
+	l, err := Open(root, "lab1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if ids, err := l.IntendAll(nil); err != nil || ids != nil {
+		t.Fatalf("IntendAll(nil) = %v, %v", ids, err)
+	}
+	ids, err := l.IntendAll([]Object{
+		{Kind: KindNetns, Node: "a", Name: "rl-lab1-a"},
+		{Kind: KindProcess, Node: "a", NetNS: "rl-lab1-a"},
+		{Kind: KindProcess, Node: "b", NetNS: "rl-lab1-b"},
+	})
+	if err != nil || !cmp.Equal(ids, []int{1, 2, 3}) {
+		t.Fatalf("IntendAll = %v, %v", ids, err)
+	}
+	pids := []int{42, 43}
+	if err := l.CreatedAll(ids[1:], func(i int, o *Object) { o.PID = pids[i]; o.ID = 99 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CreatedAll([]int{1, 7}, nil); err == nil {
+		t.Error("CreatedAll of an unknown ID succeeded")
+	}
+	f, err := Read(root, "lab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Object{
+		{ID: 1, Kind: KindNetns, Status: Intent, Node: "a", Name: "rl-lab1-a"},
+		{ID: 2, Kind: KindProcess, Status: Created, Node: "a", NetNS: "rl-lab1-a", PID: 42},
+		{ID: 3, Kind: KindProcess, Status: Created, Node: "b", NetNS: "rl-lab1-b", PID: 43},
+	}
+	if d := cmp.Diff(want, f.Objects, cmpopts.IgnoreFields(Object{}, "Time")); d != "" {
+		t.Errorf("after CreatedAll (-want +got):\n%s", d)
+	}
+	if err := l.ForgetAll([]int{3, 1, 12}); err != nil {
+		t.Fatal(err)
+	}
+	f, err = Read(root, "lab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want[1:2], f.Objects, cmpopts.IgnoreFields(Object{}, "Time")); d != "" {
+		t.Errorf("after ForgetAll (-want +got):\n%s", d)
+	}
+	if ids, err := l.IntendAll([]Object{{Kind: KindNetns, Name: "x"}}); err != nil || ids[0] != 4 {
+		t.Errorf("IDs after ForgetAll: %v, %v", ids, err)
+	}
+}
