@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/afpacket"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 )
 
 // recvTest reads test frames from c until want arrived or the deadline.
@@ -251,5 +252,40 @@ func TestRingOverflow(t *testing.T) {
 	}
 	if got := recvTest(t, cb, 1, 2048); len(got) != 1 || !bytes.Equal(got[0], after) {
 		t.Fatalf("after the overflow: got %d frames", len(got))
+	}
+}
+
+// TestOpenReadsInterface checks the interface facts Open reads with
+// ioctls against what netlink reports, and that a missing interface fails.
+func TestOpenReadsInterface(t *testing.T) {
+	a, b := newNS(t, "ia"), newNS(t, "ib")
+	ea, _ := newVeth(t, a, b, 4000)
+	c, err := afpacket.Open(a, ea, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h, err := netns.Handle(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(ea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.HardwareAddr().String(), l.Attrs().HardwareAddr.String(); got != want || got == "" {
+		t.Errorf("MAC %q, want %q", got, want)
+	}
+	if _, err := afpacket.Open(a, "rlnosuchif", nil); err == nil {
+		t.Error("Open of a missing interface succeeded")
+	}
+	lo, err := afpacket.Open(a, "lo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lo.Close()
+	if lo.HardwareAddr() != nil {
+		t.Errorf("lo: MAC %v, want none", lo.HardwareAddr())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
@@ -59,17 +60,20 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 	c := &Conn{fd: -1, ifname: ifname, cfg: cfg.withDefaults()}
 	err := netns.Do(ns, func() error {
-		ifi, err := net.InterfaceByName(ifname)
+		// Protocol 0: the socket receives nothing until bound, so no frame
+		// of another interface slips in between socket and bind.
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
-		c.ifindex, c.mac, c.mtu = ifi.Index, ifi.HardwareAddr, ifi.MTU
-		// Protocol 0: the socket receives nothing until bound, so no frame
-		// of another interface slips in between socket and bind.
-		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		c.fd = fd
+		c.ifindex, c.mac, c.mtu, err = ifInfo(fd, ifname)
 		return err
 	})
 	if err != nil {
+		if c.fd >= 0 {
+			unix.Close(c.fd)
+		}
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
 	if err := c.setup(); err != nil {
@@ -78,6 +82,49 @@ func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
 	return c, nil
+}
+
+// ifreq is struct ifreq: the name, then a union of 24 bytes.
+type ifreq struct {
+	name [unix.IFNAMSIZ]byte
+	data [24]byte
+}
+
+// ifInfo reads the index, MAC and MTU of interface ifname with three
+// ioctls on fd, a socket in its namespace. (net.InterfaceByName dumps
+// every link of the namespace, with their IPv6 statistics, for each call:
+// a 64-port switch node made 64 such dumps of 65 links to start.)
+func ifInfo(fd int, ifname string) (index int, mac net.HardwareAddr, mtu int, err error) {
+	if len(ifname) >= unix.IFNAMSIZ || ifname == "" {
+		return 0, nil, 0, fmt.Errorf("bad interface name %q", ifname)
+	}
+	get := func(req uint) (*ifreq, error) {
+		var r ifreq
+		copy(r.name[:], ifname)
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(unsafe.Pointer(&r)))
+		if errno != 0 {
+			return nil, fmt.Errorf("interface %s: %w", ifname, errno)
+		}
+		return &r, nil
+	}
+	r, err := get(unix.SIOCGIFINDEX)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	index = int(binary.NativeEndian.Uint32(r.data[:]))
+	if r, err = get(unix.SIOCGIFMTU); err != nil {
+		return 0, nil, 0, err
+	}
+	mtu = int(binary.NativeEndian.Uint32(r.data[:]))
+	if r, err = get(unix.SIOCGIFHWADDR); err != nil {
+		return 0, nil, 0, err
+	}
+	// struct sockaddr: a 2-byte family, then the address; all zeros (the
+	// loopback's) is none, as net.Interface reports it.
+	if a := r.data[2:8]; slices.ContainsFunc(a, func(b byte) bool { return b != 0 }) {
+		mac = net.HardwareAddr(slices.Clone(a))
+	}
+	return index, mac, mtu, nil
 }
 
 func (c *Conn) setup() error {
