@@ -14,9 +14,10 @@ pkgs=$(go list ./... | while read -r p; do
 	if grep -qs '^func Benchmark' "$dir"/*_test.go; then echo "$p"; fi
 done)
 echo "== Go benchmarks: $(echo $pkgs | wc -w) packages, -benchtime=$BENCHTIME"
-# BenchmarkForward moves real frames between namespaces: it runs below with a
-# fixed frame count instead of the default calibration.
-go test -run='^$' -bench=. -skip='^BenchmarkForward$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
+# BenchmarkForward moves real frames between namespaces and BenchmarkDeploy
+# builds whole labs: they run below with fixed counts instead of the default
+# calibration.
+go test -run='^$' -bench=. -skip='^Benchmark(Forward|Deploy)$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
 
 echo
 echo "== forwarder vs Linux bridge on the same veths ($FORWARD_FRAMES frames each)"
@@ -37,13 +38,11 @@ END {
 }' bench-out/forward.txt
 
 echo
-echo "== deploy + destroy of ai-zone-64 (netns runtime, the built binary)"
-bin=bench-out/rocelab
-CGO_ENABLED=0 go build -o "$bin" ./cmd/rocelab
-lab="bench$$"
-t0=$(date +%s.%N)
-"$bin" deploy -t ai-zone-64 --name "$lab" >/dev/null
-t1=$(date +%s.%N)
-"$bin" destroy --name "$lab" >/dev/null
-t2=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "ai-zone-64: deploy %.2f s, destroy %.2f s\n", b - a, c - b }' | tee bench-out/deploy.txt
+DEPLOY_RUNS="${DEPLOY_RUNS:-3}"
+echo "== deploy + destroy (netns runtime, mean of $DEPLOY_RUNS each): laptop and ai-zone-64"
+go test -run='^$' -bench='^BenchmarkDeploy$' -benchtime="${DEPLOY_RUNS}x" ./lab/emulation/deploy | tee bench-out/deploy.txt
+awk '/^BenchmarkDeploy\// {
+	split($1, parts, "/"); topo = parts[2]; sub(/-[0-9]+$/, "", topo)
+	for (i = 2; i <= NF; i++) { if ($(i+1) == "deploy-s") d = $i; if ($(i+1) == "destroy-s") x = $i }
+	printf "%s: deploy %.2f s, destroy %.2f s\n", topo, d, x
+}' bench-out/deploy.txt

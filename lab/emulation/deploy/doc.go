@@ -29,6 +29,17 @@
 //     directory, start its `rocelab node --config FILE` process in its
 //     namespace, and wait for GET /health on its socket.
 //
+// With the netns runtime each step records all its objects (namespaces,
+// veth pairs, node processes) in one write of the state file before it
+// creates any of them, and the processes that started get their PIDs in
+// one more write; a rollback treats an object that is not there as
+// removed, so recording a whole step ahead keeps the write-ahead
+// guarantee at a write per step instead of per object. Links are made by
+// one links.Maker (sockets per namespace, not per pair) and waited for
+// once, all together, before the node processes start. Destroy stops the
+// processes, deletes the namespaces (which takes their veth ends with
+// them) in parallel, then rolls the books back in one write.
+//
 // A node's process is chosen by its kind (processFor): switches run the
 // switch node; hosts and storage run none until the endpoint node exists
 // (adding it is one function that builds an endpoint node.Config from the
