@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -109,12 +110,22 @@ func (n *Node) telemetry(r *http.Request) (any, error) {
 	var samples []telemetry.Sample
 	err := n.loop.Do(r.Context(), func() {
 		now = n.loop.Now()
-		samples = telemetry.Gather(append([]telemetry.Source{n.loop}, n.srcs...)...)
+		samples = telemetry.Gather(append([]telemetry.Source{n.loop, goroutines(n.cfg.Name)}, n.srcs...)...)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return nodeapi.Telemetry{FabricTime: now, Samples: nodeapi.EncodeSamples(samples)}, nil
+}
+
+// goroutines is the node process's goroutine count as a source: a soak
+// watches it for leaks (one node per process, so the process's count is
+// the node's).
+type goroutines string
+
+func (g goroutines) Collect(emit func(telemetry.Sample)) {
+	emit(telemetry.Sample{Name: "node_goroutines", Kind: telemetry.Gauge,
+		Labels: []telemetry.Label{{Name: "node", Value: string(g)}}, Value: float64(runtime.NumGoroutine())})
 }
 
 // portIndex resolves an ifname or a 0-based index.
