@@ -1,5 +1,7 @@
 package endpoint
 
+import "fmt"
+
 // Mutant is a set of deliberate defects of the reference endpoint, each
 // breaking one requirement of docs/metaroce-spec.md. They exist only so that
 // the compliance suite can prove it catches them (lab/compliance/inproc's
@@ -63,6 +65,16 @@ func (m Mutant) String() string {
 		}
 	}
 	return "mutants"
+}
+
+// ParseMutant returns the mutant named name (as String prints it).
+func ParseMutant(name string) (Mutant, error) {
+	for i, n := range mutantNames {
+		if n == name {
+			return 1 << i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mutant %q", name)
 }
 
 // mut reports whether the NIC carries mutant m.

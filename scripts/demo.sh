@@ -46,4 +46,13 @@ else
 	step "6. (install tshark to see Wireshark's decoding of $OUT/samples.pcap)"
 fi
 
+step "7. The MetaRoCE compliance suite against the reference endpoint (in process)"
+"$BIN" compliance --junit "$OUT/compliance.xml" | tail -3
+
+cat <<MSG
+
+To watch a lab live: rocelab deploy; rocelab dashboard (as root), then open
+http://127.0.0.1:9464/ — or replay a report: rocelab run --sim FILE --report DIR;
+rocelab dashboard --replay DIR.
+MSG
 printf '\nDone. Outputs are in %s/.\n' "$OUT"

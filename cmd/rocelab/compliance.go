@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/compliance"
+	"github.com/rocelab/rocelab/lab/compliance/emu"
 	"github.com/rocelab/rocelab/lab/compliance/inproc"
 )
 
 func newComplianceCmd(opts *options) *cobra.Command {
-	var profile, junit, pcapDir, iut string
+	var profile, junit, pcapDir, iut, mutant string
 	var include, skip []string
+	var scale int
+	var jitter time.Duration
 	cmd := &cobra.Command{
 		Use:   "compliance",
 		Short: "Run the MetaRoCE compliance suite (exit 0 every MUST passes, 1 one fails, 2 bad usage)",
@@ -22,11 +26,20 @@ the numbered requirements of docs/metaroce-spec.md it checks, in which the
 tester plays the peer of an implementation under test (IUT) on the wire and
 drives it through the adapter protocol of docs/compliance.md.
 
---iut inproc (the default and, for now, the only target) runs the reference
-endpoint in process on the simulator's virtual clock: deterministic, no
-root, under a second. Profiles: rocev2 runs what any RoCEv2 RC endpoint must
-do; metaroce (default) adds MetaRoCE. --case and --skip take case IDs, globs
-(rc/*), area prefixes (meta) or requirement IDs (MR-5.18).
+--iut inproc (the default) runs the reference endpoint in process on the
+simulator's virtual clock: deterministic, no root, under a second.
+--iut node (root) starts rocelab's endpoint node — the process a lab runs
+on every host — in a network namespace of its own, plays its peer over a
+veth pair from a second namespace with raw frames, and drives it through
+the adapter routes of its API socket. The node runs dilated by --scale
+(default 1000: the 200 us timeout is 200 ms of wall clock; the run takes
+about a minute); timing checks allow --jitter of wall clock for the host's
+scheduling. Everything it creates is removed when it ends, also on a
+failure or Ctrl-C.
+
+Profiles: rocev2 runs what any RoCEv2 RC endpoint must do; metaroce
+(default) adds MetaRoCE. --case and --skip take case IDs, globs (rc/*),
+area prefixes (meta) or requirement IDs (MR-5.18).
 
 Output: a table (or -o json), --junit FILE, and with --pcap-dir a pcap of the
 exchange of every failed case. Exit status: 0 when every case citing a MUST
@@ -38,11 +51,45 @@ requirement the specification does not have).`,
 			if err != nil {
 				return badInput(err)
 			}
-			if iut != "inproc" {
-				return badInput(fmt.Errorf("--iut %q: want inproc", iut))
+			if err := compliance.Validate(compliance.Cases()); err != nil {
+				return badInput(fmt.Errorf("refusing to start: %w", err))
 			}
-			rep, err := compliance.Run(cmd.Context(), compliance.Options{Profile: p, Include: include, Skip: skip, PcapDir: pcapDir,
-				IUT: "reference endpoint (in process)"}, inproc.NewEnv(inproc.Options{Seed: 1}))
+			if _, err := compliance.Select(compliance.Cases(), p, include, skip); err != nil {
+				return badInput(err)
+			}
+			ro := compliance.Options{Profile: p, Include: include, Skip: skip, PcapDir: pcapDir}
+			var newEnv compliance.NewEnv
+			switch iut {
+			case "inproc":
+				if mutant != "" || cmd.Flags().Changed("scale") || cmd.Flags().Changed("jitter") {
+					return badInput(errors.New("--scale, --jitter and --mutant apply to --iut node"))
+				}
+				ro.IUT, newEnv = "reference endpoint (in process)", inproc.NewEnv(inproc.Options{Seed: 1})
+			case "node":
+				if scale < 1 || jitter < 0 {
+					return badInput(fmt.Errorf("--scale %d, --jitter %v: want a scale >= 1 and a jitter >= 0", scale, jitter))
+				}
+				if err := requireRoot("compliance --iut node"); err != nil {
+					return err
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				u, err := emu.Start(cmd.Context(), emu.Options{Binary: exe, Scale: scale, Jitter: jitter, Seed: 1, Mutant: mutant})
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if err := u.Close(); err != nil {
+						fmt.Fprintln(os.Stderr, "rocelab:", err)
+					}
+				}()
+				ro.IUT, newEnv = u.Describe(), u.NewEnv()
+			default:
+				return badInput(fmt.Errorf("--iut %q: want inproc or node", iut))
+			}
+			rep, err := compliance.Run(cmd.Context(), ro, newEnv)
 			var u *compliance.ErrUsage
 			if errors.As(err, &u) {
 				return badInput(err)
@@ -50,31 +97,7 @@ requirement the specification does not have).`,
 			if err != nil {
 				return err
 			}
-			if junit != "" {
-				f, err := os.Create(junit)
-				if err != nil {
-					return err
-				}
-				if err := rep.WriteJUnit(f); err != nil {
-					f.Close()
-					return err
-				}
-				if err := f.Close(); err != nil {
-					return err
-				}
-			}
-			if opts.wantJSON() {
-				err = rep.WriteJSON(opts.stdout)
-			} else {
-				err = rep.WriteTable(opts.stdout)
-			}
-			if err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return &exitError{code: 1, err: fmt.Errorf("compliance: %d case(s) failed", len(rep.Failed()))}
-			}
-			return nil
+			return writeCompliance(opts, rep, junit)
 		},
 	}
 	f := cmd.Flags()
@@ -83,6 +106,41 @@ requirement the specification does not have).`,
 	f.StringArrayVar(&skip, "skip", nil, "skip matching cases (repeatable)")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to FILE")
 	f.StringVar(&pcapDir, "pcap-dir", "", "write <case>.pcap of every failed case into DIR")
-	f.StringVar(&iut, "iut", "inproc", "implementation under test: inproc (the reference endpoint on the virtual clock)")
+	f.StringVar(&iut, "iut", "inproc", "implementation under test: inproc (the reference endpoint on the virtual clock) or node (rocelab's endpoint node in emulation; root)")
+	f.IntVar(&scale, "scale", emu.DefaultScale, "--iut node: the node's time dilation k")
+	f.DurationVar(&jitter, "jitter", emu.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
+	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
+	f.MarkHidden("mutant")
 	return cmd
+}
+
+// writeCompliance writes the report (JUnit, then table or JSON) and turns
+// a failed MUST into exit 1.
+func writeCompliance(opts *options, rep *compliance.Report, junit string) error {
+	if junit != "" {
+		f, err := os.Create(junit)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteJUnit(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	var err error
+	if opts.wantJSON() {
+		err = rep.WriteJSON(opts.stdout)
+	} else {
+		err = rep.WriteTable(opts.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return &exitError{code: 1, err: fmt.Errorf("compliance: %d case(s) failed", len(rep.Failed()))}
+	}
+	return nil
 }

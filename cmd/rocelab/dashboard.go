@@ -55,7 +55,11 @@ stops it. Needs root for a live lab (the node sockets are root-only).
 			if !dashboards.IsLoopback(listen) {
 				fmt.Fprintf(opts.stderr, "warning: %s is reachable from other machines; the view and /metrics have no authentication\n", ln.Addr())
 			}
-			fmt.Fprintf(opts.stdout, "dashboard of %s: http://%s/ (metrics at /metrics); Ctrl-C stops\n", title, ln.Addr())
+			what := "metrics at /metrics"
+			if replay != "" {
+				what = "a replay: no /metrics"
+			}
+			fmt.Fprintf(opts.stdout, "dashboard of %s: http://%s/ (%s); Ctrl-C stops\n", title, ln.Addr(), what)
 			return dashboards.Serve(ctx, ln, handler)
 		},
 	}

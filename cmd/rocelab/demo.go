@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,9 @@ func newDemoCmd(opts *options) *cobra.Command {
 		topo, name, root string
 		scale            int
 		senders          int
+		capacity         bool
+		start, repeats   int
+		kMin, kMax       int
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -21,7 +25,15 @@ func newDemoCmd(opts *options) *cobra.Command {
 the emulation lab with the netns runtime, runs a ring all-reduce across every
 GPU NIC and an incast into one NIC, prints in plain words what the fabric did
 (busbw, PFC pauses, ECN marks, the deepest queue), and destroys the lab. It
-needs root and takes well under two minutes.`,
+needs root and takes well under two minutes.
+
+With --capacity it measures the lab's lossless capacity instead: it deploys
+the topology at one scale factor after another (from --start, halving or
+doubling, then bisecting), runs the incast and an all-to-all across every
+GPU NIC --repeats times at each, and reports the smallest k at which
+nothing was lost on a lossless class, as frames per second per CPU (the
+figure scale: auto divides the fabric's frame rate by), with each probe's
+loop lag and CPU per frame. It takes a few minutes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("demo"); err != nil {
@@ -30,6 +42,12 @@ needs root and takes well under two minutes.`,
 			t, err := loadTopology(topo)
 			if err != nil {
 				return badInput(err)
+			}
+			if capacity {
+				return runCapacity(cmd, opts, demo.CapacityOptions{
+					Topology: t, LabName: name, Root: root, Start: start, Min: kMin, Max: kMax, Repeats: repeats,
+					IncastSenders: senders, Log: opts.stderr,
+				})
 			}
 			res, err := demo.Run(cmd.Context(), demo.Options{
 				Topology: t, LabName: name, Root: root, Scale: scale,
@@ -51,5 +69,41 @@ needs root and takes well under two minutes.`,
 	f.StringVar(&root, "root", "", "run directory root (default /run/rocelab)")
 	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
+	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
+	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")
+	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")
+	f.IntVar(&kMin, "min", 100, "with --capacity: the smallest scale factor tried")
+	f.IntVar(&kMax, "max", 40000, "with --capacity: the largest scale factor tried (--start = --min = --max probes one k)")
 	return cmd
+}
+
+// runCapacity runs demo.FindCapacity and prints its probes and answer.
+func runCapacity(cmd *cobra.Command, opts *options, co demo.CapacityOptions) error {
+	if co.Start < 1 || co.Repeats < 1 || co.Min < 1 || co.Max < co.Min {
+		return badInput(fmt.Errorf("--start, --repeats and --min must be at least 1, --max at least --min"))
+	}
+	res, err := demo.FindCapacity(cmd.Context(), co)
+	if err != nil {
+		return err
+	}
+	if opts.wantJSON() {
+		return opts.printJSON(res)
+	}
+	w := opts.stdout
+	fmt.Fprintf(w, "%-7s %-5s %9s %9s %14s %10s %10s %10s %9s %9s %9s %9s %9s %s\n", "k", "pass", "lossless", "drops", "incast Gb/s", "lag p50", "lag p99", "lag max",
+		"frames/s", "wake/s", "fr/read", "sys/turn", "cpu/frame", "read/model/write per frame")
+	for _, p := range res.Probes {
+		l := p.Loops
+		fmt.Fprintf(w, "%-7d %-5v %9.0f %9.0f %6.0f of %-4.0f %10v %10v %10v %9.0f %9.0f %9.2f %9.2f %9v %v/%v/%v\n", p.Scale, p.Pass, p.LosslessDrops, p.Drops,
+			p.IncastGbps, p.IncastLine, l.LagP50.Round(time.Microsecond), l.LagP99.Round(time.Microsecond), l.LagMax.Round(time.Microsecond),
+			l.FramesPerSecond, l.WakeupsPerSecond, l.FramesPerRead, l.SyscallsPerTurn, l.CPUPerFrame.Round(100*time.Nanosecond),
+			l.ReadPerFrame.Round(10*time.Nanosecond), l.ModelPerFrame.Round(10*time.Nanosecond), l.WritePerFrame.Round(10*time.Nanosecond))
+	}
+	if res.MinScale == 0 {
+		fmt.Fprintf(w, "no scale factor up to the search's maximum was lossless\n")
+		return nil
+	}
+	fmt.Fprintf(w, "lossless capacity of %s: smallest lossless k = %d → %.0f frames/s per CPU (fabric %.0f frames/s at full load, %d CPUs)\n",
+		res.Topology, res.MinScale, res.PerCPU, res.FabricPPS, res.CPUs)
+	return nil
 }

@@ -92,7 +92,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
-				if file != "" || rt != "netns" || scale != "auto" {
+				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" {
 					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
 				}
 				if err := requireRoot("deploy"); err != nil {
@@ -157,6 +157,9 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				return opts.printJSON(lab)
 			}
 			fmt.Fprintf(opts.stdout, "lab %s (%s, runtime %s, scale %d, run dir %s)\n", lab.Name, lab.Topology, lab.Runtime, lab.Scale, lab.Dir)
+			if lab.ScaleBasis != "" {
+				fmt.Fprintf(opts.stdout, "scale %s\n", lab.ScaleBasis)
+			}
 			return deploy.WriteTable(opts.stdout, lab.Nodes, false)
 		},
 	}

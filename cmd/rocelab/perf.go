@@ -176,10 +176,22 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
+			tty := isTerminal(opts.stderr)
+			lastTenth := -1
 			rep, err := nodeapi.RunPerf(ctx, a, b, spec, func(p nodeapi.PerfResult) {
-				fmt.Fprintf(opts.stderr, "\r%s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s ", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
+				if tty {
+					fmt.Fprintf(opts.stderr, "\r%s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s ", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
+					return
+				}
+				// A log or a pipe gets a line per tenth, not a redrawn line.
+				if tenth := int(10 * p.Progress); tenth > lastTenth {
+					lastTenth = tenth
+					fmt.Fprintf(opts.stderr, "# %s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s\n", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
+				}
 			})
-			fmt.Fprintln(opts.stderr)
+			if tty {
+				fmt.Fprintln(opts.stderr)
+			}
 			if err != nil {
 				return r.explain(ctx, err)
 			}

@@ -47,7 +47,7 @@ var (
 	famUp         = fam("node_up", "1 when the node process answered this scrape, 0 when it is dead or unreachable.", gauge, []string{"node", "kind"})
 	famFabric     = fam("fabric_seconds_total", "Fabric (simulated real-unit) time the node has run; divide a rate by this rate to get real-unit rates under time dilation.", counter, lNode)
 	famDilation   = fam("emulation_dilation_factor", "Time dilation factor k of the node: one fabric second takes k wall-clock seconds.", gauge, lNode)
-	famLag        = fam("emulation_loop_lag_seconds", "Wall-clock lateness of the node's event-loop batches against their due time: stat p50, p99 or max of the recent batches.", gauge, []string{"node", "stat"})
+	famLag        = fam("emulation_loop_lag_seconds", "Wall-clock lateness of the node's event-loop batches against their due time: stat p50, p90, p99, p999 or max of the recent batches.", gauge, []string{"node", "stat"})
 	famBusy       = fam("emulation_busy_ratio", "Fraction of wall-clock time the node's event loop spends working.", gauge, lNode)
 	famBatches    = fam("emulation_batches_total", "Event-loop batches the node has run.", counter, lNode)
 	famLagged     = fam("emulation_lagged_batches_total", "Event-loop batches that ran late.", counter, lNode)
@@ -103,6 +103,14 @@ var (
 	famCollWrong  = fam("collective_wrong_elements_total", "Elements that failed the collective's data check.", counter, lColl)
 	famFault      = fam("fault_packets_total", "Packets a live fault acted on, by event (matched, dropped, delayed, corrupted, …).", counter, lFault)
 	famFaultsLive = fam("faults_active", "Faults placed on the node now.", gauge, lNode)
+	famWakeups    = fam("emulation_wakeups_total", "Times the node's event loop woke, by cause: rx (a port had frames), timer (an event fell due), other (an API call, a spurious return).", counter, []string{"node", "cause"})
+	famLoopTime   = fam("emulation_loop_seconds_total", "Wall-clock time of the node's event loop by phase: read (ports), model (events), write (ports), wait (asleep).", counter, []string{"node", "phase"})
+	famLoopCPU    = fam("emulation_loop_cpu_seconds_total", "CPU time of the node's event-loop thread.", counter, lNode)
+	famProcCPU    = fam("emulation_process_cpu_seconds_total", "CPU time of the node's process (every thread: loop, API, garbage collector), by mode user or system.", counter, []string{"node", "mode"})
+	famEmuRxF     = fam("emulation_rx_frames_total", "Frames the node's event loop read from its ports.", counter, lNode)
+	famEmuTxF     = fam("emulation_tx_frames_total", "Frames the node's event loop wrote to its ports.", counter, lNode)
+	famEmuRxBat   = fam("emulation_rx_batches_total", "Port reads that returned frames; frames per read = rate of emulation_rx_frames_total / rate of this.", counter, lNode)
+	famEmuSys     = fam("emulation_syscalls_total", "System calls the node's port reads and writes made, by direction rx or tx (the waits are emulation_wakeups_total).", counter, []string{"node", "direction"})
 )
 
 var families = []*family{
@@ -116,6 +124,7 @@ var families = []*family{
 	famQPCNPRx, famQPNAKRx, famPathRate,
 	famJobRunning, famJobBytes, famJobMsgs, famCollIters, famCollTime, famCollBus, famCollWrong,
 	famFault, famFaultsLive,
+	famWakeups, famLoopTime, famLoopCPU, famProcCPU, famEmuRxF, famEmuTxF, famEmuRxBat, famEmuSys,
 }
 
 // nicSums are the NIC families summed over the NIC's QPs.
@@ -195,11 +204,23 @@ func collL(n *NodeReading, s telemetry.Sample) ([]string, bool) {
 // keeps the quantile label for summaries.
 func wallQuantileL(n *NodeReading, s telemetry.Sample) ([]string, bool) {
 	q := s.Label("quantile")
-	stat := map[string]string{"0.5": "p50", "0.99": "p99", "1": "max"}[q]
+	stat := map[string]string{"0.5": "p50", "0.9": "p90", "0.99": "p99", "0.999": "p999", "1": "max"}[q]
 	if stat == "" {
 		stat = "q" + q
 	}
 	return []string{n.Name, stat}, s.Label("clock") == "wall"
+}
+
+// labelL labels a node-level family with the sample's label name.
+func labelL(name string) func(*NodeReading, telemetry.Sample) ([]string, bool) {
+	return func(n *NodeReading, s telemetry.Sample) ([]string, bool) {
+		return []string{n.Name, s.Label(name)}, true
+	}
+}
+
+// constL labels a node-level family with a fixed second value.
+func constL(v string) func(*NodeReading, telemetry.Sample) ([]string, bool) {
+	return func(n *NodeReading, s telemetry.Sample) ([]string, bool) { return []string{n.Name, v}, true }
 }
 
 func faultL(n *NodeReading, s telemetry.Sample) ([]string, bool) {
@@ -218,6 +239,15 @@ var rules = map[string][]rule{
 	"emu_batches_total":                     {{fam: famBatches, labels: nodeL}},
 	"emu_lagged_batches_total":              {{fam: famLagged, labels: nodeL}},
 	"node_goroutines":                       {{fam: famGoroutines, labels: nodeL}},
+	"emu_wakeups_total":                     {{fam: famWakeups, labels: labelL("cause")}},
+	"emu_loop_seconds_total":                {{fam: famLoopTime, labels: labelL("phase")}},
+	"emu_loop_cpu_seconds_total":            {{fam: famLoopCPU, labels: nodeL}},
+	"node_cpu_seconds_total":                {{fam: famProcCPU, labels: labelL("mode")}},
+	"emu_rx_frames_total":                   {{fam: famEmuRxF, labels: nodeL}},
+	"emu_tx_frames_total":                   {{fam: famEmuTxF, labels: nodeL}},
+	"emu_rx_batches_total":                  {{fam: famEmuRxBat, labels: nodeL}},
+	"emu_rx_syscalls_total":                 {{fam: famEmuSys, labels: constL("rx")}},
+	"emu_tx_syscalls_total":                 {{fam: famEmuSys, labels: constL("tx")}},
 	"switch_port_rx_bytes_total":            {{fam: famPortRxB, labels: portL}},
 	"switch_port_tx_bytes_total":            {{fam: famPortTxB, labels: portL}},
 	"switch_port_rx_packets_total":          {{fam: famPortRxF, labels: portL}},

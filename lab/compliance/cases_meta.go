@@ -116,7 +116,7 @@ var metaCases = []Case{
 			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
 			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
 			var resent []uint32
-			for _, in := range t.Collect(120 * us) {
+			for _, in := range t.Settle(120 * us) {
 				if IsRequest(in) {
 					resent = append(resent, in.P.PSN)
 				}
@@ -242,7 +242,7 @@ var metaCases = []Case{
 			for i := range 40 {
 				c.MetaWrite(psnAdd(c.PSN, i), c.QP.Buf.Addr+uint64(i)*64, pattern(64, byte(i)), false)
 			}
-			ss := c.sacks(t.Collect(30 * us))
+			ss := c.sacks(t.Settle(30 * us))
 			if len(ss) < 2 || ss[0].P.PSN != psnAdd(c.PSN, 15) || ss[1].P.PSN != psnAdd(c.PSN, 31) {
 				var got []uint32
 				for _, s := range ss {
@@ -313,7 +313,7 @@ var metaCases = []Case{
 				t.Errorf("after the timeout PSNs %#x, %#x went on ports %#x, %#x (paths %v), want PSN %#x on a new port in 0xC000–0xFFFF",
 					again[0].P.PSN, again[1].P.PSN, again[0].P.SrcPort, again[1].P.SrcPort, ports, c.RPSN)
 			}
-			if g := re.At.Sub(first[1].At); g < 150*us || g > 260*us {
+			if g := re.At.Sub(first[1].At); g < 150*us-t.Jitter() || g > 260*us+t.Jitter() {
 				t.Errorf("retransmission %v after the last packet, want the 200us timeout", g)
 			}
 		}},

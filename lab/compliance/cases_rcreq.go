@@ -79,10 +79,12 @@ var rcReqCases = []Case{
 			r2 := c.requests(1, 5000*us)[0]
 			g1, g2 := r1.At.Sub(first.At), r2.At.Sub(r1.At)
 			t.Logf("retransmissions after %v and %v", g1, g2)
-			if g1 < 150*us || g1 > 260*us {
+			j := t.Jitter()
+			if g1 < 150*us-j || g1 > 260*us+j {
 				t.Errorf("first retransmission %v after the packet, want the 200us QP timeout", g1)
 			}
-			if r := float64(g2) / float64(g1); r < 1.6 || r > 2.4 {
+			// g2 within 2·g1 ± 20 %: the ratio 1.6–2.4, widened by the jitter.
+			if d := g2 - 2*g1; d < -(g1*2/5+2*j) || d > g1*2/5+2*j {
 				t.Errorf("second timeout %v, first %v: want it doubled", g2, g1)
 			}
 			c.Ack(first.P.PSN, wire.SyndromeACK(0x1F))
@@ -90,7 +92,7 @@ var rcReqCases = []Case{
 			c.Post(WR{ID: 2, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			n := c.requests(1, 50*us)[0]
 			r3 := c.requests(1, 2500*us)[0]
-			if g := r3.At.Sub(n.At); g < 150*us || g > 260*us {
+			if g := r3.At.Sub(n.At); g < 150*us-j || g > 260*us+j {
 				t.Errorf("after progress the timeout is %v, want back to 200us", g)
 			}
 		}},
@@ -129,7 +131,7 @@ var rcReqCases = []Case{
 			c.Ack(first.P.PSN, wire.SyndromeRNR(code))
 			nak := t.Now()
 			re := c.requests(1, 400*us)[0]
-			if g := re.At.Sub(nak); g < 80*us || g > 160*us || re.P.PSN != first.P.PSN {
+			if g := re.At.Sub(nak); g < 80*us-t.Jitter() || g > 160*us+t.Jitter() || re.P.PSN != first.P.PSN {
 				t.Errorf("resend of PSN %#x %v after RNR NAK code 6, want PSN %#x after 80us (and before the timeout)", re.P.PSN, g, first.P.PSN)
 			}
 		}},
@@ -146,7 +148,7 @@ var rcReqCases = []Case{
 				c.Post(WR{ID: 3, Op: "write", Len: 64, RemoteAddr: 0x300, RKey: 1})
 				c.requests(3, 50*us)
 				c.Ack(psnAdd(c.RPSN, 1), k.syn)
-				t.Collect(20 * us)
+				t.Settle(20 * us)
 				wcs := c.Poll()
 				want := fmt.Sprintf("[1 success] [2 %s] [3 flush error]", k.status)
 				got := ""

@@ -37,7 +37,7 @@ var rcRspCases = []Case{
 			for i := 2; i <= 4; i++ {
 				c.Write(psnAdd(c.PSN, i), a+uint64(i)*64, k, pattern(64, byte(i)), true)
 			}
-			as := c.acks(t.Collect(40 * us))
+			as := c.acks(t.Settle(40 * us))
 			if len(as) != 1 || as[0].P.Syndrome != wire.SyndromeNAKPSNSequence || as[0].P.PSN != psnAdd(c.PSN, 1) {
 				t.Fatalf("three requests past a hole got %d answers %s, want one NAK PSN sequence error for PSN %#x", len(as), describe(as), psnAdd(c.PSN, 1))
 			}
@@ -63,7 +63,7 @@ var rcRspCases = []Case{
 			c.Write(psnAdd(c.PSN, 1), a+64, k, pattern(64, 2), true)
 			c.ack(30 * us)
 			c.Write(c.PSN, a, k, pattern(64, 9), false)
-			as := c.acks(t.Collect(30 * us))
+			as := c.acks(t.Settle(30 * us))
 			if len(as) != 1 || as[0].P.Syndrome != 0x1F || as[0].P.PSN != psnAdd(c.PSN, 1) {
 				t.Errorf("a duplicate got %s, want one ACK of ePSN-1 (%#x)", describe(as), psnAdd(c.PSN, 1))
 			}
@@ -78,7 +78,7 @@ var rcRspCases = []Case{
 			for i := range 40 {
 				c.Write(psnAdd(c.PSN, i), c.QP.Buf.Addr+uint64(i)*64, c.QP.Buf.RKey, pattern(64, byte(i)), false)
 			}
-			as := c.acks(t.Collect(30 * us))
+			as := c.acks(t.Settle(30 * us))
 			if len(as) < 2 || as[0].P.PSN != psnAdd(c.PSN, 15) || as[1].P.PSN != psnAdd(c.PSN, 31) {
 				t.Errorf("40 packets without AckReq got ACKs %s, want PSNs %#x and %#x", describe(as), psnAdd(c.PSN, 15), psnAdd(c.PSN, 31))
 			}
@@ -92,7 +92,7 @@ var rcRspCases = []Case{
 			p := c.Req(wire.OpReadRequest, c.PSN)
 			p.VA, p.RKey, p.DMALen, p.AckReq = c.QP.Buf.Addr+8192, c.QP.Buf.RKey, 3000, true
 			t.Send(p, nil)
-			ins := t.Collect(40 * us)
+			ins := t.Settle(40 * us)
 			var body []byte
 			want := []wire.Opcode{wire.OpReadResponseFirst, wire.OpReadResponseMiddle, wire.OpReadResponseLast}
 			n := 0

@@ -9,10 +9,11 @@ import (
 
 const us = clock.Microsecond
 
-// requests waits up to d for n request packets from the IUT's requester.
+// requests waits up to d (plus the Env's jitter) for n request packets
+// from the IUT's requester.
 func (c *Conn) requests(n int, d clock.Duration) []*In {
 	var out []*In
-	end := c.t.Now().Add(d)
+	end := c.t.Now().Add(d + c.t.Jitter())
 	for len(out) < n {
 		left := end.Sub(c.t.Now())
 		in := c.t.Recv(max(left, 0))

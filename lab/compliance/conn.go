@@ -201,10 +201,11 @@ func (c *Conn) Poll() []Completion {
 	return wcs
 }
 
-// WaitCompletion waits up to d for a completion of the IUT QP, answering
-// nothing on the wire meanwhile; frames seen are returned.
+// WaitCompletion waits up to d (plus the Env's jitter) for a completion
+// of the IUT QP, answering nothing on the wire meanwhile; frames seen are
+// returned.
 func (c *Conn) WaitCompletion(d clock.Duration) (*Completion, []*In) {
-	end := c.t.Now().Add(d)
+	end := c.t.Now().Add(d + c.t.Jitter())
 	var seen []*In
 	for {
 		if wcs := c.Poll(); len(wcs) > 0 {

@@ -19,6 +19,13 @@ type Env interface {
 	// Now is the Env's clock in fabric time (virtual time in-process, the
 	// dilated wall clock in emulation).
 	Now() clock.Time
+	// Jitter is how far the Env's timing may be off, in fabric time: how
+	// late beyond its intent the IUT may act and the tester see it (0
+	// in process; in emulation the host's scheduling jitter divided by
+	// the dilation). Cases widen their timing bounds by it and wait that
+	// much longer for answers they expect; checks that something does
+	// not happen are not widened.
+	Jitter() clock.Duration
 	// Peer returns the tester's own addresses.
 	Peer() (ip netip.Addr, mac [6]byte)
 	// Close releases what the Env holds for the case.

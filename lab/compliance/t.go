@@ -49,6 +49,9 @@ func (t *T) must(err error, what string) {
 // Now is the Env's clock.
 func (t *T) Now() clock.Time { return t.env.Now() }
 
+// Jitter is the Env's timing tolerance (Env.Jitter).
+func (t *T) Jitter() clock.Duration { return t.env.Jitter() }
+
 // Since is the time since the case started.
 func (t *T) Since() clock.Duration { return t.env.Now().Sub(t.start) }
 
@@ -118,14 +121,19 @@ func (t *T) Collect(d clock.Duration) []*In {
 	}
 }
 
+// Settle collects every frame from the IUT within d plus the Env's
+// jitter: for answers a case expects within d (not for checks that
+// nothing comes).
+func (t *T) Settle(d clock.Duration) []*In { return t.Collect(d + t.Jitter()) }
+
 // Wait lets d pass, collecting what the IUT sends.
 func (t *T) Wait(d clock.Duration) []*In { return t.Collect(d) }
 
 // Expect waits up to d for a frame from the IUT that match accepts and
 // returns it; frames before it are returned in skipped. It fails the case
-// when none comes.
+// when none comes (within d plus the Env's jitter).
 func (t *T) Expect(d clock.Duration, what string, match func(*In) bool) (got *In, skipped []*In) {
-	end := t.Now().Add(d)
+	end := t.Now().Add(d + t.Jitter())
 	for {
 		left := end.Sub(t.Now())
 		if left < 0 {

@@ -73,10 +73,15 @@ function chart(id, title) {
   return { plot: new uPlot(opts, [[]], target), names: [], data: [[]], title };
 }
 
+const MAX_SERIES = 12; // a chart with hundreds of flows is unreadable: the busiest first
+
 function pushChart(c, t, rates) {
   // New series get a column of nulls for the past.
-  for (const r of rates) {
-    if (!c.names.includes(r.name)) {
+  const busiest = [...rates].sort((a, b) => b.bytes_per_second - a.bytes_per_second);
+  c.hidden = Math.max(0, rates.length - MAX_SERIES);
+  for (const r of busiest) {
+    if (c.names.length >= MAX_SERIES) break;
+    if (!c.names.includes(r.name) && r.bytes_per_second > 0) {
       c.names.push(r.name);
       c.data.push(new Array(c.data[0].length).fill(null));
       const hue = (c.names.length * 67) % 360;
@@ -140,6 +145,7 @@ function apply(f) {
   state.faults = now;
   if (!ul.children.length) ul.innerHTML = '<li class="none">none</li>';
   pushChart(charts.qp, f.fabric_time_s, f.qps || []);
+  $("qpmore").textContent = charts.qp.hidden ? `(the ${MAX_SERIES} busiest of ${(f.qps || []).length})` : "";
   pushChart(charts.coll, f.fabric_time_s, f.collectives || []);
   if (view.replay) {
     const s = $("slider");
@@ -153,7 +159,7 @@ function apply(f) {
 function connect(from) {
   if (source) source.close();
   source = new EventSource(from === undefined ? "api/events" : `api/events?from=${from}`);
-  source.addEventListener("frame", (e) => { $("status").textContent = "live"; apply(JSON.parse(e.data)); });
+  source.addEventListener("frame", (e) => { $("status").textContent = view.replay ? "replay" : "live"; apply(JSON.parse(e.data)); });
   source.addEventListener("problem", (e) => { $("status").textContent = JSON.parse(e.data); });
   source.onerror = () => { $("status").textContent = view.replay ? "stopped" : "reconnecting…"; if (view.replay) source.close(); };
 }

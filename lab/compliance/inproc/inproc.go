@@ -96,6 +96,7 @@ func (e *env) Next(deadline clock.Time) (compliance.Frame, bool, error) {
 }
 
 func (e *env) Now() clock.Time             { return e.eng.Now() }
+func (e *env) Jitter() clock.Duration      { return 0 } // the virtual clock is exact
 func (e *env) Peer() (netip.Addr, [6]byte) { return TesterIP, TesterMAC }
 func (e *env) Close() error                { return nil }
 

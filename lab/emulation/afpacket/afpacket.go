@@ -25,6 +25,15 @@ type Config struct {
 	// MaxBatch caps how many frames one ReadBatch or WriteBatch system
 	// call moves (0 = 64).
 	MaxBatch int
+	// RxRing, when > 0, receives through a memory-mapped ring of about
+	// that many bytes (PACKET_RX_RING, TPACKET_V2) instead of recvmmsg:
+	// a read is a copy out of shared memory, with no system call. The
+	// ring's memory is the kernel's, allocated when the Conn opens, and
+	// replaces the receive buffer (RcvBuf): a frame that finds the ring
+	// full is dropped and counted in KernelDrops. Slots are sized for the
+	// interface's MTU when the Conn opens; a longer frame is cut and
+	// counted in Truncated.
+	RxRing int
 }
 
 func (c *Config) withDefaults() Config {
@@ -58,6 +67,9 @@ type Stats struct {
 	// KernelDrops counts frames the kernel dropped because the socket's
 	// receive buffer was full (PACKET_STATISTICS), since the last Stats.
 	KernelDrops uint64
+	// RxSyscalls and TxSyscalls count the system calls reads and writes
+	// made (recvmmsg; sendmmsg or the send that flushes a ring).
+	RxSyscalls, TxSyscalls uint64
 }
 
 // ErrClosed is returned by operations on a closed Conn or Poller.

@@ -36,10 +36,27 @@ func recvTest(t *testing.T, c *afpacket.Conn, want int, bufSize int) [][]byte {
 	return got
 }
 
-func TestSendReceiveInOrder(t *testing.T) {
+// rxModes are the two ways a Conn receives: recvmmsg, and the
+// memory-mapped ring (Config.RxRing). Receive tests run under both.
+var rxModes = []struct {
+	name string
+	cfg  *afpacket.Config
+}{{"mmsg", nil}, {"ring", &afpacket.Config{RxRing: 4 << 20}}}
+
+// eachRxMode runs f once per receive mode, with that mode's Config for
+// the receiving Conn.
+func eachRxMode(t *testing.T, f func(t *testing.T, rx *afpacket.Config)) {
+	for _, m := range rxModes {
+		t.Run(m.name, func(t *testing.T) { f(t, m.cfg) })
+	}
+}
+
+func TestSendReceiveInOrder(t *testing.T) { eachRxMode(t, testSendReceiveInOrder) }
+
+func testSendReceiveInOrder(t *testing.T, rx *afpacket.Config) {
 	a, b := newNS(t, "a"), newNS(t, "b")
 	ia, ib := newVeth(t, a, b, 9216)
-	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, rx)
 	// A second socket on A that does see outgoing frames: the control for
 	// PACKET_IGNORE_OUTGOING.
 	spy := open(t, a, ia, &afpacket.Config{SeeOutgoing: true})
@@ -92,10 +109,12 @@ func TestSendReceiveInOrder(t *testing.T) {
 	}
 }
 
-func TestVLANTagKept(t *testing.T) {
+func TestVLANTagKept(t *testing.T) { eachRxMode(t, testVLANTagKept) }
+
+func testVLANTagKept(t *testing.T, rx *afpacket.Config) {
 	a, b := newNS(t, "a"), newNS(t, "b")
 	ia, ib := newVeth(t, a, b, 0)
-	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, rx)
 	f := frame(cb.HardwareAddr(), ca.HardwareAddr(), 200, 7)
 	// 802.1Q, PCP 3, VID 100, then the test EtherType.
 	tagged := append(append(append([]byte{}, f[:12]...), 0x81, 0x00, 0x60, 0x64), f[12:]...)
@@ -120,10 +139,12 @@ func TestVLANTagKept(t *testing.T) {
 	t.Fatal("tagged frame not received")
 }
 
-func TestTruncated(t *testing.T) {
+func TestTruncated(t *testing.T) { eachRxMode(t, testTruncated) }
+
+func testTruncated(t *testing.T, rx *afpacket.Config) {
 	a, b := newNS(t, "a"), newNS(t, "b")
 	ia, ib := newVeth(t, a, b, 0)
-	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, rx)
 	f := frame(cb.HardwareAddr(), ca.HardwareAddr(), 1000, 1)
 	if _, err := ca.WriteBatch([][]byte{f}); err != nil {
 		t.Fatal(err)
@@ -197,5 +218,38 @@ func TestPoller(t *testing.T) {
 	}
 	if _, err := ca.ReadBatch([][]byte{make([]byte, 10)}, []int{0}); !errors.Is(err, afpacket.ErrClosed) {
 		t.Errorf("ReadBatch after Close = %v", err)
+	}
+}
+
+// TestRingOverflow fills a small receive ring before reading: the frames
+// that found it full are counted as kernel drops, and the ring still
+// delivers what it holds, in order, and what comes after.
+func TestRingOverflow(t *testing.T) {
+	a, b := newNS(t, "a"), newNS(t, "b")
+	ia, ib := newVeth(t, a, b, 1500)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, &afpacket.Config{RxRing: 1 << 16})
+	var frames [][]byte
+	for i := range 200 {
+		frames = append(frames, frame(cb.HardwareAddr(), ca.HardwareAddr(), 1000, uint32(i)))
+	}
+	if _, err := ca.WriteBatch(frames); err != nil {
+		t.Fatal(err)
+	}
+	got := recvTest(t, cb, len(frames), 2048)
+	s := cb.Stats()
+	if len(got) == 0 || len(got) >= len(frames) || s.KernelDrops != uint64(len(frames)-len(got)) {
+		t.Fatalf("received %d of %d frames, %d kernel drops: want a full ring and the rest counted", len(got), len(frames), s.KernelDrops)
+	}
+	for i, f := range got {
+		if !bytes.Equal(f, frames[i]) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	after := frame(cb.HardwareAddr(), ca.HardwareAddr(), 1000, 999)
+	if _, err := ca.WriteBatch([][]byte{after}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recvTest(t, cb, 1, 2048); len(got) != 1 || !bytes.Equal(got[0], after) {
+		t.Fatalf("after the overflow: got %d frames", len(got))
 	}
 }

@@ -39,6 +39,9 @@ func (c *Conn) WriteBatch(frames [][]byte) (int, error) { return 0, errUnsupport
 // Stats returns the Conn's counters.
 func (c *Conn) Stats() Stats { return Stats{} }
 
+// Syscalls returns 0, 0.
+func (c *Conn) Syscalls() (rx, tx uint64) { return 0, 0 }
+
 // Wait blocks until c has a frame to read or timeout passes.
 func (c *Conn) Wait(timeout time.Duration) (bool, error) { return false, errUnsupported }
 

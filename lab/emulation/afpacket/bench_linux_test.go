@@ -31,6 +31,9 @@ func newChain(tb testing.TB, mode string) *chain {
 	case "forwarder":
 		in, out := open(tb, m, m1, nil), open(tb, m, m2, nil)
 		c.stop = forward(tb, in, out)
+	case "forwarder-ring":
+		in, out := open(tb, m, m1, &afpacket.Config{RxRing: 4 << 20}), open(tb, m, m2, nil)
+		c.stop = forward(tb, in, out)
 	case "bridge":
 		h, err := netns.Handle(m)
 		if err != nil {
@@ -180,7 +183,7 @@ func (c *chain) run(tb testing.TB, n, size int, pace bool) (int, time.Duration) 
 // TestForwarderDelivers checks the benchmark's forwarder: every frame of
 // a paced stream crosses G → M → S.
 func TestForwarderDelivers(t *testing.T) {
-	for _, mode := range []string{"forwarder", "bridge"} {
+	for _, mode := range []string{"forwarder", "forwarder-ring", "bridge"} {
 		t.Run(mode, func(t *testing.T) {
 			c := newChain(t, mode)
 			const n = 2000
@@ -197,7 +200,7 @@ func TestForwarderDelivers(t *testing.T) {
 // share the sink did not get ("loss%"): the generator sends as fast as it
 // can, so pps is the forwarding capacity of the middle.
 func BenchmarkForward(b *testing.B) {
-	for _, mode := range []string{"forwarder", "bridge"} {
+	for _, mode := range []string{"forwarder", "forwarder-ring", "bridge"} {
 		for _, size := range []int{64, 1500} {
 			b.Run(fmt.Sprintf("%s/%dB", mode, size), func(b *testing.B) {
 				c := newChain(b, mode)

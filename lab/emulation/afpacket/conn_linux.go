@@ -32,7 +32,13 @@ type Conn struct {
 	ifindex int
 	ifname  string
 	mac     net.HardwareAddr
+	mtu     int
 	cfg     Config
+
+	// ring is the receive ring (Config.RxRing), nil for recvmmsg;
+	// ringPerBlock slots fill each block of ringBlock bytes.
+	ring                    *rxRing
+	ringPerBlock, ringBlock int
 
 	rmsgs []mmsghdr
 	riov  []unix.Iovec
@@ -57,7 +63,7 @@ func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 		if err != nil {
 			return err
 		}
-		c.ifindex, c.mac = ifi.Index, ifi.HardwareAddr
+		c.ifindex, c.mac, c.mtu = ifi.Index, ifi.HardwareAddr, ifi.MTU
 		// Protocol 0: the socket receives nothing until bound, so no frame
 		// of another interface slips in between socket and bind.
 		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -67,6 +73,7 @@ func Open(ns, ifname string, cfg *Config) (*Conn, error) {
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
 	if err := c.setup(); err != nil {
+		c.closeRing()
 		unix.Close(c.fd)
 		return nil, fmt.Errorf("afpacket: open %s in netns %q: %w", ifname, ns, err)
 	}
@@ -102,6 +109,12 @@ func (c *Conn) setup() error {
 			}
 		}
 	}
+	if cfg.RxRing > 0 {
+		// Ethernet header and one VLAN tag the kernel might leave in.
+		if err := c.setupRing(cfg.RxRing, max(c.mtu, 1500)+14+vlanHdrLen); err != nil {
+			return err
+		}
+	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(ethPAll), Ifindex: c.ifindex}); err != nil {
 		return fmt.Errorf("bind: %w", err)
 	}
@@ -132,7 +145,7 @@ func (c *Conn) Close() error {
 	}
 	fd := c.fd
 	c.fd = -1
-	return unix.Close(fd)
+	return errors.Join(unix.Close(fd), c.closeRing())
 }
 
 // ReadBatch reads up to len(bufs) pending frames (at most MaxBatch) into
@@ -160,6 +173,9 @@ func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int,
 	if n == 0 {
 		return 0, nil
 	}
+	if c.ring != nil {
+		return c.readRing(bufs[:n], lens, stamps), nil
+	}
 	for i := range n {
 		b := bufs[i]
 		c.riov[i] = unix.Iovec{}
@@ -172,6 +188,7 @@ func (c *Conn) ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int,
 		m.SetControllen(ctlLen)
 		c.rmsgs[i].len = 0
 	}
+	c.stats.RxSyscalls++
 	r, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.rmsgs[0])), uintptr(n),
 		unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
 	runtime.KeepAlive(bufs)
@@ -272,6 +289,7 @@ func (c *Conn) WriteBatch(frames [][]byte) (int, error) {
 			c.wiov[i].SetLen(len(f))
 			c.wmsgs[i].hdr = unix.Msghdr{Iov: &c.wiov[i], Iovlen: 1}
 		}
+		c.stats.TxSyscalls++
 		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.wmsgs[0])), uintptr(n),
 			unix.MSG_DONTWAIT, 0, 0)
 		runtime.KeepAlive(frames)
@@ -306,6 +324,11 @@ func (c *Conn) waitWritable() error {
 		}
 	}
 }
+
+// Syscalls returns how many system calls reads and writes made (the
+// Loop's emu.SyscallCounter). Call it from the goroutine that reads and
+// writes.
+func (c *Conn) Syscalls() (rx, tx uint64) { return c.stats.RxSyscalls, c.stats.TxSyscalls }
 
 // Stats returns the Conn's counters. KernelDrops is read from the kernel,
 // which resets it.

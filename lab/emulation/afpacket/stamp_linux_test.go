@@ -11,10 +11,12 @@ import (
 // long after, and checks that every frame carries its own kernel receive
 // time: monotonic, within a few ms after its send, and not the time of
 // the late read.
-func TestReceiveTimestamps(t *testing.T) {
+func TestReceiveTimestamps(t *testing.T) { eachRxMode(t, testReceiveTimestamps) }
+
+func testReceiveTimestamps(t *testing.T, rx *afpacket.Config) {
 	a, b := newNS(t, "a"), newNS(t, "b")
 	ia, ib := newVeth(t, a, b, 9216)
-	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
+	ca, cb := open(t, a, ia, nil), open(t, b, ib, rx)
 
 	warmStamps(t, ca, cb)
 

@@ -54,17 +54,19 @@ type Result struct {
 
 // Incast is what one incast did to the fabric.
 type Incast struct {
-	Receiver     string
-	PerSender    map[string]float64 // goodput Gb/s
-	TotalGbps    float64
-	PFCFrames    float64 // PFC frames the switches sent
-	PausedTime   clock.Duration
-	ECNMarks     float64
-	Drops        float64
-	PeakQueue    float64 // bytes
-	PeakQueueAt  string  // switch:port
-	WrongBytes   int64
-	ReceiverRate clock.Rate
+	Receiver   string
+	PerSender  map[string]float64 // goodput Gb/s
+	TotalGbps  float64
+	PFCFrames  float64 // PFC frames the switches sent
+	PausedTime clock.Duration
+	ECNMarks   float64
+	Drops      float64
+	// LosslessDrops are the drops on the switches' lossless classes.
+	LosslessDrops float64
+	PeakQueue     float64 // bytes
+	PeakQueueAt   string  // switch:port
+	WrongBytes    int64
+	ReceiverRate  clock.Rate
 }
 
 func (o *Options) defaults() error {
@@ -128,6 +130,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Topology.Name, res.Deploy.Seconds(), sum.Hosts, sum.GPUs, sum.Switches, sum.Links, lab.Scale,
 		clock.Duration(int64(clock.Millisecond)/int64(lab.Scale)))
 
+	if lab.ScaleBasis != "" {
+		say("Scale %d from %s.", lab.Scale, lab.ScaleBasis)
+	}
+
 	nics, clients, err := labNICs(lab)
 	if err != nil {
 		return res, err
@@ -176,8 +182,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	say("   Together %.1f Gb/s into a %v link: the receiver's port is the bottleneck, so its queue grows", in.TotalGbps, in.ReceiverRate)
 	say("   (deepest queue %.0f KB at %s) until the switches send PFC pause frames upstream:", in.PeakQueue/1e3, in.PeakQueueAt)
-	say("   %.0f PFC frames sent, priorities paused for %v in total, %.0f packets ECN-marked, %.0f dropped.",
-		in.PFCFrames, in.PausedTime, in.ECNMarks, in.Drops)
+	say("   %.0f PFC frames sent, priorities paused for %v in total, %.0f packets ECN-marked, %.0f dropped (%.0f on the lossless class).",
+		in.PFCFrames, in.PausedTime, in.ECNMarks, in.Drops, in.LosslessDrops)
 	if in.Drops == 0 {
 		say("   Lossless: PFC back-pressure absorbed the burst without losing a packet; the data check found %d wrong bytes.", in.WrongBytes)
 	}
@@ -261,12 +267,33 @@ func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients
 	in.PausedTime = clock.Duration(delta("switch_queue_paused_seconds_total") * float64(clock.Second))
 	in.ECNMarks = delta("switch_queue_ecn_marked_packets_total")
 	in.Drops = delta("switch_drop_packets_total")
+	in.LosslessDrops = losslessDrops(opts.Topology, after) - losslessDrops(opts.Topology, before)
 	for _, s := range after {
 		if s.Name == "switch_queue_peak_bytes" && s.Value > in.PeakQueue {
 			in.PeakQueue, in.PeakQueueAt = s.Value, s.Label("node")+":"+portName(s.Label("port"))
 		}
 	}
 	return in, nil
+}
+
+// losslessDrops sums switch_drop_packets_total over the traffic classes
+// each switch's profile makes lossless.
+func losslessDrops(t *topologies.Topology, samples []telemetry.Sample) float64 {
+	var sum float64
+	for _, s := range samples {
+		if s.Name != "switch_drop_packets_total" {
+			continue
+		}
+		n := t.Node(s.Label("node"))
+		tc, err := strconv.Atoi(s.Label("tc"))
+		if n == nil || n.Profile == nil || err != nil || tc < 0 || tc >= topologies.NumTC {
+			continue
+		}
+		if n.Profile.PFC.Lossless[tc] {
+			sum += s.Value
+		}
+	}
+	return sum
 }
 
 // portName turns the switch model's 0-based port label into the

@@ -88,15 +88,18 @@ type Options struct {
 
 // Lab is a deployed lab: what Deploy returns and writes to LabFile.
 type Lab struct {
-	Name     string    `json:"name"`
-	Topology string    `json:"topology"`
-	Source   string    `json:"source"`
-	Runtime  string    `json:"runtime"`
-	Dir      string    `json:"dir"`
-	Scale    int       `json:"scale"`
-	Seed     uint64    `json:"seed"`
-	Binary   string    `json:"binary"`
-	Created  time.Time `json:"created"`
+	Name     string `json:"name"`
+	Topology string `json:"topology"`
+	Source   string `json:"source"`
+	Runtime  string `json:"runtime"`
+	Dir      string `json:"dir"`
+	Scale    int    `json:"scale"`
+	// ScaleBasis says how scale: auto picked Scale: the capacity figure it
+	// used and where that figure came from (empty when Scale was given).
+	ScaleBasis string    `json:"scale_basis,omitempty"`
+	Seed       uint64    `json:"seed"`
+	Binary     string    `json:"binary"`
+	Created    time.Time `json:"created"`
 	// Timings of each step.
 	Timings []Timing `json:"timings"`
 	Nodes   []Node   `json:"nodes"`
@@ -147,8 +150,10 @@ type deployer struct {
 	root   string
 	binary string
 	scale  int
-	seed   uint64
-	rt     runtime.Runtime
+	// scaleBasis is Lab.ScaleBasis.
+	scaleBasis string
+	seed       uint64
+	rt         runtime.Runtime
 
 	mu    sync.Mutex // guards books and progress
 	books *state.Lab
@@ -237,11 +242,13 @@ func newDeployer(o Options) (*deployer, error) {
 		return nil, fmt.Errorf("deploy: scale %d: want a positive factor or 0 (auto)", d.scale)
 	}
 	if d.scale == 0 {
-		c := o.CapacityPPS
+		c, src := o.CapacityPPS, "the capacity given"
 		if c <= 0 {
 			c = DefaultCapacityPPSPerCPU * float64(goruntime.NumCPU())
+			src = fmt.Sprintf("DefaultCapacityPPSPerCPU %d × %d CPUs, measured with rocelab demo --capacity", DefaultCapacityPPSPerCPU, goruntime.NumCPU())
 		}
 		d.scale = AutoScale(d.t, c)
+		d.scaleBasis = fmt.Sprintf("auto: %.0f frames/s at full load ÷ %.0f frames/s (%s)", FabricPPS(d.t), c, src)
 	}
 	if d.seed == 0 {
 		d.seed = 1
@@ -471,7 +478,7 @@ func (d *deployer) feNodes() []*topologies.Node {
 // result assembles the Lab.
 func (d *deployer) result() *Lab {
 	lab := &Lab{Name: d.name, Topology: d.t.Name, Source: d.t.Source, Runtime: d.rt.Name(), Dir: state.Dir(d.root, d.name),
-		Scale: d.scale, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing}
+		Scale: d.scale, ScaleBasis: d.scaleBasis, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing}
 	for _, n := range d.t.Nodes {
 		nd := d.nodes[n.Name]
 		nd.NetNS = d.ns[n.Name]

@@ -7,12 +7,24 @@ import (
 )
 
 // DefaultCapacityPPSPerCPU is the forwarding capacity AutoScale assumes
-// per CPU, in frames per second through one hop (read, model, write),
-// derated so that bursts and timer jitter stay small in fabric time. At
-// 50,000 the laptop demo's 4:1 incast (k = 3776 on 2 CPUs) lost 118
-// packets on the lossless class — pause frames arrived late in fabric time
-// because the loops lagged — while at 20,000 (k ≈ 9440) it lost none.
-const DefaultCapacityPPSPerCPU = 20_000
+// per CPU, in frames per second through one hop (read, model, write): the
+// lab's lossless capacity, derated. `rocelab demo --capacity` measures it
+// (docs/performance.md): the smallest k at which the laptop demo's 4:1
+// incast and an all-to-all across its 8 GPU NICs lose nothing on the
+// lossless class, turned into frames per second per CPU. On the 2-CPU
+// development VM, shared with other builds, that k was 500–841 (224,000–
+// 377,000 frames/s per CPU); 100,000 keeps a margin of 2.2–3.8× and puts
+// the laptop demo at k = 1888. (The earlier 20,000 dated from before the
+// emulated switches sized their PFC headroom for loop stalls, LagBudget.)
+const DefaultCapacityPPSPerCPU = 100_000
+
+// MinAutoScale is the smallest k `scale: auto` picks, however small the
+// fabric: the node loops' lateness is milliseconds of wall clock on a busy
+// host (docs/performance.md: p99 12–31 ms), and below k = 1000 that
+// becomes tens of microseconds of fabric time — enough to cost a 2 ms
+// incast a tenth of its goodput (example 01 measured 79–83 Gb/s of 100 at
+// k = 295, and holds its ≥ 90 at k ≥ 1000).
+const MinAutoScale = 1000
 
 // ethHeader is the Ethernet header a frame adds to an IP packet.
 const ethHeader = 14
@@ -21,8 +33,28 @@ const ethHeader = 14
 // capacityPPS frames per second: the aggregate back-end rate at full load
 // (both directions of every BE link; the FE when there is no BE) in frames
 // of the largest BE MTU, divided by capacityPPS, rounded up
-// (emu.AutoScale). A topology without links gets 1.
+// (emu.AutoScale), and at least MinAutoScale. A topology without links
+// gets 1.
 func AutoScale(t *topologies.Topology, capacityPPS float64) int {
+	agg, mtu := fullLoad(t)
+	if agg == 0 {
+		return 1
+	}
+	return max(emu.AutoScale(agg, mtu+ethHeader, capacityPPS), MinAutoScale)
+}
+
+// FabricPPS is the frame rate of t at full load in real time, as
+// AutoScale counts it: a lab at scale k must forward FabricPPS/k frames
+// per second of wall clock.
+func FabricPPS(t *topologies.Topology) float64 {
+	agg, mtu := fullLoad(t)
+	return emu.FramesPerSecond(agg, mtu+ethHeader)
+}
+
+// fullLoad returns the aggregate rate AutoScale fits (both directions of
+// every link of the back end, or of the front end when there is no back
+// end) and the largest MTU of those links.
+func fullLoad(t *topologies.Topology) (clock.Rate, int) {
 	plane := topologies.BE
 	if t.Summary().BELinks == 0 {
 		plane = topologies.FE
@@ -36,8 +68,5 @@ func AutoScale(t *topologies.Topology, capacityPPS float64) int {
 		agg += 2 * l.Rate
 		mtu = max(mtu, l.MTU)
 	}
-	if agg == 0 {
-		return 1
-	}
-	return emu.AutoScale(agg, mtu+ethHeader, capacityPPS)
+	return agg, mtu
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -35,6 +36,13 @@ type StampedReader interface {
 	// receive time in nanoseconds since the Unix epoch (CLOCK_REALTIME),
 	// or 0 when unknown.
 	ReadBatchStamped(bufs [][]byte, lens []int, stamps []int64) (int, error)
+}
+
+// SyscallCounter is a PortIO that counts the system calls its reads and
+// writes made (*afpacket.Conn); the Loop reports them as
+// emu_rx_syscalls_total and emu_tx_syscalls_total.
+type SyscallCounter interface {
+	Syscalls() (rx, tx uint64)
 }
 
 // Waiter is how the Loop sleeps: until a port may have frames, Wake is
@@ -313,6 +321,14 @@ func (l *Loop) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { l.waiter.Wake() })
 	defer stop()
 
+	// The loop keeps one OS thread: a wake-up resumes the thread that
+	// slept, without a hand-over between threads, and the thread's CPU
+	// time is the loop's (emu_loop_cpu_seconds_total).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	l.stats.cpuOK = true
+	defer func() { l.stats.cpuOK = false }()
+
 	l.start = time.Now()
 	l.stats.started = l.start
 	l.waiter.Wake() // run what was posted before Run
@@ -327,12 +343,16 @@ func (l *Loop) Run(ctx context.Context) error {
 		if pending {
 			timeout = min(max(0, time.Until(l.wallAt(next))), maxSleep)
 		}
+		w := time.Now()
 		ready, err := l.waiter.Wait(timeout, l.ready)
 		if err != nil {
 			return fmt.Errorf("emu: wait: %w", err)
 		}
 		l.ready = ready
-		l.turn(ready, next, pending)
+		if pending && len(ready) == 0 && timeout > 0 {
+			l.stats.maxOversleep = max(l.stats.maxOversleep, time.Since(w)-timeout)
+		}
+		l.turn(ready, next, pending, w)
 	}
 	return nil
 }
@@ -347,10 +367,21 @@ type arrival struct {
 
 // turn is one batch: read the ready ports, deliver what they read at the
 // fabric times it arrived, run what is due, write.
-func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
+func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time) {
 	begin := time.Now()
-	if pending && next <= l.fabricAt(begin) {
-		l.stats.lag(begin.Sub(l.wallAt(next)))
+	st := &l.stats
+	st.phase[phaseWait] += begin.Sub(waited)
+	due := pending && next <= l.fabricAt(begin)
+	switch {
+	case len(ready) > 0:
+		st.wakeRx++
+	case due:
+		st.wakeTimer++
+	default:
+		st.wakeOther++
+	}
+	if due {
+		st.lag(begin.Sub(l.wallAt(next)))
 	}
 	for _, i := range ready {
 		if i >= 0 && i < len(l.ports) {
@@ -360,6 +391,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
 	// The turn's clock is read after the reads, so every frame read
 	// arrived at or before now.
 	wall := time.Now()
+	st.phase[phaseRead] += wall.Sub(begin)
 	now := l.fabricAt(wall)
 	l.deliver(now, wall.UnixNano())
 	l.eng.RunUntil(now)
@@ -374,11 +406,16 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool) {
 		l.eng.RunUntil(now)
 	}
 	l.due.popUntil(now)
+	modelled := time.Now()
+	st.phase[phaseModel] += modelled.Sub(wall)
 	for _, p := range l.ports {
 		p.flush(now)
 	}
-	l.stats.batches++
-	l.stats.busy += time.Since(begin)
+	end := time.Now()
+	st.phase[phaseWrite] += end.Sub(modelled)
+	st.batches++
+	st.busy += end.Sub(begin)
+	st.maxTurn = max(st.maxTurn, end.Sub(begin))
 }
 
 // deliver schedules the frames read this turn, each at the turn's now or,

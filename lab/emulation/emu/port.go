@@ -56,6 +56,7 @@ type port struct {
 
 	rxFrames, rxBytes, rxMalformed, rxErrors int64
 	rxUnstamped, rxStampClamped              int64
+	rxBatches, txBatches                     int64 // ReadBatch calls that returned frames, WriteBatch calls
 	txFrames, txBytes, txErrors, txEncode    int64
 }
 
@@ -101,6 +102,9 @@ func (pt *port) read() {
 	if err != nil {
 		pt.rxErrors++
 		return
+	}
+	if n > 0 {
+		pt.rxBatches++
 	}
 	for i := range n {
 		p := pt.rx[i]
@@ -171,6 +175,7 @@ func (pt *port) flush(now clock.Time) {
 		return
 	}
 	sent, err := pt.io.WriteBatch(pt.out)
+	pt.txBatches++
 	for _, f := range pt.out[:sent] {
 		pt.txFrames++
 		pt.txBytes += int64(len(f))

@@ -27,8 +27,7 @@ func AutoScale(aggregate clock.Rate, meanFrameBytes int, capacityPPS float64) in
 	if aggregate <= 0 || meanFrameBytes <= 0 || capacityPPS <= 0 {
 		return 1
 	}
-	pps := float64(aggregate) / (8 * float64(meanFrameBytes+wireOverhead))
-	k := math.Ceil(pps/capacityPPS - 1e-9)
+	k := math.Ceil(FramesPerSecond(aggregate, meanFrameBytes)/capacityPPS - 1e-9)
 	if k < 1 {
 		return 1
 	}
@@ -36,4 +35,14 @@ func AutoScale(aggregate clock.Rate, meanFrameBytes int, capacityPPS float64) in
 		return math.MaxInt32
 	}
 	return int(k)
+}
+
+// FramesPerSecond is the frame rate of an aggregate line rate in frames
+// of meanFrameBytes (wire.Packet.Len; the wire overhead is added), in real
+// (undilated) time: what AutoScale divides by the capacity.
+func FramesPerSecond(aggregate clock.Rate, meanFrameBytes int) float64 {
+	if aggregate <= 0 || meanFrameBytes <= 0 {
+		return 0
+	}
+	return float64(aggregate) / (8 * float64(meanFrameBytes+wireOverhead))
 }

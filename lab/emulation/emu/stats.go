@@ -25,7 +25,29 @@ type loopStats struct {
 	ageSum   clock.Duration
 	ageCount int64
 	ageMax   clock.Duration
+	// Wake-ups by cause (wakeRx: a port had frames; wakeTimer: an event
+	// fell due; wakeOther: a Post, a Wake or a spurious return), and the
+	// wall time of each phase of the turns, and of the waits between them.
+	wakeRx, wakeTimer, wakeOther int64
+	// maxTurn is the longest turn (wall clock), maxWait the longest
+	// oversleep: how much later than asked a timed Wait returned.
+	maxTurn, maxOversleep time.Duration
+	phase                 [numPhases]time.Duration
+	// cpu is the loop thread's CPU time, read from the kernel when Run
+	// locked its OS thread (cpuOK).
+	cpuOK bool
 }
+
+// Phases of a turn, for emu_loop_seconds_total.
+const (
+	phaseRead  = iota // read every ready port, decode
+	phaseModel        // deliver, run the due events and posted functions
+	phaseWrite        // flush the delay lines and write the batches
+	phaseWait         // in Waiter.Wait between turns
+	numPhases
+)
+
+var phaseNames = [numPhases]string{"read", "model", "write", "wait"}
 
 // age records how far in the past (fabric time) a frame was delivered.
 func (s *loopStats) age(d clock.Duration) {
@@ -56,6 +78,8 @@ type Lag struct {
 	WallP50, WallP99, Wall time.Duration
 	FabricP50, FabricP99   clock.Duration
 	FabricMax              clock.Duration
+	// WallP90 and WallP999 complete the distribution (wall clock).
+	WallP90, WallP999 time.Duration
 	// Busy is the share of wall time since Run started spent running
 	// batches, 0..1: the loop's load.
 	Busy float64
@@ -76,7 +100,7 @@ func (l *Loop) Lag() Lag {
 		}
 		return w[int(f*float64(len(w)-1)+0.5)]
 	}
-	out := Lag{Batches: s.lagged, WallP50: q(0.5), WallP99: q(0.99), Wall: s.maxLag}
+	out := Lag{Batches: s.lagged, WallP50: q(0.5), WallP99: q(0.99), Wall: s.maxLag, WallP90: q(0.9), WallP999: q(0.999)}
 	out.FabricP50, out.FabricP99, out.FabricMax = l.toFabric(out.WallP50), l.toFabric(out.WallP99), l.toFabric(out.Wall)
 	if el := time.Since(s.started); !s.started.IsZero() && el > 0 {
 		out.Busy = min(1, s.busy.Seconds()/el.Seconds())
@@ -115,6 +139,28 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		c("emu_tx_errors_total", p.txErrors, lb)
 		c("emu_tx_encode_errors_total", p.txEncode, lb)
 		g("emu_delay_line_frames", float64(len(p.line)-p.head), lb)
+		c("emu_rx_batches_total", p.rxBatches, lb)
+		c("emu_tx_batches_total", p.txBatches, lb)
+		if sc, ok := p.io.(SyscallCounter); ok {
+			rx, tx := sc.Syscalls()
+			c("emu_rx_syscalls_total", int64(rx), lb)
+			c("emu_tx_syscalls_total", int64(tx), lb)
+		}
+	}
+	for _, w := range []struct {
+		cause string
+		n     int64
+	}{{"rx", l.stats.wakeRx}, {"timer", l.stats.wakeTimer}, {"other", l.stats.wakeOther}} {
+		c("emu_wakeups_total", w.n, telemetry.With(node, telemetry.Label{Name: "cause", Value: w.cause}))
+	}
+	for i, d := range l.stats.phase {
+		lb := telemetry.With(node, telemetry.Label{Name: "phase", Value: phaseNames[i]})
+		emit(telemetry.Sample{Name: "emu_loop_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: d.Seconds()})
+	}
+	g("emu_turn_max_seconds", l.stats.maxTurn.Seconds(), node)
+	g("emu_oversleep_max_seconds", l.stats.maxOversleep.Seconds(), node)
+	if cpu, ok := l.threadCPU(); ok {
+		emit(telemetry.Sample{Name: "emu_loop_cpu_seconds_total", Kind: telemetry.Counter, Labels: node, Value: cpu.Seconds()})
 	}
 	c("emu_batches_total", l.stats.batches, node)
 	c("emu_events_total", int64(l.eng.Executed()), node)
@@ -124,7 +170,10 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		q      string
 		wall   time.Duration
 		fabric clock.Duration
-	}{{"0.5", lag.WallP50, lag.FabricP50}, {"0.99", lag.WallP99, lag.FabricP99}, {"1", lag.Wall, lag.FabricMax}} {
+	}{
+		{"0.5", lag.WallP50, lag.FabricP50}, {"0.9", lag.WallP90, l.toFabric(lag.WallP90)}, {"0.99", lag.WallP99, lag.FabricP99},
+		{"0.999", lag.WallP999, l.toFabric(lag.WallP999)}, {"1", lag.Wall, lag.FabricMax},
+	} {
 		qs := telemetry.Label{Name: "quantile", Value: x.q}
 		g("emu_batch_lag_seconds", x.wall.Seconds(), telemetry.With(node, telemetry.Label{Name: "clock", Value: "wall"}, qs))
 		g("emu_batch_lag_seconds", x.fabric.Seconds(), telemetry.With(node, telemetry.Label{Name: "clock", Value: "fabric"}, qs))

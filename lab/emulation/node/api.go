@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -110,22 +109,12 @@ func (n *Node) telemetry(r *http.Request) (any, error) {
 	var samples []telemetry.Sample
 	err := n.loop.Do(r.Context(), func() {
 		now = n.loop.Now()
-		samples = telemetry.Gather(append([]telemetry.Source{n.loop, goroutines(n.cfg.Name)}, n.srcs...)...)
+		samples = telemetry.Gather(append([]telemetry.Source{n.loop}, n.srcs...)...)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return nodeapi.Telemetry{FabricTime: now, Samples: nodeapi.EncodeSamples(samples)}, nil
-}
-
-// goroutines is the node process's goroutine count as a source: a soak
-// watches it for leaks (one node per process, so the process's count is
-// the node's).
-type goroutines string
-
-func (g goroutines) Collect(emit func(telemetry.Sample)) {
-	emit(telemetry.Sample{Name: "node_goroutines", Kind: telemetry.Gauge,
-		Labels: []telemetry.Label{{Name: "node", Value: string(g)}}, Value: float64(runtime.NumGoroutine())})
 }
 
 // portIndex resolves an ifname or a 0-based index.
@@ -141,8 +130,11 @@ func (n *Node) portIndex(s string) (int, error) {
 	return 0, badRequest("no port %q", s)
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+func decode(r *http.Request, v any) error { return decodeLimit(r, v, 1<<20) }
+
+// decodeLimit decodes a request body of at most limit bytes into v.
+func decodeLimit(r *http.Request, v any, limit int64) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("request body: %v", err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -48,6 +49,11 @@ type Config struct {
 	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
 	// Ports[i] (see EndpointFromTopology).
 	NICs []NICConfig `json:"nics,omitempty"`
+	// Mutant (tests only) names an endpoint.Mutant, a deliberate defect
+	// of every NIC of an endpoint node, so that the compliance suite can
+	// show it catches it through the node (lab/compliance/emu). A lab
+	// never sets it.
+	Mutant string `json:"mutant,omitempty"`
 }
 
 // PortConfig is one interface of the node; port i of the model is Ports[i].
@@ -100,6 +106,9 @@ func (c Config) Validate() error {
 		if c.Switch == nil {
 			bad("switch node without a switch config")
 		}
+		if c.Mutant != "" {
+			bad("mutant %q on a switch node (endpoint nodes only)", c.Mutant)
+		}
 		for _, r := range c.Routes {
 			for _, p := range r.Ports {
 				if p < 0 || p >= len(c.Ports) {
@@ -109,6 +118,11 @@ func (c Config) Validate() error {
 		}
 	case nodeapi.KindEndpoint:
 		c.validateEndpoint(bad)
+		if c.Mutant != "" {
+			if _, err := endpoint.ParseMutant(c.Mutant); err != nil {
+				bad("mutant: %v", err)
+			}
+		}
 	default:
 		bad("kind %q: want switch or endpoint", c.Kind)
 	}

@@ -57,6 +57,7 @@ func TestConfigValidate(t *testing.T) {
 		want   string // substring of the error; "" = valid
 	}{
 		{"valid", func(*node.Config) {}, ""},
+		{"mutant on a switch", func(c *node.Config) { c.Mutant = "ignore-pfc" }, "endpoint nodes only"},
 		{"endpoint without NICs", func(c *node.Config) { c.Kind = nodeapi.KindEndpoint; c.Switch = nil; c.Routes = nil }, "0 NICs for 2 ports"},
 		{"unknown kind", func(c *node.Config) { c.Kind = "router" }, `kind "router"`},
 		{"no switch", func(c *node.Config) { c.Switch = nil }, "without a switch config"},
@@ -110,5 +111,19 @@ func TestFromTopology(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("laptop topology has no switch")
+	}
+}
+
+// TestConfigMutant: an endpoint node accepts a mutant by name (tests only)
+// and refuses an unknown one.
+func TestConfigMutant(t *testing.T) {
+	c := endpointConfig("/run/x", 1, []string{hostMAC(2, 0)})
+	c.Mutant = "ignore-pfc"
+	if err := c.Validate(); err != nil {
+		t.Errorf("mutant ignore-pfc: %v", err)
+	}
+	c.Mutant = "no-such-defect"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "unknown mutant") {
+		t.Errorf("unknown mutant: %v", err)
 	}
 }

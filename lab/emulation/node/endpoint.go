@@ -143,6 +143,7 @@ type epQP struct {
 	buf    []byte
 	remote nodeapi.BufferInfo
 	onWC   func(endpoint.WC) // the job using the QP
+	wcs    []endpoint.WC     // completions kept for the adapter (no job)
 	busy   int               // id of the job using the QP (0: none)
 }
 
@@ -158,11 +159,18 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	n.fx = newFaultSet(&n.cfg, loop)
 	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
 	reg := CCRegistry()
+	var mutant endpoint.Mutant
+	if cfg.Mutant != "" {
+		if mutant, err = endpoint.ParseMutant(cfg.Mutant); err != nil {
+			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+		}
+		log.Warn("endpoint node runs a mutant of the reference (tests only)", "mutant", cfg.Mutant)
+	}
 	for i, nc := range cfg.NICs {
 		ip, _ := netip.ParseAddr(nc.IP)
 		nic, err := endpoint.NewNIC(endpoint.Options{
 			Name: nc.Name, Sched: loop, Rand: loop.Rand("nic/" + nc.Name),
-			LineRate: cfg.Ports[i].Rate, MAC: ports[i].MAC, IP: ip, MTU: nc.MTU, Raw: true, CC: reg,
+			LineRate: cfg.Ports[i].Rate, MAC: ports[i].MAC, IP: ip, MTU: nc.MTU, Raw: true, CC: reg, Mutant: mutant,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
@@ -172,7 +180,7 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		ep.pds = append(ep.pds, nic.AllocPD())
 		n.srcs = append(n.srcs, nic)
 	}
-	n.srcs = append(n.srcs, ep, n.fx)
+	n.srcs = append(n.srcs, ep, n.fx, procStats{cfg.Name})
 	n.ep = ep
 	return n, nil
 }

@@ -18,6 +18,10 @@ import (
 //	GET    /qp/{id}              QPInfo
 //	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
 //	DELETE /qp/{id}              destroys the QP and deregisters its buffer
+//	POST   /qp/{id}/send         WorkRequest → {} (the compliance adapter, adapter_api.go)
+//	POST   /qp/{id}/recv         RecvRequest → {}
+//	GET    /qp/{id}/completions  []Completion, drained
+//	GET    /qp/{id}/mem?offset=O&len=N, PUT /qp/{id}/mem?offset=O   Mem
 //	POST   /perf                 PerfRequest → JobStatus
 //	POST   /collective           CollectiveRequest → JobStatus (set up)
 //	POST   /jobs/{id}/start      CollectiveStart → JobStatus
@@ -34,6 +38,7 @@ func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("GET /qp/{id}", ep.getQP)
 	h("POST /qp/{id}/connect", ep.connectQP)
 	h("DELETE /qp/{id}", ep.deleteQP)
+	ep.adapterRoutes(h)
 	h("POST /perf", ep.startPerf)
 	h("POST /collective", ep.setupCollective)
 	h("POST /jobs/{id}/start", ep.startCollective)
@@ -68,9 +73,11 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	i, err := ep.nicIndex(req.NIC)
-	if err != nil {
-		return nil, err
+	i, err := 0, error(nil) // the adapter names no NIC: the node's first
+	if req.NIC != "" {
+		if i, err = ep.nicIndex(req.NIC); err != nil {
+			return nil, err
+		}
 	}
 	mode, err := endpoint.ParseMode(req.Mode)
 	if err != nil {
@@ -95,7 +102,9 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 		q.cq.OnCompletion(func(wc endpoint.WC) {
 			if q.onWC != nil {
 				q.onWC(wc)
+				return
 			}
+			q.keep(wc)
 		})
 		qp, err := ep.pds[i].CreateQP(endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths})
 		if err != nil {

@@ -89,7 +89,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if err := fabric.Install(sw, cfg.Routes); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	n.srcs = []telemetry.Source{sw, n.fx}
+	n.srcs = []telemetry.Source{sw, n.fx, procStats{cfg.Name}}
 	return n, nil
 }
 

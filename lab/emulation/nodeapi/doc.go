@@ -23,6 +23,10 @@
 //	GET    /qp/{id}              QPInfo
 //	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
 //	DELETE /qp/{id}              destroys the QP and deregisters its buffer
+//	POST   /qp/{id}/send         WorkRequest → {} (the compliance adapter: adapter.go)
+//	POST   /qp/{id}/recv         RecvRequest → {}
+//	GET    /qp/{id}/completions  []Completion, drained
+//	GET    /qp/{id}/mem?offset=O&len=N  Mem;  PUT /qp/{id}/mem?offset=O  Mem → {}
 //	POST   /perf                 PerfRequest → JobStatus
 //	POST   /collective           CollectiveRequest → JobStatus (set up)
 //	POST   /jobs/{id}/start      CollectiveStart → JobStatus

@@ -14,7 +14,8 @@ type NICInfo struct {
 }
 
 // QPRequest is POST /qp: a reliable-connected QP on NIC (a NIC name,
-// its port name such as "gpu0", its ifname or index) with its own CQ, and
+// its port name such as "gpu0", its ifname or index; "" is the node's
+// first NIC) with its own CQ, and
 // optionally a registered, memory-backed buffer of Buffer bytes that the
 // peer may read and write.
 type QPRequest struct {

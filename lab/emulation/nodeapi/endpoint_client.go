@@ -80,3 +80,33 @@ func (c *Client) Job(ctx context.Context, id int, after int64, wait time.Duratio
 	var out JobStatus
 	return out, c.call(ctx, http.MethodGet, path, nil, &out)
 }
+
+// PostSend is POST /qp/{id}/send.
+func (c *Client) PostSend(ctx context.Context, id int, wr WorkRequest) error {
+	return c.call(ctx, http.MethodPost, "/qp/"+strconv.Itoa(id)+"/send", wr, nil)
+}
+
+// PostRecv is POST /qp/{id}/recv.
+func (c *Client) PostRecv(ctx context.Context, id int, wr RecvRequest) error {
+	return c.call(ctx, http.MethodPost, "/qp/"+strconv.Itoa(id)+"/recv", wr, nil)
+}
+
+// Completions is GET /qp/{id}/completions: the QP's completions since the
+// last call, oldest first.
+func (c *Client) Completions(ctx context.Context, id int) ([]Completion, error) {
+	var out []Completion
+	return out, c.call(ctx, http.MethodGet, "/qp/"+strconv.Itoa(id)+"/completions", nil, &out)
+}
+
+// ReadMem is GET /qp/{id}/mem: n bytes of the QP's buffer at offset.
+func (c *Client) ReadMem(ctx context.Context, id int, offset uint64, n int) ([]byte, error) {
+	var out Mem
+	path := "/qp/" + strconv.Itoa(id) + "/mem?offset=" + strconv.FormatUint(offset, 10) + "&len=" + strconv.Itoa(n)
+	return out.Data, c.call(ctx, http.MethodGet, path, nil, &out)
+}
+
+// WriteMem is PUT /qp/{id}/mem: data into the QP's buffer at offset.
+func (c *Client) WriteMem(ctx context.Context, id int, offset uint64, data []byte) error {
+	path := "/qp/" + strconv.Itoa(id) + "/mem?offset=" + strconv.FormatUint(offset, 10)
+	return c.call(ctx, http.MethodPut, path, Mem{Data: data}, nil)
+}

@@ -1,0 +1,108 @@
+package emu_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/compliance"
+	"github.com/rocelab/rocelab/lab/compliance/emu"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+)
+
+// start builds rocelab, starts an endpoint node with o and checks at the
+// end that it left no namespace behind.
+func start(t *testing.T, o emu.Options) *emu.IUT {
+	t.Helper()
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t) // timing checks: not beside another timing-sensitive test
+	o.Binary = testenv.BuildRocelab(t)
+	before := ours(t)
+	u, err := emu.Start(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := u.Close(); err != nil {
+			t.Error(err)
+		}
+		if after := ours(t); len(after) != len(before) {
+			t.Errorf("namespaces left behind: %v (before: %v)", after, before)
+		}
+	})
+	return u
+}
+
+// ours lists the compliance namespaces of this process.
+func ours(t *testing.T) []string {
+	names, err := netns.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "rlc-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func logReport(t *testing.T, rep *compliance.Report) {
+	for _, r := range rep.Results {
+		if r.Verdict != "pass" {
+			t.Logf("%s [%v]: %s\n\t%s", r.Case, r.Cites, r.Detail, strings.Join(r.Log, "\n\t"))
+		}
+	}
+}
+
+// TestReferencePasses runs the whole metaroce profile against a real
+// endpoint node process over a veth pair: every MUST case must pass.
+func TestReferencePasses(t *testing.T) {
+	u := start(t, emu.Options{Seed: 1})
+	begin := time.Now()
+	rep, err := compliance.Run(t.Context(), compliance.Options{Profile: compliance.ProfileMetaRoCE, PcapDir: t.TempDir(), IUT: u.Describe()}, u.NewEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fabric time.Duration
+	for _, r := range rep.Results {
+		fabric += time.Duration(r.Fabric / 1000)
+	}
+	t.Logf("%d cases, %d failed, in %v of wall clock (%v of fabric time at k=%d)", len(rep.Results), len(rep.Failed()), time.Since(begin), fabric, u.Scale())
+	if !rep.OK() || len(rep.Results) != len(compliance.Cases()) {
+		logReport(t, rep)
+		t.Errorf("%d of %d cases failed, every MUST passed: %v", len(rep.Failed()), len(rep.Results), rep.OK())
+	}
+}
+
+// TestMutantsCaught: the emulation mode catches defects of the node too —
+// a retransmission timer that never doubles and a NIC that accepts a bad ICRC, each run through
+// a node process started with the mutant — and a failed case leaves its
+// pcap.
+func TestMutantsCaught(t *testing.T) {
+	for _, tc := range []struct{ mutant, cases string }{
+		{"no-backoff", "rc/timeout"},
+		{"accept-bad-icrc", "nic/bad-icrc"},
+	} {
+		t.Run(tc.mutant, func(t *testing.T) {
+			u := start(t, emu.Options{Seed: 1, Mutant: tc.mutant})
+			dir := t.TempDir()
+			rep, err := compliance.Run(context.Background(), compliance.Options{Include: []string{tc.cases}, PcapDir: dir}, u.NewEnv())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := rep.Failed()
+			if rep.OK() || len(f) != 1 || !f[0].Mandatory {
+				t.Fatalf("mutant %s: report %+v, want %s to fail", tc.mutant, rep.Results, tc.cases)
+			}
+			t.Logf("mutant %s caught by %s: %s", tc.mutant, f[0].Case, f[0].Detail)
+			if st, err := os.Stat(f[0].Pcap); err != nil || st.Size() < 100 {
+				t.Errorf("pcap of the failed case: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package emu
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/afpacket"
+)
+
+// wire is the tester's end of the veth: a goroutine drains the socket
+// into a queue of frames with their kernel receive stamps, so that a
+// burst (4096 frames of req/window) never overflows the socket while a
+// case is busy elsewhere.
+type wire struct {
+	conn   *afpacket.Conn
+	mu     sync.Mutex
+	q      []rxFrame
+	err    error
+	signal chan struct{} // cap 1: something was queued or failed
+	done   chan struct{}
+	ended  chan struct{}
+}
+
+// rxFrame is a frame from the IUT and when it arrived (Unix ns).
+type rxFrame struct {
+	at   int64
+	data []byte
+}
+
+func openWire(ns, ifname string) (*wire, error) {
+	c, err := afpacket.Open(ns, ifname, &afpacket.Config{RcvBuf: 32 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("tester port: %w", err)
+	}
+	w := &wire{conn: c, signal: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+	go w.run()
+	return w, nil
+}
+
+func (w *wire) run() {
+	defer close(w.ended)
+	const batch = 64
+	bufs, lens, stamps := make([][]byte, batch), make([]int, batch), make([]int64, batch)
+	for i := range bufs {
+		bufs[i] = make([]byte, 9300)
+	}
+	for {
+		select {
+		case <-w.done:
+			return
+		default:
+		}
+		ready, err := w.conn.Wait(20 * time.Millisecond)
+		if err == nil && ready {
+			var n int
+			n, err = w.conn.ReadBatchStamped(bufs, lens, stamps)
+			now := time.Now().UnixNano()
+			w.mu.Lock()
+			for i := range n {
+				at := stamps[i]
+				if at == 0 {
+					at = now // the kernel had not started stamping yet
+				}
+				w.q = append(w.q, rxFrame{at: at, data: append([]byte(nil), bufs[i][:lens[i]]...)})
+			}
+			w.mu.Unlock()
+		}
+		if err != nil {
+			w.mu.Lock()
+			w.err = fmt.Errorf("tester port: %w", err)
+			w.mu.Unlock()
+		}
+		if err != nil || ready {
+			select {
+			case w.signal <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// pop returns the oldest queued frame if it arrived at or before until
+// (Unix ns).
+func (w *wire) pop(until int64) (rxFrame, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.q) == 0 || w.q[0].at > until {
+		return rxFrame{}, false
+	}
+	f := w.q[0]
+	w.q = w.q[1:]
+	return f, true
+}
+
+// discard drops every queued frame.
+func (w *wire) discard() {
+	w.mu.Lock()
+	w.q = nil
+	w.mu.Unlock()
+}
+
+func (w *wire) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *wire) send(frame []byte) error {
+	n, err := w.conn.WriteBatch([][]byte{frame})
+	if err == nil && n != 1 {
+		err = fmt.Errorf("the kernel refused the frame")
+	}
+	if err != nil {
+		return fmt.Errorf("tester port: %w", err)
+	}
+	return nil
+}
+
+func (w *wire) close() error {
+	close(w.done)
+	<-w.ended
+	return w.conn.Close()
+}
