@@ -46,6 +46,15 @@ bench:
 clean:
 	rm -rf bin $(DEMO_OUT)
 
+## soak: deploy laptop.yaml and run collectives, perf and faults in rounds
+## for SOAK_DURATION (default 3m), sampling every node process's RSS,
+## goroutines and open fds; prints first/last/max per node and fails when
+## any keeps growing. Takes minutes; not part of `make test`.
+.PHONY: soak
+SOAK_DURATION ?= 3m
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -v -timeout 0 ./lab/emulation/deploy/
+
 ## bench-sim: the simulator at data-center scale, on one core: a 1,024-host
 ## three-tier Clos permutation (single-path ECMP, then MetaRoCE spraying) and
 ## a 2,048-GPU ring all-reduce; wall time, packets and events per second,

@@ -107,7 +107,10 @@ func TestLiveDashboard(t *testing.T) {
 	}
 
 	// 3. An incast: three NICs on three hosts write into host4:gpu1.
-	incastDone := startIncast(t, ctx, lab, []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"}, "host4:gpu1", clock.Millisecond)
+	// Long enough in wall clock (about 12 s, whatever k auto picked) for the
+	// checks below to see it running.
+	d := max(clock.Millisecond, clock.Duration(12*int64(clock.Second)/int64(lab.Scale)))
+	incastDone := startIncast(t, ctx, lab, []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"}, "host4:gpu1", d)
 	if !br.waitJS(t, `!!(window.rocelab && window.rocelab.lastFrame.links.some(l => l.util_ab > 0 || l.util_ba > 0))`, 60*time.Second) {
 		t.Fatal("no traffic on any link in the web view within 60 s of starting the incast")
 	}

@@ -53,6 +53,9 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if orders := os.Getenv(crashEnv); orders != "" {
+		os.Exit(crashChild(orders))
+	}
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

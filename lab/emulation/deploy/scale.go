@@ -18,6 +18,14 @@ import (
 // emulated switches sized their PFC headroom for loop stalls, LagBudget.)
 const DefaultCapacityPPSPerCPU = 100_000
 
+// MinAutoScale is the smallest k `scale: auto` picks, however small the
+// fabric: the node loops' lateness is milliseconds of wall clock on a busy
+// host (docs/performance.md: p99 12–31 ms), and below k = 1000 that
+// becomes tens of microseconds of fabric time — enough to cost a 2 ms
+// incast a tenth of its goodput (example 01 measured 79–83 Gb/s of 100 at
+// k = 295, and holds its ≥ 90 at k ≥ 1000).
+const MinAutoScale = 1000
+
 // ethHeader is the Ethernet header a frame adds to an IP packet.
 const ethHeader = 14
 
@@ -25,13 +33,14 @@ const ethHeader = 14
 // capacityPPS frames per second: the aggregate back-end rate at full load
 // (both directions of every BE link; the FE when there is no BE) in frames
 // of the largest BE MTU, divided by capacityPPS, rounded up
-// (emu.AutoScale). A topology without links gets 1.
+// (emu.AutoScale), and at least MinAutoScale. A topology without links
+// gets 1.
 func AutoScale(t *topologies.Topology, capacityPPS float64) int {
 	agg, mtu := fullLoad(t)
 	if agg == 0 {
 		return 1
 	}
-	return emu.AutoScale(agg, mtu+ethHeader, capacityPPS)
+	return max(emu.AutoScale(agg, mtu+ethHeader, capacityPPS), MinAutoScale)
 }
 
 // FabricPPS is the frame rate of t at full load in real time, as

@@ -202,8 +202,9 @@ func TestDockerUserImages(t *testing.T) {
 
 	t.Logf("collective in %v", time.Since(start).Round(time.Millisecond))
 
-	// inspect shows the image; kill -9 of a sidecar and of a user
-	// container are reported.
+	// inspect shows the image; kill -9 of a sidecar, of a user container
+	// and of a switch's node process (by its PID on the host) are
+	// reported.
 	if code, out, _ := rocelabOut(t, "inspect", "--name", lab, "--root", root); code != 0 || !strings.Contains(out, "IMAGE") || !strings.Contains(out, img) {
 		t.Errorf("inspect: exit %d, no IMAGE column with %s:\n%s", code, img, out)
 	}
@@ -212,6 +213,7 @@ func TestDockerUserImages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	kill9(t, root, lab, "rtsw1")
 	st, err := deploy.Inspect(t.Context(), root, lab)
 	if err != nil || len(st) != 1 {
 		t.Fatalf("inspect: %v", err)
@@ -222,7 +224,8 @@ func TestDockerUserImages(t *testing.T) {
 			health[n.Name] = n.Health
 		}
 	}
-	if st[0].Status != "degraded" || len(health) != 2 || !strings.Contains(health["host2"], "endpoint sidecar") ||
+	t.Logf("after kill -9: %v", health)
+	if st[0].Status != "degraded" || len(health) != 3 || health["rtsw1"] == "" || !strings.Contains(health["host2"], "endpoint sidecar") ||
 		!strings.Contains(health["host2"], "not running") || !strings.HasPrefix(health["host3"], "container: ") || !strings.Contains(health["host3"], "137") {
 		t.Errorf("after kill -9: status %s, unhealthy nodes %v", st[0].Status, health)
 	}

@@ -85,6 +85,11 @@ func TestAPI(t *testing.T) {
 			t.Errorf("emu_scale sample %+v", smp)
 		}
 	}
+	// The process's goroutines, for a soak to watch: at least the loop's
+	// and the API server's.
+	if g := telemetry.Sum(s, "node_goroutines", telemetry.Label{Name: "node", Value: "sw1"}); g < 2 {
+		t.Errorf("node_goroutines{node=sw1} = %v, want the process's count (>= 2)", g)
+	}
 
 	info, err := c.Info(ctx)
 	if err != nil {

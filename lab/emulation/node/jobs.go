@@ -83,9 +83,14 @@ func (ep *epState) end(j *job, err error) {
 	for _, q := range j.qps {
 		q.onWC = nil
 	}
+	// A finished job keeps its results, not its QPs and memory.
+	if j.perf != nil {
+		j.perf.free()
+	}
 	if j.coll != nil {
 		j.coll.free()
 	}
+	j.qps = nil
 	ep.bump()
 }
 
@@ -221,7 +226,7 @@ func (j *job) collect(node string, emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "job_bytes_total", Kind: telemetry.Counter, Labels: l, Value: float64(r.Bytes)})
 	}
 	if j.coll != nil {
-		j.coll.comm.Collect(func(s telemetry.Sample) {
+		j.coll.Collect(func(s telemetry.Sample) {
 			s.Labels = telemetry.With(l, s.Labels...)
 			emit(s)
 		})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -26,6 +27,11 @@ type collJob struct {
 	reached int
 	rel     int
 	regions map[int]nodeapi.BufferInfo
+	// After free: the wire bytes and the communicator's samples when the
+	// job ended (ranks, conns and comm are dropped then).
+	freed   bool
+	wire    int64
+	samples []telemetry.Sample
 }
 
 type collRank struct {
@@ -246,8 +252,18 @@ func (c *collJob) release(seq int, at clock.Time) error {
 	return nil
 }
 
-// free deregisters the ranks' memory once the job ended.
+// free deregisters the ranks' memory once the job ended and lets go of
+// everything but the job's results: a node keeps its last finished jobs
+// (addJob), and each held its receive memory, QPs and communicator, a few
+// MB per all-reduce that the soak saw pile up.
 func (c *collJob) free() {
+	if c.freed {
+		return
+	}
+	c.wire = c.rxWire()
+	if c.comm != nil {
+		c.comm.Collect(func(s telemetry.Sample) { c.samples = append(c.samples, s) })
+	}
 	for _, rk := range c.ranks {
 		if rk.mr != nil {
 			rk.mr.Dereg()
@@ -255,7 +271,30 @@ func (c *collJob) free() {
 		if rk.null != nil {
 			rk.null.Dereg()
 		}
-		rk.region, rk.arrived = nil, nil
+	}
+	c.freed, c.comm, c.ranks, c.conns = true, nil, nil, nil
+}
+
+// rxWire is what the job's QPs received.
+func (c *collJob) rxWire() int64 {
+	if c.freed {
+		return c.wire
+	}
+	var wire int64
+	for _, cc := range c.conns {
+		wire += cc.q.qp.Stats().RxBytes
+	}
+	return wire
+}
+
+// Collect emits the communicator's samples, or the last ones once freed.
+func (c *collJob) Collect(emit func(telemetry.Sample)) {
+	if c.comm != nil {
+		c.comm.Collect(emit)
+		return
+	}
+	for _, s := range c.samples {
+		emit(s)
 	}
 }
 
@@ -264,12 +303,8 @@ func (c *collJob) abort() {
 }
 
 func (c *collJob) status() nodeapi.CollectiveStatus {
-	var wire int64
-	for _, cc := range c.conns {
-		wire += cc.q.qp.Stats().RxBytes
-	}
 	return nodeapi.CollectiveStatus{Op: c.op.String(), Sizes: c.req.Sizes, Results: append([]collective.Result{}, c.results...),
-		Regions: c.regions, Reached: c.reached, Released: c.rel, RxWire: wire}
+		Regions: c.regions, Reached: c.reached, Released: c.rel, RxWire: c.rxWire()}
 }
 
 // Listen implements collective.Transport for a local rank: arrivals land in
@@ -287,6 +322,9 @@ func (c *collJob) Listen(rank int, region []byte, size int, arrived collective.A
 // offset) then the data (RDMA WRITE WITH IMMEDIATE carrying the engine's
 // immediate), on the QP from→to; done runs on the data's completion.
 func (c *collJob) Write(w collective.Write, done func(error)) error {
+	if c.freed {
+		return errors.New("collective: the job ended")
+	}
 	cc := c.conns[[2]int{w.From, w.To}]
 	if cc == nil {
 		return fmt.Errorf("collective: no QP from rank %d to rank %d", w.From, w.To)
@@ -368,6 +406,9 @@ func (cc *collConn) received(wc endpoint.WC) {
 	}
 	cc.announce = false
 	rk := cc.c.ranks[cc.from]
+	if rk == nil {
+		return // the job ended
+	}
 	off, n := int(cc.off), int(wc.ByteLen)
 	if rk.region != nil && off >= 0 && off+n <= len(rk.region) && off+n <= len(rk.mr.Buf) {
 		copy(rk.region[off:off+n], rk.mr.Buf[off:off+n])

@@ -28,6 +28,10 @@ type perfJob struct {
 	checked  bool
 	wrong    int64
 	stopped  bool
+	// After free: what the QPs received when the job ended (the QPs and
+	// their buffers are let go then).
+	freed          bool
+	rxWire, rxData int64
 }
 
 type perfQP struct {
@@ -312,16 +316,40 @@ func (p *perfJob) stop() {
 	p.ep.end(p.j, nil)
 }
 
+// received sums what the job's QPs received: on the wire, and as data.
+func (p *perfJob) received() (wire, data int64) {
+	if p.freed {
+		return p.rxWire, p.rxData
+	}
+	for _, pq := range p.qps {
+		st := pq.q.qp.Stats()
+		wire += st.RxBytes
+		data += st.RxDataBytes
+	}
+	return wire, data
+}
+
+// free keeps the QPs' totals and lets go of the QPs once the job ended: a
+// node keeps its last finished jobs (addJob), not their buffers.
+func (p *perfJob) free() {
+	if p.freed {
+		return
+	}
+	p.rxWire, p.rxData = p.received()
+	p.freed = true
+	for _, pq := range p.qps {
+		pq.q = nil
+	}
+}
+
 func (p *perfJob) result() nodeapi.PerfResult {
 	req := p.req
 	r := nodeapi.PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
 		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
-	for _, pq := range p.qps {
-		st := pq.q.qp.Stats()
-		r.RxWire += st.RxBytes
-		if !p.client {
-			r.Bytes += st.RxDataBytes
-		}
+	wire, data := p.received()
+	r.RxWire = wire
+	if !p.client {
+		r.Bytes = data
 	}
 	if p.client {
 		r.Bytes = p.msgs * int64(req.Size)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"runtime"
 	"runtime/metrics"
 	"time"
 
@@ -9,12 +10,13 @@ import (
 
 // procStats is the node process's own cost, as telemetry: the CPU time
 // of every thread (the loop, the API, the garbage collector) by mode, and
-// the collector's cycles. With the loop's frame counters it gives the CPU
+// the collector's cycles, and its goroutines (one node per process: a
+// soak watches them for leaks). With the loop's frame counters it gives the CPU
 // a node spends per forwarded frame (docs/performance.md).
 type procStats struct{ name string }
 
-// Collect emits node_cpu_seconds_total{mode=user|system} and
-// node_gc_cycles_total.
+// Collect emits node_cpu_seconds_total{mode=user|system},
+// node_gc_cycles_total and node_goroutines.
 func (p procStats) Collect(emit func(telemetry.Sample)) {
 	node := []telemetry.Label{{Name: "node", Value: p.name}}
 	if user, sys, ok := processCPU(); ok {
@@ -31,4 +33,5 @@ func (p procStats) Collect(emit func(telemetry.Sample)) {
 	if gc[0].Value.Kind() == metrics.KindUint64 {
 		emit(telemetry.Sample{Name: "node_gc_cycles_total", Kind: telemetry.Counter, Labels: node, Value: float64(gc[0].Value.Uint64())})
 	}
+	emit(telemetry.Sample{Name: "node_goroutines", Kind: telemetry.Gauge, Labels: node, Value: float64(runtime.NumGoroutine())})
 }

@@ -253,9 +253,22 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.Node, e
 	}
 	p, err := proc.Lookup(ins.State.Pid)
 	if err != nil {
-		// It may have exited just now: say how, if it did.
-		if again, ierr := r.c.ContainerInspect(ctx, id); ierr == nil && again.State != nil && !again.State.Running {
-			return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(again.State))
+		// It may have exited just now: the engine records the exit a
+		// moment after the process is gone, so ask for a little while
+		// and say how it ended.
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+			again, ierr := r.c.ContainerInspect(ctx, id)
+			if ierr != nil || again.State == nil {
+				break
+			}
+			if !again.State.Running {
+				return runtime.Node{}, fmt.Errorf("container %s %w (%s)", id, ErrNotRunning, stateOf(again.State))
+			}
+			select {
+			case <-ctx.Done():
+				return runtime.Node{}, fmt.Errorf("container %s: %w", id, err)
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 		return runtime.Node{}, fmt.Errorf("container %s: %w", id, err)
 	}
