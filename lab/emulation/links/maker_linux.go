@@ -256,19 +256,27 @@ func (t *nsTools) exec(req *nl.NetlinkRequest) error {
 	return err
 }
 
-// WaitUp waits until both ends of every pair Create made are
-// operationally up (until then an end has no queueing discipline and
-// drops every frame sent), or timeout passes. It lists each namespace's
-// links once a round.
+// WaitUp waits until every pair Create made carries frames, or timeout
+// passes. An end has no queueing discipline, and drops every frame sent,
+// until the kernel attaches one when it sees the carrier: for the A end,
+// brought up first, that is the link watcher's work, done when it reports
+// the end operationally up; the B end, up second, has the carrier when it
+// opens and gets its discipline there and then, so its carrier flag
+// (IFF_LOWER_UP) is enough. (Its operational state follows from the link
+// watcher, which defers an event it does not deem urgent by up to a
+// second after its last run: a B end whose ifindex equals its peer's, as
+// happens between young namespaces, waited that long for nothing.) It
+// lists each namespace's links once a round.
 func (m *Maker) WaitUp(timeout time.Duration) error {
 	m.mu.Lock()
+	// want: namespace → end name → whether the carrier alone will do.
 	want := map[string]map[string]bool{}
 	for _, v := range m.made {
-		for _, e := range []End{v.A, v.B} {
+		for i, e := range []End{v.A, v.B} {
 			if want[e.NetNS] == nil {
 				want[e.NetNS] = map[string]bool{}
 			}
-			want[e.NetNS][e.Name] = true
+			want[e.NetNS][e.Name] = i == 1
 		}
 	}
 	m.mu.Unlock()
@@ -285,7 +293,9 @@ func (m *Maker) WaitUp(timeout time.Duration) error {
 				return fmt.Errorf("list links in netns %q: %w", ns, err)
 			}
 			for _, l := range ls {
-				if a := l.Attrs(); names[a.Name] && a.OperState == netlink.OperUp {
+				a := l.Attrs()
+				carrier, ok := names[a.Name]
+				if ok && (a.OperState == netlink.OperUp || carrier && a.RawFlags&unix.IFF_LOWER_UP != 0) {
 					delete(names, a.Name)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // sysctl reads a file under /proc/sys from inside namespace ns.
@@ -66,7 +67,7 @@ func TestMaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range vs {
-		for _, e := range []links.End{v.A, v.B} {
+		for i, e := range []links.End{v.A, v.B} {
 			h, err := netns.Handle(e.NetNS)
 			if err != nil {
 				t.Fatal(err)
@@ -76,8 +77,11 @@ func TestMaker(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s/%s: %v", e.NetNS, e.Name, err)
 			}
-			if a := l.Attrs(); a.Alias != e.Alias || a.OperState != netlink.OperUp || a.MTU != links.DefaultMTU {
-				t.Errorf("%s: alias %q operstate %v mtu %d", e.Name, a.Alias, a.OperState, a.MTU)
+			// A is operationally up; B has its carrier (WaitUp's doc).
+			a := l.Attrs()
+			up := a.OperState == netlink.OperUp || i == 1 && a.RawFlags&unix.IFF_LOWER_UP != 0
+			if a.Alias != e.Alias || !up || a.MTU != links.DefaultMTU {
+				t.Errorf("%s: alias %q operstate %v flags %#x mtu %d", e.Name, a.Alias, a.OperState, a.RawFlags, a.MTU)
 			}
 			f, err := links.Features(e.NetNS, e.Name)
 			if err != nil {
