@@ -18,8 +18,10 @@ func InCI() bool {
 	return v != "" && v != "false" && v != "0"
 }
 
-// missing skips t, or fails it under CI.
-func missing(t testing.TB, what string) {
+// Missing skips t because what is missing, or fails it under CI: for
+// needs that RequireRoot and RequireTool do not cover (a Docker engine,
+// IPv6 in the kernel).
+func Missing(t testing.TB, what string) {
 	t.Helper()
 	if InCI() {
 		t.Fatalf("%s is required in CI (CI=%q) and is missing", what, os.Getenv("CI"))
@@ -32,7 +34,7 @@ func missing(t testing.TB, what string) {
 func RequireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		missing(t, "root")
+		Missing(t, "root")
 	}
 }
 
@@ -41,7 +43,7 @@ func RequireTool(t testing.TB, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		missing(t, "the "+name+" command")
+		Missing(t, "the "+name+" command")
 	}
 	return path
 }

@@ -27,14 +27,8 @@ const dockerSocket = "/var/run/docker.sock"
 func requireDocker(t *testing.T) *client.Client {
 	t.Helper()
 	testenv.RequireRoot(t)
-	missing := func(what string) {
-		if testenv.InCI() {
-			t.Fatalf("%s is required in CI and is missing", what)
-		}
-		t.Skipf("skipping: %s is missing (set CI=true to make this a failure)", what)
-	}
 	if _, err := os.Stat(dockerSocket); err != nil {
-		missing("a Docker engine (" + dockerSocket + ")")
+		testenv.Missing(t, "a Docker engine ("+dockerSocket+")")
 	}
 	c, err := client.NewClientWithOpts(client.WithHost("unix://"+dockerSocket), client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -44,7 +38,7 @@ func requireDocker(t *testing.T) *client.Client {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if _, err := c.Ping(ctx); err != nil {
-		missing("a Docker engine answering on " + dockerSocket + " (" + err.Error() + ")")
+		testenv.Missing(t, "a Docker engine answering on "+dockerSocket+" ("+err.Error()+")")
 	}
 	return c
 }

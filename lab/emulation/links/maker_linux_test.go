@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/vishvananda/netlink"
@@ -35,7 +36,7 @@ func sysctl(t *testing.T, ns, path string) string {
 // back as they were.
 func TestMaker(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
-		t.Skip("no IPv6 in this kernel")
+		testenv.Missing(t, "IPv6 in the kernel")
 	}
 	hub := newNS(t)
 	leaves := []string{newNS(t), newNS(t), newNS(t)}
