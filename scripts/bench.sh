@@ -14,27 +14,42 @@ pkgs=$(go list ./... | while read -r p; do
 	if grep -qs '^func Benchmark' "$dir"/*_test.go; then echo "$p"; fi
 done)
 echo "== Go benchmarks: $(echo $pkgs | wc -w) packages, -benchtime=$BENCHTIME"
-# BenchmarkForward moves real frames between namespaces and BenchmarkDeploy
-# builds whole labs: they run below with fixed counts instead of the default
-# calibration.
-go test -run='^$' -bench=. -skip='^Benchmark(Forward|Deploy)$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
+# BenchmarkForward and BenchmarkThroughput move real frames between
+# namespaces and BenchmarkDeploy builds whole labs: they run below with
+# fixed counts instead of the default calibration.
+go test -run='^$' -bench=. -skip='^Benchmark(Forward|Throughput|Deploy)$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
 
 echo
-echo "== forwarder vs Linux bridge on the same veths ($FORWARD_FRAMES frames each)"
+echo "== forwarder, tuned forwarder and switch node vs Linux bridge on the same veths"
 if [ "$(id -u)" != 0 ]; then
 	echo "(needs root: skipped)"
 	exit 0
 fi
-go test -run='^$' -bench='^BenchmarkForward$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/afpacket | tee bench-out/forward.txt
-# Ratio of the forwarder's delivered packet rate to the bridge's, per frame size.
-awk '/^BenchmarkForward\// {
-	split($1, parts, "/"); mode = parts[2]; size = parts[3]; sub(/-[0-9]+$/, "", size)
-	for (i = 2; i <= NF; i++) if ($(i+1) == "pps") pps[mode, size] = $i
+# Throughput (RFC 2544 with a 1 % loss allowance): the highest rate a paced
+# generator offers at which the sink gets >= 99 % of the frames; then the
+# same chains under overload (the generator as fast as it can).
+go test -run='^$' -bench='^Benchmark(Throughput|Forward)$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/afpacket | tee bench-out/forward.txt
+# Each middle's figure against the bridge's, per frame size.
+awk '/^Benchmark(Throughput|Forward)\// {
+	split($1, parts, "/"); bench = parts[1]; sub(/^Benchmark/, "", bench)
+	mode = parts[2]; size = parts[3]; sub(/-[0-9]+$/, "", size)
+	key = (bench == "Throughput") ? "lossless-pps" : "pps"
+	for (i = 2; i <= NF; i++) { if ($(i+1) == key) v[bench, mode, size] = $i; if ($(i+1) == "loss%") l[bench, mode, size] = $i }
+	if (!((bench, mode) in seen)) { seen[bench, mode] = 1; modes[bench] = modes[bench] " " mode }
 	sizes[size] = 1
 }
 END {
-	for (s in sizes) if ((("forwarder", s) in pps) && (("bridge", s) in pps))
-		printf "ratio forwarder/bridge at %s: %.2f (%.0f vs %.0f pps)\n", s, pps["forwarder", s] / pps["bridge", s], pps["forwarder", s], pps["bridge", s]
+	split("Throughput Forward", benches, " ")
+	for (b = 1; b <= 2; b++) {
+		bench = benches[b]
+		print (bench == "Throughput") ? "throughput at <= 1 % loss, against the bridge:" : "under overload (delivered pps, loss), against the bridge:"
+		n = split(modes[bench], ms, " ")
+		for (s in sizes) for (j = 1; j <= n; j++) {
+			m = ms[j]
+			if (m == "bridge" || !((bench, m, s) in v) || !((bench, "bridge", s) in v)) continue
+			printf "  %-16s %6s: %.2f x (%.0f vs %.0f frames/s; loss %s%% vs %s%%)\n", m, s, v[bench, m, s] / v[bench, "bridge", s], v[bench, m, s], v[bench, "bridge", s], l[bench, m, s], l[bench, "bridge", s]
+		}
+	}
 }' bench-out/forward.txt
 
 echo
