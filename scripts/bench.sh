@@ -53,6 +53,21 @@ END {
 }' bench-out/forward.txt
 
 echo
+echo "== the laptop demo's emulation: loop lag and lossless capacity, before and after (k from scale: auto at 20,000 and at DefaultCapacityPPSPerCPU frames/s per CPU)"
+go test -run='^$' -bench='^BenchmarkCapacity$' -benchtime=1x -timeout=30m ./lab/emulation/demo | tee bench-out/capacity.txt
+awk '/^BenchmarkCapacity\// {
+	split($1, parts, "/"); c = parts[2]; sub(/-[0-9]+$/, "", c)
+	for (i = 2; i <= NF; i++) v[c, $(i+1)] = $i
+}
+END {
+	for (j = 1; j <= 2; j++) {
+		c = (j == 1) ? "before" : "after"
+		printf "%-6s (auto assumes %d frames/s per CPU) k = %5d: lossless drops %d, incast %.0f Gb/s, loop lag p50 / p99 / max %.0f / %.0f / %.0f us wall (p99 %.0f ns of fabric time), %.1f us CPU per frame, %.0f wake-ups/s\n", c, v[c, "assumed-pps/cpu"], v[c, "k"], v[c, "lossless-drops"], v[c, "incast-Gb/s"], v[c, "lag-p50-us"], v[c, "lag-p99-us"], v[c, "lag-max-us"], v[c, "lag-p99-fabric-ns"], v[c, "cpu-us/frame"], v[c, "wakeups/s"]
+	}
+	printf "lossless capacity per CPU, measured: %.0f frames/s (smallest lossless k %d, %d probes)\n", v["search", "lossless-pps/cpu"], v["search", "min-k"], v["search", "probes"]
+}' bench-out/capacity.txt
+
+echo
 DEPLOY_RUNS="${DEPLOY_RUNS:-3}"
 echo "== deploy + destroy (netns runtime, mean of $DEPLOY_RUNS each): laptop and ai-zone-64"
 go test -run='^$' -bench='^BenchmarkDeploy$' -benchtime="${DEPLOY_RUNS}x" ./lab/emulation/deploy | tee bench-out/deploy.txt
