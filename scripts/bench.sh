@@ -29,25 +29,26 @@ fi
 # generator offers at which the sink gets >= 99 % of the frames; then the
 # same chains under overload (the generator as fast as it can).
 go test -run='^$' -bench='^Benchmark(Throughput|Forward)$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/afpacket | tee bench-out/forward.txt
-# Each middle's figure against the bridge's, per frame size.
+# Each middle's figure against the two bridges', per frame size.
 awk '/^Benchmark(Throughput|Forward)\// {
 	split($1, parts, "/"); bench = parts[1]; sub(/^Benchmark/, "", bench)
 	mode = parts[2]; size = parts[3]; sub(/-[0-9]+$/, "", size)
 	key = (bench == "Throughput") ? "lossless-pps" : "pps"
 	for (i = 2; i <= NF; i++) { if ($(i+1) == key) v[bench, mode, size] = $i; if ($(i+1) == "loss%") l[bench, mode, size] = $i }
 	if (!((bench, mode) in seen)) { seen[bench, mode] = 1; modes[bench] = modes[bench] " " mode }
-	sizes[size] = 1
+	if (!(size in seensize)) { seensize[size] = 1; sizes = sizes " " size }
 }
 END {
+	ns = split(sizes, ss, " ")
 	split("Throughput Forward", benches, " ")
 	for (b = 1; b <= 2; b++) {
 		bench = benches[b]
-		print (bench == "Throughput") ? "throughput at <= 1 % loss, against the bridge:" : "under overload (delivered pps, loss), against the bridge:"
+		print (bench == "Throughput") ? "throughput (frames/s at <= 1 % loss) against the bridge (netfilter calls on, the default) and the bridge with them off:" : "under overload (delivered frames/s, loss) against the same two bridges:"
 		n = split(modes[bench], ms, " ")
-		for (s in sizes) for (j = 1; j <= n; j++) {
-			m = ms[j]
-			if (m == "bridge" || !((bench, m, s) in v) || !((bench, "bridge", s) in v)) continue
-			printf "  %-16s %6s: %.2f x (%.0f vs %.0f frames/s; loss %s%% vs %s%%)\n", m, s, v[bench, m, s] / v[bench, "bridge", s], v[bench, m, s], v[bench, "bridge", s], l[bench, m, s], l[bench, "bridge", s]
+		for (k = 1; k <= ns; k++) for (j = 1; j <= n; j++) {
+			s = ss[k]; m = ms[j]
+			if (m ~ /^bridge/ || !((bench, m, s) in v) || !((bench, "bridge", s) in v) || !((bench, "bridge-nonf", s) in v)) continue
+			printf "  %-16s %6s: %.2f x bridge, %.2f x bridge-nonf (%.0f vs %.0f and %.0f; loss %s%%)\n", m, s, v[bench, m, s] / v[bench, "bridge", s], v[bench, m, s] / v[bench, "bridge-nonf", s], v[bench, m, s], v[bench, "bridge", s], v[bench, "bridge-nonf", s], l[bench, m, s]
 		}
 	}
 }' bench-out/forward.txt

@@ -107,6 +107,13 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 	for _, c := range req.Conns {
 		ids = append(ids, c.QP)
 	}
+	// The receive regions (ranks × size for an all-to-all: tens of MiB)
+	// are allocated and zeroed here, off the loop goroutine, whose turn
+	// would otherwise stall the node's datapath for as long.
+	regions := make(map[int][]byte, len(req.Local))
+	for _, lr := range req.Local {
+		regions[lr.Rank] = make([]byte, max(maxRegion, 1))
+	}
 	var out nodeapi.JobStatus
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
 		j, err := ep.addJob("collective", ids)
@@ -122,7 +129,7 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 		for _, lr := range req.Local {
 			i := nics[lr.Rank]
 			rk := &collRank{nic: i}
-			if rk.mr, err = ep.pds[i].RegMR(make([]byte, max(maxRegion, 1)), endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite); err != nil {
+			if rk.mr, err = ep.pds[i].RegMR(regions[lr.Rank], endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite); err != nil {
 				return fail(err)
 			}
 			if rk.null, err = ep.pds[i].RegMRLen(math.MaxUint32, 0); err != nil {
