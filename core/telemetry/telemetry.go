@@ -78,12 +78,38 @@ type Source interface {
 // Gather collects every source and returns the samples sorted by name and
 // labels, so that two identical runs give identical lists.
 func Gather(srcs ...Source) []Sample {
+	out := Collect(srcs...)
+	Sort(out)
+	return out
+}
+
+// Collect collects every source and returns the samples in the order the
+// sources emitted them: the part of Gather that must see the sources'
+// state (an emulation node runs it on its loop goroutine, and sorts
+// after, off the loop).
+func Collect(srcs ...Source) []Sample {
 	var out []Sample
 	for _, src := range srcs {
 		src.Collect(func(s Sample) { out = append(out, s) })
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// Sort orders samples by name and labels (the order of their String()),
+// keeping equal ones in place. Each sample's key is built once: a
+// switch's 2,000 samples sort in well under a millisecond.
+func Sort(samples []Sample) {
+	keyed := make([]struct {
+		key string
+		s   Sample
+	}, len(samples))
+	for i, s := range samples {
+		keyed[i].key, keyed[i].s = s.String(), s
+	}
+	sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].key < keyed[j].key })
+	for i := range keyed {
+		samples[i] = keyed[i].s
+	}
 }
 
 // Sum adds the values of every sample called name whose labels include all

@@ -1,6 +1,10 @@
 package telemetry
 
 import (
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,5 +64,66 @@ func TestGatherSortsAndSums(t *testing.T) {
 	ext[0].Value = "changed"
 	if base[0].Value != "a" {
 		t.Error("With aliased its input")
+	}
+}
+
+// switchLike is a source shaped like a 64-port switch's telemetry: a few
+// names over port and tc labels, emitted port by port.
+type switchLike struct{ ports int }
+
+func (s switchLike) Collect(emit func(Sample)) {
+	for p := range s.ports {
+		for tc := range 8 {
+			for _, name := range []string{"switch_queue_bytes", "switch_tx_frames_total", "switch_drop_packets_total"} {
+				emit(Sample{Name: name, Kind: Counter, Value: float64(p*8 + tc),
+					Labels: []Label{{Name: "node", Value: "rtsw1"}, {Name: "port", Value: strconv.Itoa(p)}, {Name: "tc", Value: strconv.Itoa(tc)}}})
+			}
+		}
+	}
+	emit(Sample{Name: "a_first", Value: 1})
+	emit(Sample{Name: "a_first", Value: 2}) // equal keys keep their order
+}
+
+// sortByString is the order Sort must give: by String(), stable.
+func sortByString(samples []Sample) {
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].String() < samples[j].String() })
+}
+
+func TestSortIsStringOrder(t *testing.T) {
+	for _, ports := range []int{0, 1, 3, 64} {
+		t.Run(strconv.Itoa(ports), func(t *testing.T) {
+			got := Collect(switchLike{ports})
+			want := slices.Clone(got)
+			Sort(got)
+			sortByString(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("Sort differs from the String() order")
+			}
+			if g := Gather(switchLike{ports}); !reflect.DeepEqual(g, want) {
+				t.Fatalf("Gather differs from Collect + Sort")
+			}
+			if got[0].Name != "a_first" || got[0].Value != 1 || got[1].Value != 2 {
+				t.Fatalf("equal keys reordered: %v %v", got[0], got[1])
+			}
+		})
+	}
+}
+
+// BenchmarkSort sorts a 64-port switch's samples (1,538) with keys built
+// once (Sort) and, side by side, by String() in every comparison (the
+// former Gather).
+func BenchmarkSort(b *testing.B) {
+	base := Collect(switchLike{64})
+	for _, c := range []struct {
+		name string
+		sort func([]Sample)
+	}{{"keyed", Sort}, {"string-per-compare", sortByString}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := make([]Sample, len(base))
+			for range b.N {
+				copy(s, base)
+				c.sort(s)
+			}
+		})
 	}
 }

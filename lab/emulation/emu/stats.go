@@ -190,11 +190,15 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 	g("emu_scale", float64(l.scale), node)
 }
 
-// Gather runs telemetry.Gather over the Loop and srcs on the loop
-// goroutine and returns the samples: the safe way for another goroutine
-// to read the models' counters.
+// Gather is telemetry.Gather over the Loop and srcs, collecting on the
+// loop goroutine and sorting on the caller's: the safe way for another
+// goroutine to read the models' counters, costing the loop only the
+// collection.
 func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) ([]telemetry.Sample, error) {
 	var out []telemetry.Sample
-	err := l.Do(ctx, func() { out = telemetry.Gather(append([]telemetry.Source{l}, srcs...)...) })
-	return out, err
+	if err := l.Do(ctx, func() { out = telemetry.Collect(append([]telemetry.Source{l}, srcs...)...) }); err != nil {
+		return nil, err
+	}
+	telemetry.Sort(out)
+	return out, nil
 }

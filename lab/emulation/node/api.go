@@ -109,11 +109,12 @@ func (n *Node) telemetry(r *http.Request) (any, error) {
 	var samples []telemetry.Sample
 	err := n.loop.Do(r.Context(), func() {
 		now = n.loop.Now()
-		samples = telemetry.Gather(append([]telemetry.Source{n.loop}, n.srcs...)...)
+		samples = telemetry.Collect(append([]telemetry.Source{n.loop}, n.srcs...)...)
 	})
 	if err != nil {
 		return nil, err
 	}
+	telemetry.Sort(samples) // off the loop: a switch has thousands of samples
 	return nodeapi.Telemetry{FabricTime: now, Samples: nodeapi.EncodeSamples(samples)}, nil
 }
 
