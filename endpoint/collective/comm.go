@@ -45,6 +45,16 @@ type Config struct {
 	// which the caller does when every process has reached the barrier.
 	// release may be called from inside Barrier or later, once.
 	Barrier func(iter int, release func())
+	// Offload, when set, runs Check's data work — filling the local
+	// inputs before an iteration, verifying and clearing the local outputs
+	// after it — off the scheduler's goroutine: it must call work on
+	// another goroutine and then, back on the scheduler's, then. The run
+	// waits for then before it goes on (arrivals meanwhile are held, and
+	// no rank passes the next barrier), so nothing else touches the
+	// buffers. An emulated host sets it, so that filling and checking
+	// megabytes does not stall its datapath for milliseconds; nil does the
+	// work inline (the simulator: no wall clock, same results).
+	Offload func(work, then func())
 }
 
 // Comm runs collectives over a Transport, one at a time, driven entirely by

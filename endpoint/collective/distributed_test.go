@@ -91,6 +91,69 @@ func TestDistributed(t *testing.T) {
 	}
 }
 
+// TestOffload runs the distributed case with Config.Offload deferring the
+// data work (fill before an iteration, check after it) by some fabric
+// time, as an emulated host's goroutine does in wall time. With the same
+// delay in both processes the results equal the inline run's exactly
+// (iteration times exclude the work); with different delays one process
+// starts later, the other's writes arrive while it is still filling and
+// must be held, and every element must still check out.
+func TestOffload(t *testing.T) {
+	const n = 6
+	cfg := Config{Ranks: n, SliceBytes: 1000, Window: 3, Check: true, Seed: 5}
+	split := [2][]int{{0, 2, 4}, {1, 3, 5}}
+	for _, op := range allOps {
+		h := newHarness(t, cfg, 50*clock.Gbps, 700*clock.Nanosecond, nil)
+		want, err := h.run(t, op, 100_000, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, delays := range [][2]clock.Duration{{3 * clock.Microsecond, 3 * clock.Microsecond}, {0, 20 * clock.Microsecond}, {20 * clock.Microsecond, 1}} {
+			t.Run(fmt.Sprintf("%v/%v-%v", op, delays[0], delays[1]), func(t *testing.T) {
+				eng := sim.New(1)
+				ideal := NewIdeal(eng, n, 50*clock.Gbps, 700*clock.Nanosecond)
+				b := &barrier{procs: 2}
+				var res [2]Result
+				offloads := 0
+				for p := range 2 {
+					c := cfg
+					c.Local, c.Barrier = split[p], b.arrive
+					c.Offload = func(work, then func()) {
+						offloads++
+						eng.AfterFunc(delays[p], func() { work(); then() })
+					}
+					comm, err := New(eng, ideal, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					comm.Run(op, 100_000, 1, 3, func(r Result, err error) {
+						if err != nil {
+							t.Errorf("process %d: %v", p, err)
+						}
+						res[p] = r
+					})
+				}
+				eng.Run()
+				got, err := Combine(res[:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if offloads != 2*2*4 { // two processes, fill and check, four iterations
+					t.Errorf("%d offloads, want 16", offloads)
+				}
+				if got.Wrong != 0 || got.Iters != want.Iters {
+					t.Errorf("got %+v, want no wrong elements and %d iterations", got, want.Iters)
+				}
+				if delays[0] == delays[1] {
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("result differs from the inline run's (-inline +offloaded):\n%s", diff)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestDistributedCorruption: a byte flipped on a remote arrival is counted
 // by the process that owns the target rank.
 func TestDistributedCorruption(t *testing.T) {

@@ -186,12 +186,46 @@ func (r *run) next() {
 	})
 }
 
-// startIter fills the local inputs and posts every local rank's first
-// writes. Regions were cleared at the end of the previous iteration.
+// offload runs work off the scheduler (Config.Offload) or inline, then
+// then on the scheduler; then is dropped if the run failed meanwhile.
+func (r *run) offload(work, then func()) {
+	if r.c.cfg.Offload == nil {
+		work()
+		then()
+		return
+	}
+	r.c.cfg.Offload(work, func() {
+		if r.c.run == r && !r.failed {
+			then()
+		}
+	})
+}
+
+// startIter fills the local inputs (Check) and then starts the iteration.
+// Arrivals are held until it has started (r.waiting).
 func (r *run) startIter() {
 	if r.failed {
 		return
 	}
+	r.waiting = true
+	r.offload(r.fillInputs, r.beginIter)
+}
+
+// fillInputs writes iteration r.iter's input of every local rank (Check).
+func (r *run) fillInputs() {
+	for rank := range r.ranks {
+		if st := &r.ranks[rank]; r.c.local[rank] && st.in != nil {
+			for i := range r.lay.InElems() {
+				r.c.cfg.Type.putElem(st.in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
+			}
+		}
+	}
+}
+
+// beginIter posts every local rank's first writes and handles the
+// arrivals held meanwhile. Regions were cleared at the end of the
+// previous iteration.
+func (r *run) beginIter() {
 	r.waiting = false
 	r.t0 = r.c.sched.Now()
 	lay, n := r.lay, r.lay.Ranks
@@ -207,11 +241,6 @@ func (r *run) startIter() {
 		}
 		st := &r.ranks[rank]
 		clear(st.seen)
-		if st.in != nil {
-			for i := range lay.InElems() {
-				r.c.cfg.Type.putElem(st.in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
-			}
-		}
 		switch lay.Op {
 		case AllReduce, ReduceScatter:
 			r.enqueueChunk(rank, 0, st.in)
@@ -384,20 +413,33 @@ func (r *run) maybeFinish() {
 	}
 	r.pending = -1 // guard against a second call before startIter
 	c := r.c
+	took := c.sched.Now().Sub(r.t0)
 	if r.iter >= r.warmup {
-		r.total += c.sched.Now().Sub(r.t0)
+		r.total += took
 	}
-	if c.cfg.Check {
-		w := r.verify()
-		r.wrong = max(r.wrong, w)
-		c.wrongTotal += uint64(w)
+	c.iterations++
+	c.iterTime += took
+	c.busBytes += float64(r.lay.Size) * BusFactor(r.lay.Op, r.lay.Ranks)
+	if !c.cfg.Check {
+		r.endIter()
+		return
+	}
+	var w int64
+	r.offload(func() {
+		w = r.verify()
 		for i := range r.ranks {
 			clear(r.ranks[i].region) // stale data must not pass the next check
 		}
-	}
-	c.iterations++
-	c.iterTime += c.sched.Now().Sub(r.t0)
-	c.busBytes += float64(r.lay.Size) * BusFactor(r.lay.Op, r.lay.Ranks)
+	}, func() {
+		r.wrong = max(r.wrong, w)
+		c.wrongTotal += uint64(w)
+		r.endIter()
+	})
+}
+
+// endIter goes on to the next iteration, or ends the run.
+func (r *run) endIter() {
+	c := r.c
 	r.iter++
 	if r.iter < r.warmup+r.iters {
 		r.next()

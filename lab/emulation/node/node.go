@@ -173,6 +173,17 @@ func Main(ctx context.Context, cfg Config, log *slog.Logger) (err error) {
 	return n.Run(ctx)
 }
 
+// offload runs work on a goroutine of its own and then back on the loop
+// (collective.Config.Offload): filling and checking a collective's data
+// is megabytes of work that would otherwise stall the datapath. If the
+// loop has stopped, then is dropped.
+func (n *Node) offload(work, then func()) {
+	go func() {
+		work()
+		n.loop.Post(then)
+	}()
+}
+
 // emuPorts builds the loop's ports from a node's port configuration and
 // its I/O: a MAC from the configuration, else the interface's own.
 func emuPorts(cfg Config, io IO) []emu.Port {
