@@ -51,37 +51,7 @@ func TestDistributed(t *testing.T) {
 			}
 			for k, split := range splits {
 				t.Run(fmt.Sprintf("%v/%d/split%d", op, size, k), func(t *testing.T) {
-					eng := sim.New(1)
-					ideal := NewIdeal(eng, n, 50*clock.Gbps, 700*clock.Nanosecond)
-					b := &barrier{procs: 2}
-					var res [2]Result
-					called := 0
-					for p := range 2 {
-						c := cfg
-						c.Local, c.Barrier = split[p], b.arrive
-						comm, err := New(eng, ideal, c)
-						if err != nil {
-							t.Fatal(err)
-						}
-						comm.Run(op, size, 1, 3, func(r Result, err error) {
-							if err != nil {
-								t.Errorf("process %d: %v", p, err)
-							}
-							res[p] = r
-							called++
-						})
-					}
-					eng.Run()
-					if called != 2 {
-						t.Fatalf("%d of 2 processes finished", called)
-					}
-					if b.releases != 4 {
-						t.Errorf("%d barrier releases, want 4 (one per iteration)", b.releases)
-					}
-					got, err := Combine(res[:])
-					if err != nil {
-						t.Fatal(err)
-					}
+					got := runSplit(t, cfg, split, op, size, nil)
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("combined result differs from the single communicator's (-single +combined):\n%s", diff)
 					}
@@ -89,6 +59,50 @@ func TestDistributed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runSplit runs op on size bytes (one warm-up, three iterations) as two
+// processes sharing one ideal transport, process p driving split[p] and
+// using offload(eng, p) as its Config.Offload (nil: none), and returns
+// their combined result. Both processes must finish, with one barrier
+// release per iteration.
+func runSplit(t *testing.T, cfg Config, split [2][]int, op Op, size int64, offload func(eng *sim.Engine, p int) func(work, then func())) Result {
+	t.Helper()
+	eng := sim.New(1)
+	ideal := NewIdeal(eng, cfg.Ranks, 50*clock.Gbps, 700*clock.Nanosecond)
+	b := &barrier{procs: 2}
+	var res [2]Result
+	called := 0
+	for p := range 2 {
+		c := cfg
+		c.Local, c.Barrier = split[p], b.arrive
+		if offload != nil {
+			c.Offload = offload(eng, p)
+		}
+		comm, err := New(eng, ideal, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm.Run(op, size, 1, 3, func(r Result, err error) {
+			if err != nil {
+				t.Errorf("process %d: %v", p, err)
+			}
+			res[p] = r
+			called++
+		})
+	}
+	eng.Run()
+	if called != 2 {
+		t.Fatalf("%d of 2 processes finished", called)
+	}
+	if b.releases != 4 {
+		t.Errorf("%d barrier releases, want 4 (one per iteration)", b.releases)
+	}
+	got, err := Combine(res[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestOffload runs the distributed case with Config.Offload deferring the
@@ -110,34 +124,13 @@ func TestOffload(t *testing.T) {
 		}
 		for _, delays := range [][2]clock.Duration{{3 * clock.Microsecond, 3 * clock.Microsecond}, {0, 20 * clock.Microsecond}, {20 * clock.Microsecond, 1}} {
 			t.Run(fmt.Sprintf("%v/%v-%v", op, delays[0], delays[1]), func(t *testing.T) {
-				eng := sim.New(1)
-				ideal := NewIdeal(eng, n, 50*clock.Gbps, 700*clock.Nanosecond)
-				b := &barrier{procs: 2}
-				var res [2]Result
 				offloads := 0
-				for p := range 2 {
-					c := cfg
-					c.Local, c.Barrier = split[p], b.arrive
-					c.Offload = func(work, then func()) {
+				got := runSplit(t, cfg, split, op, 100_000, func(eng *sim.Engine, p int) func(work, then func()) {
+					return func(work, then func()) {
 						offloads++
 						eng.AfterFunc(delays[p], func() { work(); then() })
 					}
-					comm, err := New(eng, ideal, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					comm.Run(op, 100_000, 1, 3, func(r Result, err error) {
-						if err != nil {
-							t.Errorf("process %d: %v", p, err)
-						}
-						res[p] = r
-					})
-				}
-				eng.Run()
-				got, err := Combine(res[:])
-				if err != nil {
-					t.Fatal(err)
-				}
+				})
 				if offloads != 2*2*4 { // two processes, fill and check, four iterations
 					t.Errorf("%d offloads, want 16", offloads)
 				}
