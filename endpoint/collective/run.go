@@ -201,10 +201,15 @@ func (r *run) offload(work, then func()) {
 	})
 }
 
-// startIter fills the local inputs (Check) and then starts the iteration.
-// Arrivals are held until it has started (r.waiting).
+// startIter fills the local inputs (Check; off the scheduler with
+// Offload) and then starts the iteration. Arrivals are held until it has
+// started (r.waiting).
 func (r *run) startIter() {
 	if r.failed {
+		return
+	}
+	if !r.c.cfg.Check {
+		r.beginIter()
 		return
 	}
 	r.waiting = true
@@ -214,9 +219,9 @@ func (r *run) startIter() {
 // fillInputs writes iteration r.iter's input of every local rank (Check).
 func (r *run) fillInputs() {
 	for rank := range r.ranks {
-		if st := &r.ranks[rank]; r.c.local[rank] && st.in != nil {
+		if r.c.local[rank] {
 			for i := range r.lay.InElems() {
-				r.c.cfg.Type.putElem(st.in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
+				r.c.cfg.Type.putElem(r.ranks[rank].in, i, fill(r.c.cfg.Seed, r.iter, rank, i))
 			}
 		}
 	}

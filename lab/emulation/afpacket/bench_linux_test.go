@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -31,7 +32,6 @@ import (
 // (forwarder) or with a kernel bridge.
 type chain struct {
 	gen, sink *afpacket.Conn
-	in, out   *afpacket.Conn // the forwarder's ports (nil for the bridge)
 	stop      func()
 }
 
@@ -67,16 +67,14 @@ func newChain(tb testing.TB, mode string) *chain {
 	c := &chain{gen: open(tb, g, gIf, nil), sink: open(tb, s, sIf, nil), stop: func() {}}
 	switch mode {
 	case "forwarder":
-		c.in, c.out = open(tb, m, m1, nil), open(tb, m, m2, nil)
-		c.stop = forward(tb, c.in, c.out, 0)
+		c.stop = forward(tb, open(tb, m, m1, nil), open(tb, m, m2, nil), 0)
 	case "forwarder-tuned", "forwarder-poll":
 		in, out := tunedIn, tunedOut
-		c.in, c.out = open(tb, m, m1, &in), open(tb, m, m2, &out)
 		var spin time.Duration
 		if mode == "forwarder-poll" {
 			spin = 50 * time.Microsecond
 		}
-		c.stop = forward(tb, c.in, c.out, spin)
+		c.stop = forward(tb, open(tb, m, m1, &in), open(tb, m, m2, &out), spin)
 	case "switch":
 		c.stop = runSwitch(tb, m, m1, m2, benchDstMAC)
 	case "bridge", "bridge-nonf":
@@ -152,13 +150,13 @@ func runSwitch(tb testing.TB, ns, p0, p1 string, sinkMAC net.HardwareAddr) (stop
 		Switch: &sc,
 		Routes: []fabric.Route{{Prefix: netip.MustParsePrefix(benchDst.String() + "/32"), Ports: []int{1}}},
 	}
-	io, err := node.OpenIO(cfg)
+	nio, err := node.OpenIO(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n, err := node.New(cfg, io, slog.New(slog.NewTextHandler(ioDiscard{}, nil)))
+	n, err := node.New(cfg, nio, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		io.Close()
+		nio.Close()
 		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -171,14 +169,10 @@ func runSwitch(tb testing.TB, ns, p0, p1 string, sinkMAC net.HardwareAddr) (stop
 			if err := <-done; err != nil {
 				tb.Error(err)
 			}
-			io.Close()
+			nio.Close()
 		})
 	}
 }
-
-type ioDiscard struct{}
-
-func (ioDiscard) Write(b []byte) (int, error) { return len(b), nil }
 
 // forward runs the userspace forwarder from in to out until stop is
 // called. With spin > 0 it keeps polling its input for up to spin after
