@@ -36,10 +36,8 @@ type Conn struct {
 	mtu     int
 	cfg     Config
 
-	// ring is the receive ring (Config.RxRing), nil for recvmmsg;
-	// ringPerBlock slots fill each block of ringBlock bytes.
-	ring                    *rxRing
-	ringPerBlock, ringBlock int
+	// ring is the receive ring (Config.RxRing), nil for recvmmsg.
+	ring *rxRing
 
 	rmsgs []mmsghdr
 	riov  []unix.Iovec

@@ -21,6 +21,8 @@ type rxRing struct {
 	mem       []byte
 	frameSize int
 	frames    int
+	perBlock  int // slots in each block of blockSize bytes (slots do not cross blocks)
+	blockSize int
 	next      int // the slot to look at next
 }
 
@@ -61,27 +63,20 @@ func (c *Conn) setupRing(bytes, maxFrame int) error {
 	if err != nil {
 		return fmt.Errorf("mmap rx ring: %w", err)
 	}
-	// Slots are laid out block by block; with perBlock*fs == block they
-	// are also evenly spaced, which slot() assumes. Otherwise index them
-	// through their block.
-	c.ring = &rxRing{mem: mem, frameSize: fs, frames: perBlock * nblocks}
-	c.ringPerBlock, c.ringBlock = perBlock, block
+	// Slots are laid out block by block: slot() indexes through the block.
+	c.ring = &rxRing{mem: mem, frameSize: fs, frames: perBlock * nblocks, perBlock: perBlock, blockSize: block}
 	return nil
 }
 
 // slot returns the header of slot i.
 func (c *Conn) slot(i int) *unix.Tpacket2Hdr {
-	off := (i/c.ringPerBlock)*c.ringBlock + (i%c.ringPerBlock)*c.ring.frameSize
-	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&c.ring.mem[off]))
+	r := c.ring
+	off := (i/r.perBlock)*r.blockSize + (i%r.perBlock)*r.frameSize
+	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&r.mem[off]))
 }
 
 // slotStatus reads a slot's status as the kernel publishes it.
 func slotStatus(h *unix.Tpacket2Hdr) uint32 { return atomic.LoadUint32(&h.Status) }
-
-// ringPending reports whether the ring's next slot holds a frame.
-func (c *Conn) ringPending() bool {
-	return slotStatus(c.slot(c.ring.next))&unix.TP_STATUS_USER != 0
-}
 
 // readRing copies up to len(bufs) frames out of the ring (see
 // ReadBatchStamped).

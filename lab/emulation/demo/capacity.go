@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	goruntime "runtime"
-	"slices"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -104,8 +103,9 @@ type Probe struct {
 
 // Loops summarises every node loop of a lab over an interval.
 type Loops struct {
-	// LagP99 and LagMax are the worst node's wall-clock batch lag (p99
-	// over its recent batches, and maximum since it started).
+	// LagP50, LagP99 and LagMax are the worst node's wall-clock batch
+	// lag (p50 and p99 over its recent batches, and the maximum since it
+	// started).
 	LagP50 time.Duration `json:"lag_p50_ns"`
 	LagP99 time.Duration `json:"lag_p99_ns"`
 	LagMax time.Duration `json:"lag_max_ns"`
@@ -268,7 +268,6 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 	}
 	t0 := time.Now()
 	run := Options{Topology: opts.Topology, IncastSenders: opts.IncastSenders, IncastDuration: opts.IncastDuration}
-	p.Pass = true
 	p.IncastGbps = math.Inf(1)
 	for range opts.Repeats {
 		in, err := runIncast(ctx, run, nics, clients, lab, logf)
@@ -365,34 +364,30 @@ func SummariseLoops(before, after []telemetry.Sample, wall time.Duration) Loops 
 		return d("emu_loop_seconds_total", telemetry.Label{Name: "phase", Value: p})
 	}
 	l.ReadPerFrame, l.ModelPerFrame, l.WritePerFrame = perFrame(ph("read")), perFrame(ph("model")), perFrame(ph("write"))
-	var p50, p99 []float64
 	for _, s := range after {
+		v := time.Duration(s.Value * 1e9)
 		switch s.Name {
 		case "emu_turn_max_seconds":
-			if v := time.Duration(s.Value * 1e9); v > l.TurnMax {
+			if v > l.TurnMax {
 				l.TurnMax, l.TurnNode = v, s.Label("node")
 			}
 		case "emu_oversleep_max_seconds":
-			l.OversleepMax = max(l.OversleepMax, time.Duration(s.Value*1e9))
-		}
-		if s.Name != "emu_batch_lag_seconds" || s.Label("clock") != "wall" {
-			continue
-		}
-		v := time.Duration(s.Value * 1e9)
-		switch s.Label("quantile") {
-		case "0.5":
-			p50 = append(p50, s.Value)
-		case "0.99":
-			p99 = append(p99, s.Value)
-			if v > l.LagP99 {
-				l.LagP99, l.LagNode = v, s.Label("node")
+			l.OversleepMax = max(l.OversleepMax, v)
+		case "emu_batch_lag_seconds":
+			if s.Label("clock") != "wall" {
+				continue
 			}
-		case "1":
-			l.LagMax = max(l.LagMax, v)
+			switch s.Label("quantile") {
+			case "0.5":
+				l.LagP50 = max(l.LagP50, v)
+			case "0.99":
+				if v > l.LagP99 {
+					l.LagP99, l.LagNode = v, s.Label("node")
+				}
+			case "1":
+				l.LagMax = max(l.LagMax, v)
+			}
 		}
-	}
-	if len(p50) > 0 {
-		l.LagP50 = time.Duration(slices.Max(p50) * 1e9)
 	}
 	return l
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/stats"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -270,7 +271,7 @@ func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients
 	in.LosslessDrops = losslessDrops(opts.Topology, after) - losslessDrops(opts.Topology, before)
 	for _, s := range after {
 		if s.Name == "switch_queue_peak_bytes" && s.Value > in.PeakQueue {
-			in.PeakQueue, in.PeakQueueAt = s.Value, s.Label("node")+":"+portName(s.Label("port"))
+			in.PeakQueue, in.PeakQueueAt = s.Value, s.Label("node")+":"+stats.PortName(s.Label("port"))
 		}
 	}
 	return in, nil
@@ -294,16 +295,6 @@ func losslessDrops(t *topologies.Topology, samples []telemetry.Sample) float64 {
 		}
 	}
 	return sum
-}
-
-// portName turns the switch model's 0-based port label into the
-// topology's port name (p1 is index 0).
-func portName(label string) string {
-	i, err := strconv.Atoi(label)
-	if err != nil {
-		return label
-	}
-	return "p" + strconv.Itoa(i+1)
 }
 
 // switchSamples gathers every switch node's telemetry.

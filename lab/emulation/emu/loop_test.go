@@ -303,7 +303,7 @@ func TestTelemetry(t *testing.T) {
 		r.ports[0].Inject([]byte{1, 2, 3}) // too short to decode
 		time.Sleep(time.Second)
 		synctest.Wait()
-		s, err := r.loop.Gather(t.Context(), r.sw)
+		_, s, err := r.loop.Gather(t.Context(), r.sw)
 		if err != nil {
 			t.Fatal(err)
 		}

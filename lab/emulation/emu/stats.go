@@ -29,12 +29,12 @@ type loopStats struct {
 	// fell due; wakeOther: a Post, a Wake or a spurious return), and the
 	// wall time of each phase of the turns, and of the waits between them.
 	wakeRx, wakeTimer, wakeOther int64
-	// maxTurn is the longest turn (wall clock), maxWait the longest
-	// oversleep: how much later than asked a timed Wait returned.
+	// maxTurn is the longest turn (wall clock), maxOversleep the most
+	// later than asked a timed Wait returned.
 	maxTurn, maxOversleep time.Duration
 	phase                 [numPhases]time.Duration
-	// cpu is the loop thread's CPU time, read from the kernel when Run
-	// locked its OS thread (cpuOK).
+	// cpuOK: Run holds the loop's OS thread, so that thread's CPU time
+	// (read from the kernel) is the loop's.
 	cpuOK bool
 }
 
@@ -193,12 +193,13 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 // Gather is telemetry.Gather over the Loop and srcs, collecting on the
 // loop goroutine and sorting on the caller's: the safe way for another
 // goroutine to read the models' counters, costing the loop only the
-// collection.
-func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) ([]telemetry.Sample, error) {
+// collection. It also returns the fabric time they were read at.
+func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) (clock.Time, []telemetry.Sample, error) {
+	var now clock.Time
 	var out []telemetry.Sample
-	if err := l.Do(ctx, func() { out = telemetry.Collect(append([]telemetry.Source{l}, srcs...)...) }); err != nil {
-		return nil, err
+	if err := l.Do(ctx, func() { now, out = l.Now(), telemetry.Collect(append([]telemetry.Source{l}, srcs...)...) }); err != nil {
+		return 0, nil, err
 	}
 	telemetry.Sort(out)
-	return out, nil
+	return now, out, nil
 }

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
@@ -105,16 +103,10 @@ func fmtMAC(m [6]byte) string {
 }
 
 func (n *Node) telemetry(r *http.Request) (any, error) {
-	var now clock.Time
-	var samples []telemetry.Sample
-	err := n.loop.Do(r.Context(), func() {
-		now = n.loop.Now()
-		samples = telemetry.Collect(append([]telemetry.Source{n.loop}, n.srcs...)...)
-	})
+	now, samples, err := n.loop.Gather(r.Context(), n.srcs...)
 	if err != nil {
 		return nil, err
 	}
-	telemetry.Sort(samples) // off the loop: a switch has thousands of samples
 	return nodeapi.Telemetry{FabricTime: now, Samples: nodeapi.EncodeSamples(samples)}, nil
 }
 

@@ -420,6 +420,20 @@ func (p *perfJob) peak() float64 {
 
 // fillPattern fills b with the bytes of pattern (seed, idx): a SplitMix64
 // stream, never all zero.
+func fillPattern(b []byte, seed uint64, idx int) {
+	x := seed*0x9E3779B97F4A7C15 + uint64(idx)*0xBF58476D1CE4E5B9 + 1
+	for i := 0; i < len(b); i += 8 {
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		z ^= z >> 31
+		for k := 0; k < 8 && i+k < len(b); k++ {
+			b[i+k] = byte(z >> (8 * k))
+		}
+	}
+}
+
 // countDiff counts the bytes where got and want (of equal length)
 // differ: a chunk at a time with bytes.Equal (vectorised), byte by byte
 // only in the chunks that differ, so that checking a large, correct
@@ -439,18 +453,4 @@ func countDiff(got, want []byte) int64 {
 		}
 	}
 	return n
-}
-
-func fillPattern(b []byte, seed uint64, idx int) {
-	x := seed*0x9E3779B97F4A7C15 + uint64(idx)*0xBF58476D1CE4E5B9 + 1
-	for i := 0; i < len(b); i += 8 {
-		x += 0x9E3779B97F4A7C15
-		z := x
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-		z ^= z >> 31
-		for k := 0; k < 8 && i+k < len(b); k++ {
-			b[i+k] = byte(z >> (8 * k))
-		}
-	}
 }

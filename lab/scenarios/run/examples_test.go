@@ -52,6 +52,21 @@ func TestExamples(t *testing.T) {
 			for _, p := range out.Problems {
 				t.Errorf("problem: %s", p)
 			}
+			// One busbw per job and size: a second source of the same
+			// result would make sum() and count() of busbw(job=…) lie.
+			if n := len(out.Snapshots); n > 0 {
+				seen := map[[2]string]bool{}
+				for _, s := range out.Snapshots[n-1].Samples {
+					if s.Name != "collective_busbw_bytes_per_second" {
+						continue
+					}
+					k := [2]string{s.Label("job"), s.Label("size")}
+					if seen[k] {
+						t.Errorf("busbw of job %s size %s emitted twice", k[0], k[1])
+					}
+					seen[k] = true
+				}
+			}
 			t.Logf("%s: %v of fabric time in %v, %d events", sc.Name, out.FabricTime, out.Wall, out.Events)
 		})
 	}

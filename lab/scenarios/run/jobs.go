@@ -3,7 +3,6 @@ package run
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -341,24 +340,17 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 				all.Merge(&dist)
 			}
 		case j.coll != nil:
-			var wrong int64
-			for _, res := range j.coll.Results() {
-				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
-				emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 1e9})
-				emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 1e9})
-				emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
-				wrong += res.Wrong
-			}
+			// busbw, algbw and time per size come from the job itself
+			// (simlab.CollJob.Collect, part of the lab's samples).
 			if r.raw {
+				var wrong int64
+				for _, res := range j.coll.Results() {
+					wrong += res.Wrong
+				}
 				emit(telemetry.Sample{Name: "collective_wrong_elements_total", Kind: telemetry.Counter, Labels: jl, Value: float64(wrong)})
 			}
 		case j.hier != nil:
-			for _, res := range j.hierResults() {
-				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "size", Value: strconv.FormatInt(res.Size, 10)}}
-				emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.BusBW * 1e9})
-				emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.AlgBW * 1e9})
-				emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: res.TimeUs / 1e6})
-			}
+			// as for coll: simlab.HierJob.Collect
 		default:
 			var dist simlab.FCTDist
 			for _, g := range j.gens {

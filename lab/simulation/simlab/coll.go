@@ -168,8 +168,9 @@ func (j *CollJob) Elapsed() clock.Duration {
 	return j.l.e.Now().Sub(j.start)
 }
 
-// Collect emits the communicator's counters and the busbw of each size,
-// labelled job (and size).
+// Collect emits the communicator's counters and, per size, the busbw,
+// algbw and time (labelled job, op and size): the samples a scenario's
+// expectations read for a simulated collective.
 func (j *CollJob) Collect(emit func(telemetry.Sample)) {
 	job := telemetry.Label{Name: "job", Value: j.spec.Name}
 	j.comm.Collect(func(s telemetry.Sample) {
@@ -179,6 +180,7 @@ func (j *CollJob) Collect(emit func(telemetry.Sample)) {
 	for _, r := range j.results {
 		l := []telemetry.Label{job, {Name: "op", Value: r.Op}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
 		emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
+		emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.AlgBW * 1e9})
 		emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.TimeUs / 1e6})
 	}
 }

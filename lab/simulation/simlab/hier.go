@@ -205,7 +205,8 @@ func (j *HierJob) Result() HierResult {
 	return r
 }
 
-// Collect emits the job's time and busbw once done, labelled job.
+// Collect emits the job's busbw, algbw and time once done, labelled job,
+// op and size.
 func (j *HierJob) Collect(emit func(telemetry.Sample)) {
 	r := j.Result()
 	if r.Time == 0 {
@@ -213,5 +214,6 @@ func (j *HierJob) Collect(emit func(telemetry.Sample)) {
 	}
 	l := []telemetry.Label{{Name: "job", Value: j.spec.Name}, {Name: "op", Value: "hier_all_reduce"}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
 	emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
+	emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.AlgBW * 1e9})
 	emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.Time.Seconds()})
 }
