@@ -57,13 +57,15 @@ type Problem struct {
 	// What is "dead" (the node process) or "down" (a link fault).
 	What   string `json:"what"`
 	Detail string `json:"detail"`
+	// Fault is the fault holding a link down (node/id), for "down".
+	Fault string `json:"fault,omitempty"`
 }
 
 func (p Problem) String() string {
 	if p.What == "dead" {
 		return fmt.Sprintf("node %s is dead (%s): rocelab restart %s brings it back", p.Node, p.Detail, p.Node)
 	}
-	return fmt.Sprintf("%s: %s (rocelab fault clear %s removes it)", p.Node, p.Detail, strings.Fields(p.Detail)[1])
+	return fmt.Sprintf("%s: %s (rocelab fault clear %s removes it)", p.Node, p.Detail, p.Fault)
 }
 
 // nodeAlive asks n's process for /health within timeout; "" is healthy,
@@ -134,8 +136,9 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 		}
 		for _, f := range fs {
 			if f.Kind == "down" || f.Kind == "flap" {
-				out = append(out, Problem{Node: n.Name, What: "down",
-					Detail: fmt.Sprintf("fault %s/%s %s on %s", n.Name, f.ID, f.Spec, strings.Join(f.Targets, ","))})
+				id := n.Name + "/" + f.ID
+				out = append(out, Problem{Node: n.Name, What: "down", Fault: id,
+					Detail: fmt.Sprintf("fault %s %s on %s", id, f.Spec, strings.Join(f.Targets, ","))})
 			}
 		}
 	}
