@@ -77,24 +77,18 @@ type Comparison struct {
 	Op                        string
 	Left, Right               Quantity
 	Pass                      bool
+	// rightLiteral: the right side is a number as written (then String
+	// does not repeat it).
+	rightLiteral bool
 }
 
 // String is the human sentence: "busbw(job=train) = 312.4 Gb/s, wanted >= 320 Gb/s (0.8 * line_rate)".
 func (c Comparison) String() string {
 	s := fmt.Sprintf("%s = %s, wanted %s %s", c.LeftText, c.Left, c.Op, c.Right)
-	if c.RightText != c.Right.String() && !c.rightIsLiteral() {
+	if c.RightText != c.Right.String() && !c.rightLiteral {
 		s += " (" + c.RightText + ")"
 	}
 	return s
-}
-
-func (c Comparison) rightIsLiteral() bool {
-	n, err := parseExpr(c.RightText)
-	if err != nil {
-		return false
-	}
-	_, ok := unparen(n).(*numNode)
-	return ok
 }
 
 type constExpr struct {
@@ -171,7 +165,7 @@ func (c *compareExpr) evalBool(m Metrics, out *[]Comparison) (bool, error) {
 	}
 	*out = append(*out, Comparison{
 		Text: c.text, LeftText: c.ltext, RightText: c.rtext, Op: c.op,
-		Left: Quantity{l, c.l.unit()}, Right: Quantity{r, c.r.unit()}, Pass: pass,
+		Left: Quantity{l, c.l.unit()}, Right: Quantity{r, c.r.unit()}, Pass: pass, rightLiteral: c.rLiteral,
 	})
 	return pass, nil
 }
