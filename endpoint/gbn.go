@@ -73,7 +73,11 @@ func (r *requester) onAck(p *wire.Packet) {
 			return
 		}
 		st := StatusRemoteOperational
-		switch syn & 0x7F * boolByte(!qp.nic.mut(MutWrongErrStatus)) {
+		code := syn & 0x7F
+		if qp.nic.mut(MutWrongErrStatus) {
+			code = 0
+		}
+		switch code {
 		case wire.SyndromeNAKInvalidRequest:
 			st = StatusRemoteInvalidRequest
 		case wire.SyndromeNAKRemoteAccess:
@@ -192,11 +196,4 @@ func (r *requester) readPayload(p *wire.Packet, meta bool) ([]byte, bool) {
 		b = rest
 	}
 	return b, true
-}
-
-func boolByte(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }

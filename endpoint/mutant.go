@@ -5,7 +5,9 @@ import "fmt"
 // Mutant is a set of deliberate defects of the reference endpoint, each
 // breaking one requirement of docs/metaroce-spec.md. They exist only so that
 // the compliance suite can prove it catches them (lab/compliance/inproc's
-// mutation test); nothing outside tests sets Options.Mutant.
+// mutation test). Options.Mutant is set only by tests and by an endpoint
+// node whose config has the test-only "mutant" field, which the hidden
+// `rocelab compliance --iut node --mutant NAME` flag writes.
 type Mutant uint64
 
 // The mutants.

@@ -2,6 +2,7 @@ package compliance
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
@@ -33,18 +34,6 @@ func bitmapPSNs(cum uint32, s *endpoint.SACK) []uint32 {
 		}
 	}
 	return out
-}
-
-func eqPSNs(a, b []uint32) bool {
-	return len(a) == len(b) && (len(a) == 0 || string(u32b(a)) == string(u32b(b)))
-}
-
-func u32b(v []uint32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = append(b, byte(x>>24), byte(x>>16), byte(x>>8), byte(x))
-	}
-	return b
 }
 
 var metaCases = []Case{
@@ -121,7 +110,7 @@ var metaCases = []Case{
 					resent = append(resent, in.P.PSN)
 				}
 			}
-			if !eqPSNs(resent, []uint32{p(2)}) {
+			if !slices.Equal(resent, []uint32{p(2)}) {
 				t.Fatalf("resent PSNs %x, want only the hole %x", resent, p(2))
 			}
 			c.SACK(p(7), p(2), 0)
@@ -184,7 +173,7 @@ var metaCases = []Case{
 			w := func(i int) { c.MetaWrite(p(i), c.QP.Buf.Addr+uint64(i)*512, pattern(512, byte(i+1)), false) }
 			check := func(what string, cum uint32, trig uint32, bits ...uint32) {
 				in, s := c.sack(what)
-				if in.P.PSN != cum || s.Trigger != trig || !eqPSNs(bitmapPSNs(in.P.PSN, &s), bits) || s.Flags != 0 {
+				if in.P.PSN != cum || s.Trigger != trig || !slices.Equal(bitmapPSNs(in.P.PSN, &s), bits) || s.Flags != 0 {
 					t.Errorf("%s: SACK C=%#x trigger %#x flags %#x bitmap %x, want C=%#x trigger %#x bitmap %x",
 						what, in.P.PSN, s.Trigger, s.Flags, bitmapPSNs(in.P.PSN, &s), cum, trig, bits)
 				}

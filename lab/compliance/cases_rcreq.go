@@ -8,16 +8,6 @@ import (
 	"github.com/rocelab/rocelab/wire"
 )
 
-// firstRetx returns the first request at or after from whose PSN is psn.
-func firstWith(ins []*In, psn uint32) *In {
-	for _, in := range ins {
-		if IsRequest(in) && in.P.PSN == psn {
-			return in
-		}
-	}
-	return nil
-}
-
 var rcReqCases = []Case{
 	{ID: "rc/nak-seq-goback", Profile: ProfileRoCEv2, Title: "NAK PSN sequence error: resend from its PSN, in order",
 		Cites: []string{"MR-4.7"},

@@ -28,9 +28,6 @@ type Requirement struct {
 	Text  string // the statement, shortened
 }
 
-// Requirements returns the specification's requirements in document order.
-func Requirements() []Requirement { return append([]Requirement(nil), spec...) }
-
 // Lookup returns the requirement with id.
 func Lookup(id string) (Requirement, bool) {
 	for _, r := range spec {

@@ -2,7 +2,6 @@ package compliance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,13 +101,7 @@ func runOne(ctx context.Context, c *Case, opts Options, newEnv NewEnv) (res Resu
 	res.Log = t.msgs
 	res.Verdict = "pass"
 	if t.failed {
-		res.Verdict = "fail"
-		for _, m := range t.msgs {
-			if strings.Contains(m, "FAIL: ") {
-				res.Detail = m[strings.Index(m, "FAIL: ")+6:]
-				break
-			}
-		}
+		res.Verdict, res.Detail = "fail", t.detail
 		if opts.PcapDir != "" {
 			name := filepath.Join(opts.PcapDir, strings.ReplaceAll(c.ID, "/", "_")+".pcap")
 			if err := writePcap(name, t.frames); err != nil {
@@ -119,5 +112,3 @@ func runOne(ctx context.Context, c *Case, opts Options, newEnv NewEnv) (res Resu
 	}
 	return res, nil
 }
-
-func asUsage(err error, u **ErrUsage) bool { return errors.As(err, u) }

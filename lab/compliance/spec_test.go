@@ -1,6 +1,7 @@
 package compliance
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -85,7 +86,7 @@ func TestValidateRefusesUnknownID(t *testing.T) {
 		t.Fatalf("RunCases with an unknown ID: %v", err)
 	}
 	var u *ErrUsage
-	if !asUsage(err, &u) {
+	if !errors.As(err, &u) {
 		t.Errorf("error %v is not a usage error", err)
 	}
 	cases = Cases()[1:] // drop wire/rc-write: MR-1.3 loses its only case

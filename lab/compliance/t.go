@@ -14,6 +14,7 @@ type T struct {
 	c       *Case
 	start   clock.Time
 	failed  bool
+	detail  string // the first failure's message (Result.Detail)
 	msgs    []string
 	frames  []Frame
 	pending []Frame // received, not yet consumed by Recv
@@ -24,8 +25,11 @@ type fatal struct{}
 
 // Errorf records a failure and goes on.
 func (t *T) Errorf(format string, args ...any) {
-	t.failed = true
-	t.msgs = append(t.msgs, fmt.Sprintf("%v: FAIL: ", t.Since())+fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if !t.failed {
+		t.failed, t.detail = true, msg
+	}
+	t.msgs = append(t.msgs, fmt.Sprintf("%v: FAIL: ", t.Since())+msg)
 }
 
 // Fatalf records a failure and ends the case.
@@ -54,9 +58,6 @@ func (t *T) Jitter() clock.Duration { return t.env.Jitter() }
 
 // Since is the time since the case started.
 func (t *T) Since() clock.Duration { return t.env.Now().Sub(t.start) }
-
-// Env returns the case's Env (its adapter).
-func (t *T) Env() Env { return t.env }
 
 // SendFrame sends raw bytes to the IUT and records them.
 func (t *T) SendFrame(b []byte) {
@@ -125,9 +126,6 @@ func (t *T) Collect(d clock.Duration) []*In {
 // jitter: for answers a case expects within d (not for checks that
 // nothing comes).
 func (t *T) Settle(d clock.Duration) []*In { return t.Collect(d + t.Jitter()) }
-
-// Wait lets d pass, collecting what the IUT sends.
-func (t *T) Wait(d clock.Duration) []*In { return t.Collect(d) }
 
 // Expect waits up to d for a frame from the IUT that match accepts and
 // returns it; frames before it are returned in skipped. It fails the case

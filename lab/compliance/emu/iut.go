@@ -62,19 +62,18 @@ type Options struct {
 
 // IUT is a running endpoint node and the tester's wire to it.
 type IUT struct {
-	o       Options
-	ns      [2]string // tester, iut
-	ifs     [2]string
-	dir     string
-	cfg     node.Config
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	proc    proc.Process
-	client  *nodeapi.Client
-	wire    *wire
-	epoch   int64          // Unix ns of fabric time 0
-	undo    []func() error // teardown, last first
-	started time.Time
+	o      Options
+	ns     [2]string // tester, iut
+	ifs    [2]string
+	dir    string
+	cfg    node.Config
+	cmd    *exec.Cmd
+	exited chan struct{}
+	proc   proc.Process
+	client *nodeapi.Client
+	wire   *wire
+	epoch  int64          // Unix ns of fabric time 0
+	undo   []func() error // teardown, last first
 }
 
 // Start creates two namespaces joined by a veth pair, starts the endpoint
@@ -97,7 +96,7 @@ func Start(ctx context.Context, o Options) (u *IUT, err error) {
 		o.HealthTimeout = 30 * time.Second
 	}
 	tag := fmt.Sprintf("%04x%02x", os.Getpid()&0xffff, rand.IntN(256))
-	u = &IUT{o: o, started: time.Now(),
+	u = &IUT{o: o,
 		ns:  [2]string{"rlc-" + tag + "-t", "rlc-" + tag + "-i"},
 		ifs: [2]string{"rlc" + tag + "t", "rlc" + tag + "i"}}
 	defer func() {
@@ -188,42 +187,25 @@ func (u *IUT) startNode(ctx context.Context) error {
 	return nil
 }
 
-// waitHealthy polls /health until it answers, the node exits or the
+// waitHealthy polls /health until it answers ok, the node exits or the
 // timeout passes; errors carry the node's log.
 func (u *IUT) waitHealthy(ctx context.Context) error {
-	deadline := time.Now().Add(u.o.HealthTimeout)
-	for sleep := 5 * time.Millisecond; ; sleep = min(2*sleep, 100*time.Millisecond) {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		h, err := u.client.Health(cctx)
-		cancel()
-		if err == nil && h.Status == "ok" {
+	exited := func() error {
+		select {
+		case <-u.exited:
+			return fmt.Errorf("process (pid %d) exited", u.proc.PID)
+		default:
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-u.exited:
-			return fmt.Errorf("endpoint node exited%s", u.logTail())
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("endpoint node: no /health after %v (%v)%s", u.o.HealthTimeout, err, u.logTail())
-		}
-		time.Sleep(sleep)
 	}
+	if err := u.client.WaitHealthy(ctx, u.o.HealthTimeout, exited, u.logTail); err != nil {
+		return fmt.Errorf("endpoint node: %w", err)
+	}
+	return nil
 }
 
 // logTail is the end of the node's log, for an error.
-func (u *IUT) logTail() string {
-	b, err := os.ReadFile(filepath.Join(u.dir, "iut.log"))
-	if err != nil || len(b) == 0 {
-		return ""
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return "; node log:\n" + string(b)
-}
+func (u *IUT) logTail() string { return nodeapi.LogTail(filepath.Join(u.dir, "iut.log"), 30) }
 
 // stopNode asks the node to shut down, then signals it.
 func (u *IUT) stopNode() error {
@@ -265,9 +247,6 @@ func (u *IUT) Scale() int { return u.o.Scale }
 func (u *IUT) Jitter() clock.Duration {
 	return clock.Duration(u.o.Jitter.Nanoseconds() * int64(clock.Nanosecond) / int64(u.o.Scale))
 }
-
-// Client is the node's API client.
-func (u *IUT) Client() *nodeapi.Client { return u.client }
 
 // Describe names the IUT for a report.
 func (u *IUT) Describe() string {

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -389,11 +388,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 		return nil, err
 	}
 	lab := d.result()
-	b, err := json.MarshalIndent(lab, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(lab.Dir, LabFile), append(b, '\n'), 0o600)
-	}
-	if err != nil {
+	if err := writeLab(lab); err != nil {
 		return nil, fmt.Errorf("write %s: %w", LabFile, err)
 	}
 	return lab, nil

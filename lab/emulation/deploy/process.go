@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -75,23 +74,13 @@ func (d *deployer) start(p *nodeProc) error {
 	if err := p.cfg.Write(cfgPath); err != nil {
 		return err
 	}
-	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("node log: %w", err)
-	}
-	defer log.Close()
 	d.mu.Lock()
 	ns := d.ns[name]
 	d.mu.Unlock()
-	cmd := exec.Command(d.binary, "node", "--config", cfgPath)
-	cmd.Dir = state.Dir(d.root, d.name)
-	cmd.Stdout, cmd.Stderr = log, log
-	pr, err := netns.Start(ns, cmd)
+	pr, err := startNode(d.binary, cfgPath, ns, state.Dir(d.root, d.name), logPath, "")
 	if err != nil {
 		return err
 	}
-	// The node outlives the deploy; reap it if it exits while we run.
-	go cmd.Wait()
 	p.started = pr
 	nd := d.nodes[name]
 	nd.PID, nd.StartTime = pr.PID, pr.StartTime
@@ -164,6 +153,30 @@ func (d *deployer) startContainer(p *nodeProc) error {
 	return nil
 }
 
+// startNode starts `binary node --config cfgPath` in namespace ns with
+// working directory dir, its output appended to logPath after a line
+// banner (if any). The node outlives the caller; a goroutine reaps it if
+// it exits while the caller runs.
+func startNode(binary, cfgPath, ns, dir, logPath, banner string) (proc.Process, error) {
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return proc.Process{}, fmt.Errorf("node log: %w", err)
+	}
+	defer log.Close()
+	if banner != "" {
+		fmt.Fprintln(log, banner)
+	}
+	cmd := exec.Command(binary, "node", "--config", cfgPath)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	pr, err := netns.Start(ns, cmd)
+	if err != nil {
+		return proc.Process{}, err
+	}
+	go cmd.Wait()
+	return pr, nil
+}
+
 // waitHealthy polls p's /health until it answers ok, the process dies or
 // HealthTimeout passes; failures carry the tail of the node's log.
 func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
@@ -171,36 +184,18 @@ func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
 }
 
 // awaitHealthy polls socket's /health until it answers ok, process pr
-// dies or timeout (default 30 s) passes; failures end with logTail().
+// dies or timeout (default 30 s) passes; failures end with logTail()
+// (nodeapi.Client.WaitHealthy).
 func awaitHealthy(ctx context.Context, socket string, pr proc.Process, timeout time.Duration, logTail func() string) error {
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
 	c := nodeapi.NewClient(socket)
 	defer c.Close()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for sleep := 5 * time.Millisecond; ; sleep = min(2*sleep, 100*time.Millisecond) {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		h, err := c.Health(cctx)
-		cancel()
-		if err == nil && h.Status == "ok" {
-			return nil
+	exited := func() error {
+		if !pr.Alive() {
+			return fmt.Errorf("node process %v exited", pr)
 		}
-		if err == nil {
-			err = fmt.Errorf("status %q", h.Status)
-		}
-		last = err
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case !pr.Alive():
-			return fmt.Errorf("node process %v exited%s", pr, logTail())
-		case time.Now().After(deadline):
-			return fmt.Errorf("no /health after %v (%v)%s", timeout, last, logTail())
-		}
-		time.Sleep(sleep)
+		return nil
 	}
+	return c.WaitHealthy(ctx, timeout, exited, logTail)
 }
 
 // nodeLog is the tail of node's output, formatted for an error.
@@ -212,15 +207,4 @@ func (d *deployer) nodeLog(node string) string {
 }
 
 // logTail returns the last lines of a node log, formatted for an error.
-func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
-		return ""
-	}
-	b = bytes.TrimSpace(b)
-	lines := bytes.Split(b, []byte("\n"))
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return "; log " + path + ":\n  " + string(bytes.Join(lines, []byte("\n  ")))
-}
+func logTail(path string) string { return nodeapi.LogTail(path, 10) }

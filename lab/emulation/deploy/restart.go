@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -128,25 +127,16 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 			oldIDs = append(oldIDs, obj.ID)
 		}
 	}
-	log, err := os.OpenFile(n.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("node log: %w", err)
-	}
-	defer log.Close()
-	fmt.Fprintf(log, "--- rocelab restart %s at %s\n", n.Name, time.Now().UTC().Format(time.RFC3339))
-	cmd := exec.Command(l.Binary, "node", "--config", n.Config)
-	cmd.Dir = l.Dir
-	cmd.Stdout, cmd.Stderr = log, log
 	id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: n.Name, NetNS: n.NetNS, Name: l.Binary})
 	if err != nil {
 		return err
 	}
-	pr, err := netns.Start(n.NetNS, cmd)
+	banner := fmt.Sprintf("--- rocelab restart %s at %s", n.Name, time.Now().UTC().Format(time.RFC3339))
+	pr, err := startNode(l.Binary, n.Config, n.NetNS, l.Dir, n.Log, banner)
 	if err != nil {
 		books.Forget(id)
 		return err
 	}
-	go cmd.Wait()
 	if err := books.Created(id, func(obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
 		pr.Stop(time.Second)
 		return err
