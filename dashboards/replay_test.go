@@ -2,15 +2,20 @@ package dashboards
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/rocelab/rocelab/dashboards/web"
 	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/topologies"
 )
 
 // simReport runs example 01 (a 3:1 incast with head-of-line blocking) in
@@ -65,6 +70,77 @@ func TestRecording(t *testing.T) {
 	if _, err := web.LoadRecording(t.TempDir()); err == nil {
 		t.Error("an empty directory replayed")
 	}
+	// A queue constant at 100 bytes replays as exactly 100 in every frame,
+	// whether frames are finer than its points (a point boundary falls
+	// inside no frame twice) or coarser (several points share a frame).
+	for _, c := range []struct {
+		name          string
+		points        int
+		finer, frames int // points of a finer series over the same time; frames wanted
+	}{
+		{"frames finer than points", 10, 40, 40},
+		{"frames coarser than points", 3 * web.MaxReplayFrames, 0, web.MaxReplayFrames},
+	} {
+		rec, err := web.LoadRecording(constantQueueReport(t, c.points, c.finer))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(rec.Frames) != c.frames {
+			t.Errorf("%s: %d frames, want %d", c.name, len(rec.Frames), c.frames)
+		}
+		for i, f := range rec.Frames {
+			if q, ok := f.Queues["sw1:p1"]; !ok || q != 100 {
+				t.Errorf("%s: frame %d queue %d (present %v), want exactly 100", c.name, i, q, ok)
+				break
+			}
+		}
+	}
+}
+
+// constantQueueReport writes a report directory whose only queue series,
+// sw1 port 0, holds 100 bytes in each of its points (1 µs apart); finer
+// adds a pause series of that many points over the same time, which makes
+// the frames finer.
+func constantQueueReport(t *testing.T, points, finer int) string {
+	t.Helper()
+	type point struct {
+		T   float64 `json:"time_s"`
+		V   float64 `json:"value"`
+		Max float64 `json:"max"`
+	}
+	type series struct {
+		Series string            `json:"series"`
+		Labels map[string]string `json:"labels"`
+		Width  float64           `json:"point_width_s"`
+		Points []point           `json:"points"`
+	}
+	const width = 1e-6
+	q := series{Series: "switch_queue_depth_bytes", Labels: map[string]string{"node": "sw1", "port": "0", "tc": "3"}, Width: width}
+	for i := range points {
+		q.Points = append(q.Points, point{T: float64(i) * width, V: 100, Max: 100})
+	}
+	all := []series{q}
+	if finer > 0 {
+		w := float64(points) * width / float64(finer)
+		p := series{Series: "switch_queue_paused", Labels: map[string]string{"node": "sw1", "port": "1", "tc": "3"}, Width: w}
+		for i := range finer {
+			p.Points = append(p.Points, point{T: float64(i) * w})
+		}
+		all = append(all, p)
+	}
+	dir := t.TempDir()
+	write := func(name string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(report.LayoutFile, report.ReportLayout{Scenario: "constant", Layout: topologies.GraphLayout{Ports: map[string][]string{"sw1": {"p1", "p2"}}}})
+	write("metrics.json", map[string]any{"scenario": "constant", "series": all})
+	return dir
 }
 
 // TestReplayInBrowser plays the report in headless Chromium: one element

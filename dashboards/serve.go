@@ -39,7 +39,7 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 		return nil, "", nil, err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(metrics.NewCollector(src, 0, o.Log)); err != nil {
+	if err := reg.Register(metrics.NewCollector(src, o.Log)); err != nil {
 		src.Close()
 		return nil, "", nil, fmt.Errorf("dashboard: %w", err)
 	}

@@ -8,12 +8,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/dashboards/metrics"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/stats"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -124,11 +127,7 @@ func (l *Lab) readNode(ctx context.Context, n deploy.Node) metrics.NodeReading {
 		return fail("faults", err)
 	}
 	out.Up, out.Ports, out.Samples = true, ports, samples
-	for _, s := range samples {
-		if s.Name == "emu_fabric_time_seconds" {
-			out.FabricTime = secondsToTime(s.Value)
-		}
-	}
+	out.FabricTime = telemetry.Sum(samples, "emu_fabric_time_seconds")
 	for _, fi := range fis {
 		out.Faults = append(out.Faults, metrics.Fault{ID: n.Name + "/" + fi.ID, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets})
 	}
@@ -157,9 +156,9 @@ func (l *Lab) nodePorts(ctx context.Context, c *nodeapi.Client, n deploy.Node) (
 	for _, pi := range info.Ports {
 		name := names[pi.IfName]
 		if name == "" {
-			name = fmt.Sprintf("p%d", pi.Index+1)
+			name = stats.PortName(strconv.Itoa(pi.Index))
 		}
-		p = append(p, metrics.Port{Name: name, IfName: pi.IfName, Rate: pi.Rate})
+		p = append(p, metrics.Port{Name: name, Rate: pi.Rate})
 	}
 	l.mu.Lock()
 	l.ports[n.Name] = p

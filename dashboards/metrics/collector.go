@@ -19,27 +19,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// readTimeout is how long a scrape waits for the lab to be read.
+const readTimeout = 5 * time.Second
+
 // Collector is a prometheus.Collector over a Source.
 type Collector struct {
-	src     Source
-	timeout time.Duration
-	log     *slog.Logger
-	descs   map[*family]*prometheus.Desc
+	src   Source
+	log   *slog.Logger
+	descs map[*family]*prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
 
 // NewCollector returns a collector that reads src at every scrape, giving
-// up on a read after timeout (0: 5 s). log (nil: discard) hears of lab
+// up on a read after readTimeout (5 s). log (nil: discard) hears of lab
 // reads that fail.
-func NewCollector(src Source, timeout time.Duration, log *slog.Logger) *Collector {
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
+func NewCollector(src Source, log *slog.Logger) *Collector {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Collector{src: src, timeout: timeout, log: log, descs: map[*family]*prometheus.Desc{}}
+	c := &Collector{src: src, log: log, descs: map[*family]*prometheus.Desc{}}
 	for _, f := range families {
 		c.descs[f] = prometheus.NewDesc("rocelab_"+f.name, f.help, append([]string{"lab"}, f.labels...), nil)
 	}
@@ -55,7 +54,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the lab and sends every metric.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	r, err := c.src.Read(ctx)
 	if err != nil {
@@ -157,13 +156,4 @@ func typeName(t prometheus.ValueType) string {
 		return "counter"
 	}
 	return "gauge"
-}
-
-// SampleNames returns the telemetry sample names that feed the families.
-func SampleNames() []string {
-	out := make([]string, 0, len(rules))
-	for k := range rules {
-		out = append(out, k)
-	}
-	return out
 }

@@ -39,9 +39,9 @@ func simReading(t *testing.T) metrics.Reading {
 	l.RunFor(600 * clock.Microsecond) // mid-incast: queues and pauses are live
 	r := metrics.Reading{Lab: "sim"}
 	for _, n := range topo.Nodes {
-		nr := metrics.NodeReading{Name: n.Name, Kind: string(n.Kind), Up: true, FabricTime: l.Now()}
+		nr := metrics.NodeReading{Name: n.Name, Kind: string(n.Kind), Up: true, FabricTime: l.Now().Seconds()}
 		for _, p := range n.Ports {
-			nr.Ports = append(nr.Ports, metrics.Port{Name: p.Name, IfName: p.IfName, Rate: p.Rate})
+			nr.Ports = append(nr.Ports, metrics.Port{Name: p.Name, Rate: p.Rate})
 		}
 		var srcs []telemetry.Source
 		switch n.Kind {
@@ -133,7 +133,7 @@ func (s staticSource) Read(context.Context) (metrics.Reading, error) { return s.
 // family's labels consistent) and its exposition passes promtool's lint.
 func TestExposition(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(metrics.NewCollector(staticSource{simReading(t)}, 0, nil)); err != nil {
+	if err := reg.Register(metrics.NewCollector(staticSource{simReading(t)}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	mfs, err := reg.Gather()

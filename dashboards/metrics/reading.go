@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -21,8 +22,9 @@ type NodeReading struct {
 	Kind string // switch, host, storage
 	Up   bool
 	Err  string
-	// FabricTime is the node's fabric clock when it was read.
-	FabricTime clock.Time
+	// FabricTime is the node's fabric clock when it was read, in seconds
+	// (its emu_fabric_time_seconds sample).
+	FabricTime float64
 	// Ports in index order: the port's topology name (p1, gpu0) and rate.
 	Ports []Port
 	// Samples are the node's telemetry as its API returns it.
@@ -33,9 +35,8 @@ type NodeReading struct {
 
 // Port is one port of a node.
 type Port struct {
-	Name   string
-	IfName string
-	Rate   clock.Rate
+	Name string
+	Rate clock.Rate
 }
 
 // Fault is one live fault on a node.
@@ -55,14 +56,8 @@ type Source interface {
 // PortName returns the topology name of the port with index i ("p1"), or
 // the index itself when the node did not say.
 func (n *NodeReading) PortName(i string) string {
-	idx := 0
-	for _, c := range i {
-		if c < '0' || c > '9' {
-			return i
-		}
-		idx = idx*10 + int(c-'0')
-	}
-	if i == "" || idx >= len(n.Ports) {
+	idx, err := strconv.Atoi(i)
+	if err != nil || idx < 0 || idx >= len(n.Ports) {
 		return i
 	}
 	return n.Ports[idx].Name

@@ -62,7 +62,7 @@ func newSnapshot(r metrics.Reading, wall time.Time) *snapshot {
 		s.sumInto(m)
 	}
 	for _, n := range r.Nodes {
-		s.fabric[n.Name] = n.FabricTime.Seconds()
+		s.fabric[n.Name] = n.FabricTime
 	}
 	return s
 }
@@ -97,7 +97,7 @@ func (s *snapshot) txBytes(node, port string) (float64, bool) {
 func buildFrame(g topologies.GraphLayout, prev, cur *snapshot) Frame {
 	f := Frame{Wall: cur.wall, Queues: map[string]int{}, Nodes: map[string]string{}}
 	for _, n := range cur.r.Nodes {
-		f.FabricTime = max(f.FabricTime, n.FabricTime.Seconds())
+		f.FabricTime = max(f.FabricTime, n.FabricTime)
 		if n.Up {
 			f.Nodes[n.Name] = "up"
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +18,10 @@ import (
 
 // MaxReplayFrames bounds a recording: longer series are sampled.
 const MaxReplayFrames = 4000
+
+// frameEps absorbs rounding when a point's start or end falls on a frame
+// boundary (in frames).
+const frameEps = 1e-9
 
 // Recording is a scenario report turned into frames.
 type Recording struct {
@@ -94,14 +99,31 @@ func LoadRecording(dir string) (*Recording, error) {
 	}
 	paused := map[string][]bool{} // "node:port:rx|tx" → per frame
 	flows := map[string][]float64{}
+	val, set := make([]float64, n), make([]bool, n) // one series' frames, reused
+	var touched []int
 	for _, s := range sf.Series {
+		// at calls fn once for every frame the series covers, with the
+		// highest of its points in that frame (a point covers the frames
+		// that overlap [T, T+width)): series add up in a frame, points of
+		// one series never do.
 		at := func(fn func(i int, v float64)) {
+			touched = touched[:0]
 			for _, p := range s.Points {
-				lo := int(p.T / rec.Step)
-				hi := int((p.T + s.Width) / rec.Step)
-				for i := max(lo, 0); i <= hi && i < n; i++ {
-					fn(i, p.Max)
+				lo := int(math.Floor(p.T/rec.Step + frameEps))
+				hi := int(math.Ceil((p.T+s.Width)/rec.Step - frameEps))
+				hi = max(hi, lo+1) // a point narrower than a frame still shows
+				for i := max(lo, 0); i < hi && i < n; i++ {
+					if !set[i] {
+						val[i], set[i] = p.Max, true
+						touched = append(touched, i)
+					} else {
+						val[i] = max(val[i], p.Max)
+					}
 				}
+			}
+			for _, i := range touched {
+				fn(i, val[i])
+				set[i] = false
 			}
 		}
 		node := s.Labels["node"]
