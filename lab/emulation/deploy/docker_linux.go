@@ -88,6 +88,13 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 		return err
 	}
 	if err := bindNetns(node.NetNSPath, name); err != nil {
+		// A user command that ends at once takes the namespace with it
+		// before it is named: how it ended is the cause to report.
+		if n.Container != nil {
+			if serr := d.userStopped(ctx, rt, n, node.Ref); serr != nil {
+				return fmt.Errorf("user container %w", serr)
+			}
+		}
 		return err
 	}
 	if err := lifecycle.TagNetns(d.name, n.Name, name); err != nil {

@@ -91,12 +91,21 @@ func (d *deployer) checkUserContainers(ctx context.Context) error {
 		if n.Container == nil || !ok {
 			continue
 		}
-		if _, err := rt.Inspect(ctx, c.Ref); err != nil {
-			errs = append(errs, fmt.Errorf("node %s (image %s): %w: its command must keep running (set cmd: in the topology)%s",
-				n.Name, n.Container.Image, err, d.logOf(n.Name, c.Ref.ID)))
+		if err := d.userStopped(ctx, rt, n, c.Ref); err != nil {
+			errs = append(errs, fmt.Errorf("node %s %w", n.Name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// userStopped says how node n's user container ref ended, with its
+// output, or returns nil while it runs.
+func (d *deployer) userStopped(ctx context.Context, rt *docker.Runtime, n *topologies.Node, ref runtime.Ref) error {
+	if _, err := rt.Inspect(ctx, ref); err != nil {
+		return fmt.Errorf("(image %s): %w: its command must keep running (set cmd: in the topology)%s",
+			n.Container.Image, err, d.logOf(n.Name, ref.ID))
+	}
+	return nil
 }
 
 // userHealth checks the containers of l's nodes that run the user's

@@ -246,7 +246,9 @@ func TestDockerUserImages(t *testing.T) {
 
 // TestDockerUserRollback: a deploy that fails after a host's user
 // container and sidecar exist removes both, and a user container whose
-// command ends fails the deploy with its exit code and output; neither
+// command ends fails the deploy with its exit code and output, whether it
+// ends at once or while the deploy goes on ("ends-later": a gate file
+// holds the command until the nodes are being checked for health); none
 // leaves anything behind.
 func TestDockerUserRollback(t *testing.T) {
 	c := requireDocker(t)
@@ -258,6 +260,8 @@ func TestDockerUserRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	gate := t.TempDir()
+	var lab string // the subtest's
 	for _, tc := range []struct {
 		name, cmd string
 		hook      func(deploy.Step, string) error
@@ -270,22 +274,38 @@ func TestDockerUserRollback(t *testing.T) {
 			return nil
 		}, []string{"healthy h2", "injected"}},
 		{"exits", "echo bye from h2; exit 3", nil, []string{"h2", "exit code 3", "bye from h2"}},
+		{"ends-later", "while [ ! -e /gate/go ]; do sleep 0.05; done; echo bye from h2; exit 3", func(s deploy.Step, n string) error {
+			if s != deploy.StepHealthy || n != "sw" {
+				return nil
+			}
+			if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
+				return err
+			}
+			waited, errs := c.ContainerWait(t.Context(), docker.ContainerName(lab, "h2"), "not-running")
+			select {
+			case <-waited:
+				return nil
+			case err := <-errs:
+				return err
+			}
+		}, []string{"node h2 (image", "exit code 3", "bye from h2", "must keep running"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(filepath.Join(gate, "go"))
 			text := fmt.Sprintf(`name: rb
 nodes:
   h1: {kind: host, frontend: false}
-  h2: {kind: host, frontend: false, image: %q, cmd: [sh, -c, %q]}
+  h2: {kind: host, frontend: false, image: %q, cmd: [sh, -c, %q], binds: [%q]}
   sw: {kind: switch, role: rtsw}
 links:
   - h1:gpu0 -- sw
   - h2:gpu0 -- sw
-`, img, tc.cmd)
+`, img, tc.cmd, gate+":/gate")
 			tp, err := topologies.Parse("rb.yaml", []byte(text))
 			if err != nil {
 				t.Fatal(err)
 			}
-			lab := labName(t, "rb-"+tc.name)
+			lab = labName(t, "rb-"+tc.name)
 			_, err = deploy.Deploy(t.Context(), deploy.Options{Topology: tp, LabName: lab, Root: root, Binary: binary(t), Runtime: rt, Hook: tc.hook})
 			if err == nil {
 				deploy.Destroy(context.Background(), root, lab)

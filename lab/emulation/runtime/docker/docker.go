@@ -217,13 +217,19 @@ func (r *Runtime) start(ctx context.Context, ref runtime.Ref, name string) (runt
 	}
 	node, err := r.Inspect(ctx, ref)
 	if err != nil {
-		var buf bytes.Buffer
-		if lerr := r.Logs(ctx, ref, &buf); lerr == nil && buf.Len() > 0 {
-			err = fmt.Errorf("%w; its output:\n%s", err, tail(buf.Bytes(), 2048))
-		}
-		return runtime.Node{}, fmt.Errorf("start container %s: %w", name, err)
+		return runtime.Node{}, fmt.Errorf("start container %s: %w", name, r.withOutput(ctx, ref, err))
 	}
 	return node, nil
+}
+
+// withOutput adds the last 2 KiB of the container's output, if it has
+// any, to err.
+func (r *Runtime) withOutput(ctx context.Context, ref runtime.Ref, err error) error {
+	var buf bytes.Buffer
+	if lerr := r.Logs(ctx, ref, &buf); lerr == nil && buf.Len() > 0 {
+		return fmt.Errorf("%w; its output:\n%s", err, tail(buf.Bytes(), 2048))
+	}
+	return err
 }
 
 // tail returns the last n bytes of b.

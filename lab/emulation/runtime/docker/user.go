@@ -68,7 +68,7 @@ func (r *Runtime) createUser(ctx context.Context, spec runtime.NodeSpec) (runtim
 	name := ContainerName(spec.Lab, spec.Node)
 	node, err := r.run(ctx, spec, name, cfg, host)
 	if errors.Is(err, ErrNotRunning) {
-		return runtime.Node{}, fmt.Errorf("image %s: its command ended, and it must keep running (give the node a cmd): %w", u.Image, err)
+		return runtime.Node{}, userEnded(u.Image, err)
 	}
 	if err != nil {
 		return runtime.Node{}, err
@@ -76,11 +76,31 @@ func (r *Runtime) createUser(ctx context.Context, spec runtime.NodeSpec) (runtim
 	if side == nil {
 		return node, nil
 	}
+	return r.addSidecar(ctx, spec, node, side, sideHost)
+}
+
+// addSidecar runs the node process's sidecar in the network namespace of
+// the user container node, and removes node if that fails. A user
+// command that ends at once may end after its start was seen and before
+// the sidecar joins it; the engine then refuses the join ("cannot join
+// network of a non running container"), and the user container's exit
+// and output, not the refusal, are what the error reports.
+func (r *Runtime) addSidecar(ctx context.Context, spec runtime.NodeSpec, node runtime.Node, side *container.Config, sideHost *container.HostConfig) (runtime.Node, error) {
+	name := ContainerName(spec.Lab, spec.Node)
 	sideHost.NetworkMode = container.NetworkMode("container:" + node.Ref.ID)
 	sn, err := r.run(ctx, spec, SidecarName(spec.Lab, spec.Node), side, sideHost)
 	if err != nil {
+		if _, ierr := r.Inspect(ctx, node.Ref); errors.Is(ierr, ErrNotRunning) {
+			err = userEnded(spec.User.Image, fmt.Errorf("start container %s: %w", name, r.withOutput(ctx, node.Ref, ierr)))
+		}
 		return runtime.Node{}, r.rollback(ctx, err, node.Ref)
 	}
 	node.Process = sn.Process
 	return node, nil
+}
+
+// userEnded says that the user container of image ended when it had to
+// keep running.
+func userEnded(image string, err error) error {
+	return fmt.Errorf("image %s: its command ended, and it must keep running (give the node a cmd): %w", image, err)
 }

@@ -2,10 +2,12 @@ package docker
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -104,5 +106,63 @@ func TestUserContainer(t *testing.T) {
 	}
 	if refs, err := r.Leftovers(t.Context(), lab); err != nil || len(refs) != 0 {
 		t.Errorf("after a failed Create: leftovers %v, %v", refs, err)
+	}
+}
+
+// TestUserEndsBeforeSidecar: a user command that ends after its start was
+// seen and before the sidecar joins its network namespace fails with the
+// user container's exit code and output, not with the engine's refusal to
+// join, and leaves no container behind. A gate file holds the command
+// until the test has seen it running, so the race is taken every time.
+func TestUserEndsBeforeSidecar(t *testing.T) {
+	t.Parallel()
+	r := newRuntime(t)
+	img := dockertest.Busybox(t, r.c)
+	lab, runDir, gate := uniqueLab("ue"), t.TempDir(), t.TempDir()
+	spec := runtime.NodeSpec{
+		Lab: lab, Node: "h1", RunDir: runDir,
+		Argv: []string{BinaryPath, "serve", runDir, "h1"},
+		User: &runtime.UserContainer{Image: img},
+	}
+	side, sideHost, err := r.nodeConfig(t.Context(), spec, RoleSidecar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &container.Config{
+		Image:  img,
+		Cmd:    []string{"sh", "-c", "while [ ! -e /gate/go ]; do sleep 0.05; done; echo bye from h1; exit 3"},
+		Labels: labels(spec, RoleUser),
+	}
+	host := &container.HostConfig{NetworkMode: "none", Binds: []string{gate + ":/gate"}}
+	node, err := r.run(t.Context(), spec, ContainerName(lab, "h1"), cfg, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Remove(context.Background(), node.Ref) })
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waited, errs := r.c.ContainerWait(t.Context(), node.Ref.ID, container.WaitConditionNotRunning)
+	select {
+	case <-waited:
+	case err := <-errs:
+		t.Fatal(err)
+	}
+
+	_, err = r.addSidecar(t.Context(), spec, node, side, sideHost)
+	if err == nil {
+		t.Fatal("sidecar joined a container that has ended")
+	}
+	t.Logf("addSidecar: %v", err)
+	for _, want := range []string{"must keep running", "exit code 3", "bye from h1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrNotRunning) {
+		t.Errorf("error %v does not wrap ErrNotRunning", err)
+	}
+	if refs, err := r.Leftovers(t.Context(), lab); err != nil || len(refs) != 0 {
+		t.Errorf("after a failed sidecar: leftovers %v, %v", refs, err)
 	}
 }
