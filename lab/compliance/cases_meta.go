@@ -42,7 +42,7 @@ var metaCases = []Case{
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
 			c.Fill(0, pattern(3072, 3))
-			c.Post(WR{ID: 4, Op: "write", Len: 3072, RemoteAddr: 0x7000, RKey: 0x99})
+			c.Post(WR{WRID: 4, Op: "write", Len: 3072, RemoteAddr: 0x7000, RKey: 0x99})
 			got := c.requests(3, 50*us)
 			for i, in := range got {
 				c.checkCommon(in)
@@ -73,9 +73,9 @@ var metaCases = []Case{
 		Cites: []string{"MR-2.2", "MR-2.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
-			c.Post(WR{ID: 1, Op: "send", Len: 2048})
-			c.Post(WR{ID: 2, Op: "write", Len: 10, RemoteAddr: 0x10, RKey: 1})
-			c.Post(WR{ID: 3, Op: "send_imm", Len: 10, Imm: 0xAB})
+			c.Post(WR{WRID: 1, Op: "send", Len: 2048})
+			c.Post(WR{WRID: 2, Op: "write", Len: 10, RemoteAddr: 0x10, RKey: 1})
+			c.Post(WR{WRID: 3, Op: "send_imm", Len: 10, Imm: 0xAB})
 			got := c.requests(4, 50*us)
 			type w struct {
 				op   wire.Opcode
@@ -100,7 +100,7 @@ var metaCases = []Case{
 		Cites: []string{"MR-4.9", "MR-4.10"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
-			c.Post(WR{ID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.Post(WR{WRID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(8, 50*us)
 			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
 			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
@@ -122,7 +122,7 @@ var metaCases = []Case{
 		Cites: []string{"MR-4.11"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
-			c.Post(WR{ID: 1, Op: "write", Len: 4 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.Post(WR{WRID: 1, Op: "write", Len: 4 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(4, 50*us)
 			c.SACK(c.RPSN, psnAdd(c.RPSN, 1), endpoint.SACKTrim)
 			re := c.requests(1, 60*us)[0]
@@ -134,7 +134,7 @@ var metaCases = []Case{
 		Cites: []string{"MR-4.12", "MR-4.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
-			c.Post(WR{ID: 6, Op: "read", Offset: 0, Len: 4096, RemoteAddr: 0x20000, RKey: 5})
+			c.Post(WR{WRID: 6, Op: "read", Offset: 0, Len: 4096, RemoteAddr: 0x20000, RKey: 5})
 			rq := c.requests(1, 50*us)[0]
 			if rq.P.Opcode != uint8(wire.OpReadRequest) || rq.P.DMALen != 4096 {
 				t.Fatalf("READ request opcode %#x len %d", rq.P.Opcode, rq.P.DMALen)
@@ -265,7 +265,7 @@ var metaCases = []Case{
 		Cites: []string{"MR-1.4", "MR-6.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 4, MTU: 1024})
-			c.Post(WR{ID: 1, Op: "write", Len: 16 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.Post(WR{WRID: 1, Op: "write", Len: 16 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			ports := map[uint16]int{}
 			for _, in := range c.requests(16, 50*us) {
 				ports[in.P.SrcPort]++
@@ -284,7 +284,7 @@ var metaCases = []Case{
 		Cites: []string{"MR-6.4", "MR-4.13"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 2, MTU: 1024})
-			c.Post(WR{ID: 1, Op: "write", Len: 2 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.Post(WR{WRID: 1, Op: "write", Len: 2 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			ports := map[uint16]bool{}
 			first := c.requests(2, 50*us)
 			for _, in := range first {

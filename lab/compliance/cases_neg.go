@@ -28,7 +28,7 @@ var negCases = []Case{
 			if h.P.SrcPort < 0xC000 {
 				t.Errorf("HELLO from UDP port %#x, want 0xC000–0xFFFF", h.P.SrcPort)
 			}
-			c.Post(WR{ID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			for _, in := range t.Collect(100 * us) {
 				if IsRequest(in) {
 					t.Fatalf("request opcode %#x sent before the negotiation concluded", in.P.Opcode)
@@ -52,7 +52,7 @@ var negCases = []Case{
 			if a.P.DSCP != 48 {
 				t.Errorf("HELLO-ACK DSCP %d, want 48", a.P.DSCP)
 			}
-			c.Post(WR{ID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			if r := c.requests(1, 50*us)[0]; !isMeta(r) {
 				t.Errorf("after the peer's HELLO the WRITE went as opcode %#x, want MetaRoCE DATA", r.P.Opcode)
 			}
@@ -61,7 +61,7 @@ var negCases = []Case{
 		Cites: []string{"MR-2.1", "MR-3.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
-			c.Post(WR{ID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			hellos := []*In{c.Hello}
 			var req *In
 			for _, in := range t.Collect(1500 * us) {
@@ -94,7 +94,7 @@ var negCases = []Case{
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "rocev2"})
 			c.SendHello(endpoint.OpHello)
-			c.Post(WR{ID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			for _, in := range t.Collect(100 * us) {
 				if isMeta(in) {
 					t.Errorf("RoCEv2 QP sent MetaRoCE opcode %#x", in.P.Opcode)
@@ -107,7 +107,7 @@ var negCases = []Case{
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", NoOffer: true})
-			c.Post(WR{ID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			r := c.requests(1, 50*us)[0]
 			if r.P.Opcode != uint8(wire.OpWriteOnly) {
 				t.Errorf("WRITE went as opcode %#x, want 0x0a", r.P.Opcode)

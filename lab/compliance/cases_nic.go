@@ -84,7 +84,7 @@ var nicCases = []Case{
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
 			t.PFC(1<<3, 0xFFFF)
-			c.Post(WR{ID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			for _, in := range t.Collect(60 * us) {
 				if IsRequest(in) {
 					t.Fatalf("data on paused priority 3 (DSCP %d) %v after the pause", in.P.DSCP, t.Since())

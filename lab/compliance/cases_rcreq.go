@@ -13,7 +13,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.7"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
-			c.Post(WR{ID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.Post(WR{WRID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(8, 50*us)
 			c.Ack(psnAdd(c.RPSN, 3), wire.SyndromeNAKPSNSequence)
 			got := c.requests(5, 100*us)
@@ -31,7 +31,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.5", "MR-4.8", "MR-5.10"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
-			c.Post(WR{ID: 5, Op: "read", Offset: 0, Len: 3 * 1024, RemoteAddr: 0x9000, RKey: 4})
+			c.Post(WR{WRID: 5, Op: "read", Offset: 0, Len: 3 * 1024, RemoteAddr: 0x9000, RKey: 4})
 			rq := c.requests(1, 50*us)[0]
 			if rq.P.Opcode != uint8(wire.OpReadRequest) || rq.P.DMALen != 3072 {
 				t.Fatalf("READ request opcode %#x len %d", rq.P.Opcode, rq.P.DMALen)
@@ -63,7 +63,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.13", "MR-4.14"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
-			c.Post(WR{ID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			first := c.requests(1, 50*us)[0]
 			r1 := c.requests(1, 2500*us)[0]
 			r2 := c.requests(1, 5000*us)[0]
@@ -79,7 +79,7 @@ var rcReqCases = []Case{
 			}
 			c.Ack(first.P.PSN, wire.SyndromeACK(0x1F))
 			c.WaitCompletion(20 * us)
-			c.Post(WR{ID: 2, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 2, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			n := c.requests(1, 50*us)[0]
 			r3 := c.requests(1, 2500*us)[0]
 			if g := r3.At.Sub(n.At); g < 150*us-j || g > 260*us+j {
@@ -90,7 +90,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.15"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
-			c.Post(WR{ID: 9, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 9, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			wc, seen := c.WaitCompletion(80 * clock.Millisecond)
 			sent := 0
 			for _, in := range seen {
@@ -115,7 +115,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.17"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
-			c.Post(WR{ID: 1, Op: "send", Len: 64})
+			c.Post(WR{WRID: 1, Op: "send", Len: 64})
 			first := c.requests(1, 50*us)[0]
 			const code = 6 // 80 us
 			c.Ack(first.P.PSN, wire.SyndromeRNR(code))
@@ -133,9 +133,9 @@ var rcReqCases = []Case{
 				status string
 			}{{wire.SyndromeNAKInvalidRequest, "remote invalid request"}, {wire.SyndromeNAKRemoteAccess, "remote access error"}, {wire.SyndromeNAKRemoteOp, "remote operational error"}} {
 				c := t.Connect(ConnOpts{})
-				c.Post(WR{ID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
-				c.Post(WR{ID: 2, Op: "write", Len: 64, RemoteAddr: 0x200, RKey: 1})
-				c.Post(WR{ID: 3, Op: "write", Len: 64, RemoteAddr: 0x300, RKey: 1})
+				c.Post(WR{WRID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+				c.Post(WR{WRID: 2, Op: "write", Len: 64, RemoteAddr: 0x200, RKey: 1})
+				c.Post(WR{WRID: 3, Op: "write", Len: 64, RemoteAddr: 0x300, RKey: 1})
 				c.requests(3, 50*us)
 				c.Ack(psnAdd(c.RPSN, 1), k.syn)
 				t.Settle(20 * us)
@@ -161,7 +161,7 @@ var rcReqCases = []Case{
 		Cites: []string{"MR-4.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 256, Buffer: 2 << 20})
-			c.Post(WR{ID: 1, Op: "write", Len: 5000 * 256, RemoteAddr: 0x100, RKey: 1})
+			c.Post(WR{WRID: 1, Op: "write", Len: 5000 * 256, RemoteAddr: 0x100, RKey: 1})
 			seen := map[uint32]bool{}
 			for {
 				in := t.Recv(150 * us)

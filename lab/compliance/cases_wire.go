@@ -52,7 +52,7 @@ var wireCases = []Case{
 			c := t.Connect(ConnOpts{MTU: 1024})
 			data := pattern(3000, 0x11)
 			c.Fill(0, data)
-			c.Post(WR{ID: 7, Op: "write", Len: 3000, RemoteAddr: 0x5000, RKey: 0x77})
+			c.Post(WR{WRID: 7, Op: "write", Len: 3000, RemoteAddr: 0x5000, RKey: 0x77})
 			got := c.requests(3, 50*us)
 			wantOps := []wire.Opcode{wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast}
 			var body []byte
@@ -98,9 +98,9 @@ var wireCases = []Case{
 		Cites: []string{"MR-2.1", "MR-4.1", "MR-10.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
-			c.Post(WR{ID: 1, Op: "send", Len: 100})
-			c.Post(WR{ID: 2, Op: "write_imm", Len: 100, RemoteAddr: 0x100, RKey: 9, Imm: 0xCAFE})
-			c.Post(WR{ID: 3, Op: "read", Offset: 4096, Len: 100, RemoteAddr: 0x200, RKey: 9})
+			c.Post(WR{WRID: 1, Op: "send", Len: 100})
+			c.Post(WR{WRID: 2, Op: "write_imm", Len: 100, RemoteAddr: 0x100, RKey: 9, Imm: 0xCAFE})
+			c.Post(WR{WRID: 3, Op: "read", Offset: 4096, Len: 100, RemoteAddr: 0x200, RKey: 9})
 			got := c.requests(3, 50*us)
 			want := []wire.Opcode{wire.OpSendOnly, wire.OpWriteOnlyImm, wire.OpReadRequest}
 			for i, in := range got {

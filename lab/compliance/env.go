@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/adapter"
 )
 
 // Env is where a case runs: the wire toward the IUT and the adapter that
@@ -76,26 +77,13 @@ type Buffer struct {
 	Len  int64  `json:"len"`
 }
 
-// WR is a send work request: Len bytes at Offset of the QP's own buffer.
-type WR struct {
-	ID         uint64 `json:"wr_id"`
-	Op         string `json:"op"` // send, send_imm, write, write_imm, read
-	Offset     uint64 `json:"offset"`
-	Len        uint32 `json:"len"`
-	RemoteAddr uint64 `json:"remote_addr,omitempty"`
-	RKey       uint32 `json:"rkey,omitempty"`
-	Imm        uint32 `json:"imm,omitempty"`
-}
+// WR is a send work request: Len bytes at Offset of the QP's own buffer
+// (the adapter's, package endpoint/adapter).
+type WR = adapter.WR
 
 // Completion is a work completion; Status uses the verbs names (success,
 // remote access error, transport retry exceeded, …).
-type Completion struct {
-	WRID    uint64 `json:"wr_id"`
-	Status  string `json:"status"`
-	Opcode  string `json:"opcode"`
-	ByteLen uint32 `json:"byte_len"`
-	Imm     uint32 `json:"imm,omitempty"`
-}
+type Completion = adapter.Completion
 
 // QPStatus is a QP's state (RESET, INIT, RTR, RTS, ERROR) and the mode in
 // force (rocev2, metaroce).

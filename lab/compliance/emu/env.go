@@ -147,8 +147,7 @@ func (e *env) Connect(id int, remote endpoint.ConnInfo) error {
 }
 
 func (e *env) PostSend(id int, wr compliance.WR) error {
-	w := nodeapi.WorkRequest{WRID: wr.ID, Op: wr.Op, Offset: wr.Offset, Len: wr.Len, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm}
-	return e.call(func(ctx context.Context) error { return e.u.client.PostSend(ctx, id, w) })
+	return e.call(func(ctx context.Context) error { return e.u.client.PostSend(ctx, id, wr) })
 }
 
 func (e *env) PostRecv(id int, wrid, off uint64, n uint32) error {
@@ -158,16 +157,12 @@ func (e *env) PostRecv(id int, wrid, off uint64, n uint32) error {
 }
 
 func (e *env) Poll(id int) ([]compliance.Completion, error) {
-	var wcs []nodeapi.Completion
+	var wcs []compliance.Completion
 	err := e.call(func(ctx context.Context) (err error) {
 		wcs, err = e.u.client.Completions(ctx, id)
 		return err
 	})
-	var out []compliance.Completion
-	for _, wc := range wcs {
-		out = append(out, compliance.Completion{WRID: wc.WRID, Status: wc.Status, Opcode: wc.Opcode, ByteLen: wc.ByteLen, Imm: wc.Imm})
-	}
-	return out, err
+	return wcs, err
 }
 
 func (e *env) Query(id int) (compliance.QPStatus, error) {

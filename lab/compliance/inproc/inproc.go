@@ -13,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/adapter"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -37,11 +38,10 @@ func NewEnv(o Options) compliance.NewEnv {
 	return func(context.Context) (compliance.Env, error) { return newEnv(o) }
 }
 
+// qpState is an adapter QP and its completion queue.
 type qpState struct {
-	qp  *endpoint.QP
-	cq  *endpoint.CQ
-	mr  *endpoint.MR
-	buf []byte
+	ad adapter.QP
+	cq *endpoint.CQ
 }
 
 type env struct {
@@ -119,12 +119,13 @@ func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 		return compliance.QPHandle{}, err
 	}
 	buf := make([]byte, s.Buffer)
-	mr, err := e.pd.RegMR(buf, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead)
+	mr, err := e.pd.RegMR(buf, adapter.Access)
 	if err != nil {
+		qp.Destroy()
 		return compliance.QPHandle{}, err
 	}
 	e.n++
-	e.qps[e.n] = &qpState{qp: qp, cq: cq, mr: mr, buf: buf}
+	e.qps[e.n] = &qpState{ad: adapter.QP{QP: qp, MR: mr, Buf: buf}, cq: cq}
 	return compliance.QPHandle{ID: e.n, Conn: qp.Info(), Buf: compliance.Buffer{Addr: mr.Addr, RKey: mr.RKey, Len: int64(len(buf))}}, nil
 }
 
@@ -133,24 +134,15 @@ func (e *env) Connect(id int, remote endpoint.ConnInfo) error {
 	if err != nil {
 		return err
 	}
-	return q.qp.Connect(remote)
+	return q.ad.QP.Connect(remote)
 }
-
-// ops maps the adapter's operation names to verbs.
-var ops = map[string]endpoint.WROpcode{"send": endpoint.WRSend, "send_imm": endpoint.WRSendImm,
-	"write": endpoint.WRWrite, "write_imm": endpoint.WRWriteImm, "read": endpoint.WRRead}
 
 func (e *env) PostSend(id int, wr compliance.WR) error {
 	q, err := e.qp(id)
 	if err != nil {
 		return err
 	}
-	op, ok := ops[wr.Op]
-	if !ok {
-		return fmt.Errorf("unknown op %q", wr.Op)
-	}
-	return q.qp.PostSend(endpoint.SendWR{WRID: wr.ID, Opcode: op, Signaled: true, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm,
-		Local: endpoint.SGE{Addr: q.mr.Addr + wr.Offset, Length: wr.Len, LKey: q.mr.LKey}})
+	return q.ad.PostSend(wr)
 }
 
 func (e *env) PostRecv(id int, wrid, off uint64, n uint32) error {
@@ -158,7 +150,7 @@ func (e *env) PostRecv(id int, wrid, off uint64, n uint32) error {
 	if err != nil {
 		return err
 	}
-	return q.qp.PostRecv(endpoint.RecvWR{WRID: wrid, Local: endpoint.SGE{Addr: q.mr.Addr + off, Length: n, LKey: q.mr.LKey}})
+	return q.ad.PostRecv(adapter.Recv{WRID: wrid, Offset: off, Len: n})
 }
 
 func (e *env) Poll(id int) ([]compliance.Completion, error) {
@@ -168,7 +160,7 @@ func (e *env) Poll(id int) ([]compliance.Completion, error) {
 	}
 	var out []compliance.Completion
 	for _, wc := range q.cq.Poll(0) {
-		out = append(out, compliance.Completion{WRID: wc.WRID, Status: wc.Status.String(), Opcode: wc.Opcode.String(), ByteLen: wc.ByteLen, Imm: wc.Imm})
+		out = append(out, adapter.CompletionOf(wc))
 	}
 	return out, nil
 }
@@ -178,7 +170,7 @@ func (e *env) Query(id int) (compliance.QPStatus, error) {
 	if err != nil {
 		return compliance.QPStatus{}, err
 	}
-	return compliance.QPStatus{State: q.qp.State().String(), Mode: q.qp.Mode().String()}, nil
+	return compliance.QPStatus{State: q.ad.QP.State().String(), Mode: q.ad.QP.Mode().String()}, nil
 }
 
 func (e *env) ReadMem(id int, off uint64, n int) ([]byte, error) {
@@ -186,10 +178,7 @@ func (e *env) ReadMem(id int, off uint64, n int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if off+uint64(n) > uint64(len(q.buf)) {
-		return nil, fmt.Errorf("read [%d, %d) outside the %d-byte buffer", off, off+uint64(n), len(q.buf))
-	}
-	return append([]byte(nil), q.buf[off:off+uint64(n)]...), nil
+	return q.ad.Read(off, uint64(n))
 }
 
 func (e *env) WriteMem(id int, off uint64, data []byte) error {
@@ -197,11 +186,7 @@ func (e *env) WriteMem(id int, off uint64, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if off+uint64(len(data)) > uint64(len(q.buf)) {
-		return fmt.Errorf("write [%d, %d) outside the %d-byte buffer", off, off+uint64(len(data)), len(q.buf))
-	}
-	copy(q.buf[off:], data)
-	return nil
+	return q.ad.Write(off, data)
 }
 
 func (e *env) Destroy(id int) error {
@@ -209,7 +194,7 @@ func (e *env) Destroy(id int) error {
 	if err != nil {
 		return err
 	}
-	q.qp.Destroy()
+	q.ad.QP.Destroy()
 	delete(e.qps, id)
 	return nil
 }

@@ -2,11 +2,13 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/adapter"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
@@ -33,10 +35,6 @@ func (q *epQP) keep(wc endpoint.WC) {
 	q.wcs = append(q.wcs, wc)
 }
 
-// adapterOps maps the adapter's operation names to verbs.
-var adapterOps = map[string]endpoint.WROpcode{"send": endpoint.WRSend, "send_imm": endpoint.WRSendImm,
-	"write": endpoint.WRWrite, "write_imm": endpoint.WRWriteImm, "read": endpoint.WRRead}
-
 func (ep *epState) adapterRoutes(h func(string, func(*http.Request) (any, error))) {
 	h("POST /qp/{id}/send", ep.postSend)
 	h("POST /qp/{id}/recv", ep.postRecv)
@@ -45,8 +43,9 @@ func (ep *epState) adapterRoutes(h func(string, func(*http.Request) (any, error)
 	h("PUT /qp/{id}/mem", ep.writeMem)
 }
 
-// onAdapterQP runs f on the loop goroutine with QP {id}, which must have a
-// buffer and no job.
+// onAdapterQP runs f on the loop goroutine with QP {id}, which must have
+// no job, and answers f's refusal with its status: 400 for a bad operation
+// or span, 409 for a QP that cannot take it.
 func (ep *epState) onAdapterQP(r *http.Request, f func(q *epQP) error) error {
 	get, err := ep.qpByID(r)
 	if err != nil {
@@ -62,41 +61,30 @@ func (ep *epState) onAdapterQP(r *http.Request, f func(q *epQP) error) error {
 				return &httpError{http.StatusConflict, fmt.Errorf("qp %d is used by job %d", q.id, q.busy)}
 			}
 		}
-		if q.mr == nil {
-			return &httpError{http.StatusConflict, fmt.Errorf("qp %d has no buffer (create it with buffer_bytes)", q.id)}
+		err = f(q)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, adapter.ErrUnknownOp), errors.Is(err, adapter.ErrOutside):
+			return &httpError{http.StatusBadRequest, fmt.Errorf("qp %d: %w", q.id, err)}
+		default:
+			return &httpError{http.StatusConflict, fmt.Errorf("qp %d: %w", q.id, err)}
 		}
-		return f(q)
 	})
 }
 
-// span checks [off, off+n) against q's buffer.
-func (q *epQP) span(off uint64, n uint64) error {
-	if off > uint64(len(q.buf)) || n > uint64(len(q.buf))-off {
-		return badRequest("[%d, %d) is outside qp %d's %d-byte buffer", off, off+n, q.id, len(q.buf))
-	}
-	return nil
-}
+// verbs is q as the adapter drives it.
+func (q *epQP) verbs() adapter.QP { return adapter.QP{QP: q.qp, MR: q.mr, Buf: q.buf} }
 
 func (ep *epState) postSend(r *http.Request) (any, error) {
 	var wr nodeapi.WorkRequest
 	if err := decode(r, &wr); err != nil {
 		return nil, err
 	}
-	op, ok := adapterOps[wr.Op]
-	if !ok {
-		return nil, badRequest("op %q: want send, send_imm, write, write_imm or read", wr.Op)
+	if _, err := adapter.Opcode(wr.Op); err != nil {
+		return nil, badRequest("%v", err) // before the loop is asked
 	}
-	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error {
-		if err := q.span(wr.Offset, uint64(wr.Len)); err != nil {
-			return err
-		}
-		err := q.qp.PostSend(endpoint.SendWR{WRID: wr.WRID, Opcode: op, Signaled: true, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm,
-			Local: endpoint.SGE{Addr: q.mr.Addr + wr.Offset, Length: wr.Len, LKey: q.mr.LKey}})
-		if err != nil {
-			return &httpError{http.StatusConflict, fmt.Errorf("post send on qp %d: %w", q.id, err)}
-		}
-		return nil
-	})
+	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error { return q.verbs().PostSend(wr) })
 }
 
 func (ep *epState) postRecv(r *http.Request) (any, error) {
@@ -104,27 +92,14 @@ func (ep *epState) postRecv(r *http.Request) (any, error) {
 	if err := decode(r, &wr); err != nil {
 		return nil, err
 	}
-	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error {
-		if err := q.span(wr.Offset, uint64(wr.Len)); err != nil {
-			return err
-		}
-		err := q.qp.PostRecv(endpoint.RecvWR{WRID: wr.WRID, Local: endpoint.SGE{Addr: q.mr.Addr + wr.Offset, Length: wr.Len, LKey: q.mr.LKey}})
-		if err != nil {
-			return &httpError{http.StatusConflict, fmt.Errorf("post recv on qp %d: %w", q.id, err)}
-		}
-		return nil
-	})
+	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error { return q.verbs().PostRecv(wr) })
 }
 
 func (ep *epState) completions(r *http.Request) (any, error) {
 	out := []nodeapi.Completion{}
 	return out, ep.onAdapterQP(r, func(q *epQP) error {
 		for _, wc := range q.wcs {
-			c := nodeapi.Completion{WRID: wc.WRID, Status: wc.Status.String(), Opcode: wc.Opcode.String(), ByteLen: wc.ByteLen, Imm: wc.Imm}
-			if wc.Err != nil {
-				c.Error = wc.Err.Error()
-			}
-			out = append(out, c)
+			out = append(out, adapter.CompletionOf(wc))
 		}
 		q.wcs = nil
 		return nil
@@ -151,12 +126,9 @@ func (ep *epState) readMem(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out nodeapi.Mem
-	return &out, ep.onAdapterQP(r, func(q *epQP) error {
-		if err := q.span(off, n); err != nil {
-			return err
-		}
-		out.Data = append([]byte{}, q.buf[off:off+n]...)
-		return nil
+	return &out, ep.onAdapterQP(r, func(q *epQP) (err error) {
+		out.Data, err = q.verbs().Read(off, n)
+		return err
 	})
 }
 
@@ -169,11 +141,5 @@ func (ep *epState) writeMem(r *http.Request) (any, error) {
 	if err := decodeLimit(r, &in, 96<<20); err != nil {
 		return nil, err
 	}
-	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error {
-		if err := q.span(off, uint64(len(in.Data))); err != nil {
-			return err
-		}
-		copy(q.buf[off:], in.Data)
-		return nil
-	})
+	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error { return q.verbs().Write(off, in.Data) })
 }

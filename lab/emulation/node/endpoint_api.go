@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/adapter"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
@@ -111,8 +112,7 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 			return badRequest("create qp: %v", err)
 		}
 		if buf != nil {
-			acc := endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead
-			if q.mr, err = ep.pds[i].RegMR(buf, acc); err != nil {
+			if q.mr, err = ep.pds[i].RegMR(buf, adapter.Access); err != nil {
 				qp.Destroy()
 				return fmt.Errorf("register buffer: %w", err)
 			}
