@@ -47,7 +47,7 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 	s := web.New(web.Options{
 		Title:   src.Name(),
 		Layout:  layout,
-		NewFeed: func() web.Feed { return web.NewLiveFeed(src, layout, o.Interval) },
+		NewFeed: web.Share(func() web.Feed { return web.NewLiveFeed(src, layout, o.Interval) }),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
 		Log:     o.Log,
 	})

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -35,7 +36,8 @@ type Options struct {
 	Title string
 	// Layout is the topology drawing.
 	Layout topologies.GraphLayout
-	// Feed makes frames; NewFeed gives it each subscriber.
+	// NewFeed makes each event stream's feed; a feed that is an io.Closer
+	// is closed when its stream ends (see Share).
 	NewFeed func() Feed
 	// Replay, when set, says the feed is a recording of Length fabric
 	// seconds and the page shows a time slider (see ReplayFeed).
@@ -99,6 +101,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	feed := s.opts.NewFeed()
+	if c, ok := feed.(io.Closer); ok {
+		defer c.Close()
+	}
 	if rf, ok := feed.(*replayFeed); ok {
 		var from float64
 		fmt.Sscanf(r.URL.Query().Get("from"), "%g", &from)
