@@ -15,7 +15,7 @@ import (
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // simReport runs example 01 (a 3:1 incast with head-of-line blocking) in
@@ -138,7 +138,7 @@ func constantQueueReport(t *testing.T, points, finer int) string {
 			t.Fatal(err)
 		}
 	}
-	write(report.LayoutFile, report.ReportLayout{Scenario: "constant", Layout: topologies.GraphLayout{Ports: map[string][]string{"sw1": {"p1", "p2"}}}})
+	write(report.LayoutFile, report.ReportLayout{Scenario: "constant", Layout: graph.Layout{Ports: map[string][]string{"sw1": {"p1", "p2"}}}})
 	write("metrics.json", map[string]any{"scenario": "constant", "series": all})
 	return dir
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/rocelab/rocelab/dashboards/labsource"
 	"github.com/rocelab/rocelab/dashboards/metrics"
 	"github.com/rocelab/rocelab/dashboards/web"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // LiveOptions configure Live.
@@ -43,7 +43,7 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 		src.Close()
 		return nil, "", nil, fmt.Errorf("dashboard: %w", err)
 	}
-	layout := topologies.Layout(t, topologies.GraphOptions{Full: len(t.Nodes) <= 64})
+	layout := graph.NewLayout(t, graph.Options{Full: len(t.Nodes) <= 64})
 	s := web.New(web.Options{
 		Title:   src.Name(),
 		Layout:  layout,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 func newGraphCmd(opts *options) *cobra.Command {
@@ -32,7 +32,7 @@ compactly (hosts with the same switches share a box, long rows are elided);
 				return err
 			}
 			var buf bytes.Buffer
-			if err := topologies.WriteGraph(&buf, t, format, topologies.GraphOptions{Full: full}); err != nil {
+			if err := graph.Write(&buf, t, format, graph.Options{Full: full}); err != nil {
 				return err
 			}
 			if out == "" || out == "-" {

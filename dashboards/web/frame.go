@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/dashboards/metrics"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // Frame is what the page draws at one instant: every link direction's
@@ -94,7 +94,7 @@ func (s *snapshot) txBytes(node, port string) (float64, bool) {
 }
 
 // buildFrame compares two snapshots of the same lab (prev may be nil).
-func buildFrame(g topologies.GraphLayout, prev, cur *snapshot) Frame {
+func buildFrame(g graph.Layout, prev, cur *snapshot) Frame {
 	f := Frame{Wall: cur.wall, Queues: map[string]int{}, Nodes: map[string]string{}}
 	for _, n := range cur.r.Nodes {
 		f.FabricTime = max(f.FabricTime, n.FabricTime)

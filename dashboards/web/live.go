@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/dashboards/metrics"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // errEnd ends a finite feed (a replay at its last frame).
@@ -16,14 +16,14 @@ var errEnd = errors.New("end of recording")
 // readings.
 type liveFeed struct {
 	src      metrics.Source
-	layout   topologies.GraphLayout
+	layout   graph.Layout
 	interval time.Duration
 	prev     *snapshot
 	next     time.Time
 }
 
 // NewLiveFeed returns a feed over src at one frame per interval (0: 250 ms).
-func NewLiveFeed(src metrics.Source, layout topologies.GraphLayout, interval time.Duration) Feed {
+func NewLiveFeed(src metrics.Source, layout graph.Layout, interval time.Duration) Feed {
 	if interval <= 0 {
 		interval = 250 * time.Millisecond
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/scenarios/report"
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // MaxReplayFrames bounds a recording: longer series are sampled.
@@ -26,7 +26,7 @@ const frameEps = 1e-9
 // Recording is a scenario report turned into frames.
 type Recording struct {
 	Title  string
-	Layout topologies.GraphLayout
+	Layout graph.Layout
 	Frames []Frame
 	Step   float64 // fabric seconds between frames
 }

@@ -18,7 +18,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 //go:embed static
@@ -35,7 +35,7 @@ type Options struct {
 	// Title is shown in the page header (the lab or report name).
 	Title string
 	// Layout is the topology drawing.
-	Layout topologies.GraphLayout
+	Layout graph.Layout
 	// NewFeed makes each event stream's feed; a feed that is an io.Closer
 	// is closed when its stream ends (see Share).
 	NewFeed func() Feed
@@ -82,9 +82,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type viewInfo struct {
-	Title  string                 `json:"title"`
-	Layout topologies.GraphLayout `json:"layout"`
-	Replay *ReplayInfo            `json:"replay,omitempty"`
+	Title  string       `json:"title"`
+	Layout graph.Layout `json:"layout"`
+	Replay *ReplayInfo  `json:"replay,omitempty"`
 }
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/topologies/graph"
 )
 
 // LayoutFile is the name of the drawing of the scenario's topology in a
@@ -14,19 +14,19 @@ const LayoutFile = "layout.json"
 
 // ReportLayout is LayoutFile's content.
 type ReportLayout struct {
-	Scenario string                 `json:"scenario"`
-	Topology string                 `json:"topology"`
-	Layout   topologies.GraphLayout `json:"layout"`
+	Scenario string       `json:"scenario"`
+	Topology string       `json:"topology"`
+	Layout   graph.Layout `json:"layout"`
 }
 
 // writeLayout writes the topology's drawing (compact above
-// topologies.CompactHosts hosts, as `rocelab graph` draws it).
+// graph.CompactHosts hosts, as `rocelab graph` draws it).
 func writeLayout(dir string, d Data) error {
 	if d.Scenario == nil || d.Scenario.Topology == nil {
 		return nil
 	}
 	t := d.Scenario.Topology
-	b, err := json.Marshal(ReportLayout{Scenario: d.Scenario.Name, Topology: t.Name, Layout: topologies.Layout(t, topologies.GraphOptions{})})
+	b, err := json.Marshal(ReportLayout{Scenario: d.Scenario.Name, Topology: t.Name, Layout: graph.NewLayout(t, graph.Options{})})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package topologies
+package graph
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rocelab/rocelab/topologies"
 )
 
 // Drawing constants (pixels).
@@ -45,11 +47,11 @@ func (g *graph) layout() *svgLayout {
 	L.rowsFE = make([][]*gbox, maxTier+1)
 	for t := 0; t <= maxTier; t++ {
 		if t == 0 {
-			L.rowsBE[0] = g.row(BE, 0, KindHost)
-			L.rowsFE[0] = g.row(FE, 0, KindStorage)
+			L.rowsBE[0] = g.row(topologies.BE, 0, topologies.KindHost)
+			L.rowsFE[0] = g.row(topologies.FE, 0, topologies.KindStorage)
 		} else {
-			L.rowsBE[t] = g.row(BE, t, KindSwitch)
-			L.rowsFE[t] = g.row(FE, t, KindSwitch)
+			L.rowsBE[t] = g.row(topologies.BE, t, topologies.KindSwitch)
+			L.rowsFE[t] = g.row(topologies.FE, t, topologies.KindSwitch)
 		}
 	}
 	widest := func(rows [][]*gbox) float64 {
@@ -134,7 +136,7 @@ func (g *graph) writeSVG(w io.Writer) error {
 	bottoms := map[*gbox][]*gedge{}
 	busEdges := map[*gbox][]*gedge{}
 	for _, e := range g.edges {
-		if e.plane == FE && e.a.kind == KindHost {
+		if e.plane == topologies.FE && e.a.kind == topologies.KindHost {
 			busEdges[e.a] = append(busEdges[e.a], e)
 			bottoms[e.b] = append(bottoms[e.b], e)
 			continue
@@ -179,7 +181,7 @@ func (g *graph) writeSVG(w io.Writer) error {
 	pairEdges := map[[2]int]int{}
 	rowKey := func(b *gbox) int {
 		k := b.tier * 2
-		if b.plane == FE {
+		if b.plane == topologies.FE {
 			k++
 		}
 		return k
@@ -188,14 +190,14 @@ func (g *graph) writeSVG(w io.Writer) error {
 		pairEdges[[2]int{rowKey(e.a), rowKey(e.b)}]++
 	}
 	var labels []string
-	for _, plane := range []Plane{FE, BE} {
+	for _, plane := range []topologies.Plane{topologies.FE, topologies.BE} {
 		for _, e := range g.edges {
 			if e.plane != plane {
 				continue
 			}
 			width := 1.2 + min(float64(e.count), 8)*0.25
 			style := fmt.Sprintf(`stroke="%s" stroke-width="%.2f" fill="none"`, beColor, width)
-			if plane == FE {
+			if plane == topologies.FE {
 				style = fmt.Sprintf(`stroke="%s" stroke-width="%.2f" fill="none" stroke-dasharray="5 3" opacity="0.85"`, feColor, width)
 			}
 			var mx, my float64
@@ -247,11 +249,11 @@ func (g *graph) writeSVG(w io.Writer) error {
 	for _, b := range g.boxes {
 		fill, stroke := hostFill, "#7f8c8d"
 		switch {
-		case b.kind == KindSwitch && b.plane == BE:
+		case b.kind == topologies.KindSwitch && b.plane == topologies.BE:
 			fill, stroke = beSwitchFill, beColor
-		case b.kind == KindSwitch:
+		case b.kind == topologies.KindSwitch:
 			fill, stroke = feSwitchFill, feColor
-		case b.kind == KindStorage:
+		case b.kind == topologies.KindStorage:
 			fill, stroke = "#eaf2f8", feColor
 		}
 		dash := ""
@@ -259,7 +261,7 @@ func (g *graph) writeSVG(w io.Writer) error {
 			dash = ` stroke-dasharray="3 2"`
 		}
 		rx := 6
-		if b.kind == KindStorage {
+		if b.kind == topologies.KindStorage {
 			rx = 14
 		}
 		fmt.Fprintf(bw, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" rx="%d" fill="%s" stroke="%s" stroke-width="1.3"%s/>`,

@@ -1,4 +1,8 @@
-package topologies
+// Package graph draws a topology: SVG, Graphviz DOT and Mermaid pictures
+// (`rocelab graph`), compact for large fabrics (a rack of alike hosts as one
+// box, long rows elided), and the same drawing's geometry (Layout) for the
+// live web view and report replays to colour.
+package graph
 
 import (
 	"cmp"
@@ -7,11 +11,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rocelab/rocelab/topologies"
+
 	"github.com/rocelab/rocelab/core/clock"
 )
 
-// GraphOptions tune WriteGraph.
-type GraphOptions struct {
+// Options tune Write.
+type Options struct {
 	// Full draws every node even for large topologies. By default, with
 	// more than CompactHosts hosts, hosts with the same neighbours (a rack,
 	// a rail group) are drawn as one box; and a row of more than CompactRow
@@ -27,8 +33,8 @@ const (
 	CompactRowFE = 4
 )
 
-// WriteGraph draws t in format svg, dot or mermaid.
-func WriteGraph(w io.Writer, t *Topology, format string, opts GraphOptions) error {
+// Write draws t in format svg, dot or mermaid.
+func Write(w io.Writer, t *topologies.Topology, format string, opts Options) error {
 	g := buildGraph(t, opts)
 	switch format {
 	case "svg":
@@ -44,17 +50,17 @@ func WriteGraph(w io.Writer, t *Topology, format string, opts GraphOptions) erro
 // gbox is a drawn node: one node, or a group of alike nodes.
 type gbox struct {
 	id      string
-	members []*Node
-	kind    Kind
-	role    Role
+	members []*topologies.Node
+	kind    topologies.Kind
+	role    topologies.Role
 	tier    int
-	plane   Plane // BE for hosts
-	elided  int   // boxes merged into this one by row elision
+	plane   topologies.Plane // BE for hosts
+	elided  int              // boxes merged into this one by row elision
 	x, y    float64
 	w, h    float64
 }
 
-func (b *gbox) first() *Node { return b.members[0] }
+func (b *gbox) first() *topologies.Node { return b.members[0] }
 
 // label is the box's name: host1, or host1…host4 for a group.
 func (b *gbox) label() string {
@@ -84,7 +90,7 @@ func trimCommonPrefix(a, b string) string {
 func (b *gbox) sub() string {
 	n := len(b.members)
 	switch b.kind {
-	case KindHost:
+	case topologies.KindHost:
 		gpus := 0
 		for _, m := range b.members {
 			gpus += m.GPUs
@@ -93,7 +99,7 @@ func (b *gbox) sub() string {
 			return fmt.Sprintf("%d GPU%s", gpus, plural(gpus))
 		}
 		return fmt.Sprintf("×%d · %d GPUs", n, gpus)
-	case KindStorage:
+	case topologies.KindStorage:
 		if n == 1 {
 			return "storage"
 		}
@@ -118,21 +124,21 @@ type gedge struct {
 	count int
 	rate  clock.Rate
 	mixed bool // links of different rates
-	plane Plane
+	plane topologies.Plane
 }
 
 type graph struct {
-	t     *Topology
+	t     *topologies.Topology
 	boxes []*gbox
 	edges []*gedge
 	full  bool
 }
 
-func buildGraph(t *Topology, opts GraphOptions) *graph {
+func buildGraph(t *topologies.Topology, opts Options) *graph {
 	g := &graph{t: t, full: opts.Full}
 	hosts := 0
 	for _, n := range t.Nodes {
-		if n.Kind == KindHost {
+		if n.Kind == topologies.KindHost {
 			hosts++
 		}
 	}
@@ -140,14 +146,14 @@ func buildGraph(t *Topology, opts GraphOptions) *graph {
 	groups := map[string]*gbox{}
 	for _, n := range t.Nodes {
 		key := n.Name
-		if !opts.Full && n.Kind == KindHost && hosts > CompactHosts {
+		if !opts.Full && n.Kind == topologies.KindHost && hosts > CompactHosts {
 			key = fmt.Sprintf("%s|%d|%s", n.Kind, n.GPUs, neighbours(n))
 		}
 		b := groups[key]
 		if b == nil {
 			b = &gbox{kind: n.Kind, role: n.Role, tier: n.Role.Tier(), plane: n.Plane}
-			if n.Kind == KindHost {
-				b.plane = BE
+			if n.Kind == topologies.KindHost {
+				b.plane = topologies.BE
 			}
 			groups[key] = b
 			g.boxes = append(g.boxes, b)
@@ -170,7 +176,7 @@ func buildGraph(t *Topology, opts GraphOptions) *graph {
 		for _, k := range keys {
 			row := rows[k]
 			limit, head, tail := CompactRow, 3, 2
-			if strings.HasPrefix(k, string(FE)) {
+			if strings.HasPrefix(k, string(topologies.FE)) {
 				limit, head, tail = CompactRowFE, 2, 1
 			}
 			if len(row) <= limit {
@@ -186,7 +192,7 @@ func buildGraph(t *Topology, opts GraphOptions) *graph {
 		}
 		g.boxes = slices.DeleteFunc(g.boxes, func(b *gbox) bool { return drop[b] })
 	}
-	boxOf := map[*Node]*gbox{}
+	boxOf := map[*topologies.Node]*gbox{}
 	for i, b := range g.boxes {
 		b.id = fmt.Sprintf("n%d", i+1)
 		for _, m := range b.members {
@@ -196,7 +202,7 @@ func buildGraph(t *Topology, opts GraphOptions) *graph {
 	edges := map[[2]*gbox]*gedge{}
 	for _, l := range t.Links {
 		a, b := boxOf[l.A.Node], boxOf[l.B.Node]
-		if a.tier > b.tier || a.tier == b.tier && a.kind == KindSwitch && b.kind != KindSwitch {
+		if a.tier > b.tier || a.tier == b.tier && a.kind == topologies.KindSwitch && b.kind != topologies.KindSwitch {
 			a, b = b, a
 		}
 		e := edges[[2]*gbox{a, b}]
@@ -214,7 +220,7 @@ func buildGraph(t *Topology, opts GraphOptions) *graph {
 }
 
 // neighbours is the sorted set of switches (or groupable switch layers) n links to.
-func neighbours(n *Node) string {
+func neighbours(n *topologies.Node) string {
 	var s []string
 	for _, p := range n.Ports {
 		if p.Peer != nil {
@@ -226,7 +232,7 @@ func neighbours(n *Node) string {
 }
 
 // rows returns the boxes of one plane's tier, in node order.
-func (g *graph) row(plane Plane, tier int, kinds ...Kind) []*gbox {
+func (g *graph) row(plane topologies.Plane, tier int, kinds ...topologies.Kind) []*gbox {
 	var r []*gbox
 	for _, b := range g.boxes {
 		if b.tier == tier && b.plane == plane && slices.Contains(kinds, b.kind) {

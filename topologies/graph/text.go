@@ -1,10 +1,12 @@
-package topologies
+package graph
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rocelab/rocelab/topologies"
 )
 
 func (e *gedge) label() string {
@@ -26,9 +28,9 @@ func (g *graph) writeDOT(w io.Writer) error {
 	for _, b := range g.boxes {
 		fill, color := hostFill, "#7f8c8d"
 		switch {
-		case b.kind == KindSwitch && b.plane == BE:
+		case b.kind == topologies.KindSwitch && b.plane == topologies.BE:
 			fill, color = beSwitchFill, beColor
-		case b.kind == KindSwitch || b.kind == KindStorage:
+		case b.kind == topologies.KindSwitch || b.kind == topologies.KindStorage:
 			fill, color = feSwitchFill, feColor
 		}
 		fmt.Fprintf(bw, "  %s [label=%q, fillcolor=%q, color=%q];\n", b.id, b.label()+"\n"+b.sub(), fill, color)
@@ -41,7 +43,7 @@ func (g *graph) writeDOT(w io.Writer) error {
 	}
 	for _, e := range g.edges {
 		style := fmt.Sprintf("color=%q", beColor)
-		if e.plane == FE {
+		if e.plane == topologies.FE {
 			style = fmt.Sprintf("color=%q, style=dashed", feColor)
 		}
 		fmt.Fprintf(bw, "  %s -- %s [label=%q, %s];\n", e.a.id, e.b.id, e.label(), style)
@@ -58,11 +60,11 @@ func (g *graph) writeMermaid(w io.Writer) error {
 		text := strings.ReplaceAll(b.label()+"<br/>"+b.sub(), `"`, "'")
 		class := "host"
 		switch {
-		case b.kind == KindSwitch && b.plane == BE:
+		case b.kind == topologies.KindSwitch && b.plane == topologies.BE:
 			class = "be"
-		case b.kind == KindSwitch:
+		case b.kind == topologies.KindSwitch:
 			class = "fe"
-		case b.kind == KindStorage:
+		case b.kind == topologies.KindStorage:
 			class = "storage"
 		}
 		fmt.Fprintf(bw, "  %s[\"%s\"]:::%s\n", b.id, text, class)
@@ -70,7 +72,7 @@ func (g *graph) writeMermaid(w io.Writer) error {
 	var be, fe []string
 	for i, e := range g.edges {
 		fmt.Fprintf(bw, "  %s ---|%s| %s\n", e.a.id, e.label(), e.b.id)
-		if e.plane == BE {
+		if e.plane == topologies.BE {
 			be = append(be, fmt.Sprint(i))
 		} else {
 			fe = append(fe, fmt.Sprint(i))

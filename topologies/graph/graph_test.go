@@ -1,4 +1,4 @@
-package topologies
+package graph
 
 import (
 	"bytes"
@@ -8,19 +8,21 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rocelab/rocelab/topologies"
 )
 
 var graphOut = flag.String("graph-out", "", "write the SVG of every built-in topology into this directory")
 
 func TestGraph(t *testing.T) {
-	for _, name := range BuiltinNames() {
-		topo, err := Builtin(name)
+	for _, name := range topologies.BuiltinNames() {
+		topo, err := topologies.Builtin(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, format := range []string{"svg", "dot", "mermaid"} {
 			var b bytes.Buffer
-			if err := WriteGraph(&b, topo, format, GraphOptions{}); err != nil {
+			if err := Write(&b, topo, format, Options{}); err != nil {
 				t.Fatalf("%s %s: %v", name, format, err)
 			}
 			out := b.String()
@@ -48,18 +50,18 @@ func TestGraph(t *testing.T) {
 			}
 		}
 	}
-	if err := WriteGraph(io.Discard, &Topology{}, "png", GraphOptions{}); err == nil {
+	if err := Write(io.Discard, &topologies.Topology{}, "png", Options{}); err == nil {
 		t.Error("format png accepted")
 	}
 }
 
 func TestGraphCompact(t *testing.T) {
-	topo, err := Builtin("ai-zone-64")
+	topo, err := topologies.Builtin("ai-zone-64")
 	if err != nil {
 		t.Fatal(err)
 	}
-	compact := buildGraph(topo, GraphOptions{})
-	full := buildGraph(topo, GraphOptions{Full: true})
+	compact := buildGraph(topo, Options{})
+	full := buildGraph(topo, Options{Full: true})
 	if len(full.boxes) != len(topo.Nodes) {
 		t.Errorf("full graph: %d boxes for %d nodes", len(full.boxes), len(topo.Nodes))
 	}

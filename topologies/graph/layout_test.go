@@ -1,20 +1,24 @@
-package topologies
+package graph
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rocelab/rocelab/topologies"
+)
 
 // TestLayout: a full layout of the laptop topology has one box per node,
 // inside the drawing, and every link between two placed boxes, lower tier
 // first.
 func TestLayout(t *testing.T) {
-	topo, err := Builtin("laptop")
+	topo, err := topologies.Builtin("laptop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := Layout(topo, GraphOptions{Full: true})
+	g := NewLayout(topo, Options{Full: true})
 	if len(g.Boxes) != len(topo.Nodes) {
 		t.Fatalf("%d boxes for %d nodes", len(g.Boxes), len(topo.Nodes))
 	}
-	byID := map[string]LayoutBox{}
+	byID := map[string]Box{}
 	for _, b := range g.Boxes {
 		if len(b.Nodes) != 1 || b.Label != b.Nodes[0] {
 			t.Errorf("box %s holds %v, label %q", b.ID, b.Nodes, b.Label)
@@ -34,17 +38,17 @@ func TestLayout(t *testing.T) {
 			t.Errorf("link %s:%s-%s:%s has no boxes (%q, %q)", l.A, l.APort, l.B, l.BPort, l.ABox, l.BBox)
 			continue
 		}
-		if a.Y < b.Y && a.Kind == KindSwitch && b.Kind == KindHost {
+		if a.Y < b.Y && a.Kind == topologies.KindSwitch && b.Kind == topologies.KindHost {
 			t.Errorf("link %s-%s: lower end drawn above the upper", l.A, l.B)
 		}
 	}
 	// Compact drawings of big zones group hosts but still place every link's
 	// switch end.
-	big, err := Builtin("ai-zone-64")
+	big, err := topologies.Builtin("ai-zone-64")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Layout(big, GraphOptions{})
+	c := NewLayout(big, Options{})
 	if len(c.Boxes) >= len(big.Nodes) {
 		t.Errorf("compact layout of %d nodes has %d boxes", len(big.Nodes), len(c.Boxes))
 	}
