@@ -107,7 +107,13 @@ func appendRoCE(dst []byte, p *Packet, payload []byte) ([]byte, error) {
 	if p.SrcIP.Is4() {
 		ipLen = IPv4MinLen
 	}
-	if ipLen+udpLen > 0xFFFF {
+	// The UDP length and IPv6's payload length count the UDP datagram;
+	// IPv4's total length counts its own header too.
+	limit := udpLen
+	if ipLen == IPv4MinLen {
+		limit += ipLen
+	}
+	if limit > 0xFFFF {
 		return dst, invalid("payload of %d bytes does not fit an IP packet", len(payload))
 	}
 	l4 := l3 + ipLen

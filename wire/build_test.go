@@ -53,6 +53,38 @@ func TestAppendFrameInvalid(t *testing.T) {
 	}
 }
 
+// TestLargestFrames: the largest payload fits exactly, in both IP
+// versions; one more 4-byte word does not. IPv4's total length counts its
+// 20-byte header, IPv6's payload length only the UDP datagram.
+func TestLargestFrames(t *testing.T) {
+	// UDP 8 + BTH 12 + payload + ICRC 4 = the UDP datagram.
+	for _, tc := range []struct {
+		name    string
+		src     string
+		largest int
+	}{
+		{"IPv4", "10.0.0.1", 0xFFFF - 20 - 8 - 12 - 4 - 3}, // a multiple of 4
+		{"IPv6", "fd00::1", 0xFFFF - 8 - 12 - 4 - 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := baseSpec()
+			p.SrcIP = netip.MustParseAddr(tc.src)
+			p.DstIP = netip.MustParseAddr(strings.Replace(tc.src, "1", "2", 1))
+			f, err := AppendFrame(nil, &p, make([]byte, tc.largest))
+			if err != nil {
+				t.Fatalf("%d-byte payload: %v", tc.largest, err)
+			}
+			var q Packet
+			if err := q.Decode(f); err != nil || q.PayloadLen != tc.largest {
+				t.Errorf("decoding it: payload %d, %v", q.PayloadLen, err)
+			}
+			if _, err := AppendFrame(nil, &p, make([]byte, tc.largest+4)); !errors.Is(err, ErrInvalidSpec) {
+				t.Errorf("%d-byte payload: %v, want ErrInvalidSpec", tc.largest+4, err)
+			}
+		})
+	}
+}
+
 func TestAppendFrameAppends(t *testing.T) {
 	p := baseSpec()
 	prefix := []byte("prefix")

@@ -52,6 +52,11 @@ func FuzzDecode(f *testing.F) {
 			payload = nil
 		}
 		rebuilt, err := BuildFrame(&spec, payload)
+		if errors.Is(err, ErrInvalidSpec) && len(payload) > 0xFFFF-80 {
+			// Rebuilt with the pad its payload needs, which may be more
+			// than the frame carried: near 64 KiB that no longer fits.
+			return
+		}
 		if err != nil {
 			t.Fatalf("rebuilding %s: %v", p.Summary(), err)
 		}
