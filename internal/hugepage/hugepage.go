@@ -19,9 +19,11 @@ package hugepage
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // minRegion is the smallest mapping worth advising: one huge page.
@@ -32,6 +34,9 @@ type Result struct {
 	Regions int   // mappings advised
 	Bytes   int64 // their total size
 	Huge    int64 // anonymous memory on huge pages afterwards (AnonHugePages)
+	// Short counts the collapses the kernel refused for want of a free
+	// huge page (EAGAIN, ENOMEM, EBUSY): memory fragmented or in use.
+	Short int
 }
 
 // Advise marks every anonymous private writable mapping of at least 2 MiB
@@ -64,7 +69,10 @@ func Advise(collapse bool) (Result, error) {
 			// range at some failures, and untouched pages fail with
 			// EINVAL. Best effort; r.Huge says what came of it.
 			for a := g.start; a < g.end; a += minRegion {
-				_ = madvise(a, minRegion, madvCollapse)
+				err := madvise(a, minRegion, madvCollapse)
+				if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EBUSY) {
+					r.Short++
+				}
 			}
 		}
 	}
