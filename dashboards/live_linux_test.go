@@ -107,9 +107,9 @@ func TestLiveDashboard(t *testing.T) {
 	}
 
 	// 3. An incast: three NICs on three hosts write into host4:gpu1.
-	// Long enough in wall clock (about 12 s, whatever k auto picked) for the
-	// checks below to see it running.
-	d := max(clock.Millisecond, clock.Duration(12*int64(clock.Second)/int64(lab.Scale)))
+	// Long enough in wall clock (about 20 s, whatever k auto picked) for the
+	// checks below to see it running, retries included.
+	d := max(clock.Millisecond, clock.Duration(20*int64(clock.Second)/int64(lab.Scale)))
 	incastDone := startIncast(t, ctx, lab, []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"}, "host4:gpu1", d)
 	if !br.waitJS(t, `!!(window.rocelab && window.rocelab.lastFrame.links.some(l => l.util_ab > 0 || l.util_ba > 0))`, 60*time.Second) {
 		t.Fatal("no traffic on any link in the web view within 60 s of starting the incast")
@@ -130,7 +130,7 @@ func TestLiveDashboard(t *testing.T) {
 	// 4. Every panel's queries against the real Prometheus, mid-incast. A
 	// scrape that misses its 1 s timeout on a busy machine marks every
 	// series stale until the next one, so a panel without data is asked
-	// again, up to three times 1.5 s apart (the incast runs about 12 s);
+	// again, up to three times 1.5 s apart (the incast runs about 20 s);
 	// a query Prometheus refuses fails at once.
 	var empty []string
 	for try := 1; ; try++ {
@@ -171,7 +171,9 @@ func TestLiveDashboard(t *testing.T) {
 	if r := prom.query(t, grafana.Substitute(grafana.FaultAnnotation, name, "4s")); r.Status != "success" {
 		t.Errorf("fault annotation: %s", r.Error)
 	}
-	r := prom.query(t, fmt.Sprintf(`sum(rocelab_pfc_pause_duration_seconds_total{lab=%q,node="rtsw2",direction="tx"})`, name))
+	// Over a range, which skips the staleness marks a missed scrape
+	// leaves (an instant query would then find nothing).
+	r := prom.query(t, fmt.Sprintf(`sum(max_over_time(rocelab_pfc_pause_duration_seconds_total{lab=%q,node="rtsw2",direction="tx"}[10s]))`, name))
 	if v := r.values(); len(v) != 1 || v[0] <= 0 {
 		t.Errorf("PFC paused time on rtsw2 (the receiver's rack switch) = %v, want > 0; targets: %s", v, prom.targets(t))
 	}

@@ -27,6 +27,7 @@ const dockerSocket = "/var/run/docker.sock"
 func requireDocker(t *testing.T) *client.Client {
 	t.Helper()
 	testenv.RequireRoot(t)
+	testenv.Exclusive(t) // not beside timing tests, nor the docker package's image tests
 	if _, err := os.Stat(dockerSocket); err != nil {
 		testenv.Missing(t, "a Docker engine ("+dockerSocket+")")
 	}

@@ -32,6 +32,10 @@ const socketPath = "/var/run/docker.sock"
 func requireDocker(t testing.TB) {
 	t.Helper()
 	testenv.RequireRoot(t)
+	// One at a time, and not beside another package's Exclusive tests:
+	// TestRocelabImage removes the node image it built, which a deploy
+	// test running beside it may be using.
+	testenv.Exclusive(t)
 	if _, err := os.Stat(socketPath); err != nil {
 		testenv.Missing(t, "a Docker engine ("+socketPath+")")
 	}
