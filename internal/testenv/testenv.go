@@ -8,6 +8,8 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -52,13 +54,33 @@ func RequireTool(t testing.TB, name string) string {
 // the test binaries `go test ./...` runs in parallel.
 const exclusiveLock = "/tmp/rocelab-exclusive-tests.lock"
 
+// exclusive records which tests of this process hold the lock. flock
+// treats two descriptors of one file as strangers even within a process,
+// so a test (or a subtest of one) that asked twice, e.g. through two
+// helpers, would wait for itself forever. The lock is the process's, so
+// its book is too.
+var exclusive = struct {
+	sync.Mutex
+	holders map[string]bool // test names
+}{holders: map[string]bool{}}
+
 // Exclusive makes t the only Exclusive test running on the machine until
 // it ends: emulation tests whose results depend on timing (fidelity,
 // scenario expectations) or that load the CPU heavily (deploying 100+
 // nodes) take it so that they neither disturb each other nor are disturbed.
+// A test that holds it already, itself or through a parent test, goes on.
 func Exclusive(t testing.TB) {
 	t.Helper()
-	f, err := os.OpenFile(exclusiveLock, os.O_CREATE|os.O_RDWR, 0o666)
+	lockExclusive(t, exclusiveLock)
+}
+
+// lockExclusive is Exclusive with the lock file at path.
+func lockExclusive(t testing.TB, path string) {
+	t.Helper()
+	if holdsExclusive(t.Name()) {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatalf("exclusive test lock: %v", err)
 	}
@@ -66,8 +88,27 @@ func Exclusive(t testing.TB) {
 		f.Close()
 		t.Fatalf("exclusive test lock: %v", err)
 	}
+	exclusive.Lock()
+	exclusive.holders[t.Name()] = true
+	exclusive.Unlock()
 	t.Cleanup(func() {
+		exclusive.Lock()
+		delete(exclusive.holders, t.Name())
+		exclusive.Unlock()
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	})
+}
+
+// holdsExclusive reports whether test name or a test above it holds the
+// lock.
+func holdsExclusive(name string) bool {
+	exclusive.Lock()
+	defer exclusive.Unlock()
+	for h := range exclusive.holders {
+		if name == h || strings.HasPrefix(name, h+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,12 @@
 package testenv
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
 
 func TestInCI(t *testing.T) {
 	tests := []struct {
@@ -38,5 +44,37 @@ func TestMissingToolFailsInCI(t *testing.T) {
 		if ci != "" && (!tb.failed || tb.skipped) {
 			t.Errorf("in CI: skipped=%v failed=%v, want a failure", tb.skipped, tb.failed)
 		}
+	}
+}
+
+// TestExclusiveReentrant: a test that asks for the lock again, itself or
+// in a subtest, goes on (it used to wait for itself forever), and the lock
+// is free again when the test ends.
+func TestExclusiveReentrant(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t.Run("holder", func(t *testing.T) {
+			lockExclusive(t, path)
+			lockExclusive(t, path)
+			t.Run("sub", func(t *testing.T) { lockExclusive(t, path) })
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a test that holds the lock waited for it again")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Errorf("the lock is still held after the test: %v", err)
+	}
+	if holdsExclusive("TestExclusiveReentrant/holder") {
+		t.Error("the holder is still in the book")
 	}
 }
