@@ -18,6 +18,10 @@ import (
 // dead, and the run says so instead of hanging.
 const callTimeout = 10 * time.Second
 
+// drainLimit bounds how long a deadline waits for the reader to catch up
+// with the kernel (a reader descheduled longer is a machine in trouble).
+const drainLimit = 500 * time.Millisecond
+
 // env is one case's Env over the run's IUT.
 type env struct {
 	u   *IUT
@@ -69,13 +73,10 @@ func (e *env) Next(deadline clock.Time) (compliance.Frame, bool, error) {
 	}
 }
 
-// drain waits briefly for the reader to queue frames the kernel already
-// has, and pops one stamped by until.
+// drain waits for the reader to queue every frame the kernel received by
+// until (up to drainLimit), and pops one stamped by until.
 func (e *env) drain(until int64) (compliance.Frame, bool) {
-	select {
-	case <-e.u.wire.signal:
-	case <-time.After(time.Millisecond):
-	}
+	e.u.wire.waitThrough(until, drainLimit)
 	if f, ok := e.u.wire.pop(until); ok {
 		return compliance.Frame{At: e.u.fabric(f.at), Data: f.data}, true
 	}
@@ -102,7 +103,8 @@ func (e *env) Close() error {
 	case <-time.After(wait):
 	case <-e.ctx.Done():
 	}
-	e.u.wire.discard()
+	e.u.wire.waitThrough(time.Now().UnixNano(), drainLimit)
+	e.u.wire.discard() // the frames in the kernel too: none leaks into the next case
 	return errors.Join(errs...)
 }
 

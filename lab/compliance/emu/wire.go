@@ -13,13 +13,17 @@ import (
 // burst (4096 frames of req/window) never overflows the socket while a
 // case is busy elsewhere.
 type wire struct {
-	conn   *afpacket.Conn
-	mu     sync.Mutex
-	q      []rxFrame
-	err    error
-	signal chan struct{} // cap 1: something was queued or failed
-	done   chan struct{}
-	ended  chan struct{}
+	conn *afpacket.Conn
+	mu   sync.Mutex
+	q    []rxFrame
+	err  error
+	// through (Unix ns): every frame the kernel received before it is in
+	// q (or was popped). A pass of the reader that began at T and left the
+	// socket empty moves it to T.
+	through int64
+	signal  chan struct{} // cap 1: something was queued, read through or failed
+	done    chan struct{}
+	ended   chan struct{}
 }
 
 // rxFrame is a frame from the IUT and when it arrived (Unix ns).
@@ -51,10 +55,15 @@ func (w *wire) run() {
 			return
 		default:
 		}
-		ready, err := w.conn.Wait(20 * time.Millisecond)
+		// A short wait, so that a pass ends soon after any instant:
+		// waitThrough's callers wait for one.
+		start := time.Now().UnixNano()
+		ready, err := w.conn.Wait(2 * time.Millisecond)
+		drained := err == nil && !ready
 		if err == nil && ready {
 			var n int
 			n, err = w.conn.ReadBatchStamped(bufs, lens, stamps)
+			drained = err == nil && n < batch
 			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for i := range n {
@@ -66,19 +75,48 @@ func (w *wire) run() {
 			}
 			w.mu.Unlock()
 		}
+		w.mu.Lock()
 		if err != nil {
-			w.mu.Lock()
 			w.err = fmt.Errorf("tester port: %w", err)
-			w.mu.Unlock()
 		}
-		if err != nil || ready {
-			select {
-			case w.signal <- struct{}{}:
-			default:
-			}
+		if drained {
+			w.through = start
+		}
+		w.mu.Unlock()
+		select {
+		case w.signal <- struct{}{}:
+		default:
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// waitThrough waits until every frame the kernel received before until
+// (Unix ns) is queued, the reader failed, or limit passed; it reports
+// whether they are. A frame stamped just before a deadline may still be
+// in the socket when the deadline passes, and on a loaded machine the
+// reader can be descheduled for tens of milliseconds.
+func (w *wire) waitThrough(until int64, limit time.Duration) bool {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		through, err := w.through, w.err
+		w.mu.Unlock()
+		if through >= until {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		select {
+		case <-w.signal:
+		case <-timer.C:
+			return false
+		case <-w.ended:
+			return false
 		}
 	}
 }
