@@ -54,6 +54,18 @@ type Adapter interface {
 	Destroy(qp int) error
 }
 
+// TimeoutCounter is what the Env of an IUT on a wall clock also offers:
+// how many retransmission timeouts the IUT has had so far, over all its
+// QPs. A case plays the peer in real time; if the tester is descheduled
+// for as long as the IUT's timeout (200 µs of fabric time is 200 ms of
+// wall clock at k = 1000), the IUT's timer fires first and its legitimate
+// resend fails a case that expected an answer to the tester's frame. A
+// case that fails after a timeout fired is therefore run once more (see
+// RunCases); a real fault fails both runs.
+type TimeoutCounter interface {
+	Timeouts() (int64, error)
+}
+
 // QPSpec asks the IUT for a QP with a registered buffer the peer may read
 // and write.
 type QPSpec struct {

@@ -29,6 +29,10 @@ type Result struct {
 	Pcap      string         `json:"pcap,omitempty"`
 	Fabric    clock.Duration `json:"fabric_ps"`
 	Duration  time.Duration  `json:"wall_ns"`
+	// Reruns is 1 for a case run again because its first run failed after
+	// the IUT's retransmission timer fired (TimeoutCounter); the verdict
+	// and log are the second run's, the log's first line says why.
+	Reruns int `json:"reruns,omitempty"`
 }
 
 // Report is a run's results.
@@ -68,6 +72,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		d := x.Detail
 		if x.Pcap != "" {
 			d += " [" + x.Pcap + "]"
+		}
+		if x.Reruns > 0 {
+			d = strings.TrimSpace("(run 2: run 1 lost a race with the IUT's timer) " + d)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", x.Case, x.Level, strings.Join(x.Cites, ","), x.Verdict, d)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -29,7 +30,10 @@ type env struct {
 	qps []int // created by this case
 }
 
-var _ compliance.Env = (*env)(nil)
+var (
+	_ compliance.Env            = (*env)(nil)
+	_ compliance.TimeoutCounter = (*env)(nil)
+)
 
 func (e *env) Send(frame []byte) error { return e.u.wire.send(frame) }
 
@@ -81,6 +85,18 @@ func (e *env) drain(until int64) (compliance.Frame, bool) {
 		return compliance.Frame{At: e.u.fabric(f.at), Data: f.data}, true
 	}
 	return compliance.Frame{}, false
+}
+
+// Timeouts is the node's retransmission timeouts so far, over its QPs
+// (those destroyed included): compliance.TimeoutCounter.
+func (e *env) Timeouts() (int64, error) {
+	var n float64
+	err := e.call(func(ctx context.Context) error {
+		samples, err := e.u.client.Telemetry(ctx)
+		n = telemetry.Sum(samples, "qp_timeouts_total")
+		return err
+	})
+	return int64(n), err
 }
 
 func (e *env) Now() clock.Time             { return e.u.fabric(time.Now().UnixNano()) }

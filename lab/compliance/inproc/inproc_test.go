@@ -3,10 +3,12 @@ package inproc
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/wire"
@@ -101,5 +103,73 @@ func TestFailedCaseEvidence(t *testing.T) {
 	}
 	if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"verdict": "fail"`) {
 		t.Errorf("JSON: %v\n%s", err, js.String())
+	}
+}
+
+// timeoutEnv is the in-process Env counting the IUT's retransmission
+// timeouts, as the emulated one does (compliance.TimeoutCounter).
+type timeoutEnv struct{ *env }
+
+func (e timeoutEnv) Timeouts() (int64, error) {
+	var n int64
+	for _, q := range e.qps {
+		n += q.ad.QP.Stats().Timeouts
+	}
+	return n, nil
+}
+
+// TestRerunAfterTimeout: a case that fails after the IUT's retransmission
+// timer fired runs once more, and the second run's verdict counts (with
+// the first failure in its log); a case that fails with no timeout, or
+// fails both runs, is not passed.
+func TestRerunAfterTimeout(t *testing.T) {
+	runs := map[string]int{}
+	// silence posts a WRITE and lets the IUT time out (200 us) before
+	// failing on the runs in failOn.
+	silence := func(id string, timeout bool, failOn ...int) compliance.Case {
+		return compliance.Case{ID: "test/" + id, Profile: compliance.ProfileRoCEv2, Cites: []string{"MR-4.13"}, Title: id,
+			Run: func(ct *compliance.T) {
+				runs[id]++
+				if timeout {
+					c := ct.Connect(compliance.ConnOpts{})
+					c.Post(compliance.WR{WRID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
+					ct.Collect(300 * clock.Microsecond)
+				}
+				if slices.Contains(failOn, runs[id]) {
+					ct.Errorf("%s failed on run %d", id, runs[id])
+				}
+			}}
+	}
+	cases := append(compliance.Cases(),
+		silence("lost-race", true, 1),
+		silence("no-timeout", false, 1, 2),
+		silence("fails-twice", true, 1, 2))
+	newEnv := func(ctx context.Context) (compliance.Env, error) {
+		e, err := newEnv(Options{Seed: 1})
+		return timeoutEnv{e}, err
+	}
+	rep, err := compliance.RunCases(context.Background(), cases, compliance.Options{Include: []string{"test/"}}, newEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("%d results, want the 3 test cases", len(rep.Results))
+	}
+	want := map[string]struct {
+		verdict      string
+		runs, reruns int
+	}{
+		"test/lost-race":   {"pass", 2, 1},
+		"test/no-timeout":  {"fail", 1, 0},
+		"test/fails-twice": {"fail", 2, 1},
+	}
+	for _, r := range rep.Results {
+		w := want[r.Case]
+		if r.Verdict != w.verdict || runs[strings.TrimPrefix(r.Case, "test/")] != w.runs || r.Reruns != w.reruns {
+			t.Errorf("%s: verdict %s after %d runs (reruns %d), want %s after %d (%d)", r.Case, r.Verdict, runs[strings.TrimPrefix(r.Case, "test/")], r.Reruns, w.verdict, w.runs, w.reruns)
+		}
+	}
+	if r := rep.Results[0]; len(r.Log) == 0 || !strings.Contains(r.Log[0], "run 1 failed after the IUT's retransmission timer fired (lost-race failed on run 1)") {
+		t.Errorf("log of the rerun case: %q", r.Log)
 	}
 }
