@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ import (
 )
 
 func newComplianceCmd(opts *options) *cobra.Command {
-	var profile, junit, pcapDir, iut, mutant string
+	var profile, junit, pcapDir, iut, mutant, labName, root, nodeNIC string
 	var include, skip []string
 	var scale int
 	var jitter time.Duration
@@ -36,6 +37,14 @@ the adapter routes of its API socket. The node runs dilated by --scale
 about a minute); timing checks allow --jitter of wall clock for the host's
 scheduling. Everything it creates is removed when it ends, also on a
 failure or Ctrl-C.
+--iut lab (root) tests an RDMA NIC of a deployed lab's endpoint node as
+the lab runs it (its process, its k, its addresses): --node host1:gpu1
+(a node, or node:NIC; default its first NIC), --name for the lab when
+there are several. The tester plays the NIC's peer from the switch end of
+its link, which a "down" fault on that switch port keeps out of the
+fabric for the run; the fault is removed at the end, and the rest of the
+lab runs on. At the laptop lab's k of about 1900 the run takes about
+1.5 minutes (--skip rc/retry-exceeded: about 20 s).
 
 Profiles: rocev2 runs what any RoCEv2 RC endpoint must do; metaroce
 (default) adds MetaRoCE. --case and --skip take case IDs, globs (rc/*),
@@ -64,8 +73,35 @@ requirement the specification does not have).`,
 				if mutant != "" || cmd.Flags().Changed("scale") || cmd.Flags().Changed("jitter") {
 					return badInput(errors.New("--scale, --jitter and --mutant apply to --iut node"))
 				}
+				if nodeNIC != "" || labName != "" {
+					return badInput(errors.New("--node and --name apply to --iut lab"))
+				}
 				ro.IUT, newEnv = "reference endpoint (in process)", inproc.NewEnv(inproc.Options{Seed: 1})
+			case "lab":
+				if mutant != "" || cmd.Flags().Changed("scale") {
+					return badInput(errors.New("--iut lab runs the lab's node at the lab's scale: --scale and --mutant do not apply"))
+				}
+				if nodeNIC == "" || jitter < 0 {
+					return badInput(errors.New("--iut lab needs --node NODE[:NIC] (an endpoint node of the lab) and a jitter >= 0"))
+				}
+				if err := requireRoot("compliance --iut lab"); err != nil {
+					return err
+				}
+				nodeName, nic, _ := strings.Cut(nodeNIC, ":")
+				u, err := emu.Attach(cmd.Context(), emu.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if err := u.Close(); err != nil {
+						fmt.Fprintln(os.Stderr, "rocelab:", err)
+					}
+				}()
+				ro.IUT, newEnv = u.Describe(), u.NewEnv()
 			case "node":
+				if nodeNIC != "" || labName != "" {
+					return badInput(errors.New("--node and --name apply to --iut lab"))
+				}
 				if scale < 1 || jitter < 0 {
 					return badInput(fmt.Errorf("--scale %d, --jitter %v: want a scale >= 1 and a jitter >= 0", scale, jitter))
 				}
@@ -87,7 +123,7 @@ requirement the specification does not have).`,
 				}()
 				ro.IUT, newEnv = u.Describe(), u.NewEnv()
 			default:
-				return badInput(fmt.Errorf("--iut %q: want inproc or node", iut))
+				return badInput(fmt.Errorf("--iut %q: want inproc, node or lab", iut))
 			}
 			rep, err := compliance.Run(cmd.Context(), ro, newEnv)
 			var u *compliance.ErrUsage
@@ -106,7 +142,10 @@ requirement the specification does not have).`,
 	f.StringArrayVar(&skip, "skip", nil, "skip matching cases (repeatable)")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to FILE")
 	f.StringVar(&pcapDir, "pcap-dir", "", "write <case>.pcap of every failed case into DIR")
-	f.StringVar(&iut, "iut", "inproc", "implementation under test: inproc (the reference endpoint on the virtual clock) or node (rocelab's endpoint node in emulation; root)")
+	f.StringVar(&iut, "iut", "inproc", "implementation under test: inproc (the reference endpoint on the virtual clock), node (rocelab's endpoint node in emulation; root) or lab (a NIC of a deployed lab; root)")
+	f.StringVar(&nodeNIC, "node", "", "--iut lab: the endpoint node, NODE or NODE:NIC (host1:gpu1)")
+	f.StringVar(&labName, "name", "", "--iut lab: the lab (default: the only lab with that node)")
+	addRootFlag(cmd, &root)
 	f.IntVar(&scale, "scale", emu.DefaultScale, "--iut node: the node's time dilation k")
 	f.DurationVar(&jitter, "jitter", emu.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")

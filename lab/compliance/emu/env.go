@@ -101,7 +101,7 @@ func (e *env) Timeouts() (int64, error) {
 
 func (e *env) Now() clock.Time             { return e.u.fabric(time.Now().UnixNano()) }
 func (e *env) Jitter() clock.Duration      { return e.u.Jitter() }
-func (e *env) Peer() (netip.Addr, [6]byte) { return TesterIP, [6]byte(TesterMAC) }
+func (e *env) Peer() (netip.Addr, [6]byte) { return TesterIP, [6]byte(e.u.peerMAC) }
 
 // Close destroys the case's QPs and lets the wire settle.
 func (e *env) Close() error {
@@ -147,7 +147,7 @@ func (e *env) call(f func(ctx context.Context) error) error {
 func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 	var q nodeapi.QPInfo
 	err := e.call(func(ctx context.Context) (err error) {
-		q, err = e.u.client.CreateQP(ctx, nodeapi.QPRequest{Mode: s.Mode, Paths: s.Paths, Buffer: int64(s.Buffer)})
+		q, err = e.u.client.CreateQP(ctx, nodeapi.QPRequest{NIC: e.u.nic, Mode: s.Mode, Paths: s.Paths, Buffer: int64(s.Buffer)})
 		return err
 	})
 	if err != nil {

@@ -74,6 +74,13 @@ type IUT struct {
 	wire   *wire
 	epoch  int64          // Unix ns of fabric time 0
 	undo   []func() error // teardown, last first
+	// What differs for a lab's node (Attach): the tester's MAC (the
+	// switch port's), the NIC the QPs are made on ("": the node's
+	// first), the node's log and how the report names the IUT.
+	peerMAC net.HardwareAddr
+	nic     string
+	logPath string
+	desc    string
 }
 
 // Start creates two namespaces joined by a veth pair, starts the endpoint
@@ -96,7 +103,7 @@ func Start(ctx context.Context, o Options) (u *IUT, err error) {
 		o.HealthTimeout = 30 * time.Second
 	}
 	tag := fmt.Sprintf("%04x%02x", os.Getpid()&0xffff, rand.IntN(256))
-	u = &IUT{o: o,
+	u = &IUT{o: o, peerMAC: TesterMAC,
 		ns:  [2]string{"rlc-" + tag + "-t", "rlc-" + tag + "-i"},
 		ifs: [2]string{"rlc" + tag + "t", "rlc" + tag + "i"}}
 	defer func() {
@@ -158,6 +165,7 @@ func (u *IUT) startNode(ctx context.Context) error {
 		Ports: []node.PortConfig{{IfName: u.ifs[1], MAC: IUTMAC.String(), PeerMAC: TesterMAC.String(), Rate: 100 * clock.Gbps}},
 		NICs:  []node.NICConfig{{Name: "iut:port0", IP: IUTIP.String(), MTU: 4096}}}
 	cfgPath, logPath := filepath.Join(u.dir, "iut.json"), filepath.Join(u.dir, "iut.log")
+	u.logPath = logPath
 	if err := u.cfg.Write(cfgPath); err != nil {
 		return err
 	}
@@ -205,7 +213,7 @@ func (u *IUT) waitHealthy(ctx context.Context) error {
 }
 
 // logTail is the end of the node's log, for an error.
-func (u *IUT) logTail() string { return nodeapi.LogTail(filepath.Join(u.dir, "iut.log"), 30) }
+func (u *IUT) logTail() string { return nodeapi.LogTail(u.logPath, 30) }
 
 // stopNode asks the node to shut down, then signals it.
 func (u *IUT) stopNode() error {
@@ -250,6 +258,9 @@ func (u *IUT) Jitter() clock.Duration {
 
 // Describe names the IUT for a report.
 func (u *IUT) Describe() string {
+	if u.desc != "" {
+		return u.desc
+	}
 	s := fmt.Sprintf("rocelab endpoint node (emulation, k=%d, pid %d)", u.o.Scale, u.proc.PID)
 	if u.o.Mutant != "" {
 		s += ", mutant " + u.o.Mutant
