@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestComplianceUsage: flags that do not belong to the chosen IUT are bad
+// usage (exit 2) before anything runs; the in-process suite passes (0).
+func TestComplianceUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{[]string{"compliance", "--iut", "lab"}, 2, "needs --node"},
+		{[]string{"compliance", "--node", "host1"}, 2, "apply to --iut lab"},
+		{[]string{"compliance", "--iut", "node", "--node", "host1"}, 2, "apply to --iut lab"},
+		{[]string{"compliance", "--iut", "lab", "--node", "host1", "--scale", "10"}, 2, "--scale and --mutant do not apply"},
+		{[]string{"compliance", "--iut", "nic"}, 2, "want inproc, node or lab"},
+		{[]string{"compliance", "--case", "wire/"}, 0, "every MUST passed: true"},
+	} {
+		var stdout, stderr bytes.Buffer
+		root := newRootCmd(&stdout, &stderr)
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		code := 0
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.code
+		case err != nil:
+			code = 1
+		}
+		if code != tc.code || !strings.Contains(stdout.String()+stderr.String()+errString(err), tc.say) {
+			t.Errorf("%v: exit %d (%v), want %d saying %q; stdout:\n%s", tc.args, code, err, tc.code, tc.say, stdout.String())
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
