@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -36,7 +37,7 @@ type LabOptions struct {
 // the tester (an address the fabric has no route to) goes nowhere else.
 // Close removes the fault; the node, its other NICs and the rest of the
 // lab are left as they were. It needs root.
-func Attach(ctx context.Context, o LabOptions) (u *IUT, err error) {
+func Attach(ctx context.Context, o LabOptions) (_ *IUT, err error) {
 	if o.Jitter == 0 {
 		o.Jitter = DefaultJitter
 	}
@@ -66,7 +67,7 @@ func Attach(ctx context.Context, o LabOptions) (u *IUT, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("compliance: %s: peer MAC: %w", cfg.NICs[i].Name, err)
 	}
-	u = &IUT{o: Options{Scale: l.Scale, Jitter: o.Jitter}, peerMAC: peerMAC, nic: cfg.NICs[i].Name,
+	u := &IUT{o: Options{Scale: l.Scale, Jitter: o.Jitter}, peerMAC: peerMAC, nic: cfg.NICs[i].Name,
 		logPath: n.Log, proc: proc.Process{PID: n.PID, StartTime: n.StartTime}, exited: make(chan struct{})}
 	u.desc = fmt.Sprintf("%s of lab %s (rocelab endpoint node, k=%d, pid %d; tester on %s:%s, held down)",
 		u.nic, l.Name, l.Scale, n.PID, sw.Name, swPort.IfName)
@@ -86,6 +87,9 @@ func Attach(ctx context.Context, o LabOptions) (u *IUT, err error) {
 		return nil, fmt.Errorf("compliance: node %s: %w", n.Name, err)
 	}
 	u.epoch = info.Started.UnixNano()
+	if err := u.idle(ctx, idleWindow); err != nil {
+		return nil, fmt.Errorf("compliance: %w", err)
+	}
 	swc := nodeapi.NewClient(sw.Socket)
 	fi, err := swc.AddFault(ctx, swPort.IfName, "down")
 	if err != nil {
@@ -108,6 +112,37 @@ func Attach(ctx context.Context, o LabOptions) (u *IUT, err error) {
 	u.wire = w
 	u.undo = append(u.undo, w.close)
 	return u, nil
+}
+
+// idleWindow is how long (wall clock) Attach watches the NIC for frames
+// before taking its link.
+const idleWindow = 250 * time.Millisecond
+
+// idle fails if the NIC sends frames during window: a perf or collective
+// runs through it, whose frames the held-down link would drop and whose
+// frames would mix with the cases'.
+func (u *IUT) idle(ctx context.Context, window time.Duration) error {
+	sent := func() (float64, error) {
+		s, err := u.client.Telemetry(ctx)
+		return telemetry.Sum(s, "nic_tx_packets_total", telemetry.Label{Name: "node", Value: u.nic}), err
+	}
+	before, err := sent()
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.nic, err)
+	}
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	after, err := sent()
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.nic, err)
+	}
+	if after > before {
+		return fmt.Errorf("%s is busy: it sent %.0f frames in %v (a perf or collective through it?); test an idle NIC", u.nic, after-before, window)
+	}
+	return nil
 }
 
 // nicIndex finds the NIC want ("" the first) of an endpoint's config.

@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
@@ -25,7 +27,8 @@ var labCases = []string{"wire/", "rc/nak-seq-goback", "rc/rnr-wait", "rc/read-re
 // as the lab runs it (its process, its k, its addresses), with the tester
 // at rtsw1's end of the link; afterwards the switch port's down fault is
 // gone, the lab is healthy and an all-reduce through that NIC still runs.
-// A node that is not an endpoint, or a NIC it does not have, is refused.
+// A node that is not an endpoint, a NIC it does not have and a NIC in the
+// middle of a perf are refused.
 func TestLabNIC(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
@@ -54,6 +57,43 @@ func TestLabNIC(t *testing.T) {
 		} else {
 			t.Logf("Attach(%s %s): %v", bad.Node, bad.NIC, err)
 		}
+	}
+
+	client := func(node string) *nodeapi.Client {
+		for _, n := range lab.Nodes {
+			if n.Name == node {
+				c := nodeapi.NewClient(n.Socket)
+				t.Cleanup(c.Close)
+				return c
+			}
+		}
+		t.Fatalf("no node %s", node)
+		return nil
+	}
+	from := nodeapi.NICRef{Node: "host1", NIC: "host1:gpu1", Client: client("host1")}
+	to := nodeapi.NICRef{Node: "host4", NIC: "host4:gpu0", Client: client("host4")}
+
+	// A NIC that is sending (a perf through it) is refused, and nothing
+	// is changed: the perf completes.
+	busy := make(chan error, 1)
+	go func() {
+		rp, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: 3 * clock.Millisecond}, nil)
+		if err == nil && (rp.Client.Messages == 0 || rp.WrongBytes != 0) {
+			err = fmt.Errorf("perf %+v", rp)
+		}
+		busy <- err
+	}()
+	time.Sleep(time.Second) // the perf is under way
+	if u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"}); err == nil {
+		u.Close()
+		t.Error("Attach to a NIC in the middle of a perf succeeded")
+	} else if !strings.Contains(err.Error(), "busy") {
+		t.Errorf("Attach to a busy NIC: %v", err)
+	} else {
+		t.Logf("Attach to a busy NIC: %v", err)
+	}
+	if err := <-busy; err != nil {
+		t.Errorf("the perf beside the refused Attach: %v", err)
 	}
 
 	u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"})
@@ -93,19 +133,6 @@ func TestLabNIC(t *testing.T) {
 	if err != nil || len(st) != 1 || st[0].Status != "running" {
 		t.Errorf("lab after the run: %+v, %v", st, err)
 	}
-	client := func(node string) *nodeapi.Client {
-		for _, n := range lab.Nodes {
-			if n.Name == node {
-				c := nodeapi.NewClient(n.Socket)
-				t.Cleanup(c.Close)
-				return c
-			}
-		}
-		t.Fatalf("no node %s", node)
-		return nil
-	}
-	from := nodeapi.NICRef{Node: "host1", NIC: "host1:gpu1", Client: client("host1")}
-	to := nodeapi.NICRef{Node: "host4", NIC: "host4:gpu0", Client: client("host4")}
 	rp, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Iterations: 20}, nil)
 	if err != nil || rp.Client.Messages != 20 || rp.WrongBytes != 0 {
 		t.Errorf("perf through host1:gpu1 after the run: %+v, %v", rp, err)
