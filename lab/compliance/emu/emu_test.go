@@ -106,3 +106,20 @@ func TestMutantsCaught(t *testing.T) {
 		})
 	}
 }
+
+// TestStartFailsClean: a node that cannot start fails Start with the
+// reason, and what Start made (namespaces, veth, run directory) is
+// removed. Start used to call Close on its nil result here and panic.
+func TestStartFailsClean(t *testing.T) {
+	testenv.RequireRoot(t)
+	before := ours(t)
+	u, err := emu.Start(t.Context(), emu.Options{Binary: "/nonexistent/rocelab"})
+	if err == nil {
+		u.Close()
+		t.Fatal("Start with a missing binary succeeded")
+	}
+	t.Logf("Start: %v", err)
+	if after := ours(t); len(after) != len(before) {
+		t.Errorf("namespaces left behind: %v (before: %v)", after, before)
+	}
+}

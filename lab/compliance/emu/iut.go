@@ -86,7 +86,7 @@ type IUT struct {
 // Start creates two namespaces joined by a veth pair, starts the endpoint
 // node on the IUT's end and opens the tester's. On an error it removes
 // what it made. It needs root.
-func Start(ctx context.Context, o Options) (u *IUT, err error) {
+func Start(ctx context.Context, o Options) (_ *IUT, err error) {
 	if o.Binary == "" {
 		return nil, errors.New("compliance emu: no rocelab binary")
 	}
@@ -103,7 +103,7 @@ func Start(ctx context.Context, o Options) (u *IUT, err error) {
 		o.HealthTimeout = 30 * time.Second
 	}
 	tag := fmt.Sprintf("%04x%02x", os.Getpid()&0xffff, rand.IntN(256))
-	u = &IUT{o: o, peerMAC: TesterMAC,
+	u := &IUT{o: o, peerMAC: TesterMAC,
 		ns:  [2]string{"rlc-" + tag + "-t", "rlc-" + tag + "-i"},
 		ifs: [2]string{"rlc" + tag + "t", "rlc" + tag + "i"}}
 	defer func() {
