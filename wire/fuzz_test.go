@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,7 +53,7 @@ func FuzzDecode(f *testing.F) {
 			payload = nil
 		}
 		rebuilt, err := BuildFrame(&spec, payload)
-		if errors.Is(err, ErrInvalidSpec) && len(payload) > 0xFFFF-80 {
+		if errors.Is(err, ErrInvalidSpec) && strings.Contains(err.Error(), "does not fit an IP packet") && len(payload) > 0xFFFF-80 {
 			// Rebuilt with the pad its payload needs, which may be more
 			// than the frame carried: near 64 KiB that no longer fits.
 			return

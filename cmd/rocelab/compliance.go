@@ -66,6 +66,9 @@ requirement the specification does not have).`,
 			if _, err := compliance.Select(compliance.Cases(), p, include, skip); err != nil {
 				return badInput(err)
 			}
+			if iut != "lab" && cmd.Flags().Changed("root") {
+				return badInput(errors.New("--root applies to --iut lab"))
+			}
 			ro := compliance.Options{Profile: p, Include: include, Skip: skip, PcapDir: pcapDir}
 			var newEnv compliance.NewEnv
 			switch iut {
@@ -87,7 +90,10 @@ requirement the specification does not have).`,
 				if err := requireRoot("compliance --iut lab"); err != nil {
 					return err
 				}
-				nodeName, nic, _ := strings.Cut(nodeNIC, ":")
+				nodeName, nic, colon := strings.Cut(nodeNIC, ":")
+				if nodeName == "" || colon && nic == "" {
+					return badInput(fmt.Errorf("--node %q: want NODE or NODE:NIC (host1, host1:gpu1)", nodeNIC))
+				}
 				u, err := emu.Attach(cmd.Context(), emu.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
 				if err != nil {
 					return err

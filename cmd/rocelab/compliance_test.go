@@ -20,6 +20,9 @@ func TestComplianceUsage(t *testing.T) {
 		{[]string{"compliance", "--iut", "node", "--node", "host1"}, 2, "apply to --iut lab"},
 		{[]string{"compliance", "--iut", "lab", "--node", "host1", "--scale", "10"}, 2, "--scale and --mutant do not apply"},
 		{[]string{"compliance", "--iut", "nic"}, 2, "want inproc, node or lab"},
+		{[]string{"compliance", "--iut", "lab", "--node", ":gpu1"}, 2, "want NODE or NODE:NIC"},
+		{[]string{"compliance", "--iut", "lab", "--node", "host1:"}, 2, "want NODE or NODE:NIC"},
+		{[]string{"compliance", "--root", "/tmp/x"}, 2, "--root applies to --iut lab"},
 		{[]string{"compliance", "--case", "wire/"}, 0, "every MUST passed: true"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -52,10 +52,13 @@ func (s *shared) subscribe() Feed {
 func (s *shared) run(ctx context.Context, feed Feed) {
 	for {
 		f, err := feed.Next(ctx)
+		s.mu.Lock()
 		if ctx.Err() != nil {
+			// Stopped, under the lock: a subscriber that came meanwhile
+			// belongs to the next feed, not to this one's last frame.
+			s.mu.Unlock()
 			return
 		}
-		s.mu.Lock()
 		for sub := range s.subs {
 			sub.offer(result{f, err})
 		}

@@ -34,8 +34,9 @@ type Result struct {
 	Regions int   // mappings advised
 	Bytes   int64 // their total size
 	Huge    int64 // anonymous memory on huge pages afterwards (AnonHugePages)
-	// Short counts the collapses the kernel refused for want of a free
-	// huge page (EAGAIN, ENOMEM, EBUSY): memory fragmented or in use.
+	// Short counts the 2 MiB collapses the kernel refused for reasons of
+	// the moment, not of Advise: no free huge page (ENOMEM), the cgroup's
+	// charge (EBUSY), a page briefly pinned or locked (EAGAIN).
 	Short int
 }
 

@@ -53,12 +53,13 @@ func TestAdviseCollapses(t *testing.T) {
 		t.Fatal(err)
 	case available && (r.Regions == 0 || r.Bytes < 64<<20):
 		t.Errorf("%d regions of %d bytes advised, want the 64 MiB just allocated", r.Regions, r.Bytes)
-	case available && r.Huge < 32<<20 && r.Short == 0:
-		t.Errorf("only %d bytes on huge pages after collapsing %d", r.Huge, r.Bytes)
+	case available && r.Huge+int64(r.Short)*(2<<20) < 32<<20:
+		t.Errorf("only %d bytes on huge pages after collapsing %d (%d collapses refused)", r.Huge, r.Bytes, r.Short)
 	case available && r.Huge < 32<<20:
-		// The kernel had no free huge pages to give (other tests' memory,
-		// fragmentation): what the machine allows, not a fault of Advise.
-		t.Logf("only %d bytes on huge pages: %d collapses refused for want of free huge pages", r.Huge, r.Short)
+		// The shortfall is accounted for by refusals of the moment (no free
+		// huge page while other tests hold memory, a page pinned): what the
+		// machine allowed, not a fault of Advise.
+		t.Logf("only %d bytes on huge pages: %d collapses refused", r.Huge, r.Short)
 	case !available && r.Huge > 0:
 		t.Errorf("%d bytes on huge pages with THP off", r.Huge)
 	}

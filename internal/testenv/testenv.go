@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the tests run under CI.
@@ -84,9 +85,13 @@ func lockExclusive(t testing.TB, path string) {
 	if err != nil {
 		t.Fatalf("exclusive test lock: %v", err)
 	}
+	waited := time.Now()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		f.Close()
 		t.Fatalf("exclusive test lock: %v", err)
+	}
+	if d := time.Since(waited); d > time.Second {
+		t.Logf("waited %v for the exclusive test lock", d.Round(time.Second))
 	}
 	exclusive.Lock()
 	exclusive.holders[t.Name()] = true

@@ -34,6 +34,9 @@ type Case struct {
 	Cites   []string // requirement IDs it checks
 	Title   string
 	Run     func(t *T)
+	// Timeouts marks a case in which the IUT's retransmission timer fires
+	// by design: a failure of it is not run again (see TimeoutCounter).
+	Timeouts bool
 }
 
 // Cases returns the suite's cases in order.

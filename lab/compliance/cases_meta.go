@@ -280,7 +280,7 @@ var metaCases = []Case{
 				t.Errorf("HELLO from port %#x, which is none of the paths' %v", c.Hello.P.SrcPort, ports)
 			}
 		}},
-	{ID: "mp/reselect", Profile: ProfileMetaRoCE, Title: "a timeout moves the path of una to a new port",
+	{ID: "mp/reselect", Timeouts: true, Profile: ProfileMetaRoCE, Title: "a timeout moves the path of una to a new port",
 		Cites: []string{"MR-6.4", "MR-4.13"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 2, MTU: 1024})

@@ -57,7 +57,7 @@ var negCases = []Case{
 				t.Errorf("after the peer's HELLO the WRITE went as opcode %#x, want MetaRoCE DATA", r.P.Opcode)
 			}
 		}},
-	{ID: "neg/fallback", Profile: ProfileMetaRoCE, Title: "four unanswered HELLOs, one per timeout, then RoCEv2",
+	{ID: "neg/fallback", Timeouts: true, Profile: ProfileMetaRoCE, Title: "four unanswered HELLOs, one per timeout, then RoCEv2",
 		Cites: []string{"MR-2.1", "MR-3.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
@@ -103,7 +103,7 @@ var negCases = []Case{
 				}
 			}
 		}},
-	{ID: "neg/no-offer", Profile: ProfileMetaRoCE, Title: "a MetaRoCE QP whose peer offers no METAROCE starts in RoCEv2 at once",
+	{ID: "neg/no-offer", Timeouts: true, Profile: ProfileMetaRoCE, Title: "a MetaRoCE QP whose peer offers no METAROCE starts in RoCEv2 at once",
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", NoOffer: true})

@@ -61,7 +61,8 @@ type Adapter interface {
 // wall clock at k = 1000), the IUT's timer fires first and its legitimate
 // resend fails a case that expected an answer to the tester's frame. A
 // case that fails after a timeout fired is therefore run once more (see
-// RunCases); a real fault fails both runs.
+// RunCases), unless timeouts are what it tests (Case.Timeouts); a real
+// fault fails both runs.
 type TimeoutCounter interface {
 	Timeouts() (int64, error)
 }

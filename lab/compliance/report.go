@@ -30,8 +30,9 @@ type Result struct {
 	Fabric    clock.Duration `json:"fabric_ps"`
 	Duration  time.Duration  `json:"wall_ns"`
 	// Reruns is 1 for a case run again because its first run failed after
-	// the IUT's retransmission timer fired (TimeoutCounter); the verdict
-	// and log are the second run's, the log's first line says why.
+	// the IUT's retransmission timer fired (TimeoutCounter) where the case
+	// does not expect it to (Case.Timeouts); the verdict and log are the
+	// second run's, the log's first line says why.
 	Reruns int `json:"reruns,omitempty"`
 }
 
@@ -73,8 +74,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if x.Pcap != "" {
 			d += " [" + x.Pcap + "]"
 		}
-		if x.Reruns > 0 {
-			d = strings.TrimSpace("(run 2: run 1 lost a race with the IUT's timer) " + d)
+		switch {
+		case x.Reruns > 0 && x.Verdict == "pass":
+			d = "(on run 2: run 1 failed after the IUT's timer fired, see the log)"
+		case x.Reruns > 0:
+			d = strings.TrimSpace("(failed twice) " + d)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", x.Case, x.Level, strings.Join(x.Cites, ","), x.Verdict, d)
 	}

@@ -65,10 +65,13 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 		if err != nil {
 			return nil, err
 		}
-		if res.Verdict == "fail" && timedOut {
+		if res.Verdict == "fail" && timedOut && !cases[i].Timeouts {
 			first := res
 			if res, _, err = runOne(ctx, &cases[i], opts, newEnv); err != nil {
 				return nil, err
+			}
+			if first.Pcap != "" && res.Pcap == "" {
+				os.Remove(first.Pcap) // run 2 passed: no evidence of a failure
 			}
 			res.Log = append([]string{fmt.Sprintf("run 1 failed after the IUT's retransmission timer fired (%s); run 2:", first.Detail)}, res.Log...)
 			res.Reruns = 1

@@ -91,9 +91,13 @@ func (e *env) drain(until int64) (compliance.Frame, bool) {
 // (those destroyed included): compliance.TimeoutCounter.
 func (e *env) Timeouts() (int64, error) {
 	var n float64
+	var match []telemetry.Label
+	if e.u.nic != "" { // a lab's node: only the NIC under test
+		match = append(match, telemetry.Label{Name: "node", Value: e.u.nic})
+	}
 	err := e.call(func(ctx context.Context) error {
 		samples, err := e.u.client.Telemetry(ctx)
-		n = telemetry.Sum(samples, "qp_timeouts_total")
+		n = telemetry.Sum(samples, "qp_timeouts_total", match...)
 		return err
 	})
 	return int64(n), err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,16 +83,18 @@ func Attach(ctx context.Context, o LabOptions) (_ *IUT, err error) {
 	u.watchProcess()
 	u.client = nodeapi.NewClient(n.Socket)
 	u.undo = append(u.undo, func() error { u.client.Close(); return nil })
-	info, err := u.client.Info(ctx)
-	if err != nil {
+	if _, err := u.client.Info(ctx); err != nil {
 		return nil, fmt.Errorf("compliance: node %s: %w", n.Name, err)
 	}
-	u.epoch = info.Started.UnixNano()
+	// Fabric time 0 at Attach, not at the node's start: the suite uses
+	// only differences, and a node up for months would overflow the
+	// picosecond arithmetic.
+	u.epoch = time.Now().UnixNano()
 	if err := u.idle(ctx, idleWindow); err != nil {
 		return nil, fmt.Errorf("compliance: %w", err)
 	}
 	swc := nodeapi.NewClient(sw.Socket)
-	fi, err := swc.AddFault(ctx, swPort.IfName, "down")
+	fi, err := holdDown(ctx, swc, swPort.IfName)
 	if err != nil {
 		swc.Close()
 		return nil, fmt.Errorf("compliance: hold %s:%s down: %w", sw.Name, swPort.IfName, err)
@@ -101,7 +104,7 @@ func Attach(ctx context.Context, o LabOptions) (_ *IUT, err error) {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if _, err := swc.RemoveFault(rctx, fi.ID); err != nil {
-			return fmt.Errorf("bring %s:%s back up (rocelab fault clear %s): %w", sw.Name, swPort.IfName, sw.Name, err)
+			return fmt.Errorf("bring %s:%s back up (rocelab fault clear %s/%s): %w", sw.Name, swPort.IfName, sw.Name, fi.ID, err)
 		}
 		return nil
 	})
@@ -112,6 +115,37 @@ func Attach(ctx context.Context, o LabOptions) (_ *IUT, err error) {
 	u.wire = w
 	u.undo = append(u.undo, w.close)
 	return u, nil
+}
+
+// holdDown puts a "down" fault on the switch port ifname. The switch
+// applies a fault even when its caller stops waiting (a timeout, Ctrl-C),
+// so on an error it looks for one it may have applied and removes it: a
+// port left down would cut the NIC off from the lab.
+func holdDown(ctx context.Context, swc *nodeapi.Client, ifname string) (nodeapi.FaultInfo, error) {
+	before := map[string]bool{}
+	if fs, err := swc.Faults(ctx); err == nil {
+		for _, f := range fs {
+			before[f.ID] = true
+		}
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	fi, err := swc.AddFault(actx, ifname, "down")
+	if err == nil {
+		return fi, nil
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer rcancel()
+	if fs, lerr := swc.Faults(rctx); lerr == nil {
+		for _, f := range fs {
+			if !before[f.ID] && f.Kind == "down" && slices.Contains(f.Ports, ifname) {
+				if _, rerr := swc.RemoveFault(rctx, f.ID); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("remove fault %s it may have applied: %w", f.ID, rerr))
+				}
+			}
+		}
+	}
+	return nodeapi.FaultInfo{}, err
 }
 
 // idleWindow is how long (wall clock) Attach watches the NIC for frames

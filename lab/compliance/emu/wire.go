@@ -63,7 +63,7 @@ func (w *wire) run() {
 		if err == nil && ready {
 			var n int
 			n, err = w.conn.ReadBatchStamped(bufs, lens, stamps)
-			drained = err == nil && n < batch
+			drained = err == nil && n > 0 && n < batch
 			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for i := range n {

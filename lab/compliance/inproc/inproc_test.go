@@ -120,8 +120,8 @@ func (e timeoutEnv) Timeouts() (int64, error) {
 
 // TestRerunAfterTimeout: a case that fails after the IUT's retransmission
 // timer fired runs once more, and the second run's verdict counts (with
-// the first failure in its log); a case that fails with no timeout, or
-// fails both runs, is not passed.
+// the first failure in its log); a case that fails with no timeout, fails
+// both runs, or tests timeouts (Case.Timeouts) is not passed.
 func TestRerunAfterTimeout(t *testing.T) {
 	runs := map[string]int{}
 	// silence posts a WRITE and lets the IUT time out (200 us) before
@@ -140,10 +140,13 @@ func TestRerunAfterTimeout(t *testing.T) {
 				}
 			}}
 	}
+	timer := silence("timer-case", true, 1)
+	timer.Timeouts = true // timeouts are what it tests: no second try
 	cases := append(compliance.Cases(),
 		silence("lost-race", true, 1),
 		silence("no-timeout", false, 1, 2),
-		silence("fails-twice", true, 1, 2))
+		silence("fails-twice", true, 1, 2),
+		timer)
 	newEnv := func(ctx context.Context) (compliance.Env, error) {
 		e, err := newEnv(Options{Seed: 1})
 		return timeoutEnv{e}, err
@@ -152,8 +155,8 @@ func TestRerunAfterTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 3 {
-		t.Fatalf("%d results, want the 3 test cases", len(rep.Results))
+	if len(rep.Results) != 4 {
+		t.Fatalf("%d results, want the 4 test cases", len(rep.Results))
 	}
 	want := map[string]struct {
 		verdict      string
@@ -162,6 +165,7 @@ func TestRerunAfterTimeout(t *testing.T) {
 		"test/lost-race":   {"pass", 2, 1},
 		"test/no-timeout":  {"fail", 1, 0},
 		"test/fails-twice": {"fail", 2, 1},
+		"test/timer-case":  {"fail", 1, 0},
 	}
 	for _, r := range rep.Results {
 		w := want[r.Case]

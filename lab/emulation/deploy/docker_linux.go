@@ -91,7 +91,7 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 		// A user command that ends at once takes the namespace with it
 		// before it is named: how it ended is the cause to report.
 		if n.Container != nil {
-			if serr := d.userStopped(ctx, rt, n, node.Ref); serr != nil {
+			if serr := d.userStopped(ctx, rt, n, node.Ref); errors.Is(serr, docker.ErrNotRunning) {
 				return fmt.Errorf("user container %w", serr)
 			}
 		}
