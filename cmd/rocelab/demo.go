@@ -45,13 +45,13 @@ loop lag and CPU per frame. It takes a few minutes.`,
 			}
 			if capacity {
 				return runCapacity(cmd, opts, demo.CapacityOptions{
-					Topology: t, LabName: name, Root: root, Start: start, Min: kMin, Max: kMax, Repeats: repeats,
-					IncastSenders: senders, Log: opts.stderr,
+					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders},
+					Start: start, Min: kMin, Max: kMax, Repeats: repeats, Log: opts.stderr,
 				})
 			}
 			res, err := demo.Run(cmd.Context(), demo.Options{
-				Topology: t, LabName: name, Root: root, Scale: scale,
-				IncastSenders: senders, Out: opts.stdout, Log: opts.stderr,
+				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders},
+				Scale: scale, Out: opts.stdout, Log: opts.stderr,
 			})
 			if err != nil {
 				return err

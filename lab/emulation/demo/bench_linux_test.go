@@ -84,10 +84,10 @@ func capacity(b *testing.B, bin string, topo *topologies.Topology, k int) *Capac
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	opts := CapacityOptions{
+	opts := CapacityOptions{Setup: Setup{
 		Topology: topo, LabName: fmt.Sprintf("bc%d", k%10000), Binary: bin,
 		Root: testenv.RunRoot(b, "rltest-capacity-"),
-	}
+	}}
 	if k > 0 {
 		opts.Start, opts.Min, opts.Max = k, k, k
 	}

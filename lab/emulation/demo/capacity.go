@@ -9,20 +9,16 @@ import (
 	goruntime "runtime"
 	"time"
 
-	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/topologies"
 )
 
 // CapacityOptions configure FindCapacity. Zero values take the defaults
 // named.
 type CapacityOptions struct {
-	// Topology (default: the built-in laptop topology), LabName (default
-	// "capacity"), Root and Binary as for Run.
-	Topology              *topologies.Topology
-	LabName, Root, Binary string
+	// Setup as for Run (the lab name's default is "capacity").
+	Setup
 	// Start is the first scale tried (default 2000); the search halves or
 	// doubles from there to bracket the smallest lossless k, then bisects
 	// (geometrically) until the bracket is within 20 %.
@@ -32,9 +28,6 @@ type CapacityOptions struct {
 	// Repeats is how many times each workload runs at one k (default 2):
 	// a k passes only when every run lost nothing on the lossless class.
 	Repeats int
-	// IncastSenders and IncastDuration as for Run (4, 2 ms).
-	IncastSenders  int
-	IncastDuration clock.Duration
 	// AllToAllSize is the per-rank size of the all-to-all across every GPU
 	// NIC that follows each incast (default 4 MiB; negative: none). Every
 	// NIC sends to every other at once: PFC-heavy at the NIC ports.
@@ -44,15 +37,8 @@ type CapacityOptions struct {
 }
 
 func (o *CapacityOptions) defaults() error {
-	if o.Topology == nil {
-		t, err := topologies.Builtin(topologies.DefaultTopology)
-		if err != nil {
-			return err
-		}
-		o.Topology = t
-	}
-	if o.LabName == "" {
-		o.LabName = "capacity"
+	if err := o.Setup.defaults("capacity"); err != nil {
+		return err
 	}
 	if o.Start <= 0 {
 		o.Start = 2000
@@ -65,12 +51,6 @@ func (o *CapacityOptions) defaults() error {
 	}
 	if o.Repeats <= 0 {
 		o.Repeats = 2
-	}
-	if o.IncastSenders <= 0 {
-		o.IncastSenders = 4
-	}
-	if o.IncastDuration <= 0 {
-		o.IncastDuration = 2 * clock.Millisecond
 	}
 	if o.AllToAllSize == 0 {
 		o.AllToAllSize = 4 << 20
@@ -267,7 +247,7 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 		return p, err
 	}
 	t0 := time.Now()
-	run := Options{Topology: opts.Topology, IncastSenders: opts.IncastSenders, IncastDuration: opts.IncastDuration}
+	run := Options{Setup: opts.Setup}
 	p.IncastGbps = math.Inf(1)
 	for range opts.Repeats {
 		in, err := runIncast(ctx, run, nics, clients, lab, logf)

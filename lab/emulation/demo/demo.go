@@ -25,21 +25,49 @@ import (
 	"github.com/rocelab/rocelab/topologies"
 )
 
-// Options configure a demo run. Zero values take the defaults named.
-type Options struct {
+// Setup is the lab a run deploys and the incast it drives, for the demo
+// (Options) and the capacity search (CapacityOptions). Zero values take
+// the defaults named.
+type Setup struct {
 	// Topology is the fabric (default: the built-in laptop topology).
 	Topology *topologies.Topology
-	// LabName (default "demo"), Root (default /run/rocelab) and Binary
-	// (default: this executable) are passed to deploy.
+	// LabName (default "demo" or "capacity"), Root (default /run/rocelab)
+	// and Binary (default: this executable) are passed to deploy.
 	LabName, Root, Binary string
-	// Scale is the time dilation (0: auto).
-	Scale int
-	// Sizes of the all-reduce (default 1 MiB, 4 MiB).
-	Sizes []int64
 	// IncastSenders is how many NICs send into one (default 4).
 	IncastSenders int
 	// IncastDuration is the fabric time the incast runs (default 2 ms).
 	IncastDuration clock.Duration
+}
+
+// defaults fills in s's defaults, name being the default lab name.
+func (s *Setup) defaults(name string) error {
+	if s.Topology == nil {
+		t, err := topologies.Builtin(topologies.DefaultTopology)
+		if err != nil {
+			return err
+		}
+		s.Topology = t
+	}
+	if s.LabName == "" {
+		s.LabName = name
+	}
+	if s.IncastSenders <= 0 {
+		s.IncastSenders = 4
+	}
+	if s.IncastDuration <= 0 {
+		s.IncastDuration = 2 * clock.Millisecond
+	}
+	return nil
+}
+
+// Options configure a demo run. Zero values take the defaults named.
+type Options struct {
+	Setup
+	// Scale is the time dilation (0: auto).
+	Scale int
+	// Sizes of the all-reduce (default 1 MiB, 4 MiB).
+	Sizes []int64
 	// Out receives the story; Log receives progress lines.
 	Out, Log io.Writer
 }
@@ -71,24 +99,11 @@ type Incast struct {
 }
 
 func (o *Options) defaults() error {
-	if o.Topology == nil {
-		t, err := topologies.Builtin(topologies.DefaultTopology)
-		if err != nil {
-			return err
-		}
-		o.Topology = t
-	}
-	if o.LabName == "" {
-		o.LabName = "demo"
+	if err := o.Setup.defaults("demo"); err != nil {
+		return err
 	}
 	if len(o.Sizes) == 0 {
 		o.Sizes = []int64{1 << 20, 4 << 20}
-	}
-	if o.IncastSenders <= 0 {
-		o.IncastSenders = 4
-	}
-	if o.IncastDuration <= 0 {
-		o.IncastDuration = 2 * clock.Millisecond
 	}
 	if o.Out == nil {
 		o.Out = io.Discard

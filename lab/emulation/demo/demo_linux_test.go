@@ -28,9 +28,8 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Options{
-		LabName: name, Root: root, Binary: bin,
-		Sizes: []int64{1 << 20}, IncastDuration: clock.Millisecond,
-		Out: &out, Log: &log,
+		Setup: Setup{LabName: name, Root: root, Binary: bin, IncastDuration: clock.Millisecond},
+		Sizes: []int64{1 << 20}, Out: &out, Log: &log,
 	})
 	t.Logf("story:\n%s\nprogress:\n%s", out.String(), log.String())
 	if err != nil {
