@@ -98,11 +98,7 @@ requirement the specification does not have).`,
 				if err != nil {
 					return err
 				}
-				defer func() {
-					if err := u.Close(); err != nil {
-						fmt.Fprintln(os.Stderr, "rocelab:", err)
-					}
-				}()
+				defer closeIUT(u)
 				ro.IUT, newEnv = u.Describe(), u.NewEnv()
 			case "node":
 				if nodeNIC != "" || labName != "" {
@@ -122,11 +118,7 @@ requirement the specification does not have).`,
 				if err != nil {
 					return err
 				}
-				defer func() {
-					if err := u.Close(); err != nil {
-						fmt.Fprintln(os.Stderr, "rocelab:", err)
-					}
-				}()
+				defer closeIUT(u)
 				ro.IUT, newEnv = u.Describe(), u.NewEnv()
 			default:
 				return badInput(fmt.Errorf("--iut %q: want inproc, node or lab", iut))
@@ -157,6 +149,14 @@ requirement the specification does not have).`,
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
 	f.MarkHidden("mutant")
 	return cmd
+}
+
+// closeIUT tears down an emulated IUT, saying on stderr what it could not
+// undo (the run's verdict stands).
+func closeIUT(u *emu.IUT) {
+	if err := u.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "rocelab:", err)
+	}
 }
 
 // writeCompliance writes the report (JUnit, then table or JSON) and turns

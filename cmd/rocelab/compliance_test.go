@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
 )
@@ -25,20 +23,9 @@ func TestComplianceUsage(t *testing.T) {
 		{[]string{"compliance", "--root", "/tmp/x"}, 2, "--root applies to --iut lab"},
 		{[]string{"compliance", "--case", "wire/"}, 0, "every MUST passed: true"},
 	} {
-		var stdout, stderr bytes.Buffer
-		root := newRootCmd(&stdout, &stderr)
-		root.SetArgs(tc.args)
-		err := root.Execute()
-		code := 0
-		var ee *exitError
-		switch {
-		case errors.As(err, &ee):
-			code = ee.code
-		case err != nil:
-			code = 1
-		}
-		if code != tc.code || !strings.Contains(stdout.String()+stderr.String()+errString(err), tc.say) {
-			t.Errorf("%v: exit %d (%v), want %d saying %q; stdout:\n%s", tc.args, code, err, tc.code, tc.say, stdout.String())
+		code, stdout, stderr, err := runCLI(tc.args...)
+		if code != tc.code || !strings.Contains(stdout+stderr+errString(err), tc.say) {
+			t.Errorf("%v: exit %d (%v), want %d saying %q; stdout:\n%s", tc.args, code, err, tc.code, tc.say, stdout)
 		}
 	}
 }

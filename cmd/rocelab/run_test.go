@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,24 +34,13 @@ func TestRunCmd(t *testing.T) {
 			out := t.TempDir()
 			junit, rep := filepath.Join(out, "junit.xml"), filepath.Join(out, "report")
 			args := append(tc.args, "--junit", junit, "--report", rep)
-			var stdout, stderr bytes.Buffer
-			root := newRootCmd(&stdout, &stderr)
-			root.SetArgs(args)
-			err := root.Execute()
-			code := 0
-			var ee *exitError
-			switch {
-			case errors.As(err, &ee):
-				code = ee.code
-			case err != nil:
-				code = 1
-			}
+			code, stdout, _, err := runCLI(args...)
 			if code != tc.code {
-				t.Fatalf("exit %d (%v), want %d; stdout:\n%s", code, err, tc.code, stdout.String())
+				t.Fatalf("exit %d (%v), want %d; stdout:\n%s", code, err, tc.code, stdout)
 			}
 			for _, s := range tc.stdout {
-				if !strings.Contains(stdout.String(), s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
 				}
 			}
 			if len(tc.junit) > 0 {
