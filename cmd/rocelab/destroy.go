@@ -13,7 +13,7 @@ import (
 
 func newDestroyCmd(opts *options) *cobra.Command {
 	var file, name, root, onlyPrefix string
-	var all bool
+	var all, images bool
 	cmd := &cobra.Command{
 		Use:   "destroy (-t FILE | --name N | --all)",
 		Short: "Take a lab down",
@@ -21,9 +21,10 @@ func newDestroyCmd(opts *options) *cobra.Command {
 run directory, plus anything tagged with its name that a crashed deploy left
 behind. Destroying a lab that is not there (no run directory, no
 leftover) says so and exits 2; destroy --all with nothing to do exits 0.
-The Docker runtime's node image (rocelab-node:…) stays in the engine's
-image cache after destroy --all, so the next docker deploy starts at once;
-docker image rm removes it. -t names the
+The Docker runtime's node image (rocelab/node:…, one per rocelab binary)
+stays in the engine's image cache after destroy --all, so the next docker
+deploy starts at once; destroy --all --images also removes every one that
+no container uses (run it while no docker deploy is in progress). -t names the
 lab after the topology (as deploy does without --name); --all destroys every
 lab on the machine, including those known only by their leftovers. Needs root.`,
 		Args: cobra.NoArgs,
@@ -36,6 +37,9 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 			}
 			if given != 1 {
 				return badInput(fmt.Errorf("give exactly one of -t, --name and --all"))
+			}
+			if images && !all {
+				return badInput(fmt.Errorf("--images goes with --all"))
 			}
 			if file != "" {
 				t, err := loadTopology(file)
@@ -55,7 +59,7 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 			var rep lifecycle.Report
 			var err error
 			if all {
-				var o deploy.DestroyOptions
+				o := deploy.DestroyOptions{Images: images}
 				if onlyPrefix != "" {
 					o.Only = func(lab string) bool { return strings.HasPrefix(lab, onlyPrefix) }
 				}
@@ -84,6 +88,7 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "destroy the lab named after this topology file or built-in")
 	cmd.Flags().StringVar(&name, "name", "", "lab name")
 	cmd.Flags().BoolVar(&all, "all", false, "destroy every lab")
+	cmd.Flags().BoolVar(&images, "images", false, "with --all: also remove the docker runtime's node images no container uses")
 	addRootFlag(cmd, &root)
 	cmd.Flags().StringVar(&onlyPrefix, "only-prefix", "", "with --all, only labs whose names start with this (tests)")
 	cmd.Flags().MarkHidden("only-prefix")

@@ -163,3 +163,18 @@ func removeLeftoverContainers(ctx context.Context, root string, match func(lab s
 	slices.Sort(removed)
 	return removed, errors.Join(errs...)
 }
+
+// removeNodeImages removes the node images no container uses, if a Docker
+// engine answers (none: nothing to do).
+func removeNodeImages(ctx context.Context) ([]string, error) {
+	rt, err := dockerEngine(ctx)
+	if rt == nil {
+		return nil, err
+	}
+	defer rt.Close()
+	refs, err := rt.RemoveUnusedImages(ctx)
+	for i, r := range refs {
+		refs[i] = "image " + r
+	}
+	return refs, err
+}

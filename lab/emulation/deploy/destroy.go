@@ -20,6 +20,9 @@ type DestroyOptions struct {
 	// Only restricts DestroyAll to the labs it accepts, run directories and
 	// tagged leftovers alike (nil: every lab on the machine).
 	Only func(lab string) bool
+	// Images also removes the docker runtime's node images that no
+	// container uses any more (docker.Runtime.RemoveUnusedImages).
+	Images bool
 }
 
 // Destroy removes lab under root: its containers, node processes, links,
@@ -102,8 +105,14 @@ func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.R
 	removed = append(removed, more...)
 	errs = append(errs, err)
 	rep, err := lifecycle.DestroyAll(lifecycle.Options{Root: rootOr(root), Only: o.Only, Executables: executables(root, labs)})
+	errs = append(errs, err)
+	if o.Images {
+		imgs, err := removeNodeImages(ctx)
+		removed = append(removed, imgs...)
+		errs = append(errs, err)
+	}
 	rep.Removed = append(removed, rep.Removed...)
-	return rep, errors.Join(append(errs, err)...)
+	return rep, errors.Join(errs...)
 }
 
 func rootOr(root string) string {

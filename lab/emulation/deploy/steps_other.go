@@ -38,3 +38,5 @@ func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
 func removeLeftoverContainers(ctx context.Context, root string, match func(lab string) bool, required bool) ([]string, error) {
 	return nil, nil
 }
+
+func removeNodeImages(ctx context.Context) ([]string, error) { return nil, nil }

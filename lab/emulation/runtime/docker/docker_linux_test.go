@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker/dockertest"
 	"github.com/vishvananda/netlink"
 	vns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -515,6 +516,57 @@ func BenchmarkCreateRemove(b *testing.B) {
 		}
 		if err := r.Remove(b.Context(), n.Ref); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRemoveUnusedImages: the node images no container uses go (here one
+// built from the sleeper with a byte appended, i.e. another binary), the
+// image of a container that still exists stays, and another repository's
+// image (the test busybox) is not touched. It also clears the machine's
+// other unused node images: they are a cache, rebuilt when next needed.
+func TestRemoveUnusedImages(t *testing.T) {
+	t.Parallel()
+	r := newRuntime(t)
+	create(t, r, uniqueLab("img"), "n1", t.TempDir()) // a container of r's image
+	busybox := dockertest.Busybox(t, r.c)
+
+	b, err := os.ReadFile(sleeper(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "sleeper2")
+	if err := os.WriteFile(other, append(b, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := New(Options{Binary: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	unused, err := r2.EnsureImage(t.Context())
+	if err != nil || !unused.Built {
+		t.Fatalf("second image: %+v, %v", unused, err)
+	}
+	t.Cleanup(func() { r.c.ImageRemove(context.Background(), unused.Ref, image.RemoveOptions{}) })
+
+	removed, err := r.RemoveUnusedImages(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("removed %v", removed)
+	if !slices.Contains(removed, unused.Ref) {
+		t.Errorf("unused image %s not removed (%v)", unused.Ref, removed)
+	}
+	if _, err := r.c.ImageInspect(t.Context(), unused.Ref); !client.IsErrNotFound(err) {
+		t.Errorf("unused image %s still there: %v", unused.Ref, err)
+	}
+	for _, keep := range []string{r.image.Ref, busybox} {
+		if slices.Contains(removed, keep) {
+			t.Errorf("%s removed", keep)
+		}
+		if _, err := r.c.ImageInspect(t.Context(), keep); err != nil {
+			t.Errorf("%s gone: %v", keep, err)
 		}
 	}
 }

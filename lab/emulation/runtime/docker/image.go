@@ -11,9 +11,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 )
@@ -165,4 +169,42 @@ func ensureImage(ctx context.Context, c client.APIClient, binary string) (Image,
 	}
 	img.Built = true
 	return img, nil
+}
+
+// RemoveUnusedImages removes the node images (ImageRepo, labelled
+// LabelImage) that no container, running or not, was made from, and
+// returns their references. Each binary rocelab was built from leaves one
+// in the engine's cache (they are kept so that the next deploy starts at
+// once); this clears them. Images of containers that still exist stay,
+// and nothing is forced. Run it while no docker deploy is in progress: a
+// deploy that found its image but has not made its containers yet would
+// lose it.
+func (r *Runtime) RemoveUnusedImages(ctx context.Context) ([]string, error) {
+	imgs, err := r.c.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelImage))})
+	if err != nil {
+		return nil, fmt.Errorf("list node images: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, im := range imgs {
+		used, err := r.c.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("ancestor", im.ID))})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("containers of image %s: %w", im.ID, err))
+			continue
+		}
+		if len(used) > 0 {
+			continue
+		}
+		for _, tag := range im.RepoTags {
+			if !strings.HasPrefix(tag, ImageRepo+":") {
+				continue // another repository's name for it: not ours to drop
+			}
+			if _, err := r.c.ImageRemove(ctx, tag, image.RemoveOptions{PruneChildren: true}); err != nil && !client.IsErrNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove image %s: %w", tag, err))
+				continue
+			}
+			removed = append(removed, tag)
+		}
+	}
+	return removed, errors.Join(errs...)
 }
