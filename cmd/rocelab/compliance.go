@@ -63,7 +63,8 @@ requirement the specification does not have).`,
 			if err := compliance.Validate(compliance.Cases()); err != nil {
 				return badInput(fmt.Errorf("refusing to start: %w", err))
 			}
-			if _, err := compliance.Select(compliance.Cases(), p, include, skip); err != nil {
+			selected, err := compliance.Select(compliance.Cases(), p, include, skip)
+			if err != nil {
 				return badInput(err)
 			}
 			if iut != "lab" && cmd.Flags().Changed("root") {
@@ -99,7 +100,7 @@ requirement the specification does not have).`,
 					return err
 				}
 				defer closeIUT(u)
-				ro.IUT, newEnv = u.Describe(), u.NewEnv()
+				ro.IUT, newEnv, ro.Progress = u.Describe(), u.NewEnv(), caseProgress(opts, len(selected))
 			case "node":
 				if nodeNIC != "" || labName != "" {
 					return badInput(errors.New("--node and --name apply to --iut lab"))
@@ -119,7 +120,7 @@ requirement the specification does not have).`,
 					return err
 				}
 				defer closeIUT(u)
-				ro.IUT, newEnv = u.Describe(), u.NewEnv()
+				ro.IUT, newEnv, ro.Progress = u.Describe(), u.NewEnv(), caseProgress(opts, len(selected))
 			default:
 				return badInput(fmt.Errorf("--iut %q: want inproc, node or lab", iut))
 			}
@@ -149,6 +150,16 @@ requirement the specification does not have).`,
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
 	f.MarkHidden("mutant")
 	return cmd
+}
+
+// caseProgress reports each case on stderr as it ends, for the emulated
+// IUTs whose runs take a minute or more: "# [3/40] wire/ack pass 41ms".
+func caseProgress(opts *options, total int) func(compliance.Result) {
+	n := 0
+	return func(r compliance.Result) {
+		n++
+		fmt.Fprintf(opts.stderr, "# [%d/%d] %s %s %v\n", n, total, r.Case, r.Verdict, r.Duration.Round(time.Millisecond))
+	}
 }
 
 // closeIUT tears down an emulated IUT, saying on stderr what it could not
