@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -25,24 +24,8 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	// A reader that went away (rocelab … | head) stops the command the
-	// same way, instead of killing it before it cleans up; writes after
-	// that just fail. Exit 141, as a shell reports a broken pipe.
-	ctx, gone := context.WithCancel(ctx)
-	defer gone()
-	pipe := make(chan os.Signal, 1)
-	signal.Notify(pipe, syscall.SIGPIPE)
-	var brokenPipe atomic.Bool
-	go func() {
-		<-pipe
-		brokenPipe.Store(true)
-		gone()
-	}()
 	root := newRootCmd(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
-	if err != nil && (brokenPipe.Load() || errors.Is(err, syscall.EPIPE)) {
-		os.Exit(exitBrokenPipe) // nobody reads what it would say
-	}
 	if ctx.Err() != nil && err != nil {
 		fmt.Fprintln(os.Stderr, "rocelab: interrupted:", err)
 		os.Exit(exitInterrupted)
@@ -53,12 +36,8 @@ func main() {
 // Exit codes: 0 success; 1 a runtime failure (a node died, a deploy
 // failed, a check failed); 2 bad input or usage (a file that does not
 // validate, a bad flag, a lab or node that is not there, a lab to pick);
-// 130 interrupted (Ctrl-C, SIGTERM); 141 its output's reader went away
-// (SIGPIPE). exec passes on its command's code.
-const (
-	exitInterrupted = 130
-	exitBrokenPipe  = 141
-)
+// 130 interrupted (Ctrl-C, SIGTERM). exec passes on its command's code.
+const exitInterrupted = 130
 
 // interruptExits marks a command that creates nothing (validate, graph,
 // topo, wire): on Ctrl-C it exits 130 at once, wherever its computation is.
