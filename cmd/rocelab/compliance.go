@@ -44,7 +44,7 @@ there are several. The tester plays the NIC's peer from the switch end of
 its link, which a "down" fault on that switch port keeps out of the
 fabric for the run; the fault is removed at the end, and the rest of the
 lab runs on. At the laptop lab's k of about 1900 the run takes about
-1.5 minutes (--skip rc/retry-exceeded: about 20 s).
+1.5 minutes (--skip rc/retry-exceeded: about 15 s).
 
 Profiles: rocev2 runs what any RoCEv2 RC endpoint must do; metaroce
 (default) adds MetaRoCE. --case and --skip take case IDs, globs (rc/*),
