@@ -119,7 +119,7 @@ type NIC struct {
 	rekick   bool
 	txPkt    *wire.Packet
 	txDoneFn func()
-	fast     handlerScheduler // sched's allocation-free path, or nil
+	fast     clock.HandlerScheduler // sched's allocation-free path, or nil
 	ctrl     [8][]*wire.Packet
 	active   []*QP
 	rr       int
@@ -164,7 +164,7 @@ func NewNIC(opts Options) (*NIC, error) {
 		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, rkeys: map[uint32]*MR{},
 		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
 	n.txDoneFn = n.txDone
-	n.fast, _ = n.sched.(handlerScheduler)
+	n.fast, _ = n.sched.(clock.HandlerScheduler)
 	n.wakeFn = func() { n.wake = nil; n.kick() }
 	return n, nil
 }
@@ -290,13 +290,6 @@ func (n *NIC) transmit(p *wire.Packet) {
 	} else {
 		n.sched.AfterFunc(d, n.txDoneFn)
 	}
-}
-
-// handlerScheduler is the allocation-free scheduling path of the
-// simulator's engine (core/sim.Engine.ScheduleAfter); the NIC uses it for
-// the end of each transmission when its scheduler has it.
-type handlerScheduler interface {
-	ScheduleAfter(d clock.Duration, h interface{ Handle(arg any) }, arg any)
 }
 
 // nicTx is the Handler of the end-of-transmission event; a separate type

@@ -7,7 +7,7 @@
 //
 // # Shape
 //
-// Faults sit on a link direction (DESIGN.md): a Stage is a wire.Sink that
+// Faults sit on a link direction (docs/design.md): a Stage is a wire.Sink that
 // wraps the sink the direction transmits into — wrap, don't fork, like
 // netstack's link/sniffer — and a Generator sends its own frames into it.
 // Models are pure and deterministic: time and callbacks come from a

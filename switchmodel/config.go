@@ -226,7 +226,7 @@ func HeadroomFor(r clock.Rate, d clock.Duration, mtu int) int64 {
 //   - 5-tuple ECMP (not QP-aware), no spraying, no trimming, no static
 //     egress limit.
 //
-// These are the HPCC ns-3 switch reference values named in DESIGN.md.
+// These are the HPCC ns-3 switch reference values named in docs/design.md.
 func DefaultConfig() Config {
 	c := Config{
 		BufferBytes: 32 << 20,
@@ -263,7 +263,7 @@ func DefaultConfig() Config {
 	return c
 }
 
-// validate reports the first inconsistency of c.
+// validate reports every inconsistency of c, joined.
 func (c *Config) validate() error {
 	var errs []error
 	if c.BufferBytes <= 0 {

@@ -12,7 +12,7 @@
 // callbacks it asked of the clock.Scheduler handed to it in Options; it
 // answers by calling Receive on the wire.Sink attached to an egress port
 // (Switch.Attach), normally a link that adds propagation delay. When the
-// attached sink is a wire.LaunchSink (core/pipe.Pipe, a fault chain without
+// attached sink is a wire.LaunchSink (wire/pipe.Pipe, a fault chain without
 // stages), the port hands it each frame as its transmission starts, with
 // the time its last bit leaves, and schedules the end of the transmission
 // only when a queue or a PFC frame waits for it; other sinks (the

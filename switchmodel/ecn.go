@@ -64,12 +64,12 @@ func (s *Switch) wredHit(w *wred, q int64) bool {
 // profile wants it dropped instead.
 func (s *Switch) markCEOn(q *queue, p *wire.Packet) bool {
 	switch p.ECN {
-	case 0:
+	case wire.ECNNotECT:
 		return !q.ecn.dropNonECT
-	case 3:
+	case wire.ECNCE:
 		return true
 	}
-	p.ECN = 3
+	p.ECN = wire.ECNCE
 	q.ecnMarks++
 	if s.markCE != nil && p.Raw != nil {
 		s.markCE(p)

@@ -7,10 +7,7 @@ import (
 
 // PFCFrameLen is the Len of the PFC frames the switch sends: the 64-byte
 // minimum frame without its FCS, as wire.Packet.Len counts.
-const PFCFrameLen = 60
-
-// pfcDstMAC is the 802.1Qbb (MAC control) destination address.
-var pfcDstMAC = [6]byte{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
+const PFCFrameLen = wire.MinFrameBytes - wire.FCSBytes
 
 // checkXoff pauses the upstream of PG i once its shared use reaches the
 // threshold or it has spilled into headroom.
@@ -63,8 +60,8 @@ func (pt *Port) buildPFC() *wire.Packet {
 	f := &wire.Packet{
 		Kind:      wire.KindPFC,
 		Len:       PFCFrameLen,
-		DstMAC:    pfcDstMAC,
-		EtherType: 0x8808,
+		DstMAC:    wire.PFCDstMAC,
+		EtherType: wire.EtherTypeMACControl,
 	}
 	for i := range pt.pg {
 		g := &pt.pg[i]

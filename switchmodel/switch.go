@@ -46,14 +46,6 @@ type Options struct {
 	OnPFC func(port, prio int, xoff bool)
 }
 
-// handlerScheduler is the allocation-free scheduling path of the
-// simulator's engine (core/sim.Engine.ScheduleAfter): no closure, no timer
-// handle. A switch uses it for the end of each transmission when its
-// scheduler has it, AfterFunc otherwise.
-type handlerScheduler interface {
-	ScheduleAfter(d clock.Duration, h interface{ Handle(arg any) }, arg any)
-}
-
 // Switch is the model of one switch ASIC: ports with eight traffic classes,
 // a shared-buffer MMU, PFC, WRED/ECN, strict+DWRR scheduling and an L3
 // forwarding table with ECMP. It is single-threaded: Receive and the
@@ -62,7 +54,7 @@ type Switch struct {
 	name  string
 	cfg   Config
 	sched clock.Scheduler
-	fast  handlerScheduler // sched's allocation-free path, or nil
+	fast  clock.HandlerScheduler // sched's allocation-free path, or nil
 	rng   *rand.Rand
 	// Raw-byte hooks and observer from Options.
 	markCE, decTTL, trimRaw func(*wire.Packet)
@@ -107,7 +99,7 @@ func New(opts Options) (*Switch, error) {
 		trimRaw: opts.Trim,
 		onPFC:   opts.OnPFC,
 	}
-	s.fast, _ = opts.Sched.(handlerScheduler)
+	s.fast, _ = opts.Sched.(clock.HandlerScheduler)
 	s.hashSeed = cfg.ECMP.Seed
 	if s.hashSeed == 0 {
 		s.hashSeed = rng.Uint64()

@@ -34,7 +34,7 @@ func PauseTime(r clock.Rate, quanta uint16) clock.Duration {
 	return r.Serialize(int(quanta) * 64)
 }
 
-// Conventional RoCE marking (DESIGN.md, protocol notes): RoCE data in DSCP
+// Conventional RoCE marking (docs/design.md, protocol notes): RoCE data in DSCP
 // 26 rides the lossless priority 3, CNPs in DSCP 48 a strict priority 6.
 const (
 	DSCPRoCEData = 26

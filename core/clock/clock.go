@@ -147,3 +147,12 @@ type Scheduler interface {
 	// callbacks already due at Now.
 	AfterFunc(d Duration, f func()) Timer
 }
+
+// HandlerScheduler is the allocation-free scheduling path a Scheduler may
+// also offer (the simulator's core/sim.Engine does): no closure, no Timer
+// handle, h.Handle(arg) runs d after Now. Models use it for their hottest
+// events (the end of each transmission) when their Scheduler has it, and
+// AfterFunc otherwise.
+type HandlerScheduler interface {
+	ScheduleAfter(d Duration, h interface{ Handle(arg any) }, arg any)
+}

@@ -135,7 +135,7 @@ func Convert(r Reading) []Metric {
 	return out
 }
 
-// Families returns every exported family's name (without the rocelab_
+// Families returns every exported family's name (with the rocelab_
 // prefix), help and type, for docs and tests.
 func Families() []FamilyInfo {
 	out := make([]FamilyInfo, 0, len(families))

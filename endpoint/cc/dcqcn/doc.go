@@ -57,13 +57,13 @@
 // # Parameters (Env.Params)
 //
 //	name                   default                      source
-//	g                      1/256                        DCQCN paper §5 / DESIGN.md; ns-3 EWMA_GAIN 0.00390625
+//	g                      1/256                        DCQCN paper §5 / docs/design.md; ns-3 EWMA_GAIN 0.00390625
 //	alpha_init             1                            ns-3 cnp_received_mlx (m_alpha = 1 on first CNP)
 //	alpha_timer            55us                         paper (K = 55 µs); ns-3 AlphaResumInterval 55
-//	rate_decrease_interval 50us                         DESIGN.md (CNP interval 50 µs); ns-3 dcqcn_paper t_dec=50
-//	increase_timer         55us                         paper (T = 55 µs) / DESIGN.md; ns-3 dcqcn_paper t_inc=55
-//	byte_counter           10MB (10,000,000 B; 0 = off) paper (B = 10 MB) / DESIGN.md
-//	fast_recovery_steps    5                            paper (F = 5) / DESIGN.md; ns-3 FastRecoveryTimes 5
+//	rate_decrease_interval 50us                         docs/design.md (CNP interval 50 µs); ns-3 dcqcn_paper t_dec=50
+//	increase_timer         55us                         paper (T = 55 µs) / docs/design.md; ns-3 dcqcn_paper t_inc=55
+//	byte_counter           10MB (10,000,000 B; 0 = off) paper (B = 10 MB) / docs/design.md
+//	fast_recovery_steps    5                            paper (F = 5) / docs/design.md; ns-3 FastRecoveryTimes 5
 //	rate_ai                line/1000 (100 Mb/s at 100G) paper's 40 Mb/s at 40G, scaled with the line rate
 //	rate_hai               line/100 (1 Gb/s at 100G)    10 × R_AI, the ratio of ns-3's defaults (5 and 50 Mb/s)
 //	min_rate               100 Mb/s (capped at line)    ns-3 RdmaHw MinRate default 100Mb/s

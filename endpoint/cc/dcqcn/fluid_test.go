@@ -10,7 +10,7 @@ import (
 
 // TestFluidFairShare closes the loop around N DCQCN senders sharing one
 // 100G bottleneck with a toy marking queue: a fluid queue stepped every
-// 1 µs, RED/ECN marking (Kmin 400 kB, Kmax 1600 kB, Pmax 0.2, DESIGN.md's
+// 1 µs, RED/ECN marking (Kmin 400 kB, Kmax 1600 kB, Pmax 0.2, docs/design.md's
 // 100G values) drawn per packet, an NP that sends at most one CNP per flow
 // per 50 µs, and feedback delayed by a 5 µs base RTT (marking on
 // enqueue, so the queueing delay is not in the loop). Flow 0 starts alone;

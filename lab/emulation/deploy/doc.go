@@ -79,7 +79,7 @@
 // # Time dilation
 //
 // Every rate is divided by the scale factor k and every duration multiplied
-// by it (DESIGN.md). With Options.Scale 0 the lab picks k automatically
+// by it (docs/design.md). With Options.Scale 0 the lab picks k automatically
 // (AutoScale): the aggregate rate the back end forwards at full load — both
 // directions of every BE link — in frames of the BE MTU, divided by
 // Options.CapacityPPS, the frames per second the machine can forward

@@ -2,7 +2,7 @@
 // topology file and the same traffic, run once on real frames in the
 // wall-clock lab (lab/emulation/deploy, lab/emulation/node) and once in virtual time
 // (lab/simulation/simlab), must give the same numbers within a tolerance. This is
-// the lab's fidelity check (DESIGN.md, "one model, two clocks").
+// the lab's fidelity check (docs/design.md, "one model, two clocks").
 //
 // Compare holds the rule: per-flow goodput, the time the switches'
 // priority groups held an upstream in XOFF and named figures (a
