@@ -74,8 +74,7 @@ func newStar(t testing.TB, so starOpts) *star {
 	for i := range specs {
 		specs[i] = switchmodel.PortSpec{Rate: g100, Delay: hop}
 	}
-	sw, err := switchmodel.New(switchmodel.Options{Name: "sw", Config: cfg, Sched: e, Rand: e.Rand("sw"), Ports: specs,
-		MarkCE: func(p *wire.Packet) { p.ECN = wire.ECNECT0; p.MarkCE() }})
+	sw, err := switchmodel.New(switchmodel.Options{Name: "sw", Config: cfg, Sched: e, Rand: e.Rand("sw"), Ports: specs})
 	if err != nil {
 		t.Fatal(err)
 	}

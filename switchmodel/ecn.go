@@ -71,8 +71,8 @@ func (s *Switch) markCEOn(q *queue, p *wire.Packet) bool {
 	}
 	p.ECN = wire.ECNCE
 	q.ecnMarks++
-	if s.markCE != nil && p.Raw != nil {
-		s.markCE(p)
+	if p.Raw != nil {
+		p.WriteTOS()
 	}
 	return true
 }

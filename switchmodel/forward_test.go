@@ -118,24 +118,37 @@ func TestClassification(t *testing.T) {
 	}
 }
 
-// TestRawHooks: the byte rewriters run for packets that carry Raw, and
-// only for them.
-func TestRawHooks(t *testing.T) {
+// TestRawRewrite: the switch rewrites the bytes of packets that carry Raw
+// (through wire's rewriters) so they decode to what it did to the
+// descriptor, and leaves payload-free descriptors alone.
+func TestRawRewrite(t *testing.T) {
 	cfg := switchmodel.DefaultConfig()
 	cfg.ECN[3].Kmin, cfg.ECN[3].Kmax = 0, 0 // mark everything queued behind something
-	var ce, ttl int
 	raw := roce(0, 1, 26, 1)
-	raw.Raw = make([]byte, raw.Len)
+	frame, err := wire.BuildFrame(&raw, make([]byte, raw.Len))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Decode(frame); err != nil {
+		t.Fatal(err)
+	}
 	bare, bare2 := roce(0, 1, 26, 2), roce(0, 1, 26, 3)
-	sw, c := oneHop(t, cfg, func(o *switchmodel.Options) {
-		o.MarkCE = func(*wire.Packet) { ce++ }
-		o.DecTTL = func(*wire.Packet) { ttl++ }
-	}, &bare, &bare2, &raw)
+	sw, c := oneHop(t, cfg, nil, &bare, &bare2, &raw)
 	// All arrive at once. The first goes straight onto the wire; the
 	// second sees an empty queue (0 ≤ Kmin): unmarked; the third, the Raw
 	// one, sees 1000 B ahead (> Kmax): marked.
-	if c.Packets != 3 || ce != 1 || ttl != 1 || raw.ECN != 3 || bare.ECN != 2 || bare2.ECN != 2 {
-		t.Errorf("received %d; MarkCE ran %d, DecTTL %d; ECN raw %d bare %d %d", c.Packets, ce, ttl, raw.ECN, bare.ECN, bare2.ECN)
+	if c.Packets != 3 || raw.ECN != 3 || bare.ECN != 2 || bare2.ECN != 2 || bare.Raw != nil {
+		t.Errorf("received %d; ECN raw %d bare %d %d", c.Packets, raw.ECN, bare.ECN, bare2.ECN)
+	}
+	var got wire.Packet
+	if err := got.Decode(raw.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if got.ECN != 3 || got.TTL != raw.TTL || got.TTL != 63 {
+		t.Errorf("bytes say ECN %d TTL %d; descriptor ECN %d TTL %d", got.ECN, got.TTL, raw.ECN, raw.TTL)
+	}
+	if err := got.VerifyICRC(); err != nil {
+		t.Errorf("ICRC after the rewrite: %v", err)
 	}
 	if got := sw.Port(1).Queue(3).ECNMarked; got != 1 {
 		t.Errorf("ECN marks = %d, want 1", got)

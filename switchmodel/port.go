@@ -174,8 +174,8 @@ func (pt *Port) Receive(p *wire.Packet) {
 			return
 		}
 		p.TTL--
-		if s.decTTL != nil && p.Raw != nil {
-			s.decTTL(p)
+		if p.Raw != nil {
+			p.WriteTTL()
 		}
 	}
 	s.ports[out].enqueue(p, pt, tc)

@@ -32,15 +32,6 @@ type Options struct {
 	Rand  *rand.Rand
 	Ports []PortSpec
 
-	// Raw-byte hooks, called only for packets whose Raw is not nil, after
-	// the model changed the descriptor: MarkCE after setting ECN to CE,
-	// DecTTL after decrementing TTL, Trim after cutting Len and rewriting
-	// DSCP. The emulation passes wire's rewriters; the simulator leaves
-	// them nil.
-	MarkCE func(*wire.Packet)
-	DecTTL func(*wire.Packet)
-	Trim   func(*wire.Packet)
-
 	// OnPFC, if set, is told each time a PG decides to pause (xoff) or
 	// resume its upstream — at the decision, before the frame is sent.
 	OnPFC func(port, prio int, xoff bool)
@@ -56,9 +47,8 @@ type Switch struct {
 	sched clock.Scheduler
 	fast  clock.HandlerScheduler // sched's allocation-free path, or nil
 	rng   *rand.Rand
-	// Raw-byte hooks and observer from Options.
-	markCE, decTTL, trimRaw func(*wire.Packet)
-	onPFC                   func(port, prio int, xoff bool)
+	// observer from Options.
+	onPFC func(port, prio int, xoff bool)
 
 	ports []*Port
 	mmu   mmu
@@ -90,14 +80,11 @@ func New(opts Options) (*Switch, error) {
 		rng = rand.New(rand.NewPCG(h.Sum64(), 0x5eed))
 	}
 	s := &Switch{
-		name:    opts.Name,
-		cfg:     cfg,
-		sched:   opts.Sched,
-		rng:     rng,
-		markCE:  opts.MarkCE,
-		decTTL:  opts.DecTTL,
-		trimRaw: opts.Trim,
-		onPFC:   opts.OnPFC,
+		name:  opts.Name,
+		cfg:   cfg,
+		sched: opts.Sched,
+		rng:   rng,
+		onPFC: opts.OnPFC,
 	}
 	s.fast, _ = opts.Sched.(clock.HandlerScheduler)
 	s.hashSeed = cfg.ECMP.Seed

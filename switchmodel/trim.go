@@ -26,8 +26,8 @@ func (eg *Port) trim(p *wire.Packet, in *Port, tc uint8) bool {
 	}
 	p.Len = keep
 	p.DSCP = s.cfg.Trim.DSCP
-	if s.trimRaw != nil && p.Raw != nil {
-		s.trimRaw(p)
+	if p.Raw != nil {
+		p.WriteTrim()
 	}
 	eg.q[tc].trims++
 	s.mmu.charge(g, n, w)

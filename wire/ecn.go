@@ -1,7 +1,5 @@
 package wire
 
-import "encoding/binary"
-
 // ECN codepoints (the two low bits of the IPv4 TOS / IPv6 traffic class).
 const (
 	ECNNotECT = 0 // not ECN-capable
@@ -25,18 +23,6 @@ func (p *Packet) MarkCE() bool {
 		return true
 	}
 	p.ECN = ECNCE
-	if p.Raw == nil || p.L3Offset+IPv4MinLen > len(p.Raw) {
-		return true
-	}
-	h := p.Raw[p.L3Offset:]
-	switch p.IPVersion {
-	case 4:
-		old := binary.BigEndian.Uint16(h[0:])
-		h[1] |= ECNCE
-		sum := updateChecksum(binary.BigEndian.Uint16(h[10:]), old, binary.BigEndian.Uint16(h[0:]))
-		binary.BigEndian.PutUint16(h[10:], sum)
-	case 6:
-		h[1] |= ECNCE << 4
-	}
+	p.WriteTOS()
 	return true
 }

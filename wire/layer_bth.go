@@ -71,6 +71,21 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		df.SetTruncated()
 		return truncated("BTH", 0, BTHLen+ICRCLen, len(data))
 	}
+	b.decodeFields(data)
+	end := len(data) - ICRCLen - int(b.PadCnt)
+	if end < BTHLen {
+		return malformed("BTH", 0, "pad count exceeds the payload")
+	}
+	b.ICRC = binary.LittleEndian.Uint32(data[len(data)-ICRCLen:])
+	b.Contents = data[:BTHLen]
+	b.Payload = data[BTHLen:end]
+	return nil
+}
+
+// decodeFields reads the fields of the 12-byte header at the start of
+// data: the one place that knows the BTH's bit layout on decode (the
+// descriptor's decoder, Packet.decodeBTH, uses it too).
+func (b *BTH) decodeFields(data []byte) {
 	b.Opcode = Opcode(data[0])
 	b.SE = data[1]&0x80 != 0
 	b.MigReq = data[1]&0x40 != 0
@@ -82,14 +97,6 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	b.DestQP = binary.BigEndian.Uint32(data[4:]) & 0xFFFFFF
 	b.AckReq = data[8]&0x80 != 0
 	b.PSN = binary.BigEndian.Uint32(data[8:]) & 0xFFFFFF
-	end := len(data) - ICRCLen - int(b.PadCnt)
-	if end < BTHLen {
-		return malformed("BTH", 0, "pad count exceeds the payload")
-	}
-	b.ICRC = binary.LittleEndian.Uint32(data[len(data)-ICRCLen:])
-	b.Contents = data[:BTHLen]
-	b.Payload = data[BTHLen:end]
-	return nil
 }
 
 // SerializeTo prepends the BTH and appends the pad and the ICRC field.

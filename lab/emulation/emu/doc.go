@@ -78,7 +78,7 @@
 // the frame's bytes inside it. The descriptor and its buffer belong to the
 // model from delivery until the model transmits it on some port (Receive
 // on Connect's sink): the model may keep it queued, rewrite it in place
-// (the raw-byte hooks MarkCE, DecTTL, Trim), or drop it. When it is
+// (through wire's raw-byte rewriters: WriteTOS, WriteTTL, WriteTrim), or drop it. When it is
 // transmitted the Loop rewrites its MACs for the next hop (source = the
 // port's MAC, destination = the peer's), writes Raw[:Len] after the link
 // delay, and then puts the descriptor back on its free list: the model

@@ -55,7 +55,6 @@ func newRig(t *testing.T, cfg switchmodel.Config, rates ...clock.Rate) *rig {
 	}
 	sw, err := switchmodel.New(switchmodel.Options{
 		Name: "sw1", Config: cfg, Sched: l, Rand: l.Rand("switch"), Ports: specs,
-		MarkCE: emu.MarkCE, DecTTL: emu.DecTTL, Trim: emu.Trim,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -73,9 +73,6 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		Sched:  loop,
 		Rand:   loop.Rand("switch/" + cfg.Name),
 		Ports:  specs,
-		MarkCE: emu.MarkCE,
-		DecTTL: emu.DecTTL,
-		Trim:   emu.Trim,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)

@@ -1,11 +1,10 @@
-package emu_test
+package wire_test
 
 import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -23,7 +22,7 @@ func build(t *testing.T, src, dst string, vlan bool) []byte {
 	return f
 }
 
-// TestRewrite: the raw-byte hooks make the bytes decode to what the model
+// TestRewrite: the raw-byte rewriters make the bytes decode to what the model
 // set in the descriptor, keep the IPv4 checksum valid, and (except after
 // trimming) the ICRC too.
 func TestRewrite(t *testing.T) {
@@ -42,15 +41,15 @@ func TestRewrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.ECN = wire.ECNCE
-			emu.MarkCE(&p)
+			p.WriteTOS()
 			p.TTL--
-			emu.DecTTL(&p)
+			p.WriteTTL()
 			var q wire.Packet
 			if err := q.Decode(f); err != nil {
 				t.Fatal(err)
 			}
 			if q.ECN != wire.ECNCE || q.TTL != 63 || q.DSCP != 26 {
-				t.Errorf("after MarkCE+DecTTL: ECN %d TTL %d DSCP %d", q.ECN, q.TTL, q.DSCP)
+				t.Errorf("after WriteTOS+WriteTTL: ECN %d TTL %d DSCP %d", q.ECN, q.TTL, q.DSCP)
 			}
 			if err := q.VerifyICRC(); err != nil {
 				t.Errorf("ICRC: %v", err)
@@ -58,7 +57,7 @@ func TestRewrite(t *testing.T) {
 			checkIPv4(t, &q)
 
 			p.Len, p.DSCP = 80, 63
-			emu.Trim(&p)
+			p.WriteTrim()
 			if len(p.Raw) != 80 {
 				t.Fatalf("trimmed Raw is %d bytes, want 80", len(p.Raw))
 			}
@@ -88,4 +87,15 @@ func checkIPv4(t *testing.T, p *wire.Packet) {
 	if !ipv4ChecksumOK(h) {
 		t.Error("IPv4 header checksum broken")
 	}
+}
+
+func ipv4ChecksumOK(h []byte) bool {
+	var s uint32
+	for i := 0; i < 20; i += 2 {
+		s += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for s > 0xFFFF {
+		s = s&0xFFFF + s>>16
+	}
+	return s == 0xFFFF
 }
