@@ -9,10 +9,6 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/endpoint/cc/credit"
-	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
-	"github.com/rocelab/rocelab/endpoint/cc/none"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/pipe"
@@ -24,10 +20,6 @@ const (
 )
 
 func hostIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
-
-func registry() *cc.Registry {
-	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
-}
 
 // lossy drops each packet with probability p (data and control alike),
 // from its own seeded stream. Only RoCE packets are dropped (never PFC).
@@ -79,7 +71,7 @@ func newStar(t testing.TB, so starOpts) *star {
 		t.Fatal(err)
 	}
 	s := &star{e: e, sw: sw}
-	reg := registry()
+	reg := endpoint.CCRegistry()
 	for i := range so.n {
 		o := endpoint.Options{Name: "h" + string(rune('0'+i%10)) + string(rune('a'+i/10)), Sched: e, Rand: e.Rand("nic" + hostIP(i).String()),
 			IP: hostIP(i), MAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, Raw: so.raw, CC: reg}

@@ -13,7 +13,7 @@ import (
 func benchPair(b *testing.B, raw bool, mode endpoint.Mode) (*sim.Engine, *peer, *peer) {
 	e := sim.New(1)
 	mk := func(i int) *endpoint.NIC {
-		n, err := endpoint.NewNIC(endpoint.Options{Name: "n", Sched: e, IP: hostIP(i), Raw: raw, CC: registry()})
+		n, err := endpoint.NewNIC(endpoint.Options{Name: "n", Sched: e, IP: hostIP(i), Raw: raw, CC: endpoint.CCRegistry()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func fabricNICsOpts(t testing.TB, e *sim.Engine, topo *topologies.Topology, raw 
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry()
+	reg := endpoint.CCRegistry()
 	var nics []*endpoint.NIC
 	for _, n := range topo.Nodes {
 		if n.Kind != topologies.KindHost {

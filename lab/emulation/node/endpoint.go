@@ -10,14 +10,9 @@ import (
 	"sync"
 
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/endpoint/cc/credit"
-	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
-	"github.com/rocelab/rocelab/endpoint/cc/none"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
-	"github.com/rocelab/rocelab/wire"
 )
 
 // NICConfig is one RDMA NIC of an endpoint node, on the port of the same
@@ -60,7 +55,7 @@ func EndpointFromTopology(n *topologies.Node, scale int, seed uint64, socket str
 			return Config{}, fmt.Errorf("node %s: port %s has no address", n.Name, p.Name)
 		}
 		c.Ports = append(c.Ports, PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay})
-		c.NICs = append(c.NICs, NICConfig{Name: n.Name + ":" + p.Name, IP: p.Addr.Addr().String(), MTU: PayloadMTU(p.MTU)})
+		c.NICs = append(c.NICs, NICConfig{Name: n.Name + ":" + p.Name, IP: p.Addr.Addr().String(), MTU: endpoint.PayloadMTU(p.MTU)})
 	}
 	if len(c.Ports) == 0 {
 		return Config{}, fmt.Errorf("node %s: %w", n.Name, ErrNoBackEnd)
@@ -69,20 +64,6 @@ func EndpointFromTopology(n *topologies.Node, scale int, seed uint64, socket str
 		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	return c, nil
-}
-
-// rdmaOverhead is what a WRITE's first packet adds to its payload inside
-// the IP MTU: IPv4, UDP, BTH, RETH and ICRC.
-const rdmaOverhead = wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + 16 + wire.ICRCLen
-
-// PayloadMTU returns the largest power of two in [256, 4096] whose RDMA
-// packets fit an IP MTU of ipMTU (256 when none does), as simlab picks it.
-func PayloadMTU(ipMTU int) int {
-	m := 4096
-	for m > 256 && m+rdmaOverhead > ipMTU {
-		m /= 2
-	}
-	return m
 }
 
 // validateEndpoint checks the endpoint part of c.
@@ -109,12 +90,6 @@ func (c Config) validateEndpoint(bad func(string, ...any)) {
 			bad("nic %d (%s): mtu %d out of [256, 8192]", i, nc.Name, nc.MTU)
 		}
 	}
-}
-
-// CCRegistry is the congestion control the endpoint node's NICs offer
-// (the simulator's set): none, dcqcn and credit.
-func CCRegistry() *cc.Registry {
-	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
 }
 
 // epState is an endpoint node's models and jobs. Everything but the
@@ -158,7 +133,7 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, loop: loop, caps: map[int]*capture{}}
 	n.fx = newFaultSet(&n.cfg, loop)
 	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
-	reg := CCRegistry()
+	reg := endpoint.CCRegistry()
 	var mutant endpoint.Mutant
 	if cfg.Mutant != "" {
 		if mutant, err = endpoint.ParseMutant(cfg.Mutant); err != nil {

@@ -87,7 +87,7 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	if req.CC == "" {
 		req.CC = "none"
 	}
-	if _, err := CCRegistry().Get(req.CC); err != nil {
+	if _, err := endpoint.CCRegistry().Get(req.CC); err != nil {
 		return nil, badRequest("%v", err)
 	}
 	if req.Buffer < 0 || req.Buffer > maxBuffer {

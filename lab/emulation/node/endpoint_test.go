@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
@@ -349,7 +350,7 @@ func TestEndpointFromTopology(t *testing.T) {
 		for i, nc := range c.NICs {
 			p := nd.Port(fmt.Sprintf("gpu%d", i))
 			if nc.Name != nd.Name+":"+p.Name || nc.IP != p.Addr.Addr().String() || c.Ports[i].IfName != p.IfName ||
-				c.Ports[i].PeerMAC != p.Peer.MAC.String() || c.Ports[i].Rate != p.Rate || c.Ports[i].Delay != p.Delay || nc.MTU != node.PayloadMTU(p.MTU) {
+				c.Ports[i].PeerMAC != p.Peer.MAC.String() || c.Ports[i].Rate != p.Rate || c.Ports[i].Delay != p.Delay || nc.MTU != endpoint.PayloadMTU(p.MTU) {
 				t.Errorf("%s NIC %d: %+v port %+v", nd.Name, i, nc, c.Ports[i])
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -109,7 +110,7 @@ func slowdown(res simlab.FlowResult, f scenario.Flow) (float64, bool) {
 	if rate <= 0 || mtu <= 0 {
 		return 0, false
 	}
-	ideal := idealTime(res.Bytes, simlab.PayloadMTU(mtu), rate)
+	ideal := idealTime(res.Bytes, endpoint.PayloadMTU(mtu), rate)
 	if ideal <= 0 {
 		return 0, false
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/internal/hugepage"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
@@ -177,7 +178,7 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 	}
 	r.FCT = simlab.Summarize(r.FCTs)
 	nic := l.NICs()[0]
-	r.Ideal = idealTime(cfg.FlowBytes/cfg.QPs*cfg.QPs, simlab.PayloadMTU(l.Port(nic.Name()).MTU), nic.LineRate())
+	r.Ideal = idealTime(cfg.FlowBytes/cfg.QPs*cfg.QPs, endpoint.PayloadMTU(l.Port(nic.Name()).MTU), nic.LineRate())
 	return r, nil
 }
 

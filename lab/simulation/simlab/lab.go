@@ -9,13 +9,9 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/cc"
-	"github.com/rocelab/rocelab/endpoint/cc/credit"
-	"github.com/rocelab/rocelab/endpoint/cc/dcqcn"
-	"github.com/rocelab/rocelab/endpoint/cc/none"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
-	"github.com/rocelab/rocelab/wire"
 )
 
 // Options configure Build. The zero value is a payload-free lab, seed 0,
@@ -92,12 +88,6 @@ type job interface {
 	Done() bool
 }
 
-// Registry returns the congestion-control registry the lab's NICs use:
-// none, dcqcn and credit.
-func Registry() *cc.Registry {
-	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
-}
-
 // Build builds the lab for t.
 func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	if t == nil {
@@ -114,7 +104,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 		return nil, fmt.Errorf("simlab: %w", err)
 	}
 	l := &Lab{
-		opts: opts, e: sim.New(opts.Seed), topo: t, reg: Registry(), mode: mode,
+		opts: opts, e: sim.New(opts.Seed), topo: t, reg: endpoint.CCRegistry(), mode: mode,
 		byNIC: map[string]*endpoint.NIC{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
 	}
 	if _, err := l.reg.Get(opts.CC); err != nil {
@@ -156,7 +146,7 @@ func (l *Lab) attach(name string, p *topologies.Port) error {
 	}
 	mtu := l.opts.MTU
 	if mtu == 0 {
-		mtu = payloadMTU(p.MTU)
+		mtu = endpoint.PayloadMTU(p.MTU)
 	}
 	var mac [6]byte
 	copy(mac[:], p.MAC)
@@ -176,20 +166,6 @@ func (l *Lab) attach(name string, p *topologies.Port) error {
 	l.nics = append(l.nics, nic)
 	l.byNIC[name] = nic
 	return nil
-}
-
-// rdmaOverhead is what a WRITE's first packet adds to its payload inside
-// the IP MTU: IPv4, UDP, BTH, RETH and ICRC.
-const rdmaOverhead = wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + 16 + wire.ICRCLen
-
-// payloadMTU returns the largest power of two in [256, 4096] whose RDMA
-// packets fit an IP MTU of ipMTU (256 when none does: the NIC's floor).
-func payloadMTU(ipMTU int) int {
-	m := 4096
-	for m > 256 && m+rdmaOverhead > ipMTU {
-		m /= 2
-	}
-	return m
 }
 
 // Engine returns the simulator engine.
@@ -323,7 +299,3 @@ func (l *Lab) Collect(emit func(telemetry.Sample)) {
 
 // Samples gathers every sample of the lab, sorted (telemetry.Gather).
 func (l *Lab) Samples() []telemetry.Sample { return telemetry.Gather(l) }
-
-// PayloadMTU returns the RDMA payload per packet a BE NIC on a link of IP
-// MTU ipMTU uses when Options.MTU is 0.
-func PayloadMTU(ipMTU int) int { return payloadMTU(ipMTU) }

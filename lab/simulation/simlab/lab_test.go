@@ -32,14 +32,6 @@ func TestBuildLaptop(t *testing.T) {
 	}
 }
 
-func TestPayloadMTU(t *testing.T) {
-	for _, tc := range []struct{ ip, want int }{{4200, 4096}, {9000, 4096}, {1500, 1024}, {2200, 2048}, {300, 256}} {
-		if got := payloadMTU(tc.ip); got != tc.want {
-			t.Errorf("payloadMTU(%d) = %d, want %d", tc.ip, got, tc.want)
-		}
-	}
-}
-
 func TestBuildErrors(t *testing.T) {
 	tp := build(t, "laptop", Options{}).Topology()
 	for _, o := range []Options{{CC: "cubic"}, {Mode: "tcp"}, {MTU: 100}} {
