@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
@@ -211,11 +213,11 @@ lab's health finds wrong and exits 1. Needs root.`,
 	jf.add(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "client NIC, HOST[:gpuN] (default port gpu0)")
 	cmd.Flags().StringVar(&to, "to", "", "server NIC, HOST[:gpuN]")
-	cmd.Flags().StringVar(&size, "size", "65536", "message size (K, M, G units)")
+	cmd.Flags().StringVar(&size, "size", strconv.Itoa(perftest.DefaultSize), "message size (K, M, G units)")
 	cmd.Flags().IntVar(&qps, "qps", 1, "QP pairs")
-	cmd.Flags().IntVar(&iters, "iters", 1000, "messages per QP")
+	cmd.Flags().IntVar(&iters, "iters", perftest.DefaultIterations, "messages per QP")
 	cmd.Flags().StringVar(&duration, "duration", "", "run for this much fabric time instead of --iters (e.g. 5ms)")
-	cmd.Flags().IntVar(&depth, "tx-depth", 128, "messages each QP keeps posted")
+	cmd.Flags().IntVar(&depth, "tx-depth", perftest.DefaultTxDepth, "messages each QP keeps posted")
 	cmd.Flags().BoolVar(&lat, "lat", false, "latency test (one message in flight; ping-pong for write and send)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the data pattern")
 	return cmd

@@ -36,6 +36,15 @@ func ParseOp(s string) (Op, error) {
 	return 0, fmt.Errorf("unknown perftest operation %q (write, read, send)", s)
 }
 
+// The defaults of a test, shared by every driver and front end that runs
+// one (the endpoint node's perf job, the simulator's, scenario files and
+// the CLI).
+const (
+	DefaultSize       = 65536
+	DefaultIterations = 1000
+	DefaultTxDepth    = 128
+)
+
 // Config is one test.
 type Config struct {
 	Op Op
@@ -103,16 +112,16 @@ type pair struct {
 // with the result.
 func Start(sched clock.Scheduler, client, server *endpoint.NIC, cfg Config, onDone func(Result)) (*Test, error) {
 	if cfg.Size <= 0 {
-		cfg.Size = 65536
+		cfg.Size = DefaultSize
 	}
 	if cfg.Iterations <= 0 {
-		cfg.Iterations = 1000
+		cfg.Iterations = DefaultIterations
 	}
 	if cfg.QPs <= 0 {
 		cfg.QPs = 1
 	}
 	if cfg.TxDepth <= 0 {
-		cfg.TxDepth = 128
+		cfg.TxDepth = DefaultTxDepth
 	}
 	if cfg.Latency {
 		cfg.TxDepth, cfg.QPs = 1, 1

@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/topologies"
 )
 
 // CapacityOptions configure FindCapacity. Zero values take the defaults
@@ -242,7 +243,7 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 			c.Close()
 		}
 	}()
-	before, err := labSamples(ctx, lab)
+	before, err := labSamples(ctx, lab, false)
 	if err != nil {
 		return p, err
 	}
@@ -283,7 +284,7 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 		}
 	}
 	p.Pass = p.LosslessDrops == 0
-	after, err := labSamples(ctx, lab)
+	after, err := labSamples(ctx, lab, false)
 	if err != nil {
 		return p, err
 	}
@@ -291,11 +292,12 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 	return p, nil
 }
 
-// labSamples gathers every node's telemetry.
-func labSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, error) {
+// labSamples gathers the telemetry of every node of lab that runs a node
+// process, or of its switches only.
+func labSamples(ctx context.Context, lab *deploy.Lab, switchesOnly bool) ([]telemetry.Sample, error) {
 	var all []telemetry.Sample
 	for _, n := range lab.Nodes {
-		if n.Socket == "" {
+		if n.Socket == "" || switchesOnly && n.Kind != topologies.KindSwitch {
 			continue
 		}
 		c := nodeapi.NewClient(n.Socket)
@@ -307,6 +309,11 @@ func labSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, error
 		all = append(all, s...)
 	}
 	return all, nil
+}
+
+// switchSamples gathers every switch node's telemetry.
+func switchSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, error) {
+	return labSamples(ctx, lab, true)
 }
 
 // SummariseLoops turns two telemetry snapshots of a lab's nodes, wall

@@ -311,21 +311,3 @@ func losslessDrops(t *topologies.Topology, samples []telemetry.Sample) float64 {
 	}
 	return sum
 }
-
-// switchSamples gathers every switch node's telemetry.
-func switchSamples(ctx context.Context, lab *deploy.Lab) ([]telemetry.Sample, error) {
-	var all []telemetry.Sample
-	for _, n := range lab.Nodes {
-		if n.Kind != topologies.KindSwitch || n.Socket == "" {
-			continue
-		}
-		c := nodeapi.NewClient(n.Socket)
-		s, err := c.Telemetry(ctx)
-		c.Close()
-		if err != nil {
-			return nil, fmt.Errorf("demo: telemetry of %s: %w", n.Name, err)
-		}
-		all = append(all, s...)
-	}
-	return all, nil
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
@@ -57,16 +58,16 @@ func (ep *epState) startPerf(r *http.Request) (any, error) {
 		req.Op = "write"
 	}
 	if req.Size <= 0 {
-		req.Size = 65536
+		req.Size = perftest.DefaultSize
 	}
 	if req.Iterations <= 0 && req.Duration <= 0 {
-		req.Iterations = 1000
+		req.Iterations = perftest.DefaultIterations
 	}
 	if req.Duration > 0 {
 		req.Iterations = 0
 	}
 	if req.TxDepth <= 0 {
-		req.TxDepth = 128
+		req.TxDepth = perftest.DefaultTxDepth
 	}
 	if req.Latency {
 		req.TxDepth = 1

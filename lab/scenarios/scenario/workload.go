@@ -259,13 +259,13 @@ func (r *resolver) perf(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	}
 	r.paths(w, vals)
 	if w.Size == 0 {
-		w.Size = 65536
+		w.Size = perftest.DefaultSize
 	}
 	if vals["iters"] != nil && vals["duration"] != nil {
 		e.add(posOf(vals["duration"]), "workload %s: give iters or duration, not both", w.Name)
 	}
 	if vals["iters"] == nil && vals["duration"] == nil {
-		w.Iters = 1000
+		w.Iters = perftest.DefaultIterations
 	}
 	w.Pattern = PatternPairs
 	if v := vals["pattern"]; v != nil {

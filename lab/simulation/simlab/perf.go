@@ -9,6 +9,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/endpoint/perftest"
 )
 
 // PerfSpec is a perftest-style job: streams of RDMA operations between
@@ -118,10 +119,10 @@ func (l *Lab) Perf(spec PerfSpec) (*PerfJob, error) {
 		spec.Op = "write"
 	}
 	if spec.Size <= 0 {
-		spec.Size = 65536
+		spec.Size = perftest.DefaultSize
 	}
 	if spec.Iterations <= 0 && spec.Duration <= 0 {
-		spec.Iterations = 1000
+		spec.Iterations = perftest.DefaultIterations
 	}
 	if spec.QPs <= 0 {
 		spec.QPs = 1
