@@ -95,7 +95,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 					return badInputIf(err)
 				}
 				c := nodeapi.NewClient(n.Socket)
-				fi, err := c.AddFault(ctx, pl.port, spec.String())
+				fi, err := c.AddFault(ctx, pl.port, spec)
 				c.Close()
 				if err != nil {
 					return deploy.Explain(ctx, root, name, fmt.Errorf("%s on %s: %w", target, pl.node, err))

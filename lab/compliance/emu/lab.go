@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -130,7 +131,7 @@ func holdDown(ctx context.Context, swc *nodeapi.Client, ifname string) (nodeapi.
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	fi, err := swc.AddFault(actx, ifname, "down")
+	fi, err := swc.AddFault(actx, ifname, faults.Spec{Params: faults.Flap{}})
 	if err == nil {
 		return fi, nil
 	}

@@ -64,9 +64,9 @@ func (n *Node) addFault(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	spec, err := faults.ParseSpec(req.Spec)
-	if err != nil {
-		return nil, badRequest("%v", err)
+	spec := req.Spec
+	if spec.Params == nil {
+		return nil, badRequest("fault request without a spec")
 	}
 	ports, err := n.faultPorts(req.Target)
 	if err != nil {
@@ -83,7 +83,12 @@ func (n *Node) addFault(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, ferr
+	if ferr != nil {
+		// The spec arrived typed but unchecked: a value out of range
+		// (loss 200%) fails here, and is the caller's mistake.
+		return nil, badRequest("%v", ferr)
+	}
+	return out, nil
 }
 
 func (n *Node) listFaults(r *http.Request) (any, error) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -29,12 +30,17 @@ func TestFaultAPI(t *testing.T) {
 	waitHealthy(t, c)
 	ctx := t.Context()
 
-	for _, bad := range []nodeapi.FaultRequest{{Target: "sw1-p2", Spec: "lose 1%"}, {Target: "p9", Spec: "loss 1%"}, {Target: "", Spec: "down"}} {
+	for _, bad := range []nodeapi.FaultRequest{
+		{Target: "sw1-p2", Spec: faults.Spec{}},
+		{Target: "sw1-p2", Spec: faults.Spec{Params: faults.BernoulliLoss{P: 2}}},
+		{Target: "p9", Spec: spec(t, "loss 1%")},
+		{Target: "", Spec: spec(t, "down")},
+	} {
 		if _, err := c.AddFault(ctx, bad.Target, bad.Spec); !isStatus(err, 400) {
 			t.Errorf("AddFault(%q, %q) = %v, want 400", bad.Target, bad.Spec, err)
 		}
 	}
-	fi, err := c.AddFault(ctx, "sw1-p2", "loss 100%")
+	fi, err := c.AddFault(ctx, "sw1-p2", spec(t, "loss 100%"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +75,7 @@ func TestFaultAPI(t *testing.T) {
 	p0.Inject(in, in, in)
 	eventually(t, "3 frames forwarded after the fault was removed", func() bool { return written() == 3 })
 
-	st, err := c.AddFault(ctx, "p2", "storm prio 3 interval 10us")
+	st, err := c.AddFault(ctx, "p2", spec(t, "storm prio 3 interval 10us"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func TestFaultAPI(t *testing.T) {
 		t.Errorf("storm id %s, want f2", st.ID)
 	}
 	eventually(t, "storm frames", func() bool { return written() > 8 })
-	if _, err := c.AddFault(ctx, "all", "delay 10us"); err != nil {
+	if _, err := c.AddFault(ctx, "all", spec(t, "delay 10us")); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := c.ClearFaults(ctx); err != nil || n != 2 {
@@ -99,4 +105,14 @@ func TestFaultAPI(t *testing.T) {
 	if list, err := c.Faults(ctx); err != nil || len(list) != 0 {
 		t.Errorf("after ClearFaults: %+v, %v", list, err)
 	}
+}
+
+// spec parses text, as the CLI does before it calls the node.
+func spec(t *testing.T, text string) faults.Spec {
+	t.Helper()
+	s, err := faults.ParseSpec(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/faults"
 )
 
 // Client calls a node's API over its Unix socket. It is safe for
@@ -135,7 +136,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 
 // AddFault is POST /faults: spec on the egress of target (a port or
 // "all").
-func (c *Client) AddFault(ctx context.Context, target, spec string) (FaultInfo, error) {
+func (c *Client) AddFault(ctx context.Context, target string, spec faults.Spec) (FaultInfo, error) {
 	var out FaultInfo
 	return out, c.call(ctx, http.MethodPost, "/faults", FaultRequest{Target: target, Spec: spec}, &out)
 }

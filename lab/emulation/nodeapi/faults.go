@@ -1,12 +1,15 @@
 package nodeapi
 
-// FaultRequest is POST /faults: put Spec (faults.ParseSpec syntax, "loss
-// 1%") on the egress of Target — a port's ifname, its name (the NIC's
-// name or its port part on an endpoint node, pN on a switch) or 0-based
-// index — or on every port with "all".
+import "github.com/rocelab/rocelab/faults"
+
+// FaultRequest is POST /faults: put Spec on the egress of Target — a
+// port's ifname, its name (the NIC's name or its port part on an endpoint
+// node, pN on a switch) or 0-based index — or on every port with "all".
+// Spec travels in its typed JSON form (faults.Spec.MarshalJSON): the
+// caller parsed it once, the node does not parse it again.
 type FaultRequest struct {
-	Target string `json:"target"`
-	Spec   string `json:"spec"`
+	Target string      `json:"target"`
+	Spec   faults.Spec `json:"spec"`
 }
 
 // FaultInfo describes a placed fault.

@@ -155,7 +155,7 @@ func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
 		if err != nil {
 			return err
 		}
-		fi, err := ref.Client.AddFault(ctx, f.From.Name, spec.String())
+		fi, err := ref.Client.AddFault(ctx, f.From.Name, spec)
 		if err != nil {
 			return fmt.Errorf("generator on %s: %w", ref.NIC, err)
 		}
@@ -218,7 +218,7 @@ func (e *emuRun) applyFault(ctx context.Context, f *scenario.FaultStep, p *topol
 	if e.sleepUntil(ctx, clock.Duration(f.At)) != nil {
 		return
 	}
-	fi, err := c.AddFault(ctx, p.IfName, f.Spec.String())
+	fi, err := c.AddFault(ctx, p.IfName, f.Spec)
 	if err != nil {
 		e.problem("fault %s on %s: %v", f.Spec, target, err)
 		return
