@@ -70,7 +70,7 @@ func Parse(name string, data []byte) (*Topology, error) {
 	if err := e.err(); err != nil {
 		return nil, err
 	}
-	t.Source = name
+	t.Source, t.text = name, data
 	return t, nil
 }
 

@@ -26,7 +26,12 @@ type Topology struct {
 	Plan Plan `json:"plan"`
 
 	byName map[string]*Node
+	text   []byte
 }
+
+// Text returns the file text t was parsed from (nil for a topology built
+// in Go): a deployed lab keeps it, to resolve targets against later.
+func (t *Topology) Text() []byte { return t.text }
 
 // Node returns the node called name, or nil.
 func (t *Topology) Node(name string) *Node { return t.byName[name] }

@@ -42,13 +42,16 @@ node's port, between the model and the wire, and takes effect within a
 millisecond of wall clock. IDs are node/fN, unique in the lab. Clearing
 a fault restores the exact previous behaviour. Needs root.
 
-Targets (the word forms need no quoting in a shell; 'a->b' must be quoted,
-or the shell reads > as a redirection):
+Targets, in the grammar scenario files use too (docs/scenarios.md), resolved
+against the lab's topology as deployed; the word forms need no quoting in
+a shell ('a->b' must be quoted, or the shell reads > as a redirection):
   node:port   the egress of that port (host3:gpu0, sw1:p3)
   node        every port of the node
-  a to b      the link direction from node a to node b: every port of a
-              cabled to b (all parallel links); same as 'a->b'
-  a and b     both directions of every link between a and b; same as 'a<->b'
+  a to b      the link direction from a to b: every port of a cabled to b
+              (all parallel links); a and b are node or node:port; same
+              as 'a->b'
+  a and b     both directions of every link between a and b; same as
+              'a<->b' and 'a--b'
 
   rocelab fault add rtsw1 to ctsw1 loss 1%
   rocelab fault add host1:gpu0 delay 50us jitter 5us
@@ -80,7 +83,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				return err
 			}
 			ctx := cmdContext(cmd)
-			places, err := resolveFaultTarget(ctx, root, name, target)
+			places, err := resolveFaultTarget(root, name, target)
 			if err != nil {
 				var ee *exitError
 				if errors.As(err, &ee) {
@@ -241,98 +244,71 @@ func sortedMapKeys(m map[string]int64) []string {
 type faultPlace struct{ node, port string }
 
 // faultTargetArgs splits fault add's arguments into the target and the
-// fault: "a to b" and "a and b" are the shell-safe spellings of 'a->b' and
-// 'a<->b'.
+// fault: "A to B" and "A and B" take three words.
 func faultTargetArgs(args []string) (target string, rest []string) {
-	if len(args) >= 3 {
-		switch args[1] {
-		case "to":
-			return args[0] + "->" + args[2], args[3:]
-		case "and":
-			return args[0] + "<->" + args[2], args[3:]
-		}
+	if len(args) >= 3 && (args[1] == "to" || args[1] == "and") {
+		return strings.Join(args[:3], " "), args[3:]
 	}
 	return args[0], args[1:]
 }
 
-// resolveFaultTarget turns TARGET into the places its faults go:
-// node:port → the port's ifname (from the lab's books), node → "all",
-// a->b → every port of a whose peer is one of b's ports (by MAC, from the
-// nodes' /info), a<->b → those and b's ports cabled to a.
-func resolveFaultTarget(ctx context.Context, root, lab, target string) ([]faultPlace, error) {
-	if a, b, ok := strings.Cut(target, "<->"); ok {
-		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-		ab, err := linkPorts(ctx, root, lab, target, a, b)
-		if err != nil {
-			return nil, err
-		}
-		ba, err := linkPorts(ctx, root, lab, target, b, a)
-		if err != nil {
-			return nil, err
-		}
-		return append(ab, ba...), nil
-	}
-	if a, b, ok := strings.Cut(target, "->"); ok {
-		return linkPorts(ctx, root, lab, target, strings.TrimSpace(a), strings.TrimSpace(b))
-	}
-	nodeName, port, hasPort := strings.Cut(target, ":")
-	_, n, err := deploy.FindNode(root, lab, nodeName)
+// resolveFaultTarget turns TARGET into the places its faults go, by the
+// one target grammar (topologies.ResolveTarget) over the lab's topology as
+// deployed: a whole node → "all" of its ports; a port or link → the
+// ifname of each egress port, from the lab's books.
+func resolveFaultTarget(root, lab, target string) ([]faultPlace, error) {
+	l, err := deploy.TargetLab(root, lab, firstTargetNode(target))
 	if err != nil {
 		return nil, badInputIf(err)
 	}
-	if n.Socket == "" {
-		return nil, fmt.Errorf("%s runs no node process (no faults on it)", nodeName)
+	t, err := deploy.Topology(l)
+	if err != nil {
+		return nil, err
 	}
-	if !hasPort {
-		return []faultPlace{{nodeName, "all"}}, nil
+	tg, err := t.ResolveTarget(target)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("target %q: %w", target, err))
 	}
-	for _, itf := range n.Interfaces {
-		if p, ifname, _ := strings.Cut(itf, "="); p == port {
-			return []faultPlace{{nodeName, ifname}}, nil
+	books := map[string]*deploy.Node{}
+	for i := range l.Nodes {
+		books[l.Nodes[i].Name] = &l.Nodes[i]
+	}
+	noProcess := func(name string) error {
+		return badInput(fmt.Errorf("target %q: %s runs no node process (no faults on it)", target, name))
+	}
+	if tg.Node != nil {
+		if n := books[tg.Node.Name]; n == nil || n.Socket == "" {
+			return nil, noProcess(tg.Node.Name)
 		}
-	}
-	return nil, badInput(fmt.Errorf("%s: node %s has no port %s", target, nodeName, port))
-}
-
-// linkPorts returns every port of a cabled to b: a->b covers all parallel
-// links, as a scenario's target does.
-func linkPorts(ctx context.Context, root, lab, target, a, b string) ([]faultPlace, error) {
-	_, na, err := deploy.FindNode(root, lab, a)
-	if err != nil {
-		return nil, badInputIf(err)
-	}
-	_, nb, err := deploy.FindNode(root, lab, b)
-	if err != nil {
-		return nil, badInputIf(err)
-	}
-	if na.Socket == "" || nb.Socket == "" {
-		return nil, fmt.Errorf("%s: both nodes must run a node process", target)
-	}
-	ca, cb := nodeapi.NewClient(na.Socket), nodeapi.NewClient(nb.Socket)
-	defer ca.Close()
-	defer cb.Close()
-	ia, err := ca.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: node %s: %w", target, a, err)
-	}
-	ib, err := cb.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: node %s: %w", target, b, err)
-	}
-	macs := map[string]bool{}
-	for _, p := range ib.Ports {
-		macs[p.MAC] = true
+		return []faultPlace{{tg.Node.Name, "all"}}, nil
 	}
 	var out []faultPlace
-	for _, p := range ia.Ports {
-		if macs[p.PeerMAC] {
-			out = append(out, faultPlace{a, p.IfName})
+	for _, d := range tg.Directions {
+		n := books[d.From.Node.Name]
+		if n == nil || n.Socket == "" {
+			return nil, noProcess(d.From.Node.Name)
 		}
-	}
-	if len(out) == 0 {
-		return nil, badInput(fmt.Errorf("%s: %s has no link to %s", target, a, b))
+		ifname := d.From.IfName
+		for _, itf := range n.Interfaces {
+			if p, name, _ := strings.Cut(itf, "="); p == d.From.Name {
+				ifname = name
+			}
+		}
+		out = append(out, faultPlace{n.Name, ifname})
 	}
 	return out, nil
+}
+
+// firstTargetNode returns the node a target starts with, to find its lab.
+func firstTargetNode(target string) string {
+	s := strings.TrimSpace(target)
+	end := len(s)
+	for _, sep := range []string{":", " ", "<->", "->", "--"} {
+		if i := strings.Index(s, sep); i >= 0 && i < end {
+			end = i
+		}
+	}
+	return s[:end]
 }
 
 // labNodes returns the node-process nodes of the one lab named (or the

@@ -309,6 +309,11 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 			return nil, err
 		}
 	}
+	if text := d.t.Text(); text != nil {
+		if err := os.WriteFile(filepath.Join(state.Dir(d.root, d.name), TopologyFile), text, 0o600); err != nil {
+			return nil, fmt.Errorf("keep the topology: %w", err)
+		}
+	}
 	for _, n := range d.t.Nodes {
 		d.nodes[n.Name] = &Node{Name: n.Name, Kind: n.Kind, Role: n.Role}
 	}

@@ -125,15 +125,30 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		rows int
-	}{{[]string{"rtsw1", "to", "ctsw1", "delay", "1us"}, 2}, {[]string{"rtsw1", "and", "ctsw1", "delay", "1us"}, 4}} {
+	}{{[]string{"rtsw1", "to", "ctsw1", "delay", "1us"}, 2}, {[]string{"rtsw1", "and", "ctsw1", "delay", "1us"}, 4}, {[]string{"rtsw1:p6->ctsw1", "delay", "1us"}, 1}} {
 		code, out, _ := rocelabWithin(t, 20*time.Second, append(append([]string{"fault", "add"}, tc.args...), at...)...)
 		if n := strings.Count(out, "delay 1us on "); code != 0 || n != tc.rows {
 			t.Errorf("fault add %v: exit %d, %d faults, want %d\n%s", tc.args, code, n, tc.rows, out)
 		}
 	}
 	code, out, _ = rocelabWithin(t, 20*time.Second, append([]string{"fault", "list"}, at...)...)
-	if code != 0 || strings.Count(out, "delayed=0 matched=0") != 6 {
-		t.Errorf("fault list: exit %d, want 6 faults at delayed=0 matched=0\n%s", code, out)
+	if code != 0 || strings.Count(out, "delayed=0 matched=0") != 7 {
+		t.Errorf("fault list: exit %d, want 7 faults at delayed=0 matched=0\n%s", code, out)
+	}
+	// A target that the lab's topology does not have is bad input (exit
+	// 2), said in the words of the one target grammar.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rtsw1", "to", "rtsw2"}, "no link between rtsw1 and rtsw2"},
+		{[]string{"rtsw1:p9"}, `rtsw1 has no port "p9"`},
+		{[]string{"ctsw9"}, `no node "ctsw9"`},
+	} {
+		code, out, _ := rocelabWithin(t, 20*time.Second, append(append(append([]string{"fault", "add"}, tc.args...), "loss", "1%"), at...)...)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("fault add %v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, out)
+		}
 	}
 	// Drops a fault causes are in stats DROPS (issue item 4).
 	if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "add", "rtsw1", "loss", "5%"}, at...)...); code != 0 {

@@ -1,7 +1,7 @@
 package scenario
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 
@@ -37,12 +37,7 @@ type FaultStep struct {
 }
 
 // Direction is one direction of a link: frames leaving From toward To.
-type Direction struct {
-	From, To *topologies.Port
-}
-
-// String formats d as node:port->node:port.
-func (d Direction) String() string { return PortName(d.From) + "->" + PortName(d.To) }
+type Direction = topologies.Direction
 
 // Until returns when the fault is cleared, or clock.Never.
 func (f *FaultStep) Until() clock.Time {
@@ -173,91 +168,26 @@ func (r *resolver) fault(n *yaml.Node) *FaultStep {
 	return f
 }
 
-// target resolves f.Target for f.Kind.
+// target resolves f.Target for f.Kind, in the grammar every fault target
+// is written in (topologies.ResolveTarget).
 func (r *resolver) target(f *FaultStep, v *yaml.Node) {
-	s := f.Target
+	tg, err := r.t.ResolveTarget(f.Target)
+	if err != nil {
+		off := 0
+		var te *topologies.TargetError
+		if errors.As(err, &te) {
+			off = te.Offset
+		}
+		r.e.add(r.e.at(v, off), "target: %v", err)
+		return
+	}
 	if contains(portFaultKinds, f.Kind) {
-		nodeName, portName, hasPort := strings.Cut(s, ":")
-		if !hasPort || strings.Contains(s, ">") {
-			r.e.add(posOf(v), "target: a %s is sent from a port: want node:port, got %q", f.Kind, s)
+		if tg.Link || tg.Node != nil {
+			r.e.add(posOf(v), "target: a %s is sent from a port: want node:port, got %q", f.Kind, f.Target)
 			return
 		}
-		n, err := r.node(nodeName)
-		if err == nil {
-			f.Port, err = port(n, portName)
-		}
-		if err != nil {
-			r.e.add(posOf(v), "target: %v", err)
-		}
+		f.Port = tg.Directions[0].From
 		return
 	}
-	for _, sep := range []string{"<->", "->", "--"} {
-		a, b, ok := strings.Cut(s, sep)
-		if !ok {
-			continue
-		}
-		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-		idx := strings.Index(s, sep) + len(sep)
-		offB := idx + len(s[idx:]) - len(strings.TrimLeft(s[idx:], " "))
-		na, pa, err := r.end(a)
-		if err != nil {
-			r.e.add(r.e.at(v, 0), "target: %v", err)
-			return
-		}
-		nb, pb, err := r.end(b)
-		if err != nil {
-			r.e.add(r.e.at(v, offB), "target: %v", err)
-			return
-		}
-		var dirs []Direction
-		for _, p := range na.Ports {
-			if p.Peer == nil || p.Peer.Node != nb || (pa != nil && p != pa) || (pb != nil && p.Peer != pb) {
-				continue
-			}
-			dirs = append(dirs, Direction{p, p.Peer})
-			if sep != "->" {
-				dirs = append(dirs, Direction{p.Peer, p})
-			}
-		}
-		if len(dirs) == 0 {
-			r.e.add(posOf(v), "target: no link between %s and %s", a, b)
-			return
-		}
-		f.Links = dirs
-		return
-	}
-	nodeName, portName, hasPort := strings.Cut(s, ":")
-	if !hasPort {
-		r.e.add(posOf(v), "target: a %s fault sits on a link: want a direction like rtsw1->ctsw1, both directions rtsw1<->ctsw1, or a port node:port (its egress), got %q", f.Kind, s)
-		return
-	}
-	n, err := r.node(nodeName)
-	if err != nil {
-		r.e.add(posOf(v), "target: %v", err)
-		return
-	}
-	p, err := port(n, portName)
-	if err != nil {
-		r.e.add(r.e.at(v, len(nodeName)+1), "target: %v", err)
-		return
-	}
-	if p.Peer == nil {
-		r.e.add(posOf(v), "target: %s is not linked", s)
-		return
-	}
-	f.Links = []Direction{{p, p.Peer}}
-}
-
-// end resolves one end of a link target: node or node:port.
-func (r *resolver) end(s string) (*topologies.Node, *topologies.Port, error) {
-	if s == "" {
-		return nil, nil, fmt.Errorf("empty link end")
-	}
-	nodeName, portName, hasPort := strings.Cut(s, ":")
-	n, err := r.node(nodeName)
-	if err != nil || !hasPort {
-		return n, nil, err
-	}
-	p, err := port(n, portName)
-	return n, p, err
+	f.Links = tg.Directions
 }
