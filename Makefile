@@ -27,8 +27,11 @@ test: lint unit fuzz-short
 # A test binary's time waiting for testenv.Exclusive counts against go
 # test's per-binary timeout (10 min by default); the heavy packages that
 # take it add up to about 8 minutes.
+# The compliance mutation tests need the endpoint's mutants, compiled in
+# only with the rocelab_mutants tag (the shipped binary has none).
 unit:
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m -tags rocelab_mutants -run 'Mutant|FailedCaseEvidence' ./endpoint/ ./lab/compliance/... ./lab/emulation/node/
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz-short.sh

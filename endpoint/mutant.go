@@ -1,6 +1,9 @@
 package endpoint
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Mutant is a set of deliberate defects of the reference endpoint, each
 // breaking one requirement of docs/metaroce-spec.md. They exist only so that
@@ -8,6 +11,11 @@ import "fmt"
 // mutation test). Options.Mutant is set only by tests and by an endpoint
 // node whose config has the test-only "mutant" field, which the hidden
 // `rocelab compliance --iut node --mutant NAME` flag writes.
+//
+// The defects are compiled in only with the build tag rocelab_mutants
+// (MutantsBuilt): without it, the shipped build, every mutant check is a
+// constant false that the compiler removes from the hot paths, and a NIC
+// asked for a mutant refuses to start.
 type Mutant uint64
 
 // The mutants.
@@ -79,5 +87,6 @@ func ParseMutant(name string) (Mutant, error) {
 	return 0, fmt.Errorf("unknown mutant %q", name)
 }
 
-// mut reports whether the NIC carries mutant m.
-func (n *NIC) mut(m Mutant) bool { return n.opts.Mutant&m != 0 }
+// ErrNoMutants is NewNIC's error for a mutant asked of a build without
+// them.
+var ErrNoMutants = errors.New("this build has no compliance mutants (build it with -tags rocelab_mutants)")

@@ -152,6 +152,9 @@ func NewNIC(opts Options) (*NIC, error) {
 	if opts.MTU < 256 || opts.MTU > 8192 {
 		return nil, fmt.Errorf("nic %q: MTU %d out of [256, 8192]", opts.Name, opts.MTU)
 	}
+	if opts.Mutant != 0 && !MutantsBuilt {
+		return nil, fmt.Errorf("nic %q: mutant %s: %w", opts.Name, opts.Mutant, ErrNoMutants)
+	}
 	rng := opts.Rand
 	if rng == nil {
 		var seed uint64

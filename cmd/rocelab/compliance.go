@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
 	"github.com/rocelab/rocelab/lab/compliance/inproc"
@@ -72,6 +73,9 @@ requirement the specification does not have).`,
 			}
 			ro := compliance.Options{Profile: p, Include: include, Skip: skip, PcapDir: pcapDir}
 			var newEnv compliance.NewEnv
+			if iut == "node" && mutant != "" && !endpoint.MutantsBuilt {
+				return badInput(fmt.Errorf("--mutant %s: %w", mutant, endpoint.ErrNoMutants))
+			}
 			switch iut {
 			case "inproc":
 				if mutant != "" || cmd.Flags().Changed("scale") || cmd.Flags().Changed("jitter") {

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// BuildRocelab builds the rocelab command, statically (CGO_ENABLED=0, so
+// BuildRocelab builds the rocelab command (with the build tags of the
+// test binary that calls it), statically (CGO_ENABLED=0, so
 // the docker runtime can put it into its image), into t's temporary
 // directory and returns its path. Go's build cache makes every build after
 // the first a link step.
@@ -24,7 +25,11 @@ func BuildRocelab(t testing.TB) string {
 // BuildRocelabTo builds the static rocelab command into path, for tests
 // that share one binary across a test process.
 func BuildRocelabTo(path string) error {
-	cmd := exec.Command("go", "build", "-o", path, "github.com/rocelab/rocelab/cmd/rocelab")
+	args := []string{"build", "-o", path}
+	if buildTags != "" {
+		args = append(args, "-tags", buildTags)
+	}
+	cmd := exec.Command("go", append(args, "github.com/rocelab/rocelab/cmd/rocelab")...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build rocelab: %v\n%s", err, out)

@@ -121,6 +121,8 @@ func (c Config) Validate() error {
 		if c.Mutant != "" {
 			if _, err := endpoint.ParseMutant(c.Mutant); err != nil {
 				bad("mutant: %v", err)
+			} else if !endpoint.MutantsBuilt {
+				bad("mutant %s: %v", c.Mutant, endpoint.ErrNoMutants)
 			}
 		}
 	default:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
@@ -119,8 +120,10 @@ func TestFromTopology(t *testing.T) {
 func TestConfigMutant(t *testing.T) {
 	c := endpointConfig("/run/x", 1, []string{hostMAC(2, 0)})
 	c.Mutant = "ignore-pfc"
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(); endpoint.MutantsBuilt && err != nil {
 		t.Errorf("mutant ignore-pfc: %v", err)
+	} else if !endpoint.MutantsBuilt && (err == nil || !strings.Contains(err.Error(), "-tags rocelab_mutants")) {
+		t.Errorf("mutant ignore-pfc in a build without mutants: %v, want it refused", err)
 	}
 	c.Mutant = "no-such-defect"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "unknown mutant") {
