@@ -15,7 +15,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -258,10 +257,7 @@ func newDeployer(o Options) (*deployer, error) {
 	if d.rt == nil {
 		d.rt = netnsRuntime()
 	}
-	if n := d.rt.Name(); n != "netns" && n != docker.Name {
-		return nil, fmt.Errorf("deploy: runtime %q: want netns or docker", n)
-	}
-	if err := checkRuntimeFits(d.t, d.rt.Name()); err != nil {
+	if err := checkRuntimeFits(d.t, d.rt); err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}
 	if err := d.t.Address(d.name); err != nil {
@@ -281,11 +277,11 @@ func newDeployer(o Options) (*deployer, error) {
 // no-op for other runtimes), so that a binary that cannot go into the
 // image or a missing image fails the deploy with nothing to roll back.
 func (d *deployer) ensureImage(ctx context.Context) error {
-	rt, ok := d.rt.(*docker.Runtime)
+	rt, ok := d.rt.(runtime.Images)
 	if !ok {
 		return nil
 	}
-	if _, err := rt.EnsureImage(ctx); err != nil {
+	if err := rt.PrepareNodeImage(ctx); err != nil {
 		if strings.Contains(err.Error(), "dynamically linked") {
 			return fmt.Errorf("%w (`make build` builds a static one: the Makefile sets CGO_ENABLED=0)", err)
 		}
@@ -325,14 +321,14 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	// state file before creating any of them (a write per object made the
 	// books cost seconds on ai-zone-64's 1,124 links).
 	var nodeIDs []int
-	if d.rt.Name() != docker.Name {
+	if !d.containerNodes() {
 		var err error
 		if nodeIDs, err = d.recordNodes(); err != nil {
 			return nil, err
 		}
 	}
 	if err := d.each(ctx, StepNode, nodeNames(d.t.Nodes), func(i int) error {
-		if d.rt.Name() == docker.Name {
+		if d.containerNodes() {
 			return d.createContainer(ctx, d.t.Nodes[i])
 		}
 		return d.createNode(d.t.Nodes[i], nodeIDs[i])

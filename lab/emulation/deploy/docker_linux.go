@@ -13,7 +13,6 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
@@ -36,9 +35,9 @@ import (
 //     rl-<lab>-<node> (recorded as KindNetns first), and its loopback is
 //     tagged like a netns node's, so that sweeps find it.
 func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) error {
-	rt, ok := d.rt.(*docker.Runtime)
+	rt, ok := d.rt.(runtime.ContainerNodes)
 	if !ok {
-		return fmt.Errorf("runtime %s is not the docker runtime", d.rt.Name())
+		return fmt.Errorf("runtime %s does not run nodes in containers", d.rt.Name())
 	}
 	name := state.NetnsName(d.name, n.Name)
 	if netns.Exists(name) {
@@ -51,15 +50,12 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 		if err := unix.Mkfifo(cfg, 0o600); err != nil {
 			return fmt.Errorf("config fifo %s: %w", cfg, err)
 		}
-		spec.Argv = []string{docker.BinaryPath, "node", "--config", cfg}
+		spec.Argv = rt.NodeArgv(cfg)
 	}
-	names := []string{docker.ContainerName(d.name, n.Name)}
 	if n.Container != nil {
 		spec.User = d.userContainer(n)
-		if spec.Argv != nil {
-			names = append(names, docker.SidecarName(d.name, n.Name))
-		}
 	}
+	names := rt.ContainerNames(d.name, n.Name, n.Container != nil && spec.Argv != nil)
 	var ids []int
 	for _, cname := range names {
 		id, err := d.intend(state.Object{Kind: state.KindContainer, Node: n.Name, Name: cname})
@@ -68,7 +64,7 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 		}
 		ids = append(ids, id)
 	}
-	node, err := rt.Create(ctx, spec)
+	node, err := d.rt.Create(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -91,7 +87,7 @@ func (d *deployer) createContainer(ctx context.Context, n *topologies.Node) erro
 		// A user command that ends at once takes the namespace with it
 		// before it is named: how it ended is the cause to report.
 		if n.Container != nil {
-			if serr := d.userStopped(ctx, rt, n, node.Ref); errors.Is(serr, docker.ErrNotRunning) {
+			if serr := d.userStopped(ctx, n, node.Ref); errors.Is(serr, runtime.ErrNotRunning) {
 				return fmt.Errorf("user container %w", serr)
 			}
 		}
@@ -194,7 +190,11 @@ func releaseFIFO(path string) {
 // process (its sidecar, when the node's container is the user's), for an
 // error.
 func (d *deployer) containerLog(node string) string {
-	name := docker.ContainerName(d.name, node)
+	rt, ok := d.rt.(runtime.ContainerNodes)
+	if !ok {
+		return ""
+	}
+	name := rt.ContainerNames(d.name, node, false)[0]
 	d.mu.Lock()
 	if nd := d.nodes[node]; nd != nil && nd.Sidecar != "" {
 		name = nd.Sidecar
@@ -206,14 +206,14 @@ func (d *deployer) containerLog(node string) string {
 // logOf is the output so far of node's container id (or name), for an
 // error.
 func (d *deployer) logOf(node, id string) string {
-	rt, ok := d.rt.(*docker.Runtime)
+	rt, ok := d.rt.(runtime.Observer)
 	if !ok {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var buf bytes.Buffer
-	ref := runtime.Ref{Runtime: docker.Name, Lab: d.name, Node: node, ID: id}
+	ref := runtime.Ref{Runtime: d.rt.Name(), Lab: d.name, Node: node, ID: id}
 	if err := rt.Logs(ctx, ref, &buf); err != nil || len(bytes.TrimSpace(buf.Bytes())) == 0 {
 		return ""
 	}

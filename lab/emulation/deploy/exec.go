@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 )
 
 // Exec runs argv inside node of lab (lab "": the only lab that has such a
@@ -17,18 +16,10 @@ func Exec(ctx context.Context, root, lab, nodeName string, argv []string, stdio 
 	if err != nil {
 		return -1, err
 	}
-	switch l.Runtime {
-	case "netns":
-		ref := runtime.Ref{Runtime: l.Runtime, Lab: l.Name, Node: n.Name, ID: n.NetNS}
-		return netnsRuntime().Exec(ctx, ref, argv, stdio)
-	case docker.Name:
-		rt, err := docker.New(docker.Options{})
-		if err != nil {
-			return -1, err
-		}
-		defer rt.Close()
-		ref := runtime.Ref{Runtime: docker.Name, Lab: l.Name, Node: n.Name, ID: n.Container}
-		return rt.Exec(ctx, ref, argv, stdio)
+	rt, release, err := openRuntime(l.Runtime)
+	if err != nil {
+		return -1, fmt.Errorf("exec: %w", err)
 	}
-	return -1, fmt.Errorf("exec: unknown runtime %q", l.Runtime)
+	defer release()
+	return rt.Exec(ctx, nodeRef(rt, l, n), argv, stdio)
 }

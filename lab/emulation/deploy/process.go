@@ -10,7 +10,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 	"github.com/rocelab/rocelab/lab/emulation/state"
@@ -66,7 +66,7 @@ func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Rou
 // namespace, recording the process first. A docker node's process runs
 // already, waiting for its config: start feeds it (startContainer).
 func (d *deployer) start(p *nodeProc) error {
-	if d.rt.Name() == docker.Name {
+	if d.containerNodes() {
 		return d.startContainer(p)
 	}
 	name := p.node.Name
@@ -94,7 +94,7 @@ func (d *deployer) start(p *nodeProc) error {
 // whose PID was never written). It returns their IDs, in procs' order; a
 // docker node's process is its container's, recorded with it.
 func (d *deployer) recordProcesses(procs []*nodeProc) ([]int, error) {
-	if d.rt.Name() == docker.Name {
+	if d.containerNodes() {
 		return nil, nil
 	}
 	objs := make([]state.Object, len(procs))
@@ -200,7 +200,7 @@ func awaitHealthy(ctx context.Context, socket string, pr proc.Process, timeout t
 
 // nodeLog is the tail of node's output, formatted for an error.
 func (d *deployer) nodeLog(node string) string {
-	if d.rt.Name() == docker.Name {
+	if d.containerNodes() {
 		return d.containerLog(node)
 	}
 	return logTail(d.path(node, ".log"))
@@ -208,3 +208,12 @@ func (d *deployer) nodeLog(node string) string {
 
 // logTail returns the last lines of a node log, formatted for an error.
 func logTail(path string) string { return nodeapi.LogTail(path, 10) }
+
+// containerNodes says whether the runtime's nodes are containers that run
+// their node process themselves (runtime.ContainerNodes): then deploy
+// records containers, feeds each process its config, and reads its log
+// from the runtime; otherwise it starts and records the processes itself.
+func (d *deployer) containerNodes() bool {
+	_, ok := d.rt.(runtime.ContainerNodes)
+	return ok
+}

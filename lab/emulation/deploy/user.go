@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -32,8 +31,8 @@ func where(t *topologies.Topology, n *topologies.Node) string {
 // with any runtime but docker: the netns runtime has no images to run, and
 // running the node without the user's software would be a lab that only
 // looks right.
-func checkRuntimeFits(t *topologies.Topology, runtime string) error {
-	if runtime == docker.Name {
+func checkRuntimeFits(t *topologies.Topology, rt runtime.Runtime) error {
+	if _, ok := rt.(runtime.Images); ok {
 		return nil
 	}
 	imgs := t.Images()
@@ -42,7 +41,7 @@ func checkRuntimeFits(t *topologies.Topology, runtime string) error {
 	}
 	first := slices.MinFunc(slices.Collect(maps.Values(imgs)), func(a, b *topologies.Node) int { return cmp.Compare(a.Index, b.Index) })
 	return fmt.Errorf("%s: node %s runs in image %s: %w, not --runtime %s (use --runtime docker, or leave --runtime out)",
-		where(t, first), first.Name, first.Container.Image, ErrNeedsDocker, runtime)
+		where(t, first), first.Name, first.Container.Image, ErrNeedsDocker, rt.Name())
 }
 
 // checkUserImages checks, before anything is created, that every image the
@@ -50,7 +49,7 @@ func checkRuntimeFits(t *topologies.Topology, runtime string) error {
 // every bind's host path exists (the engine would create a missing one as
 // an empty directory, on the host). Each problem names where it was
 // written.
-func checkUserImages(ctx context.Context, rt *docker.Runtime, t *topologies.Topology) error {
+func checkUserImages(ctx context.Context, rt runtime.Images, t *topologies.Topology) error {
 	imgs := t.Images()
 	var errs []error
 	for _, img := range slices.Sorted(maps.Keys(imgs)) {
@@ -81,8 +80,7 @@ func checkUserImages(ctx context.Context, rt *docker.Runtime, t *topologies.Topo
 // checkUserContainers fails the deploy if a user container stopped since
 // it was started (its command ended or failed), with its output.
 func (d *deployer) checkUserContainers(ctx context.Context) error {
-	rt, ok := d.rt.(*docker.Runtime)
-	if !ok {
+	if _, ok := d.rt.(runtime.Observer); !ok {
 		return nil
 	}
 	var errs []error
@@ -91,7 +89,7 @@ func (d *deployer) checkUserContainers(ctx context.Context) error {
 		if n.Container == nil || !ok {
 			continue
 		}
-		if err := d.userStopped(ctx, rt, n, c.Ref); err != nil {
+		if err := d.userStopped(ctx, n, c.Ref); err != nil {
 			errs = append(errs, fmt.Errorf("node %s %w", n.Name, err))
 		}
 	}
@@ -100,8 +98,12 @@ func (d *deployer) checkUserContainers(ctx context.Context) error {
 
 // userStopped says how node n's user container ref ended, with its
 // output, or returns nil while it runs.
-func (d *deployer) userStopped(ctx context.Context, rt *docker.Runtime, n *topologies.Node, ref runtime.Ref) error {
-	if _, err := rt.Inspect(ctx, ref); err != nil {
+func (d *deployer) userStopped(ctx context.Context, n *topologies.Node, ref runtime.Ref) error {
+	rt, ok := d.rt.(runtime.Observer)
+	if !ok {
+		return nil
+	}
+	if err := rt.Running(ctx, ref); err != nil {
 		return fmt.Errorf("(image %s): %w: its command must keep running (set cmd: in the topology)%s",
 			n.Container.Image, err, d.logOf(n.Name, ref.ID))
 	}
@@ -117,25 +119,29 @@ func userHealth(ctx context.Context, l *Lab) {
 			nodes = append(nodes, &l.Nodes[i])
 		}
 	}
-	if len(nodes) == 0 || l.Runtime != docker.Name {
+	if len(nodes) == 0 {
 		return
 	}
-	rt, err := docker.New(docker.Options{})
+	opened, release, err := openRuntime(l.Runtime)
 	if err != nil {
 		for _, n := range nodes {
 			n.Health = err.Error()
 		}
 		return
 	}
-	defer rt.Close()
+	defer release()
+	rt, ok := opened.(runtime.Observer)
+	if !ok {
+		return
+	}
 	for _, n := range nodes {
 		var probs []string
 		for _, c := range []struct{ what, name string }{{"container", n.Container}, {"endpoint sidecar", n.Sidecar}} {
 			if c.name == "" {
 				continue
 			}
-			ref := runtime.Ref{Runtime: docker.Name, Lab: l.Name, Node: n.Name, ID: c.name}
-			if _, err := rt.Inspect(ctx, ref); err != nil {
+			ref := runtime.Ref{Runtime: l.Runtime, Lab: l.Name, Node: n.Name, ID: c.name}
+			if err := rt.Running(ctx, ref); err != nil {
 				probs = append(probs, c.what+": "+err.Error())
 			}
 		}

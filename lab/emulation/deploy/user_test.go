@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -33,15 +35,15 @@ func TestUserContainerPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Images refuse every runtime but docker, naming where the first was written.
-	err = checkRuntimeFits(tp, "netns")
+	err = checkRuntimeFits(tp, &netns.Runtime{})
 	if !errors.Is(err, ErrNeedsDocker) || !strings.HasPrefix(err.Error(), "u.yaml:7:45: node h2 runs in image team/trainer:2") {
 		t.Errorf("netns: %v", err)
 	}
-	if err := checkRuntimeFits(tp, "docker"); err != nil {
+	if err := checkRuntimeFits(tp, &docker.Runtime{}); err != nil {
 		t.Errorf("docker: %v", err)
 	}
 	lp, _ := topologies.Builtin("laptop")
-	if err := checkRuntimeFits(lp, "netns"); err != nil {
+	if err := checkRuntimeFits(lp, &netns.Runtime{}); err != nil {
 		t.Errorf("laptop with netns: %v", err)
 	}
 

@@ -293,7 +293,7 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.Node, e
 
 // ErrNotRunning is returned (wrapped) by Inspect for a container that is
 // not running.
-var ErrNotRunning = errors.New("is not running")
+var ErrNotRunning = runtime.ErrNotRunning
 
 // stateOf describes a container's state: "exited, exit code 3".
 func stateOf(st *container.State) string {
