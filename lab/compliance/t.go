@@ -110,16 +110,17 @@ func (t *T) Collect(d clock.Duration) []*In {
 	end := t.Now().Add(d)
 	var out []*In
 	for {
-		left := end.Sub(t.Now())
-		if left < 0 {
-			left = 0
-		}
-		in := t.Recv(left)
+		in := t.recvUntil(end)
 		if in == nil {
 			return out
 		}
 		out = append(out, in)
 	}
+}
+
+// recvUntil waits until end for the next frame from the IUT (nil: none).
+func (t *T) recvUntil(end clock.Time) *In {
+	return t.Recv(max(end.Sub(t.Now()), 0))
 }
 
 // Settle collects every frame from the IUT within d plus the Env's
@@ -133,11 +134,7 @@ func (t *T) Settle(d clock.Duration) []*In { return t.Collect(d + t.Jitter()) }
 func (t *T) Expect(d clock.Duration, what string, match func(*In) bool) (got *In, skipped []*In) {
 	end := t.Now().Add(d + t.Jitter())
 	for {
-		left := end.Sub(t.Now())
-		if left < 0 {
-			left = 0
-		}
-		in := t.Recv(left)
+		in := t.recvUntil(end)
 		if in == nil {
 			t.Fatalf("no %s within %v (saw %d other frames)", what, d, len(skipped))
 		}

@@ -84,12 +84,17 @@ func (c *compiler) compileBool(n node) (boolExpr, error) {
 	return nil, Errorf(start(n), "want a comparison like %s > 0, got %s", c.text(n), c.text(n))
 }
 
-func (c *compiler) compileCompare(n *binNode) (boolExpr, error) {
-	l, err := c.compileNum(n.l)
-	if err != nil {
-		return nil, err
+// compileOperands compiles both operands of n.
+func (c *compiler) compileOperands(n *binNode) (l, r numExpr, err error) {
+	if l, err = c.compileNum(n.l); err != nil {
+		return nil, nil, err
 	}
-	r, err := c.compileNum(n.r)
+	r, err = c.compileNum(n.r)
+	return l, r, err
+}
+
+func (c *compiler) compileCompare(n *binNode) (boolExpr, error) {
+	l, r, err := c.compileOperands(n)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +167,7 @@ func (c *compiler) compileNum(n node) (numExpr, error) {
 	case *binNode:
 		switch n.op {
 		case "+", "-", "*", "/":
-			l, err := c.compileNum(n.l)
-			if err != nil {
-				return nil, err
-			}
-			r, err := c.compileNum(n.r)
+			l, r, err := c.compileOperands(n)
 			if err != nil {
 				return nil, err
 			}

@@ -133,25 +133,32 @@ func (p *parser) binary(next func() (node, error), ops ...string) (node, error) 
 		return nil, err
 	}
 	for {
-		op := ""
-		for _, o := range ops {
-			if p.is(o) {
-				op = o
-			}
-		}
-		if op == "" {
-			return l, nil
-		}
-		off := p.tok.off
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
-		r, err := next()
-		if err != nil {
-			return nil, err
+		op, off, r, err := p.operator(ops, next)
+		if err != nil || op == "" {
+			return l, err
 		}
 		l = &binNode{op: op, opOff: off, l: l, r: r}
 	}
+}
+
+// operator reads one of ops, when the next token is one, and the operand
+// after it (next): the operator, its offset and the operand; op is ""
+// when no operator follows.
+func (p *parser) operator(ops []string, next func() (node, error)) (op string, off int, r node, err error) {
+	for _, o := range ops {
+		if p.is(o) {
+			op = o
+		}
+	}
+	if op == "" {
+		return "", 0, nil, nil
+	}
+	off = p.tok.off
+	if err := p.advance(); err != nil {
+		return "", 0, nil, err
+	}
+	r, err = next()
+	return op, off, r, err
 }
 
 func (p *parser) or() (node, error) { return p.binary(p.and, "or") }
@@ -187,22 +194,9 @@ func (p *parser) compare() (node, error) {
 	if p.is("=") {
 		return nil, Errorf(p.tok.off, "use == to compare")
 	}
-	op := ""
-	for _, o := range cmpOps {
-		if p.is(o) {
-			op = o
-		}
-	}
-	if op == "" {
-		return l, nil
-	}
-	off := p.tok.off
-	if err := p.advance(); err != nil {
-		return nil, err
-	}
-	r, err := p.sum()
-	if err != nil {
-		return nil, err
+	op, off, r, err := p.operator(cmpOps, p.sum)
+	if err != nil || op == "" {
+		return l, err
 	}
 	for _, o := range cmpOps {
 		if p.is(o) {
