@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/dashboards/grafana"
+	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -96,7 +97,11 @@ func TestLiveDashboard(t *testing.T) {
 	for _, n := range lab.Nodes {
 		if n.Name == "rtsw1" {
 			c := nodeapi.NewClient(n.Socket)
-			if _, err := c.AddFault(ctx, "all", "delay 1us"); err != nil {
+			spec, err := faults.ParseSpec("delay 1us")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.AddFault(ctx, "all", spec); err != nil {
 				t.Fatalf("add fault: %v", err)
 			}
 			c.Close()
