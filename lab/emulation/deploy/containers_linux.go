@@ -172,7 +172,7 @@ func removeNodeImages(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer rt.Close()
-	refs, err := rt.RemoveUnusedImages(ctx)
+	refs, err := rt.RemoveUnusedImages(ctx, nil)
 	for i, r := range refs {
 		refs[i] = "image " + r
 	}

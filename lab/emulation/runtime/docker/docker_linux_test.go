@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/image"
+	imageapi "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/internal/testenv"
@@ -449,7 +449,7 @@ func TestRocelabImage(t *testing.T) {
 	t.Logf("image %s (built: %v) in %v", img.Ref, img.Built, time.Since(start))
 	if img.Built {
 		t.Cleanup(func() {
-			if _, err := r.c.ImageRemove(context.Background(), img.Ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			if _, err := r.c.ImageRemove(context.Background(), img.Ref, imageapi.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -535,22 +535,30 @@ func TestRemoveUnusedImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := filepath.Join(t.TempDir(), "sleeper2")
-	if err := os.WriteFile(other, append(b, 0), 0o755); err != nil {
-		t.Fatal(err)
+	// Two more node images no container uses: this test's own, and a
+	// stand-in for someone else's (another build's) that the test must
+	// leave where it is, as it must every image it did not make.
+	image := func(pad int) Image {
+		bin := filepath.Join(t.TempDir(), "sleeper")
+		if err := os.WriteFile(bin, append(b, make([]byte, pad)...), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rt, err := New(Options{Binary: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		img, err := rt.EnsureImage(t.Context())
+		if err != nil || !img.Built {
+			t.Fatalf("image: %+v, %v", img, err)
+		}
+		t.Cleanup(func() { r.c.ImageRemove(context.Background(), img.Ref, imageapi.RemoveOptions{PruneChildren: true}) })
+		return img
 	}
-	r2, err := New(Options{Binary: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	unused, err := r2.EnsureImage(t.Context())
-	if err != nil || !unused.Built {
-		t.Fatalf("second image: %+v, %v", unused, err)
-	}
-	t.Cleanup(func() { r.c.ImageRemove(context.Background(), unused.Ref, image.RemoveOptions{}) })
+	unused, foreign := image(1), image(2)
 
-	removed, err := r.RemoveUnusedImages(t.Context())
+	mine := func(ref string) bool { return ref == unused.Ref || ref == r.image.Ref }
+	removed, err := r.RemoveUnusedImages(t.Context(), mine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +569,7 @@ func TestRemoveUnusedImages(t *testing.T) {
 	if _, err := r.c.ImageInspect(t.Context(), unused.Ref); !client.IsErrNotFound(err) {
 		t.Errorf("unused image %s still there: %v", unused.Ref, err)
 	}
-	for _, keep := range []string{r.image.Ref, busybox} {
+	for _, keep := range []string{r.image.Ref, busybox, foreign.Ref} {
 		if slices.Contains(removed, keep) {
 			t.Errorf("%s removed", keep)
 		}

@@ -178,8 +178,9 @@ func ensureImage(ctx context.Context, c client.APIClient, binary string) (Image,
 // once); this clears them. Images of containers that still exist stay,
 // and nothing is forced. Run it while no docker deploy is in progress: a
 // deploy that found its image but has not made its containers yet would
-// lose it.
-func (r *Runtime) RemoveUnusedImages(ctx context.Context) ([]string, error) {
+// lose it. only, when not nil, narrows the removal to the references it
+// accepts (a test removes the images it built and no one else's).
+func (r *Runtime) RemoveUnusedImages(ctx context.Context, only func(ref string) bool) ([]string, error) {
 	imgs, err := r.c.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelImage))})
 	if err != nil {
 		return nil, fmt.Errorf("list node images: %w", err)
@@ -198,6 +199,9 @@ func (r *Runtime) RemoveUnusedImages(ctx context.Context) ([]string, error) {
 		for _, tag := range im.RepoTags {
 			if !strings.HasPrefix(tag, ImageRepo+":") {
 				continue // another repository's name for it: not ours to drop
+			}
+			if only != nil && !only(tag) {
+				continue
 			}
 			if _, err := r.c.ImageRemove(ctx, tag, image.RemoveOptions{PruneChildren: true}); err != nil && !client.IsErrNotFound(err) {
 				errs = append(errs, fmt.Errorf("remove image %s: %w", tag, err))
