@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,5 +187,42 @@ func TestReplayInBrowser(t *testing.T) {
 	}
 	if errs := br.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestReplayCraftedReports: a report whose numbers no run writes (a point
+// width of 1e-30 s, negative or enormous times) is refused with the
+// series and point named, or played on a coarsened grid; never a panic.
+func TestReplayCraftedReports(t *testing.T) {
+	good := constantQueueReport(t, 10, 0)
+	lay, err := os.ReadFile(filepath.Join(good, report.LayoutFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, metrics, want string // want "" plays
+	}{
+		{"tiny width", `{"series":[{"series":"switch_queue_depth_bytes","labels":{"node":"sw1","port":"0"},"point_width_s":1e-30,"points":[{"time_s":0.001,"value":1,"max":1}]}]}`, ""},
+		{"huge time", `{"series":[{"series":"switch_queue_depth_bytes","labels":{"node":"sw1","port":"0"},"point_width_s":1e-6,"points":[{"time_s":1e300,"value":1,"max":1}]}]}`, ""},
+		{"negative width", `{"series":[{"series":"switch_queue_depth_bytes","labels":{"node":"sw1"},"point_width_s":-1,"points":[{"time_s":0,"value":1,"max":1}]}]}`, "series 0 (switch_queue_depth_bytes): point_width_s -1"},
+		{"negative time", `{"series":[{"series":"switch_queue_depth_bytes","labels":{"node":"sw1"},"point_width_s":1e-6,"points":[{"time_s":0,"max":1},{"time_s":-5,"max":1}]}]}`, "point 1: t -5"},
+		{"no series", `{"series":[]}`, "no time series"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, report.LayoutFile), lay, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "metrics.json"), []byte(c.metrics), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Replay(dir, time.Second)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
 	}
 }

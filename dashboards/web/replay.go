@@ -46,6 +46,27 @@ type seriesFile struct {
 	} `json:"series"`
 }
 
+// check refuses a series file whose times or widths are not finite,
+// non-negative seconds (a hand-edited or corrupt report), naming the
+// first such point, so that the replay grid is built from sane numbers.
+func (sf *seriesFile) check() error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
+	for i, s := range sf.Series {
+		if bad(s.Width) {
+			return fmt.Errorf("series %d (%s): point_width_s %v: want a finite, non-negative number of seconds", i, s.Series, s.Width)
+		}
+		for j, p := range s.Points {
+			if bad(p.T) {
+				return fmt.Errorf("series %d (%s): point %d: t %v: want a finite, non-negative number of seconds", i, s.Series, j, p.T)
+			}
+			if math.IsNaN(p.Max) || math.IsInf(p.Max, 0) {
+				return fmt.Errorf("series %d (%s): point %d: max %v: want a finite number", i, s.Series, j, p.Max)
+			}
+		}
+	}
+	return nil
+}
+
 // LoadRecording reads a report directory written by `rocelab run
 // --report` (either clock): its layout and its time series — queue depth,
 // PFC pause state per port and direction, per-flow rates.
@@ -67,6 +88,9 @@ func LoadRecording(dir string) (*Recording, error) {
 	if err := json.NewDecoder(f).Decode(&sf); err != nil {
 		return nil, fmt.Errorf("replay %s: metrics.json: %w", dir, err)
 	}
+	if err := sf.check(); err != nil {
+		return nil, fmt.Errorf("replay %s: metrics.json: %w", dir, err)
+	}
 	rec := &Recording{Title: lay.Scenario + " (replay)", Layout: lay.Layout}
 	// The frame grid: the finest point width, at most MaxReplayFrames.
 	var end float64
@@ -81,10 +105,13 @@ func LoadRecording(dir string) (*Recording, error) {
 	if rec.Step <= 0 || end <= 0 {
 		return nil, fmt.Errorf("replay %s: the report has no time series", dir)
 	}
-	n := int(end/rec.Step + 0.5)
-	if n > MaxReplayFrames {
+	// In floating point first: a grid finer than MaxReplayFrames (a point
+	// width of 1e-30 s) is coarsened before it becomes an int.
+	n := MaxReplayFrames
+	if f := end/rec.Step + 0.5; f <= MaxReplayFrames {
+		n = max(int(f), 1)
+	} else {
 		rec.Step = end / MaxReplayFrames
-		n = MaxReplayFrames
 	}
 	frames := make([]Frame, n)
 	for i := range frames {
