@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunCmd(t *testing.T) {
@@ -62,5 +65,36 @@ func TestRunCmd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunSimStops: a stop (the context main cancels on Ctrl-C or SIGTERM)
+// ends a run --sim of a 100,000 s scenario within a few wall-clock
+// seconds (the run checks between chunks of about 0.1 s; before, once per
+// duration/50 of fabric time: over a minute here), as an interruption.
+func TestRunSimStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		code   int
+		stderr string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, stderr, err := runCLIContext(ctx, "run", "--sim", "-q", "testdata/run-long.yaml")
+		done <- result{code, stderr, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	stopped := time.Now()
+	select {
+	case r := <-done:
+		if !errors.Is(r.err, context.Canceled) || r.code == 0 {
+			t.Fatalf("exit %d, %v; want it stopped by the cancel\n%s", r.code, r.err, r.stderr)
+		}
+		t.Logf("stopped %v after the cancel: %v", time.Since(stopped).Round(time.Millisecond), r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("run --sim still running 10 s after the cancel")
 	}
 }

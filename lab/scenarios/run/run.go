@@ -223,12 +223,12 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	for t := clock.Time(opts.SnapshotEvery); t < clock.Time(dur); t = t.Add(opts.SnapshotEvery) {
 		e.At(t, func() { r.snapshot(false) })
 	}
-	chunk := max(dur/50, clock.Microsecond)
+	ch := chunker{fabric: clock.Microsecond}
 	for lab.Now() < clock.Time(dur) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
 		}
-		lab.Run(min(clock.Duration(lab.Now())+chunk, dur))
+		ch.run(lab, dur)
 	}
 	if opts.MatchEmulation {
 		// As the emulation: on until every workload finished, or its
@@ -238,7 +238,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("run %s: stopped at %v of %v: %w", sc.Name, lab.Now(), dur, err)
 			}
-			lab.Run(min(clock.Duration(lab.Now())+chunk, limit))
+			ch.run(lab, limit)
 		}
 	}
 	sampler.Stop()
