@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -117,6 +118,15 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			return nil
 		},
 	}
+	// A negative number among the fault's words (loss -1%) reaches cobra as
+	// a shorthand flag: say what it is instead of "unknown shorthand flag".
+	add.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// pflag says: unknown shorthand flag: '1' in -1%
+		if _, word, ok := strings.Cut(err.Error(), " in -"); ok && word != "" && (word[0] >= '0' && word[0] <= '9' || word[0] == '.') {
+			return badInput(fmt.Errorf("fault add: -%s: fault parameters are not negative (loss and the other probabilities take 0%%..100%%; times and rates are positive)", word))
+		}
+		return badInput(err)
+	})
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the faults of a lab",
@@ -198,6 +208,18 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			c := nodeapi.NewClient(n.Socket)
 			defer c.Close()
 			fi, err := c.RemoveFault(ctx, id)
+			var ae *nodeapi.APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+				have := "none"
+				if list, lerr := c.Faults(ctx); lerr == nil && len(list) > 0 {
+					var ids []string
+					for _, f := range list {
+						ids = append(ids, nodeName+"/"+f.ID)
+					}
+					have = strings.Join(ids, ", ")
+				}
+				return badInput(fmt.Errorf("no fault %s/%s (%s has: %s; rocelab fault list shows them all)", nodeName, id, nodeName, have))
+			}
 			if err != nil {
 				return err
 			}

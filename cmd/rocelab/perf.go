@@ -15,6 +15,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/topologies"
 )
 
 // nicResolver finds NICs of a deployed lab's endpoint nodes and keeps one
@@ -55,6 +56,11 @@ func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 	if err != nil {
 		return nodeapi.NICRef{}, badInputIf(err)
 	}
+	if t, err := deploy.Topology(l); err == nil {
+		if err := beNIC(t, host, port); err != nil {
+			return nodeapi.NICRef{}, badInput(fmt.Errorf("%q: %w", spec, err))
+		}
+	}
 	if n.Socket == "" {
 		return nodeapi.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
 	}
@@ -62,6 +68,37 @@ func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 		r.lab = l.Name
 	}
 	return nodeapi.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
+}
+
+// beNIC checks, against the lab's topology, that host:port is a back-end
+// NIC of a host, and otherwise says what is there instead.
+func beNIC(t *topologies.Topology, host, port string) error {
+	n := t.Node(host)
+	if n == nil {
+		return fmt.Errorf("no node %s in the lab", host)
+	}
+	var hosts, nics []string
+	for _, m := range t.Nodes {
+		if m.Kind == topologies.KindHost {
+			hosts = append(hosts, m.Name)
+		}
+	}
+	for _, p := range n.Ports {
+		if p.Plane == topologies.BE {
+			nics = append(nics, p.Name)
+		}
+	}
+	if n.Kind != topologies.KindHost || len(nics) == 0 {
+		return fmt.Errorf("%s is a %s, not a host with back-end NICs (hosts: %s)", host, n.Kind, strings.Join(hosts, ", "))
+	}
+	p := n.Port(port)
+	switch {
+	case p == nil:
+		return fmt.Errorf("%s has no NIC %s (its back-end NICs: %s)", host, port, strings.Join(nics, ", "))
+	case p.Plane != topologies.BE:
+		return fmt.Errorf("%s:%s is a front-end NIC: perf and collectives run on the back end (%s)", host, port, strings.Join(nics, ", "))
+	}
+	return nil
 }
 
 // all returns every NIC of every endpoint node of the lab, in node order.
@@ -140,6 +177,14 @@ lab's health finds wrong and exits 1. Needs root.`,
 			}
 			if from == "" || to == "" {
 				return badInput(errors.New("--from and --to are required"))
+			}
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"--iters", iters}, {"--qps", qps}, {"--tx-depth", depth}} {
+				if f.v < 1 {
+					return badInput(fmt.Errorf("%s %d: want at least 1", f.name, f.v))
+				}
 			}
 			sz, err := collective.ParseSize(size)
 			if err != nil || sz < 1 || sz > 1<<30 {

@@ -90,6 +90,23 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	if code, out, _ := rocelabWithin(t, 60*time.Second, perf("50")...); code != 0 {
 		t.Fatalf("perf on the healthy lab: exit %d\n%s", code, out)
 	}
+	// What is not a host's back-end NIC, or not a fault, is bad input
+	// (exit 2) said with what the lab has instead (issue 24, item 5).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"perf", "write", "--from", "host1", "--to", "host1:gpu7"}, "host1 has no NIC gpu7 (its back-end NICs: gpu0, gpu1)"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "rtsw1"}, "rtsw1 is a switch, not a host with back-end NICs (hosts: host1, host2, host3, host4)"},
+		{[]string{"perf", "write", "--from", "st1", "--to", "host2"}, "st1 is a storage, not a host"},
+		{[]string{"perf", "write", "--from", "host1:fe0", "--to", "host2"}, "host1:fe0 is a front-end NIC"},
+		{[]string{"fault", "clear", "rtsw1/f999"}, "no fault rtsw1/f999 (rtsw1 has: none"},
+	} {
+		code, out, _ := rocelabWithin(t, 20*time.Second, append(tc.args, at...)...)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, out)
+		}
+	}
 
 	kill9(t, root, lab, "rtsw1")
 	code, out, took := rocelabWithin(t, 30*time.Second, perf("1000000", "--stall", "2s")...)
