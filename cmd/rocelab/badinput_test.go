@@ -17,6 +17,7 @@ func TestBadInputNoLab(t *testing.T) {
 		{[]string{"fault", "add", "rtsw1", "delay", "-5us"}, "-5us: fault parameters are not negative"},
 		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--iters", "-1"}, "--iters -1: want at least 1"},
 		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--qps", "0"}, "--qps 0: want at least 1"},
+		{[]string{"perf", "write", "--from", "host2:gpu0", "--to", "host3:gpu0", "--qps", "100000"}, "--qps 100000: at most 4096 QPs per NIC"},
 		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--tx-depth", "-3"}, "--tx-depth -3: want at least 1"},
 	} {
 		code, _, stderr, err := runCLI(append(tc.args, "--root", root)...)

@@ -186,6 +186,9 @@ lab's health finds wrong and exits 1. Needs root.`,
 					return badInput(fmt.Errorf("%s %d: want at least 1", f.name, f.v))
 				}
 			}
+			if qps > nodeapi.MaxQPsPerNIC {
+				return badInput(fmt.Errorf("--qps %d: at most %d QPs per NIC (each costs the endpoint node memory, a buffer and telemetry)", qps, nodeapi.MaxQPsPerNIC))
+			}
 			sz, err := collective.ParseSize(size)
 			if err != nil || sz < 1 || sz > 1<<30 {
 				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))

@@ -99,6 +99,9 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	}
 	var out nodeapi.QPInfo
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
+		if n := ep.qpsOn(i); n >= nodeapi.MaxQPsPerNIC {
+			return &httpError{http.StatusConflict, fmt.Errorf("NIC %s has %d QPs, its limit: delete some (or end the jobs that hold them) first", ep.n.cfg.NICs[i].Name, n)}
+		}
 		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf}
 		q.cq.OnCompletion(func(wc endpoint.WC) {
 			if q.onWC != nil {
@@ -125,6 +128,17 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// qpsOn counts the QPs of NIC i (loop goroutine).
+func (ep *epState) qpsOn(i int) int {
+	n := 0
+	for _, q := range ep.qps {
+		if q.nic == i {
+			n++
+		}
+	}
+	return n
 }
 
 func (ep *epState) qpInfo(q *epQP) nodeapi.QPInfo {

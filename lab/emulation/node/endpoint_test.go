@@ -359,3 +359,29 @@ func TestEndpointFromTopology(t *testing.T) {
 		t.Fatal("laptop topology has no host with GPUs")
 	}
 }
+
+// TestQPLimit: a NIC keeps at most nodeapi.MaxQPsPerNIC QPs; the next is
+// refused (409) saying so, and a deleted QP
+// makes room again.
+func TestQPLimit(t *testing.T) {
+	a, _ := backToBack(t)
+	ctx := t.Context()
+	var last int
+	for i := range nodeapi.MaxQPsPerNIC {
+		q, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0"})
+		if err != nil {
+			t.Fatalf("QP %d: %v", i+1, err)
+		}
+		last = q.ID
+	}
+	_, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0"})
+	if !isStatus(err, 409) || !strings.Contains(err.Error(), "its limit") {
+		t.Fatalf("QP %d: %v, want 409 naming the limit", nodeapi.MaxQPsPerNIC+1, err)
+	}
+	if err := a.DeleteQP(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0"}); err != nil {
+		t.Errorf("QP after deleting one: %v", err)
+	}
+}

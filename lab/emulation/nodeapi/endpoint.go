@@ -26,6 +26,12 @@ type QPRequest struct {
 	Buffer int64  `json:"buffer_bytes,omitempty"`
 }
 
+// MaxQPsPerNIC is how many QPs an endpoint node keeps on one NIC: POST /qp
+// beyond it is refused (409), and the CLI refuses a --qps above it before
+// it creates any. Each QP costs the node memory, a buffer and telemetry
+// rows; the limit keeps one request from wrecking a lab.
+const MaxQPsPerNIC = 4096
+
 // BufferInfo is a registered buffer as a peer addresses it.
 type BufferInfo struct {
 	Addr uint64 `json:"addr"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/perftest"
 )
 
 // NICRef names one NIC of a running endpoint node, for the orchestration
@@ -100,8 +101,11 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 	if spec.QPs <= 0 {
 		spec.QPs = 1
 	}
+	if spec.QPs > MaxQPsPerNIC {
+		return rep, fmt.Errorf("perf: %d QPs: at most %d per NIC", spec.QPs, MaxQPsPerNIC)
+	}
 	if spec.Size <= 0 {
-		spec.Size = 65536
+		spec.Size = perftest.DefaultSize
 	}
 	var cids, sids []int
 	defer func() {
