@@ -102,6 +102,12 @@ type epState struct {
 	nextQP int
 	jobs   map[int]*job
 	nextJb int
+	// closed are the owners (QPRequest.Owner) whose QPs were deleted by
+	// owner: a create of theirs that arrives later (sent before the
+	// caller gave up) is refused, so it cannot leave a QP behind. The
+	// oldest are forgotten beyond maxClosedOwners.
+	closed      map[string]bool
+	closedOrder []string
 
 	mu      sync.Mutex
 	version uint64
@@ -120,6 +126,7 @@ type epQP struct {
 	onWC   func(endpoint.WC) // the job using the QP
 	wcs    []endpoint.WC     // completions kept for the adapter (no job)
 	busy   int               // id of the job using the QP (0: none)
+	owner  string            // QPRequest.Owner
 }
 
 // newEndpoint builds an endpoint node: a Loop over the ports (without

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 //	GET    /qp/{id}              QPInfo
 //	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
 //	DELETE /qp/{id}              destroys the QP and deregisters its buffer
+//	POST   /qps/delete           DeleteQPsRequest → QPsDeleted (many QPs in one loop turn)
 //	POST   /qp/{id}/send         WorkRequest → {} (the compliance adapter, adapter_api.go)
 //	POST   /qp/{id}/recv         RecvRequest → {}
 //	GET    /qp/{id}/completions  []Completion, drained
@@ -39,6 +41,7 @@ func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("GET /qp/{id}", ep.getQP)
 	h("POST /qp/{id}/connect", ep.connectQP)
 	h("DELETE /qp/{id}", ep.deleteQP)
+	h("POST /qps/delete", ep.deleteQPs)
 	ep.adapterRoutes(h)
 	h("POST /perf", ep.startPerf)
 	h("POST /collective", ep.setupCollective)
@@ -99,10 +102,13 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 	}
 	var out nodeapi.QPInfo
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
+		if req.Owner != "" && ep.closed[req.Owner] {
+			return &httpError{http.StatusConflict, fmt.Errorf("owner %s has finished: no more QPs for it", req.Owner)}
+		}
 		if n := ep.qpsOn(i); n >= nodeapi.MaxQPsPerNIC {
 			return &httpError{http.StatusConflict, fmt.Errorf("NIC %s has %d QPs, its limit: delete some (or end the jobs that hold them) first", ep.n.cfg.NICs[i].Name, n)}
 		}
-		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf}
+		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf, owner: req.Owner}
 		q.cq.OnCompletion(func(wc endpoint.WC) {
 			if q.onWC != nil {
 				q.onWC(wc)
@@ -220,19 +226,83 @@ func (ep *epState) deleteQP(r *http.Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if q.busy != 0 {
-			if j := ep.jobs[q.busy]; j != nil && j.state == nodeapi.JobRunning {
-				return &httpError{http.StatusConflict, fmt.Errorf("qp %d is used by running job %d", q.id, q.busy)}
+		return ep.destroyQP(q)
+	})
+}
+
+// deleteQPs is POST /qps/delete: every QP of the list that exists and no
+// running job holds, in one turn of the loop (a perf of thousands of QPs
+// cleans up in one call, also when it was interrupted).
+func (ep *epState) deleteQPs(r *http.Request) (any, error) {
+	var req nodeapi.DeleteQPsRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	var out nodeapi.QPsDeleted
+	err := ep.do(context.WithoutCancel(r.Context()), func() error {
+		ids := req.IDs
+		if req.Owner != "" {
+			ep.closeOwner(req.Owner)
+			for _, id := range sortedKeys(ep.qps) {
+				if ep.qps[id].owner == req.Owner {
+					ids = append(ids, id)
+				}
 			}
 		}
-		q.onWC = nil
-		q.qp.Destroy()
-		if q.mr != nil {
-			q.mr.Dereg()
+		var errs []error
+		for _, id := range ids {
+			q := ep.qps[id]
+			if q == nil {
+				continue // gone already: deleting is idempotent
+			}
+			if err := ep.destroyQP(q); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out.Deleted++
 		}
-		delete(ep.qps, q.id)
+		if len(errs) > 0 {
+			return &httpError{http.StatusConflict, errors.Join(errs...)}
+		}
 		return nil
 	})
+	return out, err
+}
+
+// maxClosedOwners bounds how many finished owners a node remembers.
+const maxClosedOwners = 1024
+
+// closeOwner marks owner finished (loop goroutine).
+func (ep *epState) closeOwner(owner string) {
+	if ep.closed == nil {
+		ep.closed = map[string]bool{}
+	}
+	if ep.closed[owner] {
+		return
+	}
+	ep.closed[owner] = true
+	ep.closedOrder = append(ep.closedOrder, owner)
+	if len(ep.closedOrder) > maxClosedOwners {
+		delete(ep.closed, ep.closedOrder[0])
+		ep.closedOrder = ep.closedOrder[1:]
+	}
+}
+
+// destroyQP destroys q and its buffer's registration unless a running job
+// holds it (loop goroutine).
+func (ep *epState) destroyQP(q *epQP) error {
+	if q.busy != 0 {
+		if j := ep.jobs[q.busy]; j != nil && j.state == nodeapi.JobRunning {
+			return &httpError{http.StatusConflict, fmt.Errorf("qp %d is used by running job %d", q.id, q.busy)}
+		}
+	}
+	q.onWC = nil
+	q.qp.Destroy()
+	if q.mr != nil {
+		q.mr.Dereg()
+	}
+	delete(ep.qps, q.id)
+	return nil
 }
 
 // Collect emits the jobs' samples (labels node, job, kind).

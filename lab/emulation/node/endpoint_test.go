@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -383,5 +384,52 @@ func TestQPLimit(t *testing.T) {
 	}
 	if _, err := a.CreateQP(ctx, nodeapi.QPRequest{NIC: "gpu0"}); err != nil {
 		t.Errorf("QP after deleting one: %v", err)
+	}
+}
+
+// TestInterruptedPerfLeavesNoQPs: a perf of thousands of QPs stopped while
+// it creates them, or while it runs, leaves no QP on either node (issue
+// 24: 7,510-11,240 QPs stayed behind): the run deletes its QPs by owner
+// in one call per node, which also catches a create that was in flight.
+func TestInterruptedPerfLeavesNoQPs(t *testing.T) {
+	a, b := backToBack(t)
+	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := nodeapi.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
+	qps := func(c *nodeapi.Client) int {
+		s, err := c.Telemetry(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range s {
+			if x.Name == "qp_tx_bytes_total" && x.Label("qp") != "retired" { // the deleted QPs' sum
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		spec  nodeapi.PerfSpec
+	}{
+		{"while creating", 300 * time.Millisecond, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 10, QPs: nodeapi.MaxQPsPerNIC}},
+		{"while running", 1500 * time.Millisecond, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 20, QPs: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), tc.after)
+			defer cancel()
+			_, err := nodeapi.RunPerf(ctx, from, to, tc.spec, nil)
+			if err == nil {
+				t.Fatal("perf finished before it was stopped: make it longer")
+			}
+			stopped := time.Now()
+			for qps(a)+qps(b) > 0 && time.Since(stopped) < 2*time.Second {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if na, nb := qps(a), qps(b); na+nb > 0 {
+				t.Errorf("%d and %d QPs left 2 s after the stop (%v)", na, nb, err)
+			}
+		})
 	}
 }

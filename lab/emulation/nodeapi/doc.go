@@ -23,6 +23,7 @@
 //	GET    /qp/{id}              QPInfo
 //	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
 //	DELETE /qp/{id}              destroys the QP and deregisters its buffer
+//	POST   /qps/delete           DeleteQPsRequest → QPsDeleted (many in one loop turn)
 //	POST   /qp/{id}/send         WorkRequest → {} (the compliance adapter: adapter.go)
 //	POST   /qp/{id}/recv         RecvRequest → {}
 //	GET    /qp/{id}/completions  []Completion, drained

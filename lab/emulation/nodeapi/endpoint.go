@@ -24,6 +24,11 @@ type QPRequest struct {
 	CC     string `json:"cc,omitempty"`   // none (default), dcqcn or credit
 	Paths  int    `json:"paths,omitempty"`
 	Buffer int64  `json:"buffer_bytes,omitempty"`
+	// Owner, if set, names who the QP belongs to (a perf run): POST
+	// /qps/delete with that owner deletes all its QPs, also those whose
+	// creation the owner never heard back from, and refuses the owner's
+	// later creates.
+	Owner string `json:"owner,omitempty"`
 }
 
 // MaxQPsPerNIC is how many QPs an endpoint node keeps on one NIC: POST /qp
@@ -31,6 +36,19 @@ type QPRequest struct {
 // it creates any. Each QP costs the node memory, a buffer and telemetry
 // rows; the limit keeps one request from wrecking a lab.
 const MaxQPsPerNIC = 4096
+
+// DeleteQPsRequest is POST /qps/delete: the QPs to destroy. IDs that do
+// not exist are skipped; a QP a running job holds is not deleted (409).
+type DeleteQPsRequest struct {
+	IDs []int `json:"ids,omitempty"`
+	// Owner, if set, adds every QP of that owner and closes the owner.
+	Owner string `json:"owner,omitempty"`
+}
+
+// QPsDeleted is what POST /qps/delete destroyed.
+type QPsDeleted struct {
+	Deleted int `json:"deleted"`
+}
 
 // BufferInfo is a registered buffer as a peer addresses it.
 type BufferInfo struct {

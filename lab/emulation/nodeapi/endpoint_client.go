@@ -36,6 +36,13 @@ func (c *Client) DeleteQP(ctx context.Context, id int) error {
 	return c.call(ctx, http.MethodDelete, "/qp/"+strconv.Itoa(id), nil, nil)
 }
 
+// DeleteQPs is POST /qps/delete.
+func (c *Client) DeleteQPs(ctx context.Context, req DeleteQPsRequest) (int, error) {
+	var out QPsDeleted
+	err := c.call(ctx, http.MethodPost, "/qps/delete", req, &out)
+	return out.Deleted, err
+}
+
 // StartPerf is POST /perf.
 func (c *Client) StartPerf(ctx context.Context, req PerfRequest) (JobStatus, error) {
 	var out JobStatus

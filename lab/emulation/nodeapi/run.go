@@ -2,6 +2,8 @@ package nodeapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -107,19 +109,18 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 	if spec.Size <= 0 {
 		spec.Size = perftest.DefaultSize
 	}
+	// The run owns its QPs on both nodes: the cleanup deletes them by
+	// owner, also one whose creation was in flight when ctx ended.
+	owner := newOwner()
 	var cids, sids []int
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		for _, id := range cids {
-			from.Client.DeleteQP(cctx, id)
-		}
-		for _, id := range sids {
-			to.Client.DeleteQP(cctx, id)
-		}
+		from.Client.DeleteQPs(cctx, DeleteQPsRequest{IDs: cids, Owner: owner})
+		to.Client.DeleteQPs(cctx, DeleteQPsRequest{IDs: sids, Owner: owner})
 	}()
 	qreq := func(nic string) QPRequest {
-		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size)}
+		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size), Owner: owner}
 	}
 	for range spec.QPs {
 		c, err := from.Client.CreateQP(ctx, qreq(from.NIC))
@@ -449,4 +450,13 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 			return out, errors.Join(ctx.Err(), errors.New("collective: interrupted"))
 		}
 	}
+}
+
+// newOwner returns a fresh QPRequest.Owner for one run.
+func newOwner() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b[:])
 }
