@@ -22,6 +22,15 @@ func fold(s uint32) uint16 {
 	return ^uint16(s)
 }
 
+// IPv4ChecksumOK reports whether the IPv4 header at the start of h (its
+// IHL words) carries a valid header checksum.
+func IPv4ChecksumOK(h []byte) bool {
+	if len(h) < IPv4MinLen || int(h[0]&0x0F)*4 > len(h) {
+		return false
+	}
+	return fold(sum16(0, h[:int(h[0]&0x0F)*4])) == 0
+}
+
 // setIPv4Checksum computes and writes the checksum of the IPv4 header h.
 func setIPv4Checksum(h []byte) {
 	h[10], h[11] = 0, 0

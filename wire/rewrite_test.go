@@ -84,18 +84,27 @@ func checkIPv4(t *testing.T, p *wire.Packet) {
 	if got := int(binary.BigEndian.Uint16(h[2:])); got != p.Len-p.L3Offset {
 		t.Errorf("IPv4 total length %d, want %d", got, p.Len-p.L3Offset)
 	}
-	if !ipv4ChecksumOK(h) {
+	if !wire.IPv4ChecksumOK(h) {
 		t.Error("IPv4 header checksum broken")
 	}
 }
 
-func ipv4ChecksumOK(h []byte) bool {
-	var s uint32
-	for i := 0; i < 20; i += 2 {
-		s += uint32(h[i])<<8 | uint32(h[i+1])
+func TestIPv4ChecksumOK(t *testing.T) {
+	f := build(t, "10.0.0.1", "10.0.1.1", false)
+	var p wire.Packet
+	if err := p.Decode(f); err != nil {
+		t.Fatal(err)
 	}
-	for s > 0xFFFF {
-		s = s&0xFFFF + s>>16
+	h := f[p.L3Offset:]
+	bad := append([]byte(nil), h...)
+	bad[8]-- // the TTL, without the checksum update
+	for _, c := range []struct {
+		name string
+		h    []byte
+		want bool
+	}{{"built", h, true}, {"ttl changed", bad, false}, {"short", h[:12], false}, {"the header alone", h[:20:20], true}} {
+		if got := wire.IPv4ChecksumOK(c.h); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
-	return s == 0xFFFF
 }

@@ -262,7 +262,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 	cmd.Flags().StringVar(&from, "from", "", "client NIC, HOST[:gpuN] (default port gpu0)")
 	cmd.Flags().StringVar(&to, "to", "", "server NIC, HOST[:gpuN]")
 	cmd.Flags().StringVar(&size, "size", strconv.Itoa(perftest.DefaultSize), "message size (K, M, G units)")
-	cmd.Flags().IntVar(&qps, "qps", 1, "QP pairs")
+	cmd.Flags().IntVar(&qps, "qps", 1, fmt.Sprintf("QP pairs (at most %d: an endpoint node's QPs per NIC)", nodeapi.MaxQPsPerNIC))
 	cmd.Flags().IntVar(&iters, "iters", perftest.DefaultIterations, "messages per QP")
 	cmd.Flags().StringVar(&duration, "duration", "", "run for this much fabric time instead of --iters (e.g. 5ms)")
 	cmd.Flags().IntVar(&depth, "tx-depth", perftest.DefaultTxDepth, "messages each QP keeps posted")

@@ -145,24 +145,13 @@ func TestForwardTiming(t *testing.T) {
 		if err := p.VerifyICRC(); err != nil {
 			t.Errorf("ICRC: %v", err)
 		}
-		if !ipv4ChecksumOK(got[0].Frame[wire.EthernetLen:]) {
+		if !wire.IPv4ChecksumOK(got[0].Frame[wire.EthernetLen:]) {
 			t.Error("IPv4 header checksum broken")
 		}
 		if w := r.ports[0].Written(); len(w) != 0 {
 			t.Errorf("port 0 wrote %d frames", len(w))
 		}
 	})
-}
-
-func ipv4ChecksumOK(h []byte) bool {
-	var s uint32
-	for i := 0; i < 20; i += 2 {
-		s += uint32(h[i])<<8 | uint32(h[i+1])
-	}
-	for s > 0xFFFF {
-		s = s&0xFFFF + s>>16
-	}
-	return s == 0xFFFF
 }
 
 // TestPFCSerialized: a lossless queue behind a slow port makes the switch
