@@ -211,6 +211,23 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 		t.Fatalf("fault clear: exit %d\n%s", code, out)
 	}
 
+	// A perf stalled behind a long delay is told so, not that something
+	// is dead (issue 24, item 6).
+	if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "add", "rtsw2", "delay", "1s"}, at...)...); code != 0 {
+		t.Fatalf("fault add rtsw2 delay 1s: exit %d\n%s", code, out)
+	}
+	code, out, _ = rocelabWithin(t, 30*time.Second, perf("1000000", "--stall", "2s")...)
+	if code != 1 {
+		t.Errorf("perf behind a 1 s delay: exit %d, want 1\n%s", code, out)
+	}
+	wants(t, "perf behind a 1 s delay", out, "or a fault holds its frames back", "delay 1s on rtsw2:p1", "holds frames back")
+	if strings.Contains(out, "is dead (") {
+		t.Errorf("perf behind a 1 s delay is told a node is dead:\n%s", out)
+	}
+	if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "clear", "--all"}, at...)...); code != 0 {
+		t.Fatalf("fault clear: exit %d\n%s", code, out)
+	}
+
 	// An endpoint host: deploy --repair finds and restarts it.
 	kill9(t, root, lab, "host4")
 	code, out, _ = rocelabWithin(t, 30*time.Second, perf("50")...)

@@ -54,10 +54,12 @@ func pickLab(root, lab string) (*Lab, error) {
 // dead or does not answer, or a link direction a fault holds down.
 type Problem struct {
 	Node string `json:"node"`
-	// What is "dead" (the node process) or "down" (a link fault).
+	// What is "dead" (the node process), "down" (a link fault) or "slow"
+	// (a fault that holds frames back).
 	What   string `json:"what"`
 	Detail string `json:"detail"`
-	// Fault is the fault holding a link down (node/id), for "down".
+	// Fault is the fault holding a link down (node/id), for "down", or
+	// holding frames back (delay, rate), for "slow".
 	Fault string `json:"fault,omitempty"`
 }
 
@@ -135,10 +137,16 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 			continue
 		}
 		for _, f := range fs {
-			if f.Kind == "down" || f.Kind == "flap" {
-				id := n.Name + "/" + f.ID
-				out = append(out, Problem{Node: n.Name, What: "down", Fault: id,
-					Detail: fmt.Sprintf("fault %s %s on %s", id, f.Spec, strings.Join(f.Targets, ","))})
+			id := n.Name + "/" + f.ID
+			detail := fmt.Sprintf("fault %s %s on %s", id, f.Spec, strings.Join(f.Targets, ","))
+			switch f.Kind {
+			case "down", "flap":
+				out = append(out, Problem{Node: n.Name, What: "down", Fault: id, Detail: detail})
+			case "delay", "reorder", "rate":
+				// Not dead, but it holds frames back: at the lab's time
+				// dilation a fabric-time delay can outlast a stall limit.
+				out = append(out, Problem{Node: n.Name, What: "slow", Fault: id,
+					Detail: detail + fmt.Sprintf(" holds frames back (fabric time; ×%d of wall clock at this lab's scale)", l.Scale)})
 			}
 		}
 	}

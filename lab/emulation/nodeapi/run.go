@@ -175,7 +175,7 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 			if watch.stalled([3]int64{st.Perf.Messages, st.Perf.RxWire}) {
 				stopClient()
 				stopServer()
-				return rep, fmt.Errorf("perf %s → %s: %w for %v (%d messages done, nothing arriving): a node or link on the path is dead or down",
+				return rep, fmt.Errorf("perf %s → %s: %w for %v (%d messages done, nothing arriving): a node or link on the path is dead or down, or a fault holds its frames back",
 					from, to, ErrStalled, watch.limit, st.Perf.Messages)
 			}
 		}
