@@ -64,6 +64,12 @@ func prepare(ctx context.Context, root, lab string) (removed []string, needDocke
 		return nil, false, nil // lifecycle.Destroy reports it
 	}
 	defer l.Close()
+	// First of all the lab stops being deployed: a command that asks
+	// after it from now on (a perf stalled because its nodes are going)
+	// hears that the lab is gone, not that its nodes need a restart.
+	if err := os.Remove(filepath.Join(l.Dir(), LabFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, false, fmt.Errorf("destroy %s: %w", lab, err)
+	}
 	needDocker = l.Info("runtime") == "docker"
 	removed, err = removeContainers(ctx, l)
 	teardown(l, 2*time.Second)

@@ -277,8 +277,28 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A perf running when the lab is destroyed is told that the lab is
+	// gone, not to restart its nodes (issue 24, item 6).
+	var perfOut strings.Builder
+	bg := exec.Command(binary(t), perf("100000000", "--stall", "2s")...)
+	bg.Stdout, bg.Stderr = &perfOut, &perfOut
+	if err := bg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
 	if code, out, _ := rocelabWithin(t, 30*time.Second, "destroy", "--name", lab, "--root", root); code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", code, out)
+	}
+	perfDone := make(chan error, 1)
+	go func() { perfDone <- bg.Wait() }()
+	select {
+	case <-perfDone:
+		if got := perfOut.String(); !strings.Contains(got, "lab "+lab+" is gone") || strings.Contains(got, "rocelab restart") {
+			t.Errorf("perf under destroy: want 'lab %s is gone' and no restart advice:\n%s", lab, got)
+		}
+	case <-time.After(20 * time.Second):
+		bg.Process.Kill()
+		t.Error("perf still running 20 s after its lab was destroyed")
 	}
 	for _, n := range l.Nodes {
 		if p := (proc.Process{PID: n.PID, StartTime: n.StartTime}); n.PID != 0 && p.Alive() {

@@ -163,6 +163,9 @@ func Explain(ctx context.Context, root, lab string, err error) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	ps, derr := Diagnose(dctx, root, lab)
+	if lab != "" && errors.Is(derr, ErrNoLab) {
+		return &explained{err: err, why: fmt.Sprintf("  lab %s is gone: it was destroyed while this ran (nothing to restart)", lab)}
+	}
 	if derr != nil || len(ps) == 0 {
 		return err
 	}
