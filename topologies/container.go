@@ -28,6 +28,9 @@ type Container struct {
 	// Binds are "HOST:CONTAINER" or "HOST:CONTAINER:ro|rw" with HOST an
 	// absolute, clean path.
 	Binds []string `json:"binds,omitempty"`
+	// BindPos is where each of Binds was written (the node's or the
+	// defaults' binds list).
+	BindPos []Pos `json:"-"`
 	// Pos is where the image was written (the node's key or the defaults').
 	Pos Pos `json:"-"`
 }
@@ -184,8 +187,9 @@ func (r *resolver) resolveContainer(n *Node, s *NodeSpec) {
 	}
 	// A node's bind replaces the default's bind of the same container path.
 	byCtr := map[string]string{}
+	posByCtr := map[string]Pos{}
 	var order []string
-	for _, b := range append(slices.Clone(def.Binds), s.Binds...) {
+	for i, b := range append(slices.Clone(def.Binds), s.Binds...) {
 		res, ctr, err := r.parseBind(b)
 		if err != nil {
 			continue // reported by checkContainerSpec
@@ -194,9 +198,15 @@ func (r *resolver) resolveContainer(n *Node, s *NodeSpec) {
 			order = append(order, ctr)
 		}
 		byCtr[ctr] = res
+		if i < len(def.Binds) {
+			posByCtr[ctr] = def.at(fmt.Sprintf("binds.%d", i))
+		} else {
+			posByCtr[ctr] = s.at(fmt.Sprintf("binds.%d", i-len(def.Binds)))
+		}
 	}
 	for _, ctr := range order {
 		c.Binds = append(c.Binds, byCtr[ctr])
+		c.BindPos = append(c.BindPos, posByCtr[ctr])
 	}
 	n.Container = c
 }

@@ -36,14 +36,14 @@ links:
 		t.Fatal(err)
 	}
 	h1 := &Container{Image: "team/trainer:1", Cmd: []string{"sleep", "1000"}, Env: []string{"A=1", "B=two"},
-		Binds: []string{"/labs/data:/data:ro", "/ckpt:/ckpt"}, Pos: Pos{4, 12}}
+		Binds: []string{"/labs/data:/data:ro", "/ckpt:/ckpt"}, BindPos: []Pos{{7, 13}, {7, 28}}, Pos: Pos{4, 12}}
 	want := map[string]*Container{
 		"h1": h1,
 		// Key by key over the defaults: its own image, env merged, its bind
 		// replaces the default's of the same container path.
 		"h2": {Image: "busybox", Cmd: []string{"sleep", "1000"}, Env: []string{"A=1", "B=three", "C=4"},
-			Binds: []string{"/other:/data", "/ckpt:/ckpt"}, Pos: Pos{11, 27}},
-		"h3":  {Image: "team/trainer:1", Cmd: []string{"sh"}, Env: h1.Env, Binds: h1.Binds, Pos: Pos{4, 12}},
+			Binds: []string{"/other:/data", "/ckpt:/ckpt"}, BindPos: []Pos{{11, 69}, {7, 28}}, Pos: Pos{11, 27}},
+		"h3":  {Image: "team/trainer:1", Cmd: []string{"sh"}, Env: h1.Env, Binds: h1.Binds, BindPos: h1.BindPos, Pos: Pos{4, 12}},
 		"st1": {Image: "team/store:2", Pos: Pos{8, 20}},
 		"sw":  nil,
 	}

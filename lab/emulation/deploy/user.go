@@ -58,19 +58,33 @@ func checkUserImages(ctx context.Context, rt runtime.Images, t *topologies.Topol
 			errs = append(errs, fmt.Errorf("%s: node %s: %w", where(t, n), n.Name, err))
 		}
 	}
+	errs = append(errs, checkBindSources(t))
+	return errors.Join(errs...)
+}
+
+// checkBindSources checks that the host path of every bind exists (the
+// engine would create a missing one as an empty directory, on the host),
+// naming where each missing one was written.
+func checkBindSources(t *topologies.Topology) error {
+	var errs []error
 	seen := map[string]bool{}
 	for _, n := range t.Nodes {
 		if n.Container == nil {
 			continue
 		}
-		for _, b := range n.Container.Binds {
+		for i, b := range n.Container.Binds {
 			src, _, _ := strings.Cut(b, ":")
 			if seen[src] {
 				continue
 			}
 			seen[src] = true
 			if _, err := os.Stat(src); err != nil {
-				errs = append(errs, fmt.Errorf("%s: node %s: bind source %s: %w", t.Source, n.Name, src, err))
+				at := t.Source
+				if i < len(n.Container.BindPos) && !n.Container.BindPos[i].IsZero() {
+					p := n.Container.BindPos[i]
+					at = fmt.Sprintf("%s:%d:%d", t.Source, p.Line, p.Col)
+				}
+				errs = append(errs, fmt.Errorf("%s: node %s: bind source %s: %w", at, n.Name, src, err))
 			}
 		}
 	}

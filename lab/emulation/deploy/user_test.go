@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,5 +71,40 @@ func TestUserContainerPlan(t *testing.T) {
 	WriteTable(&b, []Node{{Name: "sw"}}, false)
 	if strings.Contains(b.String(), "IMAGE") {
 		t.Errorf("table without images has an IMAGE column:\n%s", b.String())
+	}
+}
+
+// TestBindSourcesMissing: a bind whose host path does not exist is named
+// with the FILE:LINE:COL it was written at (the node's own list or the
+// defaults'), once per path.
+func TestBindSourcesMissing(t *testing.T) {
+	dir := t.TempDir()
+	file := `name: b
+defaults:
+  host: {image: team/trainer:1, binds: [` + dir + `:/ok, /no/such/ckpt:/ckpt]}
+nodes:
+  h1: {kind: host, frontend: false}
+  h2: {kind: host, frontend: false, binds: [/no/such/data:/data]}
+  be: {kind: switch, role: rtsw}
+links:
+  - h1:gpu0 -- be
+  - h2:gpu0 -- be
+`
+	tp, err := topologies.Parse("b.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkBindSources(tp)
+	col := len("  host: {image: team/trainer:1, binds: [") + 1 + len(dir) + len(":/ok, ")
+	for _, want := range []string{
+		fmt.Sprintf("b.yaml:3:%d: node h1: bind source /no/such/ckpt", col),
+		"b.yaml:6:45: node h2: bind source /no/such/data",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+	if err != nil && strings.Count(err.Error(), "bind source /no/such/ckpt") != 1 {
+		t.Errorf("a missing path named more than once: %v", err)
 	}
 }
