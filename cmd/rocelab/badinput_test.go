@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,6 +25,35 @@ func TestBadInputNoLab(t *testing.T) {
 		code, _, stderr, err := runCLI(append(tc.args, "--root", root)...)
 		if code != 2 || !strings.Contains(stderr+errString(err), tc.say) {
 			t.Errorf("%v: exit %d (%v), want 2 saying %q", tc.args, code, err, tc.say)
+		}
+	}
+}
+
+// TestDashboardListenExit: one rule for --listen: an address that is not
+// this machine's or a bad port is bad input
+// (exit 2); a port already in use is the machine's state (exit 1).
+func TestDashboardListenExit(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "report")
+	if code, _, _, err := runCLI("run", "--sim", "-q", "testdata/run-unmet.yaml", "--report", rep); code != 1 {
+		t.Fatalf("make a report: exit %d (%v)", code, err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		listen string
+		code   int
+	}{
+		{"bad", 2},
+		{"127.0.0.1:99999", 2},
+		{"192.0.2.1:9464", 2}, // TEST-NET-1: never this machine's
+		{busy.Addr().String(), 1},
+	} {
+		code, _, stderr, err := runCLI("dashboard", "--replay", rep, "--listen", tc.listen)
+		if code != tc.code {
+			t.Errorf("--listen %s: exit %d (%v %s), want %d", tc.listen, code, err, stderr, tc.code)
 		}
 	}
 }

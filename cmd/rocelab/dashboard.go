@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,7 +51,15 @@ stops it. Needs root for a live lab (the node sockets are root-only).
 			defer closeFn()
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
-				return fmt.Errorf("dashboard: %w", err)
+				// An address this machine does not have, a name that does
+				// not resolve or a port out of range is the caller's (exit
+				// 2); a port in use is the machine's state (exit 1).
+				var dnsErr *net.DNSError
+				var addrErr *net.AddrError
+				if errors.Is(err, syscall.EADDRNOTAVAIL) || errors.As(err, &dnsErr) || errors.As(err, &addrErr) {
+					return badInput(fmt.Errorf("dashboard: --listen %s: %w", listen, err))
+				}
+				return fmt.Errorf("dashboard: --listen %s: %w", listen, err)
 			}
 			if !dashboards.IsLoopback(listen) {
 				fmt.Fprintf(opts.stderr, "warning: %s is reachable from other machines; the view and /metrics have no authentication\n", ln.Addr())
