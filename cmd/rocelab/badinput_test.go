@@ -30,8 +30,8 @@ func TestBadInputNoLab(t *testing.T) {
 }
 
 // TestDashboardListenExit: one rule for --listen: an address that is not
-// this machine's or a bad port is bad input
-// (exit 2); a port already in use is the machine's state (exit 1).
+// this machine's or a bad port is bad input (exit 2); a port already in
+// use is the machine's state (exit 1).
 func TestDashboardListenExit(t *testing.T) {
 	rep := filepath.Join(t.TempDir(), "report")
 	if code, _, _, err := runCLI("run", "--sim", "-q", "testdata/run-unmet.yaml", "--report", rep); code != 1 {
