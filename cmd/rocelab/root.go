@@ -57,6 +57,10 @@ through them, injects faults, and shows what the fabric did.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version as well as the version command (which adds the commit,
+	// Go and platform).
+	root.Version = version
+	root.SetVersionTemplate("rocelab {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format where output is tabular: table or json")
 	root.PersistentFlags().BoolVarP(&opts.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return badInput(err) })

@@ -87,12 +87,13 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match}
 	var out *labrun.Outcome
 	if f.sim {
+		tty := isTerminal(opts.stderr)
 		if !f.quiet {
-			ro.Progress = progressPrinter(opts.stderr)
+			ro.Progress = progressPrinter(opts.stderr, tty)
 		}
 		ro.Progress = adviseHugePages(opts, ro.Progress)
 		out, err = labrun.Sim(cmd.Context(), sc, ro)
-		if !f.quiet {
+		if !f.quiet && tty {
 			fmt.Fprint(opts.stderr, "\r\033[K")
 		}
 	} else {
@@ -145,19 +146,32 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	return nil
 }
 
-// progressPrinter writes fabric time / duration and events/s on one line
-// of w, at most every 200 ms.
-func progressPrinter(w io.Writer) func(labrun.Progress) {
+// progressPrinter writes fabric time / duration and events/s to w, at
+// most every 200 ms: redrawn on one line of a terminal; elsewhere (a CI
+// log, a pipe) a line each time another tenth of the run is done, with no
+// control characters.
+func progressPrinter(w io.Writer, tty bool) func(labrun.Progress) {
 	var last time.Duration
 	var lastEvents uint64
+	lastTenth := 0
 	return func(p labrun.Progress) {
 		if p.Wall-last < 200*time.Millisecond {
 			return
 		}
+		frac := p.Now.Seconds() / p.Duration.Seconds()
+		tenth := int(10 * frac)
+		if !tty && tenth <= lastTenth {
+			return
+		}
 		rate := float64(p.Events-lastEvents) / (p.Wall - last).Seconds()
 		last, lastEvents = p.Wall, p.Events
-		fmt.Fprintf(w, "\r\033[Kfabric time %v / %v (%.0f%%), %.2fM events/s", p.Now, p.Duration,
-			100*p.Now.Seconds()/p.Duration.Seconds(), rate/1e6)
+		line := fmt.Sprintf("fabric time %v / %v (%.0f%%), %.2fM events/s", p.Now, p.Duration, 100*frac, rate/1e6)
+		if tty {
+			fmt.Fprint(w, "\r\033[K"+line)
+			return
+		}
+		lastTenth = tenth
+		fmt.Fprintln(w, "# "+line)
 	}
 }
 

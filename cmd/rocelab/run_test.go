@@ -98,3 +98,22 @@ func TestRunSimStops(t *testing.T) {
 		t.Fatal("run --sim still running 10 s after the cancel")
 	}
 }
+
+// TestRunSimProgressInLogs: run --sim's progress to a stderr that is not a
+// terminal (a CI log) is whole lines, a tenth of the run at a time, with
+// no carriage returns or escape sequences; --version answers.
+func TestRunSimProgressInLogs(t *testing.T) {
+	code, _, stderr, err := runCLI("run", "--sim", "testdata/run-progress.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	if strings.ContainsAny(stderr, "\r\x1b") {
+		t.Errorf("control characters in a log:\n%q", stderr)
+	}
+	if n := strings.Count(stderr, "# fabric time "); n < 1 || n > 10 {
+		t.Errorf("%d progress lines, want 1 to 10:\n%s", n, stderr)
+	}
+	if code, out, _, err := runCLI("--version"); code != 0 || !strings.HasPrefix(out, "rocelab ") {
+		t.Errorf("--version: exit %d (%v), printed %q", code, err, out)
+	}
+}
