@@ -176,6 +176,24 @@ func (p *Packet) decodeL4(frame []byte, off, end int) error {
 	return nil
 }
 
+// decodeBTHFields reads the fixed fields of the 12-byte BTH at the start
+// of b: the one place that knows its bit layout on decode (the gopacket
+// layer, BTH.DecodeFromBytes, uses it too).
+func (p *Packet) decodeBTHFields(b []byte) {
+	_ = b[11]
+	p.Opcode = b[0]
+	p.SE = b[1]&0x80 != 0
+	p.MigReq = b[1]&0x40 != 0
+	p.PadCnt = (b[1] >> 4) & 3
+	p.TVer = b[1] & 0x0F
+	p.PKey = binary.BigEndian.Uint16(b[2:])
+	p.FECN = b[4]&0x80 != 0
+	p.BECN = b[4]&0x40 != 0
+	p.DestQP = binary.BigEndian.Uint32(b[4:]) & 0xFFFFFF
+	p.AckReq = b[8]&0x80 != 0
+	p.PSN = binary.BigEndian.Uint32(b[8:]) & 0xFFFFFF
+}
+
 // decodeBTH reads the BTH at off and the extension headers its opcode
 // carries; end is the end of the UDP datagram (ICRC included).
 func (p *Packet) decodeBTH(frame []byte, off, end int) error {
@@ -183,11 +201,8 @@ func (p *Packet) decodeBTH(frame []byte, off, end int) error {
 		return truncated("BTH", off, BTHLen+ICRCLen, end-off)
 	}
 	b := frame[off:end]
-	var bth BTH
-	bth.decodeFields(b)
-	op := bth.Opcode
-	p.Opcode, p.SE, p.MigReq, p.PadCnt, p.TVer, p.PKey = uint8(op), bth.SE, bth.MigReq, bth.PadCnt, bth.TVer, bth.PKey
-	p.FECN, p.BECN, p.DestQP, p.AckReq, p.PSN = bth.FECN, bth.BECN, bth.DestQP, bth.AckReq, bth.PSN
+	p.decodeBTHFields(b)
+	op := Opcode(p.Opcode)
 	if op == OpCNP {
 		p.Kind = KindCNP
 	} else {

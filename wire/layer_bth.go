@@ -71,7 +71,10 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		df.SetTruncated()
 		return truncated("BTH", 0, BTHLen+ICRCLen, len(data))
 	}
-	b.decodeFields(data)
+	var p Packet // the descriptor's decoder owns the bit layout
+	p.decodeBTHFields(data)
+	b.Opcode, b.SE, b.MigReq, b.PadCnt, b.TVer, b.PKey = Opcode(p.Opcode), p.SE, p.MigReq, p.PadCnt, p.TVer, p.PKey
+	b.FECN, b.BECN, b.DestQP, b.AckReq, b.PSN = p.FECN, p.BECN, p.DestQP, p.AckReq, p.PSN
 	end := len(data) - ICRCLen - int(b.PadCnt)
 	if end < BTHLen {
 		return malformed("BTH", 0, "pad count exceeds the payload")
@@ -80,23 +83,6 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	b.Contents = data[:BTHLen]
 	b.Payload = data[BTHLen:end]
 	return nil
-}
-
-// decodeFields reads the fields of the 12-byte header at the start of
-// data: the one place that knows the BTH's bit layout on decode (the
-// descriptor's decoder, Packet.decodeBTH, uses it too).
-func (b *BTH) decodeFields(data []byte) {
-	b.Opcode = Opcode(data[0])
-	b.SE = data[1]&0x80 != 0
-	b.MigReq = data[1]&0x40 != 0
-	b.PadCnt = (data[1] >> 4) & 3
-	b.TVer = data[1] & 0x0F
-	b.PKey = binary.BigEndian.Uint16(data[2:])
-	b.FECN = data[4]&0x80 != 0
-	b.BECN = data[4]&0x40 != 0
-	b.DestQP = binary.BigEndian.Uint32(data[4:]) & 0xFFFFFF
-	b.AckReq = data[8]&0x80 != 0
-	b.PSN = binary.BigEndian.Uint32(data[8:]) & 0xFFFFFF
 }
 
 // SerializeTo prepends the BTH and appends the pad and the ICRC field.
