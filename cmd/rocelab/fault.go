@@ -94,11 +94,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			}
 			var rows []faultRow
 			for _, pl := range places {
-				_, n, err := deploy.FindNode(root, name, pl.node)
-				if err != nil {
-					return badInputIf(err)
-				}
-				c := nodeapi.NewClient(n.Socket)
+				c := nodeapi.NewClient(pl.socket)
 				fi, err := c.AddFault(ctx, pl.port, spec)
 				c.Close()
 				if err != nil {
@@ -261,9 +257,10 @@ func sortedMapKeys(m map[string]int64) []string {
 	return keys
 }
 
-// faultPlace is one node's port argument for its fault API: an ifname, or
-// "all".
-type faultPlace struct{ node, port string }
+// faultPlace is one node's port argument for its fault API (an ifname, or
+// "all") and the node's API socket, from the books of the lab the target
+// was resolved in.
+type faultPlace struct{ node, port, socket string }
 
 // faultTargetArgs splits fault add's arguments into the target and the
 // fault: "A to B" and "A and B" take three words.
@@ -302,7 +299,7 @@ func resolveFaultTarget(root, lab, target string) ([]faultPlace, error) {
 		if n := books[tg.Node.Name]; n == nil || n.Socket == "" {
 			return nil, noProcess(tg.Node.Name)
 		}
-		return []faultPlace{{tg.Node.Name, "all"}}, nil
+		return []faultPlace{{tg.Node.Name, "all", books[tg.Node.Name].Socket}}, nil
 	}
 	var out []faultPlace
 	for _, d := range tg.Directions {
@@ -316,7 +313,7 @@ func resolveFaultTarget(root, lab, target string) ([]faultPlace, error) {
 				ifname = name
 			}
 		}
-		out = append(out, faultPlace{n.Name, ifname})
+		out = append(out, faultPlace{n.Name, ifname, n.Socket})
 	}
 	return out, nil
 }

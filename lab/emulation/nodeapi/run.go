@@ -116,8 +116,8 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		from.Client.DeleteQPs(cctx, DeleteQPsRequest{IDs: cids, Owner: owner})
-		to.Client.DeleteQPs(cctx, DeleteQPsRequest{IDs: sids, Owner: owner})
+		from.Client.DeleteQPs(cctx, DeleteQPsRequest{Owner: owner})
+		to.Client.DeleteQPs(cctx, DeleteQPsRequest{Owner: owner})
 	}()
 	qreq := func(nic string) QPRequest {
 		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size), Owner: owner}
