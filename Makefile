@@ -15,11 +15,14 @@ all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rocelab
+	@scripts/build-verbs-lib.sh bin/lib/libibverbs.so.1 || \
+		echo "note: bin/lib/libibverbs.so.1 not built: verbs programs (perftest, ibv_*) will find no lab NIC"
 
 ## install: put rocelab on the PATH ($(PREFIX)/bin, /usr/local/bin by default).
 PREFIX    ?= /usr/local
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rocelab
+	if [ -f bin/lib/libibverbs.so.1 ]; then install -D -m 0755 bin/lib/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/rocelab/libibverbs.so.1; fi
 
 ## test: lint, every unit/integration test, then each fuzz target briefly.
 test: lint unit fuzz-short

@@ -60,6 +60,22 @@ func (pd *PD) RegMRLen(length uint64, access Access) (*MR, error) {
 	return pd.reg(nil, length, access), nil
 }
 
+// RegMRAt registers buf as the region that starts at virtual address
+// addr: a program's own address for its memory, as verbs name it (the
+// lab's verbs server maps the program's pages into buf). Regions are
+// found by key, so addresses of different regions may overlap.
+func (pd *PD) RegMRAt(buf []byte, addr uint64, access Access) (*MR, error) {
+	if len(buf) == 0 {
+		return nil, errors.New("register memory: empty buffer")
+	}
+	if addr+uint64(len(buf)) < addr {
+		return nil, fmt.Errorf("register memory: [%#x,+%d) wraps the address space", addr, len(buf))
+	}
+	mr := pd.reg(buf, uint64(len(buf)), access)
+	mr.Addr = addr
+	return mr, nil
+}
+
 func (pd *PD) reg(buf []byte, length uint64, access Access) *MR {
 	n := pd.nic
 	n.nextKey++
@@ -114,9 +130,11 @@ func (n *NIC) lookup(key uint32, remote bool, pd *PD, addr, length uint64, need 
 }
 
 // slice returns the bytes of [addr, addr+length) in mr, or nil for a
-// payload-free region.
+// payload-free or deregistered region: a WR still in flight when its
+// region went away moves zeros and places nothing (the memory behind a
+// program's region may be unmapped once it is deregistered).
 func (mr *MR) slice(addr, length uint64) []byte {
-	if mr.Buf == nil {
+	if mr.Buf == nil || mr.dead {
 		return nil
 	}
 	off := addr - mr.Addr

@@ -206,6 +206,9 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	}
 	n.nextQPN++
 	qp := &QP{nic: n, pd: pd, cfg: cfg, qpn: n.nextQPN & psnMask, mtu: n.opts.MTU, dataPrio: n.prio(n.opts.DataDSCP)}
+	// Receive WRs may be posted (and the QP may fail) before RTR, where
+	// the two halves get the rest of their state.
+	qp.req.qp, qp.rsp.qp = qp, qp
 	n.qps[qp.qpn] = qp
 	return qp, nil
 }
@@ -263,6 +266,33 @@ func (qp *QP) ToRTR(remote ConnInfo) error {
 		return fmt.Errorf("qp %#x: RTR: %w", qp.qpn, err)
 	}
 	qp.state = StateRTR
+	return nil
+}
+
+// SetSendPSN sets the first PSN the QP sends (verbs give it with the move
+// to RTS, after the peer has learnt it); only before RTS.
+func (qp *QP) SetSendPSN(psn uint32) error {
+	if qp.state != StateReset && qp.state != StateInit && qp.state != StateRTR {
+		return fmt.Errorf("qp %#x: send PSN in %v", qp.qpn, qp.state)
+	}
+	qp.cfg.PSN, qp.cfg.HasPSN = psn&psnMask, true
+	if qp.state == StateRTR {
+		return qp.req.init(qp)
+	}
+	return nil
+}
+
+// SetRetry sets how many timeouts and RNR NAKs in a row the QP retries
+// (verbs' retry_cnt and rnr_retry; rnr 7 means without limit); only
+// before RTS.
+func (qp *QP) SetRetry(count, rnr int) error {
+	if qp.state == StateRTS || qp.state == StateError {
+		return fmt.Errorf("qp %#x: retry counts in %v", qp.qpn, qp.state)
+	}
+	if count < 0 || count > 7 || rnr < 0 || rnr > 7 {
+		return fmt.Errorf("qp %#x: retry %d, rnr retry %d: each must be in [0, 7]", qp.qpn, count, rnr)
+	}
+	qp.cfg.RetryCount, qp.cfg.RNRRetry = count, rnr
 	return nil
 }
 

@@ -269,6 +269,9 @@ func newDeployer(o Options) (*deployer, error) {
 			return nil, fmt.Errorf("deploy: socket path %s is longer than 107 bytes: use a shorter root or lab name", s)
 		}
 	}
+	if err := d.verbsPathsFit(); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -309,6 +312,9 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 		if err := os.WriteFile(filepath.Join(state.Dir(d.root, d.name), TopologyFile), text, 0o600); err != nil {
 			return nil, fmt.Errorf("keep the topology: %w", err)
 		}
+	}
+	if err := d.installVerbs(); err != nil {
+		return nil, err
 	}
 	for _, n := range d.t.Nodes {
 		d.nodes[n.Name] = &Node{Name: n.Name, Kind: n.Kind, Role: n.Role}

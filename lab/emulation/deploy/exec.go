@@ -21,5 +21,6 @@ func Exec(ctx context.Context, root, lab, nodeName string, argv []string, stdio 
 		return -1, fmt.Errorf("exec: %w", err)
 	}
 	defer release()
+	stdio.Env = append(stdio.Env, verbsEnv(n)...)
 	return rt.Exec(ctx, nodeRef(rt, l, n), argv, stdio)
 }

@@ -190,6 +190,11 @@ func runsProcess(n *topologies.Node) bool {
 func (d *deployer) userContainer(n *topologies.Node) *runtime.UserContainer {
 	c := n.Container
 	u := &runtime.UserContainer{Image: c.Image, Cmd: c.Cmd, Env: c.Env, Binds: c.Binds, Hostname: n.Name}
+	if slices.ContainsFunc(n.Ports, func(p *topologies.Port) bool { return p.Plane == topologies.BE }) {
+		// Verbs programs in the container reach the node's NICs through
+		// the lab's verbs directory (socket and library).
+		u.Binds = append(slices.Clone(u.Binds), d.verbsBind())
+	}
 	for _, m := range d.t.Nodes {
 		if m.Kind == topologies.KindSwitch {
 			continue

@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/verbs"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -108,6 +109,9 @@ type epState struct {
 	// oldest are forgotten beyond maxClosedOwners.
 	closed      map[string]bool
 	closedOrder []string
+	// verbs serves the NICs to programs on the host (rocelab's
+	// libibverbs); its QPs count against the same per-NIC limit.
+	verbs *verbs.Server
 
 	mu      sync.Mutex
 	version uint64
@@ -164,6 +168,15 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	}
 	n.srcs = append(n.srcs, ep, n.fx, procStats{cfg.Name})
 	n.ep = ep
+	var vn []verbs.NIC
+	for i, nc := range cfg.NICs {
+		vn = append(vn, verbs.NIC{NIC: ep.nics[i], Name: nc.Name, MAC: ports[i].MAC, MTU: max(nc.MTU, 0)})
+		if vn[i].MTU == 0 {
+			vn[i].MTU = 4096
+		}
+	}
+	ep.verbs = verbs.New(verbs.Options{NICs: vn, Loop: loop, Scale: cfg.Scale, MaxQPs: nodeapi.MaxQPsPerNIC,
+		Used: ep.qpsOn, Log: log})
 	return n, nil
 }
 

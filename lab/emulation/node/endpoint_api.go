@@ -105,7 +105,7 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 		if req.Owner != "" && ep.closed[req.Owner] {
 			return &httpError{http.StatusConflict, fmt.Errorf("owner %s has finished: no more QPs for it", req.Owner)}
 		}
-		if n := ep.qpsOn(i); n >= nodeapi.MaxQPsPerNIC {
+		if n := ep.qpsOn(i) + ep.verbs.QPs(i); n >= nodeapi.MaxQPsPerNIC {
 			return &httpError{http.StatusConflict, fmt.Errorf("NIC %s has %d QPs, its limit: delete some (or end the jobs that hold them) first", ep.n.cfg.NICs[i].Name, n)}
 		}
 		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf, owner: req.Owner}

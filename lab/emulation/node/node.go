@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/verbs"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
@@ -112,10 +114,25 @@ func (n *Node) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: n.handler(cancel), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	verbsDone := make(chan error, 1)
+	if n.ep != nil {
+		vln, err := n.listenVerbs()
+		if err != nil {
+			srv.Close()
+			<-served
+			return fmt.Errorf("node %s: %w", n.cfg.Name, err)
+		}
+		go func() { verbsDone <- n.ep.verbs.Serve(ctx, vln) }()
+	} else {
+		verbsDone <- nil
+	}
 	n.log.Info("node running", "name", n.cfg.Name, "kind", n.cfg.Kind, "ports", len(n.cfg.Ports), "scale", n.cfg.Scale, "socket", n.cfg.Socket)
 
 	runErr := n.loop.Run(ctx)
 	cancel()
+	if err := <-verbsDone; err != nil {
+		n.log.Warn("verbs server", "err", err)
+	}
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	shutErr := srv.Shutdown(sctx)
@@ -135,6 +152,16 @@ func (n *Node) Run(ctx context.Context) error {
 		return fmt.Errorf("node %s: api: %w", n.cfg.Name, shutErr)
 	}
 	return nil
+}
+
+// listenVerbs opens the socket where programs on the host reach the NICs
+// through rocelab's libibverbs (verbs.SocketPath).
+func (n *Node) listenVerbs() (*net.UnixListener, error) {
+	path := verbs.SocketPath(n.cfg.Socket)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("verbs socket: %w", err)
+	}
+	return verbs.Listen(path)
 }
 
 // listen opens the API socket, readable and writable by its owner only

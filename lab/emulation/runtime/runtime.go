@@ -78,6 +78,9 @@ type Node struct {
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Env is added to the command's environment ("KEY=value"): rocelab
+	// exec uses it to point verbs programs at the lab's NICs.
+	Env []string
 }
 
 // Runtime creates and removes nodes.

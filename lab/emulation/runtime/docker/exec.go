@@ -38,6 +38,7 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdi
 func (r *Runtime) ExecContainer(ctx context.Context, ref runtime.Ref, argv []string, stdio runtime.Stdio) (int, error) {
 	opts := container.ExecOptions{
 		Cmd:          argv,
+		Env:          stdio.Env,
 		AttachStdin:  stdio.In != nil,
 		AttachStdout: true,
 		AttachStderr: true,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	goruntime "runtime"
@@ -72,6 +73,9 @@ func ExecHost(ctx context.Context, nsPath string, argv []string, stdio runtime.S
 	cmd := exec.CommandContext(ctx, bin, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.In, stdio.Out, stdio.Err
+	if len(stdio.Env) > 0 {
+		cmd.Env = append(os.Environ(), stdio.Env...)
+	}
 	if err := startIn(target, cmd); err != nil {
 		return -1, fmt.Errorf("exec %s in netns %s: %w", argv[0], nsPath, err)
 	}

@@ -109,6 +109,9 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdi
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.In, stdio.Out, stdio.Err
+	if len(stdio.Env) > 0 {
+		cmd.Env = append(os.Environ(), stdio.Env...)
+	}
 	if _, err := Start(ref.ID, cmd); err != nil {
 		return -1, err
 	}

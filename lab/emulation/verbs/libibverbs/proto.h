@@ -1,0 +1,194 @@
+/*
+ * The messages between rocelab's libibverbs.so.1 and an endpoint node's
+ * verbs server (lab/emulation/verbs, proto.go mirrors this file; a test
+ * compiles both and compares). One message per SOCK_SEQPACKET datagram,
+ * native byte order (both ends run on one machine).
+ */
+#ifndef ROCELAB_VERBS_PROTO_H
+#define ROCELAB_VERBS_PROTO_H
+
+#include <stdint.h>
+
+#define RL_PROTO_VERSION 1
+#define RL_MAX_MSG (64 * 1024)
+#define RL_MAX_INLINE 512
+#define RL_MAX_PIECES 64
+
+enum rl_op {
+	RL_OP_HELLO = 1,      /* -> rl_hello_reply + devices */
+	RL_OP_OPEN = 2,       /* handle = NIC index */
+	RL_OP_ALLOC_PD = 3,   /* -> rl_handle_reply */
+	RL_OP_DEALLOC_PD = 4,
+	RL_OP_REG_MR = 5,     /* rl_reg_mr + pieces, one fd per piece -> rl_mr_reply */
+	RL_OP_DEREG_MR = 6,
+	RL_OP_CREATE_CQ = 7,  /* rl_create_cq, one fd (the ring) -> rl_handle_reply */
+	RL_OP_DESTROY_CQ = 8,
+	RL_OP_CREATE_QP = 9,  /* rl_create_qp -> rl_qp_reply */
+	RL_OP_MODIFY_QP = 10, /* rl_modify_qp */
+	RL_OP_DESTROY_QP = 11,
+	RL_OP_POST_SEND = 12, /* rl_post + rl_send_wr[n] + inline bytes; no reply */
+	RL_OP_POST_RECV = 13, /* rl_post + rl_recv_wr[n]; no reply */
+	RL_OP_QUERY_QP = 14,  /* -> rl_qp_state */
+};
+
+struct rl_hdr {
+	uint32_t op;
+	uint32_t handle;
+	uint32_t len; /* payload bytes after the header */
+	uint32_t pad;
+};
+
+struct rl_reply {
+	int32_t err; /* 0 or an errno */
+	uint32_t len;
+	char msg[120]; /* what went wrong, for people */
+};
+
+struct rl_device {
+	char name[64];  /* rocelab_host1_gpu0 */
+	char nic[64];   /* host1:gpu0 */
+	uint8_t mac[6];
+	uint8_t pad[2];
+	uint8_t ipv4[4];
+	uint32_t mtu;   /* RDMA payload bytes */
+	uint64_t rate_bps; /* fabric line rate */
+	uint32_t scale; /* dilation k */
+	uint32_t max_qp;
+};
+
+/* RL_OP_OPEN's payload: the transport the program's QPs use (empty: the
+ * node's default). */
+struct rl_open {
+	char cc[16];   /* none, dcqcn, credit */
+	char mode[16]; /* rocev2, metaroce */
+};
+
+struct rl_hello_reply {
+	uint32_t version;
+	uint32_t ndev;
+	/* struct rl_device[ndev] follows */
+};
+
+struct rl_handle_reply {
+	uint32_t handle;
+	uint32_t pad;
+};
+
+struct rl_piece {
+	uint64_t addr;   /* first byte in the program's address space */
+	uint64_t len;
+	uint64_t offset; /* offset of addr in the piece's memfd */
+};
+
+struct rl_reg_mr {
+	uint32_t pd;
+	uint32_t access; /* IBV_ACCESS_* */
+	uint64_t addr;
+	uint64_t len;
+	uint32_t npieces;
+	uint32_t pad;
+	/* struct rl_piece[npieces] follows; piece i's fd is the i-th SCM_RIGHTS fd */
+};
+
+struct rl_mr_reply {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* The completion ring: the node writes entries and then head; the
+ * library reads entries up to head and then writes tail. */
+#define RL_RING_HEAD 0
+#define RL_RING_TAIL 64
+#define RL_RING_ENTRIES 128
+
+struct rl_cqe {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t imm; /* network order, as ibv_wc.imm_data */
+	uint32_t qp_num;
+	uint8_t status;   /* enum ibv_wc_status */
+	uint8_t opcode;   /* enum ibv_wc_opcode */
+	uint8_t wc_flags; /* IBV_WC_WITH_IMM */
+	uint8_t pad;
+	uint32_t vendor_err;
+	uint32_t pad2;
+};
+
+struct rl_create_cq {
+	uint32_t entries; /* a power of two */
+	uint32_t pad;
+};
+
+struct rl_create_qp {
+	uint32_t pd;
+	uint32_t send_cq;
+	uint32_t recv_cq;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_inline;
+	uint32_t sq_sig_all;
+	uint32_t pad;
+};
+
+struct rl_qp_reply {
+	uint32_t handle;
+	uint32_t qpn;
+};
+
+/* rl_modify_qp.mask bits: the IBV_QP_* attribute mask, as given. */
+struct rl_modify_qp {
+	uint32_t mask;
+	uint32_t state;     /* enum ibv_qp_state */
+	uint32_t access;
+	uint32_t mtu;       /* path MTU in bytes */
+	uint32_t dest_qpn;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t timeout;
+	uint32_t retry_cnt;
+	uint32_t rnr_retry;
+	uint32_t min_rnr_timer;
+	uint32_t pad;
+	uint8_t dgid[16];
+};
+
+struct rl_qp_state {
+	uint32_t state; /* enum ibv_qp_state */
+	uint32_t pad;
+};
+
+struct rl_post {
+	uint32_t n;
+	uint32_t pad;
+};
+
+#define RL_WR_SIGNALED 1
+#define RL_WR_INLINE 2
+#define RL_WR_IMM 4
+
+/* rl_send_wr.opcode: enum ibv_wr_opcode (SEND, SEND_WITH_IMM, RDMA_WRITE,
+ * RDMA_WRITE_WITH_IMM, RDMA_READ). */
+struct rl_send_wr {
+	uint64_t wr_id;
+	uint64_t addr;
+	uint64_t remote_addr;
+	uint32_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t imm; /* network order */
+	uint8_t opcode;
+	uint8_t flags;
+	uint16_t inline_len; /* bytes of this WR in the inline area */
+	uint32_t pad;
+};
+
+struct rl_recv_wr {
+	uint64_t wr_id;
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+#endif

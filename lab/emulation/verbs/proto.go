@@ -1,0 +1,158 @@
+package verbs
+
+import "encoding/binary"
+
+// The message layout of libibverbs/proto.h (native byte order: both ends
+// run on one machine, which is little-endian wherever rocelab runs).
+// TestProtoMatchesHeader compiles the header and compares.
+const (
+	protoVersion = 1
+	maxMsg       = 64 * 1024
+	maxInline    = 512
+	maxPieces    = 64
+
+	opHello     = 1
+	opOpen      = 2
+	opAllocPD   = 3
+	opDeallocPD = 4
+	opRegMR     = 5
+	opDeregMR   = 6
+	opCreateCQ  = 7
+	opDestroyCQ = 8
+	opCreateQP  = 9
+	opModifyQP  = 10
+	opDestroyQP = 11
+	opPostSend  = 12
+	opPostRecv  = 13
+	opQueryQP   = 14
+
+	hdrSize       = 16
+	replySize     = 128 // err, len, msg[120]
+	deviceSize    = 160
+	pieceSize     = 24
+	regMRSize     = 32
+	createQPSize  = 32
+	modifyQPSize  = 64
+	sendWRSize    = 48
+	recvWRSize    = 24
+	postSize      = 8
+	cqeSize       = 32
+	ringHead      = 0
+	ringTail      = 64
+	ringEntries   = 128
+	openSize      = 32 // cc[16], mode[16]
+	wrSignaled    = 1
+	wrInline      = 2
+	wrImm         = 4
+	maxQPWR       = 32768
+	maxCQEntries  = 1 << 23
+	qpAttrState   = 1 << 0 // IBV_QP_STATE
+	qpAttrAccess  = 1 << 3
+	qpAttrAV      = 1 << 7
+	qpAttrPathMTU = 1 << 8
+	qpAttrTimeout = 1 << 9
+	qpAttrRetry   = 1 << 10
+	qpAttrRNR     = 1 << 11
+	qpAttrRQPSN   = 1 << 12
+	qpAttrMinRNR  = 1 << 15
+	qpAttrSQPSN   = 1 << 16
+	qpAttrDestQPN = 1 << 20
+)
+
+// ibv_qp_state values.
+const (
+	qpsReset = 0
+	qpsInit  = 1
+	qpsRTR   = 2
+	qpsRTS   = 3
+	qpsSQD   = 4
+	qpsSQE   = 5
+	qpsErr   = 6
+)
+
+var le = binary.LittleEndian
+
+// device is struct rl_device.
+type device struct {
+	Name, NIC string
+	MAC       [6]byte
+	IPv4      [4]byte
+	MTU       uint32
+	RateBps   uint64
+	Scale     uint32
+	MaxQP     uint32
+}
+
+func (d device) append(b []byte) []byte {
+	var x [deviceSize]byte
+	copy(x[0:63], d.Name)
+	copy(x[64:127], d.NIC)
+	copy(x[128:134], d.MAC[:])
+	copy(x[136:140], d.IPv4[:])
+	le.PutUint32(x[140:], d.MTU)
+	le.PutUint64(x[144:], d.RateBps)
+	le.PutUint32(x[152:], d.Scale)
+	le.PutUint32(x[156:], d.MaxQP)
+	return append(b, x[:]...)
+}
+
+// sendWR is struct rl_send_wr.
+type sendWR struct {
+	WRID, Addr, RemoteAddr uint64
+	Length, LKey, RKey     uint32
+	Imm                    uint32 // as the program stored it (network order in memory)
+	Opcode, Flags          uint8
+	InlineLen              uint16
+}
+
+func readSendWR(b []byte) sendWR {
+	return sendWR{WRID: le.Uint64(b), Addr: le.Uint64(b[8:]), RemoteAddr: le.Uint64(b[16:]),
+		Length: le.Uint32(b[24:]), LKey: le.Uint32(b[28:]), RKey: le.Uint32(b[32:]), Imm: le.Uint32(b[36:]),
+		Opcode: b[40], Flags: b[41], InlineLen: le.Uint16(b[42:])}
+}
+
+// recvWR is struct rl_recv_wr.
+type recvWR struct {
+	WRID, Addr   uint64
+	Length, LKey uint32
+}
+
+func readRecvWR(b []byte) recvWR {
+	return recvWR{WRID: le.Uint64(b), Addr: le.Uint64(b[8:]), Length: le.Uint32(b[16:]), LKey: le.Uint32(b[20:])}
+}
+
+// modifyQP is struct rl_modify_qp.
+type modifyQP struct {
+	Mask, State, Access, MTU, DestQPN, RQPSN, SQPSN uint32
+	Timeout, Retry, RNRRetry, MinRNR                uint32
+	DGID                                            [16]byte
+}
+
+func readModifyQP(b []byte) modifyQP {
+	m := modifyQP{}
+	f := []*uint32{&m.Mask, &m.State, &m.Access, &m.MTU, &m.DestQPN, &m.RQPSN, &m.SQPSN, &m.Timeout, &m.Retry, &m.RNRRetry, &m.MinRNR}
+	for i, p := range f {
+		*p = le.Uint32(b[4*i:])
+	}
+	copy(m.DGID[:], b[48:64])
+	return m
+}
+
+// cqe is struct rl_cqe.
+type cqe struct {
+	WRID              uint64
+	ByteLen, Imm, QPN uint32
+	Status, Opcode    uint8
+	Flags             uint8
+	VendorErr         uint32
+}
+
+func (c cqe) put(b []byte) {
+	le.PutUint64(b, c.WRID)
+	le.PutUint32(b[8:], c.ByteLen)
+	le.PutUint32(b[12:], c.Imm)
+	le.PutUint32(b[16:], c.QPN)
+	b[20], b[21], b[22], b[23] = c.Status, c.Opcode, c.Flags, 0
+	le.PutUint32(b[24:], c.VendorErr)
+	le.PutUint32(b[28:], 0)
+}

@@ -1,0 +1,274 @@
+package verbs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocelab/rocelab/endpoint"
+)
+
+func (c *conn) createQP(ctx context.Context, body []byte) ([]byte, error) {
+	if len(body) < createQPSize {
+		return nil, fail(ePROTO, "create QP: short body")
+	}
+	f := func(i int) uint32 { return le.Uint32(body[4*i:]) }
+	pd, scq, rcq, maxSend, maxRecv, maxInl, sigAll := f(0), f(1), f(2), f(3), f(4), f(5), f(6)
+	if maxSend > maxQPWR || maxRecv > maxQPWR || maxInl > maxInline {
+		return nil, fail(eINVAL, "create QP: %d send WRs, %d receive WRs, %d inline bytes (at most %d, %d, %d)",
+			maxSend, maxRecv, maxInl, maxQPWR, maxQPWR, maxInline)
+	}
+	var out []byte
+	err := c.do(ctx, func() error {
+		p, sq, rq := c.pds[pd], c.cqs[scq], c.cqs[rcq]
+		if p == nil || sq == nil || rq == nil {
+			return fail(eINVAL, "create QP: no PD %d or CQ %d/%d", pd, scq, rcq)
+		}
+		used := c.s.qps[c.nic]
+		if c.s.opts.Used != nil {
+			used += c.s.opts.Used(c.nic)
+		}
+		if c.s.opts.MaxQPs > 0 && used >= c.s.opts.MaxQPs {
+			return fail(eNOMEM, "NIC %s has %d QPs, its limit", c.s.opts.NICs[c.nic].Name, used)
+		}
+		// The model's queues get room for twice what the program asked
+		// (unsignaled WRs leave the program's count before the model's).
+		qp, err := p.CreateQP(endpoint.QPConfig{SendCQ: sq.cq, RecvCQ: rq.cq, Mode: c.mode, CC: c.cc,
+			MaxSendWR: 2 * int(max(maxSend, 1)), MaxRecvWR: 2 * int(max(maxRecv, 1)), SignalAll: sigAll != 0})
+		if err != nil {
+			return fail(eINVAL, "create QP: %v", err)
+		}
+		sq.refs++
+		rq.refs++
+		c.s.qps[c.nic]++
+		c.next++
+		c.qps[c.next] = &queuePair{qp: qp, pd: pd, send: scq, recv: rcq, maxInline: int(maxInl), maxSend: int(max(maxSend, 1))}
+		out = make([]byte, 8)
+		le.PutUint32(out, c.next)
+		le.PutUint32(out[4:], qp.QPN())
+		return nil
+	})
+	return out, err
+}
+
+func (c *conn) destroyQP(ctx context.Context, h uint32) error {
+	return c.do(ctx, func() error {
+		q := c.qps[h]
+		if q == nil {
+			return fail(eINVAL, "no QP %d", h)
+		}
+		q.qp.Destroy()
+		c.cqs[q.send].refs--
+		c.cqs[q.recv].refs--
+		c.s.qps[c.nic]--
+		delete(c.qps, h)
+		return nil
+	})
+}
+
+func (c *conn) queryQP(ctx context.Context, h uint32) ([]byte, error) {
+	out := make([]byte, 8)
+	err := c.do(ctx, func() error {
+		q := c.qps[h]
+		if q == nil {
+			return fail(eINVAL, "no QP %d", h)
+		}
+		st := map[endpoint.State]uint32{endpoint.StateReset: qpsReset, endpoint.StateInit: qpsInit,
+			endpoint.StateRTR: qpsRTR, endpoint.StateRTS: qpsRTS, endpoint.StateError: qpsErr}[q.qp.State()]
+		le.PutUint32(out, st)
+		return nil
+	})
+	return out, err
+}
+
+// modifyQP moves a QP through RESET → INIT → RTR → RTS (or to ERROR) with
+// the attributes verbs give on the way.
+func (c *conn) modifyQP(ctx context.Context, h uint32, m modifyQP) error {
+	return c.do(ctx, func() error {
+		q := c.qps[h]
+		if q == nil {
+			return fail(eINVAL, "no QP %d", h)
+		}
+		qp := q.qp
+		if m.Mask&qpAttrState == 0 {
+			return nil // attributes alone: nothing the model keeps
+		}
+		cur := qp.State()
+		var err error
+		switch {
+		case m.State == qpsErr:
+			qp.ToError()
+		case m.State == qpsInit && cur == endpoint.StateReset:
+			err = qp.ToInit()
+		case m.State == qpsInit && cur == endpoint.StateInit:
+		case m.State == qpsRTR && cur == endpoint.StateInit:
+			err = c.toRTR(qp, m)
+		case m.State == qpsRTS && cur == endpoint.StateRTR:
+			if m.Mask&qpAttrSQPSN != 0 {
+				if err = qp.SetSendPSN(m.SQPSN); err != nil {
+					break
+				}
+			}
+			retry, rnr := 7, 7
+			if m.Mask&qpAttrRetry != 0 {
+				retry = int(m.Retry)
+			}
+			if m.Mask&qpAttrRNR != 0 {
+				rnr = int(m.RNRRetry)
+			}
+			if err = qp.SetRetry(retry, rnr); err == nil {
+				err = qp.ToRTS()
+			}
+		case m.State == qpsRTS && cur == endpoint.StateRTS:
+		default:
+			return fail(eINVAL, "QP %#x: %s to state %d is not a transition rocelab models (RESET → INIT → RTR → RTS, any → ERR)", qp.QPN(), cur, m.State)
+		}
+		if err != nil {
+			return fail(eINVAL, "QP %#x: %v", qp.QPN(), err)
+		}
+		return nil
+	})
+}
+
+func (c *conn) toRTR(qp *endpoint.QP, m modifyQP) error {
+	const need = qpAttrAV | qpAttrPathMTU | qpAttrDestQPN | qpAttrRQPSN
+	if m.Mask&need != need {
+		return fail(eINVAL, "QP %#x: RTR needs the address vector, path MTU, destination QP and receive PSN (mask %#x)", qp.QPN(), m.Mask)
+	}
+	ip, err := ipOfGID(m.DGID)
+	if err != nil {
+		return fail(eINVAL, "QP %#x: %v", qp.QPN(), err)
+	}
+	if m.MTU == 0 {
+		return fail(eINVAL, "QP %#x: path MTU not one of 256 … 4096", qp.QPN())
+	}
+	remote := endpoint.ConnInfo{QPN: m.DestQPN, PSN: m.RQPSN, IP: ip, MTU: int(m.MTU), Mode: c.mode}
+	if c.mode == endpoint.ModeMetaRoCE {
+		// The peer's capabilities are not in what verbs programs exchange:
+		// offer MetaRoCE and let the in-band negotiation decide.
+		remote.Caps = qp.Info().Caps
+	}
+	if err := qp.ToRTR(remote); err != nil {
+		return fail(eINVAL, "%v", err)
+	}
+	return nil
+}
+
+// inlineBuf holds the bytes of inline WRs in a region of the QP's own
+// until they are sent: slots are reused round the ring, and the ring
+// holds the program's whole send queue of them.
+type inlineBuf struct {
+	mr  *endpoint.MR
+	buf []byte
+	at  int
+}
+
+func (c *conn) inlineFor(q *queuePair) (*inlineBuf, error) {
+	if q.inline != nil {
+		return q.inline, nil
+	}
+	size := min(max(q.maxSend, 1)*max(q.maxInline, 64), 16<<20)
+	buf := make([]byte, size)
+	mr, err := c.pds[q.pd].RegMR(buf, 0)
+	if err != nil {
+		return nil, err
+	}
+	q.inline = &inlineBuf{mr: mr, buf: buf}
+	return q.inline, nil
+}
+
+func (b *inlineBuf) put(data []byte) endpoint.SGE {
+	if b.at+len(data) > len(b.buf) {
+		b.at = 0
+	}
+	copy(b.buf[b.at:], data)
+	sge := endpoint.SGE{Addr: b.mr.Addr + uint64(b.at), Length: uint32(len(data)), LKey: b.mr.LKey}
+	b.at += len(data)
+	return sge
+}
+
+var sendOpcode = map[uint8]endpoint.WROpcode{
+	0: endpoint.WRWrite, 1: endpoint.WRWriteImm, 2: endpoint.WRSend, 3: endpoint.WRSendImm, 4: endpoint.WRRead,
+}
+
+// postSend queues the WRs of one POST_SEND on the loop. A WR the model
+// refuses completes at once with IBV_WC_LOC_QP_OP_ERR.
+func (c *conn) postSend(h uint32, body []byte) {
+	if len(body) < postSize {
+		return
+	}
+	n := int(le.Uint32(body))
+	if n < 0 || len(body) < postSize+n*sendWRSize {
+		return
+	}
+	wrs := make([]sendWR, n)
+	for i := range wrs {
+		wrs[i] = readSendWR(body[postSize+i*sendWRSize:])
+	}
+	inl := append([]byte(nil), body[postSize+n*sendWRSize:]...)
+	c.s.opts.Loop.Post(func() {
+		q := c.qps[h]
+		if q == nil {
+			return
+		}
+		at := 0
+		for _, w := range wrs {
+			op, ok := sendOpcode[w.Opcode]
+			wr := endpoint.SendWR{WRID: w.WRID, Opcode: op, RemoteAddr: w.RemoteAddr, RKey: w.RKey,
+				Imm: swap32(w.Imm), Signaled: w.Flags&wrSignaled != 0,
+				Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}}
+			var err error
+			switch {
+			case !ok:
+				err = fmt.Errorf("opcode %d is not supported", w.Opcode)
+			case w.Flags&wrInline != 0:
+				end := at + int(w.InlineLen)
+				if end > len(inl) {
+					err = fmt.Errorf("inline data past the message")
+					break
+				}
+				var b *inlineBuf
+				if b, err = c.inlineFor(q); err == nil {
+					wr.Local = b.put(inl[at:end])
+				}
+				at = end
+			}
+			if err == nil {
+				err = q.qp.PostSend(wr)
+			}
+			if err != nil {
+				c.s.opts.Log.Debug("verbs post send refused", "qpn", q.qp.QPN(), "err", err)
+				c.push(c.cqs[q.send], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: wcLocQPOpErr, Opcode: wcOpcode[endpoint.WCSend]})
+			}
+		}
+		if c.pending.Load() {
+			c.flushRings()
+		}
+	})
+}
+
+func (c *conn) postRecv(h uint32, body []byte) {
+	if len(body) < postSize {
+		return
+	}
+	n := int(le.Uint32(body))
+	if n < 0 || len(body) < postSize+n*recvWRSize {
+		return
+	}
+	wrs := make([]recvWR, n)
+	for i := range wrs {
+		wrs[i] = readRecvWR(body[postSize+i*recvWRSize:])
+	}
+	c.s.opts.Loop.Post(func() {
+		q := c.qps[h]
+		if q == nil {
+			return
+		}
+		for _, w := range wrs {
+			err := q.qp.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}})
+			if err != nil {
+				c.s.opts.Log.Debug("verbs post recv refused", "qpn", q.qp.QPN(), "err", err)
+				c.push(c.cqs[q.recv], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: wcLocQPOpErr, Opcode: wcOpcode[endpoint.WCRecv]})
+			}
+		}
+	})
+}
