@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,4 +51,26 @@ func RunRoot(t testing.TB, prefix string) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// BuildVerbsLib builds rocelab's drop-in libibverbs.so.1 into path with
+// scripts/build-verbs-lib.sh (what `make build` runs), or skips t (fails
+// it under CI) when the C compiler or the verbs headers are missing.
+func BuildVerbsLib(t testing.TB, path string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("find the module's directory: %v", err)
+	}
+	script := filepath.Join(string(bytes.TrimSpace(out)), "scripts", "build-verbs-lib.sh")
+	cmd := exec.Command(script, path)
+	msg, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		Missing(t, string(bytes.TrimSpace(msg)))
+		return
+	}
+	if err != nil {
+		t.Fatalf("build libibverbs: %v\n%s", err, msg)
+	}
 }

@@ -1,0 +1,387 @@
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/verbs"
+)
+
+// verbsLab is a laptop lab whose hosts run Debian's verbs programs
+// through rocelab's libibverbs.
+type verbsLab struct {
+	t         *testing.T
+	root, lab string
+	fe        map[string]string // host -> its FE address, for the programs' TCP exchange
+}
+
+var verbsLibOnce sync.Once
+
+func newVerbsLab(t *testing.T) *verbsLab {
+	t.Helper()
+	requireRoot(t)
+	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
+		testenv.RequireTool(t, tool)
+	}
+	bin := binary(t)
+	lib := filepath.Join(filepath.Dir(bin), "lib", verbs.LibName)
+	verbsLibOnce.Do(func() { testenv.BuildVerbsLib(t, lib) })
+	if _, err := os.Stat(lib); err != nil {
+		t.Fatalf("the verbs library was not built: %v", err)
+	}
+	v := &verbsLab{t: t, root: runRoot(t), lab: labName(t, "verbs"), fe: map[string]string{}}
+	l := deployLab(t, "laptop", v.lab, v.root, deploy.Options{})
+	for _, n := range l.Nodes {
+		if len(n.Addresses) > 0 {
+			v.fe[n.Name], _, _ = strings.Cut(n.Addresses[0], "/")
+		}
+	}
+	return v
+}
+
+// exec runs argv on node within limit and returns its exit code and
+// output; a program still running at the limit fails the test (a hang).
+func (v *verbsLab) exec(ctx context.Context, limit time.Duration, node string, argv ...string) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var out bytes.Buffer
+	w := &lockedWriter{w: &out}
+	code, err := deploy.Exec(ctx, v.root, v.lab, node, argv, runtime.Stdio{Out: w, Err: w})
+	if ctx.Err() == context.DeadlineExceeded {
+		v.t.Errorf("%s: %v did not end within %v (a hang)\n%s", node, argv, limit, w.String())
+		return -1, w.String()
+	}
+	if err != nil && ctx.Err() == nil {
+		v.t.Fatalf("%s: %v: %v", node, argv, err)
+	}
+	return code, w.String()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+
+// pair runs a verbs program's server on srv and its client on cli (the
+// client retries until the server listens) and returns both outputs; each
+// must exit 0.
+func (v *verbsLab) pair(srv, cli string, argv ...string) (string, string) {
+	v.t.Helper()
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out := v.exec(context.Background(), 120*time.Second, srv, append(argv, "-d", verbs.DeviceName(srv+":gpu0"))...)
+		done <- result{code, out}
+	}()
+	var code int
+	var out string
+	for try := 0; try < 50; try++ {
+		time.Sleep(200 * time.Millisecond)
+		code, out = v.exec(context.Background(), 120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe[srv])...)
+		if code == 0 || !strings.Contains(out, notListening) {
+			break
+		}
+	}
+	s := <-done
+	if code != 0 || s.code != 0 {
+		v.t.Fatalf("%v between %s and %s: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", argv, cli, srv, code, s.code, out, s.out)
+	}
+	return s.out, out
+}
+
+// notListening is what a verbs program's client says when its server does
+// not listen yet (ibv_rc_pingpong and perftest alike).
+const notListening = "Couldn't connect to"
+
+// counters sums the counter name over the samples of node whose labels
+// include want.
+func (v *verbsLab) counter(node, name string, want map[string]string) float64 {
+	v.t.Helper()
+	_, n, err := deploy.FindNode(v.root, v.lab, node)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	ss, err := nodeapi.NewClient(n.Socket).Telemetry(context.Background())
+	if err != nil {
+		v.t.Fatalf("telemetry of %s: %v", node, err)
+	}
+	sum := 0.0
+	for _, s := range ss {
+		if s.Name == name && matches(s, want) {
+			sum += s.Value
+		}
+	}
+	return sum
+}
+
+func matches(s telemetry.Sample, want map[string]string) bool {
+	for k, v := range want {
+		if s.Label(k) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// liveQPs counts the QP rows of nic that are not the retired sum.
+func (v *verbsLab) liveQPs(node, nic string) int {
+	v.t.Helper()
+	_, n, err := deploy.FindNode(v.root, v.lab, node)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	ss, err := nodeapi.NewClient(n.Socket).Telemetry(context.Background())
+	if err != nil {
+		v.t.Fatalf("telemetry of %s: %v", node, err)
+	}
+	live := 0
+	for _, s := range ss {
+		if s.Name == "qp_tx_bytes_total" && s.Label("node") == nic && s.Label("qp") != "retired" {
+			live++
+		}
+	}
+	return live
+}
+
+// TestVerbsPrograms runs Debian's unmodified verbs programs on the laptop
+// lab through rocelab's libibverbs (issue 23's must-shows).
+func TestVerbsPrograms(t *testing.T) {
+	v := newVerbsLab(t)
+
+	t.Run("devinfo", func(t *testing.T) {
+		v.t = t
+		code, out := v.exec(context.Background(), 30*time.Second, "host1", "ibv_devinfo", "-v")
+		if code != 0 {
+			t.Fatalf("ibv_devinfo: exit %d\n%s", code, out)
+		}
+		for _, want := range []string{"hca_id:\trocelab_host1_gpu0", "hca_id:\trocelab_host1_gpu1", "PORT_ACTIVE (4)",
+			"link_layer:\t\tEthernet", "active_mtu:\t\t4096 (5)", "active_width:\t\t4X (2)", "RoCE v2"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("ibv_devinfo -v lacks %q:\n%s", want, out)
+			}
+		}
+		// GID 3 is the RoCE v2 GID of the NIC's BE address.
+		if !regexp.MustCompile(`GID\[  3\]:\s+::ffff:198\.18\.\d+\.\d+, RoCE v2`).MatchString(out) {
+			t.Errorf("ibv_devinfo -v: no RoCE v2 GID of an IPv4 BE address at index 3:\n%s", out)
+		}
+	})
+
+	t.Run("rc_pingpong", func(t *testing.T) {
+		v.t = t
+		srv, cli := v.pair("host4", "host1", "ibv_rc_pingpong", "-g", "3", "-c", "-n", "50")
+		for _, out := range []string{srv, cli} {
+			if !strings.Contains(out, "50 iters in") {
+				t.Errorf("ibv_rc_pingpong -c did not report its iterations:\n%s", out)
+			}
+		}
+	})
+
+	// The bytes a program moved cross the switch ports on its path: the
+	// rack switch ports of the two NICs.
+	type pathCase struct {
+		prog string
+		args []string
+		// bytes the program moves; the port whose tx counter must move by
+		// at least that much
+		bytes                 float64
+		node, port, portLabel string
+	}
+	var tcs []pathCase
+	for _, tc := range []pathCase{
+		{"ib_write_bw", []string{"-x", "3", "-n", "100", "-s", "65536"}, 100 * 65536, "rtsw2", "p3", ""},
+		{"ib_send_bw", []string{"-x", "3", "-n", "100", "-s", "65536"}, 100 * 65536, "rtsw2", "p3", ""},
+		{"ib_read_lat", []string{"-x", "3", "-n", "100", "-s", "4096"}, 100 * 4096, "rtsw1", "p1", ""},
+	} {
+		// The switch labels its ports by index (p3 is "2").
+		tc.portLabel = strings.TrimPrefix(tc.port, "p")
+		if i, err := strconv.Atoi(tc.portLabel); err == nil {
+			tc.portLabel = strconv.Itoa(i - 1)
+		}
+		tcs = append(tcs, tc)
+	}
+	for _, tc := range tcs {
+		t.Run(tc.prog, func(t *testing.T) {
+			v.t = t
+			labels := map[string]string{"port": tc.portLabel}
+			before := v.counter(tc.node, "switch_port_tx_bytes_total", labels)
+			_, cli := v.pair("host4", "host1", append([]string{tc.prog}, tc.args...)...)
+			moved := v.counter(tc.node, "switch_port_tx_bytes_total", labels) - before
+			if moved < tc.bytes {
+				t.Errorf("%s moved %.0f bytes; %s:%s sent %.0f more bytes, want at least that\n%s", tc.prog, tc.bytes, tc.node, tc.port, moved, cli)
+			}
+			t.Logf("%s: %s:%s sent %.0f bytes for the program's %.0f", tc.prog, tc.node, tc.port, moved, tc.bytes)
+			if v.liveQPs("host1", "host1:gpu0") != 0 || v.liveQPs("host4", "host4:gpu0") != 0 {
+				t.Errorf("%s left QPs behind in the nodes", tc.prog)
+			}
+		})
+	}
+
+	t.Run("incast_pfc", func(t *testing.T) {
+		v.t = t
+		pfc := func() float64 { return v.counter("rtsw2", "switch_port_pfc_tx_frames_total", nil) }
+		before := pfc()
+		var wg sync.WaitGroup
+		errs := make(chan string, 6)
+		for i, cli := range []string{"host1", "host2", "host3"} {
+			port := strconv.Itoa(18515 + i)
+			argv := []string{"ib_write_bw", "-x", "3", "-n", "300", "-s", "65536", "-p", port}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, out := v.exec(context.Background(), 120*time.Second, "host4", append(argv, "-d", verbs.DeviceName("host4:gpu0"))...)
+				if code != 0 {
+					errs <- fmt.Sprintf("server for %s: exit %d\n%s", cli, code, out)
+				}
+			}()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var code int
+				var out string
+				for try := 0; try < 50; try++ {
+					time.Sleep(300 * time.Millisecond)
+					code, out = v.exec(context.Background(), 120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe["host4"])...)
+					if code == 0 || !strings.Contains(out, notListening) {
+						break
+					}
+				}
+				if code != 0 {
+					errs <- fmt.Sprintf("client %s: exit %d\n%s", cli, code, out)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		if got := pfc() - before; got <= 0 {
+			t.Errorf("three ib_write_bw into host4:gpu0: rtsw2 sent %v PFC frames, want some", got)
+		} else {
+			t.Logf("three ib_write_bw into host4:gpu0: rtsw2 sent %.0f PFC frames", got)
+		}
+	})
+
+	t.Run("loss", func(t *testing.T) {
+		v.t = t
+		at := []string{"--root", v.root, "--name", v.lab}
+		if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "add", "host1:gpu0", "loss", "1%"}, at...)...); code != 0 {
+			t.Fatalf("fault add: exit %d\n%s", code, out)
+		}
+		retx := func() float64 {
+			return v.counter("host1", "qp_retransmits_total", map[string]string{"node": "host1:gpu0"})
+		}
+		before := retx()
+		v.pair("host4", "host1", "ib_write_bw", "-x", "3", "-n", "200", "-s", "65536")
+		if got := retx() - before; got <= 0 {
+			t.Errorf("ib_write_bw through 1%% loss: %v retransmissions in host1:gpu0's QP counters, want some", got)
+		} else {
+			t.Logf("ib_write_bw through 1%% loss: %.0f retransmitted packets", got)
+		}
+		if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "clear", "--all"}, at...)...); code != 0 {
+			t.Fatalf("fault clear: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("killed_program_leaves_nothing", func(t *testing.T) {
+		v.t = t
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			// ibv_rc_pingpong's server makes its QP, then waits for a peer.
+			v.exec(ctx, 60*time.Second, "host2", "ibv_rc_pingpong", "-g", "3", "-d", verbs.DeviceName("host2:gpu0"))
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for v.liveQPs("host2", "host2:gpu0") == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the waiting ibv_rc_pingpong server never showed a QP in host2's telemetry")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cancel() // kills the program
+		<-done
+		for v.liveQPs("host2", "host2:gpu0") != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("host2:gpu0 still has the killed program's QP")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+
+	// Last: it kills host1's endpoint node.
+	t.Run("node_dies", func(t *testing.T) {
+		v.t = t
+		srvDone := make(chan struct{})
+		go func() {
+			defer close(srvDone)
+			v.exec(context.Background(), 60*time.Second, "host4", "ib_write_bw", "-x", "3", "-n", "100000", "-d", verbs.DeviceName("host4:gpu0"))
+		}()
+		type result struct {
+			code int
+			out  string
+		}
+		cli := make(chan result, 1)
+		go func() {
+			for try := 0; try < 50; try++ {
+				time.Sleep(200 * time.Millisecond)
+				code, out := v.exec(context.Background(), 60*time.Second, "host1", "ib_write_bw", "-x", "3", "-n", "100000", "-d", verbs.DeviceName("host1:gpu0"), v.fe["host4"])
+				if code == 0 || !strings.Contains(out, notListening) {
+					cli <- result{code, out}
+					return
+				}
+			}
+			cli <- result{-1, "never connected"}
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for v.liveQPs("host1", "host1:gpu0") == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the client never showed a QP in host1's telemetry")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		kill9(t, v.root, v.lab, "host1")
+		r := <-cli
+		if r.code == 0 {
+			t.Errorf("ib_write_bw went on after its node died:\n%s", r.out)
+		}
+		if !strings.Contains(r.out, "is gone") {
+			t.Errorf("ib_write_bw's output does not say the node is gone:\n%s", r.out)
+		}
+		t.Logf("ib_write_bw after its node died: exit %d\n%s", r.code, r.out)
+		// The server's QP now waits for a peer that will not answer:
+		// stop it by ending the lab (cleanup), not by waiting.
+		kill9(t, v.root, v.lab, "host4")
+		<-srvDone
+	})
+}
