@@ -191,7 +191,7 @@ var sendOpcode = map[uint8]endpoint.WROpcode{
 }
 
 // postSend queues the WRs of one POST_SEND on the loop. A WR the model
-// refuses completes at once with IBV_WC_LOC_QP_OP_ERR.
+// refuses completes at once (refused).
 func (c *conn) postSend(h uint32, body []byte) {
 	if len(body) < postSize {
 		return
@@ -237,13 +237,23 @@ func (c *conn) postSend(h uint32, body []byte) {
 			}
 			if err != nil {
 				c.s.opts.Log.Debug("verbs post send refused", "qpn", q.qp.QPN(), "err", err)
-				c.push(c.cqs[q.send], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: wcLocQPOpErr, Opcode: wcOpcode[endpoint.WCSend]})
+				c.push(c.cqs[q.send], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: refused(q.qp), Opcode: wcOpcode[endpoint.WCSend]})
 			}
 		}
 		if c.pending.Load() {
 			c.flushRings()
 		}
 	})
+}
+
+// refused is the status of a WR the model would not take: flushed on a QP
+// in ERROR (as verbs complete WRs posted there), else a local QP
+// operation error.
+func refused(qp *endpoint.QP) uint8 {
+	if qp.State() == endpoint.StateError {
+		return wcStatus[endpoint.StatusFlush]
+	}
+	return wcLocQPOpErr
 }
 
 func (c *conn) postRecv(h uint32, body []byte) {
@@ -267,7 +277,7 @@ func (c *conn) postRecv(h uint32, body []byte) {
 			err := q.qp.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}})
 			if err != nil {
 				c.s.opts.Log.Debug("verbs post recv refused", "qpn", q.qp.QPN(), "err", err)
-				c.push(c.cqs[q.recv], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: wcLocQPOpErr, Opcode: wcOpcode[endpoint.WCRecv]})
+				c.push(c.cqs[q.recv], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: refused(q.qp), Opcode: wcOpcode[endpoint.WCRecv]})
 			}
 		}
 	})

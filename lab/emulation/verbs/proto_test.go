@@ -1,0 +1,69 @@
+package verbs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rocelab/rocelab/internal/testenv"
+)
+
+// TestProtoMatchesHeader compiles libibverbs/proto.h and checks that the
+// sizes and offsets this package reads and writes are the C library's.
+func TestProtoMatchesHeader(t *testing.T) {
+	cc := testenv.RequireTool(t, "cc")
+	dir := t.TempDir()
+	src := `#include <stdio.h>
+#include <stddef.h>
+#include "proto.h"
+#define P(x) printf(#x "\t%zu\n", (size_t)(x));
+int main(void) {
+	P(sizeof(struct rl_hdr)) P(sizeof(struct rl_reply)) P(sizeof(struct rl_device))
+	P(offsetof(struct rl_device, mac)) P(offsetof(struct rl_device, ipv4)) P(offsetof(struct rl_device, mtu))
+	P(offsetof(struct rl_device, rate_bps)) P(offsetof(struct rl_device, scale)) P(offsetof(struct rl_device, max_qp))
+	P(sizeof(struct rl_piece)) P(sizeof(struct rl_reg_mr)) P(sizeof(struct rl_create_qp)) P(sizeof(struct rl_modify_qp))
+	P(offsetof(struct rl_modify_qp, dgid)) P(sizeof(struct rl_send_wr)) P(offsetof(struct rl_send_wr, opcode))
+	P(offsetof(struct rl_send_wr, inline_len)) P(sizeof(struct rl_recv_wr)) P(sizeof(struct rl_post))
+	P(sizeof(struct rl_cqe)) P(offsetof(struct rl_cqe, status)) P(offsetof(struct rl_cqe, vendor_err))
+	P(sizeof(struct rl_open)) P(RL_RING_HEAD) P(RL_RING_TAIL) P(RL_RING_ENTRIES) P(RL_MAX_INLINE) P(RL_MAX_PIECES)
+	P(RL_MAX_MSG) P(RL_PROTO_VERSION) P(RL_OP_QUERY_QP) P(RL_WR_IMM)
+	return 0;
+}`
+	if err := os.WriteFile(filepath.Join(dir, "p.c"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := filepath.Abs("libibverbs")
+	bin := filepath.Join(dir, "p")
+	if out, err := exec.Command(cc, "-I", hdr, "-o", bin, filepath.Join(dir, "p.c")).CombinedOutput(); err != nil {
+		t.Fatalf("compile proto.h: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, _ := strings.Cut(l, "\t")
+		got[k], _ = strconv.Atoi(v)
+	}
+	for k, want := range map[string]int{
+		"sizeof(struct rl_hdr)": hdrSize, "sizeof(struct rl_reply)": replySize, "sizeof(struct rl_device)": deviceSize,
+		"offsetof(struct rl_device, mac)": 128, "offsetof(struct rl_device, ipv4)": 136, "offsetof(struct rl_device, mtu)": 140,
+		"offsetof(struct rl_device, rate_bps)": 144, "offsetof(struct rl_device, scale)": 152, "offsetof(struct rl_device, max_qp)": 156,
+		"sizeof(struct rl_piece)": pieceSize, "sizeof(struct rl_reg_mr)": regMRSize, "sizeof(struct rl_create_qp)": createQPSize,
+		"sizeof(struct rl_modify_qp)": modifyQPSize, "offsetof(struct rl_modify_qp, dgid)": 48,
+		"sizeof(struct rl_send_wr)": sendWRSize, "offsetof(struct rl_send_wr, opcode)": 40, "offsetof(struct rl_send_wr, inline_len)": 42,
+		"sizeof(struct rl_recv_wr)": recvWRSize, "sizeof(struct rl_post)": postSize, "sizeof(struct rl_cqe)": cqeSize,
+		"offsetof(struct rl_cqe, status)": 20, "offsetof(struct rl_cqe, vendor_err)": 24, "sizeof(struct rl_open)": openSize,
+		"RL_RING_HEAD": ringHead, "RL_RING_TAIL": ringTail, "RL_RING_ENTRIES": ringEntries, "RL_MAX_INLINE": maxInline,
+		"RL_MAX_PIECES": maxPieces, "RL_MAX_MSG": maxMsg, "RL_PROTO_VERSION": protoVersion, "RL_OP_QUERY_QP": opQueryQP,
+		"RL_WR_IMM": wrImm,
+	} {
+		if g, ok := got[k]; !ok || g != want {
+			t.Errorf("%s: C says %d (present %v), Go %d", k, g, ok, want)
+		}
+	}
+}
