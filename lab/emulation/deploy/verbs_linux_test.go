@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -202,6 +203,24 @@ func TestVerbsPrograms(t *testing.T) {
 			if !strings.Contains(out, "50 iters in") {
 				t.Errorf("ibv_rc_pingpong -c did not report its iterations:\n%s", out)
 			}
+		}
+	})
+
+	// The verbs perftest and rc_pingpong leave out: the ibv_qp_ex API,
+	// SEND with immediate, inline data, RDMA READ, completion channels,
+	// a remote access error, unsupported verbs (testdata/selftest.c).
+	t.Run("selftest", func(t *testing.T) {
+		v.t = t
+		cc := testenv.RequireTool(t, "cc")
+		bin := filepath.Join(t.TempDir(), "selftest")
+		libDir := filepath.Join(filepath.Dir(binary(t)), "lib")
+		src, _ := filepath.Abs("../verbs/libibverbs/testdata/selftest.c")
+		if out, err := exec.Command(cc, "-Wall", "-o", bin, src, "-L", libDir, "-l:"+verbs.LibName).CombinedOutput(); err != nil {
+			t.Fatalf("compile the selftest: %v\n%s", err, out)
+		}
+		code, out := v.exec(context.Background(), 60*time.Second, "host1", bin)
+		if code != 0 || !strings.Contains(out, "selftest: ok") {
+			t.Fatalf("selftest on host1's two NICs: exit %d\n%s", code, out)
 		}
 	})
 
