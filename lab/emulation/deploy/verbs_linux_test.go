@@ -19,6 +19,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/docker/dockertest"
 	"github.com/rocelab/rocelab/lab/emulation/verbs"
 )
 
@@ -403,4 +404,37 @@ func TestVerbsPrograms(t *testing.T) {
 		kill9(t, v.root, v.lab, "host4")
 		<-srvDone
 	})
+}
+
+// TestVerbsDockerUserImage runs Debian's ibv_rc_pingpong in users'
+// containers on the docker runtime: the image carries the program and
+// the libraries it loads but no libibverbs; rocelab exec gives it the
+// lab's (a bind of the lab's verbs directory) and the node's NICs.
+func TestVerbsDockerUserImage(t *testing.T) {
+	c := requireDocker(t)
+	requireRoot(t)
+	for _, tool := range []string{"ibv_rc_pingpong", "ibv_devinfo", "ldd"} {
+		testenv.RequireTool(t, tool)
+	}
+	bin := binary(t)
+	lib := filepath.Join(filepath.Dir(bin), "lib", verbs.LibName)
+	verbsLibOnce.Do(func() { testenv.BuildVerbsLib(t, lib) })
+	progs := []string{must(exec.LookPath("ibv_rc_pingpong")), must(exec.LookPath("ibv_devinfo"))}
+	img := dockertest.WithFiles(t, c, dockertest.Busybox(t, c), progs, []string{verbs.LibName})
+	root := runRoot(t)
+	lab := labName(t, "vdock")
+	file := userTopology(t, img, t.TempDir())
+	t.Cleanup(func() { deploy.Destroy(context.Background(), root, lab) })
+	if code, out, stderr := rocelabOut(t, "deploy", "-t", file, "--name", lab, "--root", root); code != 0 {
+		t.Fatalf("deploy: exit %d\n%s\n%s", code, out, stderr)
+	}
+	v := &verbsLab{t: t, root: root, lab: lab, fe: map[string]string{"host4": "host4"}} // the containers know each other by name
+	code, out := v.exec(context.Background(), 30*time.Second, "host1", "ibv_devinfo")
+	if code != 0 || !strings.Contains(out, "rocelab_host1_gpu0") {
+		t.Fatalf("ibv_devinfo in host1's container: exit %d\n%s", code, out)
+	}
+	srv, cli := v.pair("host4", "host1", "ibv_rc_pingpong", "-g", "3", "-c", "-n", "20")
+	if !strings.Contains(srv, "20 iters in") || !strings.Contains(cli, "20 iters in") {
+		t.Errorf("ibv_rc_pingpong in containers:\nserver:\n%s\nclient:\n%s", srv, cli)
+	}
 }

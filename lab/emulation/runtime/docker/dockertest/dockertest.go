@@ -11,8 +11,11 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +118,79 @@ func isStatic(path string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// WithFiles returns the reference of an image that is base plus the
+// host's files at the same paths (their contents, links followed), and
+// the shared libraries the executables among them load — all but those
+// whose base name is in skip — building it unless it exists. Tests use
+// it to put Debian's programs (ibv_rc_pingpong) into a user image.
+func WithFiles(t testing.TB, c client.APIClient, base string, files, skip []string) string {
+	t.Helper()
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[f] = true
+		out, err := exec.Command("ldd", f).Output()
+		if err != nil {
+			t.Fatalf("ldd %s: %v", f, err)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			for _, w := range strings.Fields(l) {
+				if strings.HasPrefix(w, "/") && !slices.Contains(skip, filepath.Base(w)) {
+					paths[w] = true
+				}
+			}
+		}
+	}
+	names := slices.Sorted(maps.Keys(paths))
+	dockerfile := "FROM " + base + "\nCOPY . /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n"
+	h := sha256.New()
+	io.WriteString(h, dockerfile)
+	bodies := map[string][]byte{}
+	for _, p := range names {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[p] = b
+		io.WriteString(h, p)
+		h.Write(b)
+	}
+	ref := strings.SplitN(base, ":", 2)[0] + "-files:" + hex.EncodeToString(h.Sum(nil))[:16]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.ImageInspect(ctx, ref); err == nil {
+		return ref
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(name string, mode int64, body []byte) {
+		hdr := &tar.Header{Name: name, Mode: mode, Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0), Size: int64(len(body))}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("Dockerfile", 0o644, []byte(dockerfile))
+	for _, p := range names {
+		add(strings.TrimPrefix(p, "/"), 0o755, bodies[p])
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+		Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
+		NetworkMode: "none", Version: build.BuilderV1,
+	})
+	if err != nil {
+		t.Fatalf("build %s: %v", ref, err)
+	}
+	defer resp.Body.Close()
+	var log bytes.Buffer
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
+		t.Fatalf("build %s: %v\n%s", ref, err, log.Bytes())
+	}
+	return ref
 }
