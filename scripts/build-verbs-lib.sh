@@ -18,5 +18,5 @@ fi
 mkdir -p "$(dirname "$out")"
 "$cc" -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=default \
 	-Wl,--version-script="$src/libibverbs.map" -Wl,-soname,libibverbs.so.1 -Wl,-z,defs \
-	-o "$out.tmp" "$src/verbs.c" "$src/stubs.c" -lpthread
+	-o "$out.tmp" "$src"/*.c -lpthread
 mv "$out.tmp" "$out"

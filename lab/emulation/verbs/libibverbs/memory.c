@@ -1,0 +1,235 @@
+/* rocelab's libibverbs: protection domains and memory regions (the program's pages on memfds the node maps). */
+#include "rocelab.h"
+
+/* ---- protection domains and memory ---- */
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct rl_ctx *c = ctx_of(context);
+	struct rl_handle_reply r;
+	struct rl_pd *p;
+
+	if (rl_call(c, RL_OP_ALLOC_PD, 0, NULL, 0, NULL, 0, NULL, 0, &r, sizeof(r)))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->pd.context = context;
+	p->pd.handle = r.handle;
+	p->h = r.handle;
+	return &p->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct rl_pd *p = (struct rl_pd *)pd;
+	int err = rl_call(ctx_of(pd->context), RL_OP_DEALLOC_PD, p->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+	if (err == ENODEV)
+		err = 0;
+	if (!err)
+		free(p);
+	return err;
+}
+
+/* rl_seg_new moves [start, end) onto a fresh memfd: its bytes are copied
+ * and the memfd is mapped over the same addresses. */
+static struct rl_seg *rl_seg_new(uint64_t start, uint64_t end)
+{
+	size_t len = end - start;
+	struct rl_seg *s;
+	void *tmp;
+	int fd;
+
+	fd = memfd_create("rocelab-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) < 0)
+		goto fail;
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED)
+		goto fail;
+	memcpy(tmp, (void *)start, len);
+	munmap(tmp, len);
+	if (mmap((void *)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		goto fail;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto fail;
+	s->start = start;
+	s->end = end;
+	s->fd = fd;
+	return s;
+fail : {
+	int e = errno;
+	close(fd);
+	errno = e;
+	return NULL;
+}
+}
+
+/* rl_cover finds or makes the segments that cover [start, end), in
+ * order, taking a reference on each (caller holds seg_lock). */
+static int rl_cover(struct rl_ctx *c, uint64_t start, uint64_t end, struct rl_seg **out, int max)
+{
+	uint64_t at = start;
+	int n = 0;
+
+	while (at < end) {
+		struct rl_seg *s, *best = NULL;
+		uint64_t gap_end = end;
+
+		for (s = c->segs; s; s = s->next) {
+			if (s->start <= at && at < s->end) {
+				best = s;
+				break;
+			}
+			if (s->start > at && s->start < gap_end)
+				gap_end = s->start;
+		}
+		if (!best) {
+			best = rl_seg_new(at, gap_end);
+			if (!best)
+				goto fail;
+			best->next = c->segs;
+			c->segs = best;
+		}
+		if (n == max) {
+			errno = ENOMEM;
+			goto fail;
+		}
+		best->refs++;
+		out[n++] = best;
+		at = best->end;
+	}
+	return n;
+fail:
+	while (n > 0)
+		out[--n]->refs--;
+	return -1;
+}
+
+static void rl_unref(struct rl_ctx *c, struct rl_seg **segs, int n)
+{
+	int i;
+	for (i = 0; i < n; i++) {
+		struct rl_seg **pp;
+		if (--segs[i]->refs > 0)
+			continue;
+		/* The pages stay mapped (the program owns the addresses);
+		 * a later registration of them makes a new segment. */
+		for (pp = &c->segs; *pp; pp = &(*pp)->next)
+			if (*pp == segs[i]) {
+				*pp = segs[i]->next;
+				break;
+			}
+		close(segs[i]->fd);
+		free(segs[i]);
+	}
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	struct rl_ctx *c = ctx_of(pd->context);
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t start = (uint64_t)addr & ~(uint64_t)(ps - 1);
+	uint64_t end = ((uint64_t)addr + length + ps - 1) & ~(uint64_t)(ps - 1);
+	struct rl_piece pieces[RL_MAX_PIECES];
+	int fds[RL_MAX_PIECES];
+	struct rl_reg_mr req;
+	struct rl_mr_reply r;
+	struct rl_mr *m;
+	int i, n;
+
+	if (!addr || length == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL; /* as the IB spec requires */
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&c->seg_lock);
+	n = rl_cover(c, start, end, m->segs, RL_MAX_PIECES);
+	if (n < 0) {
+		int e = errno;
+		pthread_mutex_unlock(&c->seg_lock);
+		free(m);
+		rl_warn("register %zu bytes at %p: %s", length, addr, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	m->nsegs = n;
+	for (i = 0; i < n; i++) {
+		struct rl_seg *s = m->segs[i];
+		uint64_t a = i == 0 ? start : s->start;
+		uint64_t b = s->end < end ? s->end : end;
+		pieces[i].addr = a;
+		pieces[i].len = b - a;
+		pieces[i].offset = a - s->start;
+		fds[i] = s->fd;
+	}
+	memset(&req, 0, sizeof(req));
+	req.pd = ((struct rl_pd *)pd)->h;
+	req.access = (uint32_t)access;
+	req.addr = (uint64_t)addr;
+	req.len = length;
+	req.npieces = (uint32_t)n;
+	if (rl_call(c, RL_OP_REG_MR, 0, &req, sizeof(req), pieces, sizeof(pieces[0]) * n, fds, n, &r, sizeof(r))) {
+		int e = errno;
+		rl_unref(c, m->segs, n);
+		pthread_mutex_unlock(&c->seg_lock);
+		free(m);
+		errno = e;
+		return NULL;
+	}
+	pthread_mutex_unlock(&c->seg_lock);
+	m->h = r.handle;
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.handle = r.handle;
+	m->mr.lkey = r.lkey;
+	m->mr.rkey = r.rkey;
+	return &m->mr;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	if (iova != (uint64_t)addr) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return ibv_reg_mr(pd, addr, length, (int)access);
+}
+
+#undef ibv_reg_mr_iova
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct rl_mr *m = (struct rl_mr *)mr;
+	struct rl_ctx *c = ctx_of(mr->context);
+	int err = rl_call(c, RL_OP_DEREG_MR, m->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+
+	if (err == ENODEV)
+		err = 0;
+	if (err)
+		return err;
+	pthread_mutex_lock(&c->seg_lock);
+	rl_unref(c, m->segs, m->nsegs);
+	pthread_mutex_unlock(&c->seg_lock);
+	free(m);
+	return 0;
+}

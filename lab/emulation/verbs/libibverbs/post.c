@@ -1,0 +1,324 @@
+/* rocelab's libibverbs: posting work requests (ibv_post_send, ibv_post_recv and the ibv_qp_ex API). */
+#include "rocelab.h"
+
+/* ---- posting ---- */
+
+/* rl_flush sends the batch of p (wr_lock held); 0 or an errno. */
+static int rl_flush(struct rl_qp *p)
+{
+	struct rl_post hdr = { .n = (uint32_t)p->nbatch };
+	uint8_t buf[sizeof(hdr) + sizeof(p->batch)];
+	int err;
+
+	if (p->nbatch == 0)
+		return 0;
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), p->batch, sizeof(p->batch[0]) * p->nbatch);
+	err = rl_post(ctx_of(p->qpx.qp_base.context), RL_OP_POST_SEND, p->h, buf,
+		      sizeof(hdr) + sizeof(p->batch[0]) * p->nbatch, p->inl, p->inl_len);
+	p->nbatch = 0;
+	p->inl_len = 0;
+	return err;
+}
+
+/* rl_add_wr appends one send WR (wr_lock held). inline data, if any, is
+ * copied from the gather list. */
+static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct ibv_sge *sg, int nsg)
+{
+	struct rl_send_wr *d;
+	int err, i;
+
+	if (p->nbatch == RL_BATCH || (w->flags & RL_WR_INLINE && p->inl_len + RL_MAX_INLINE > sizeof(p->inl)))
+		if ((err = rl_flush(p)))
+			return err;
+	d = &p->batch[p->nbatch];
+	*d = *w;
+	if (w->flags & RL_WR_INLINE) {
+		size_t total = 0;
+		for (i = 0; i < nsg; i++)
+			total += sg[i].length;
+		if (total > p->max_inline || total > RL_MAX_INLINE)
+			return EINVAL;
+		for (i = 0; i < nsg; i++) {
+			memcpy(p->inl + p->inl_len, (void *)sg[i].addr, sg[i].length);
+			p->inl_len += sg[i].length;
+		}
+		d->inline_len = (uint16_t)total;
+		d->length = (uint32_t)total;
+	} else if (nsg > 1) {
+		return EINVAL;
+	} else if (nsg == 1) {
+		d->addr = sg[0].addr;
+		d->length = sg[0].length;
+		d->lkey = sg[0].lkey;
+	}
+	p->nbatch++;
+	p->sent = true;
+	p->last_send_id = w->wr_id;
+	return 0;
+}
+
+int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct rl_qp *p = (struct rl_qp *)qp;
+	int err = 0;
+
+	if (p->state != IBV_QPS_RTS) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_mutex_lock(&p->wr_lock);
+	for (; wr; wr = wr->next) {
+		struct rl_send_wr w = { .wr_id = wr->wr_id, .opcode = (uint8_t)wr->opcode };
+		switch (wr->opcode) {
+		case IBV_WR_SEND:
+			break;
+		case IBV_WR_SEND_WITH_IMM:
+			w.imm = wr->imm_data;
+			w.flags |= RL_WR_IMM;
+			break;
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			w.imm = wr->imm_data;
+			w.flags |= RL_WR_IMM;
+			/* fall through */
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_READ:
+			w.remote_addr = wr->wr.rdma.remote_addr;
+			w.rkey = wr->wr.rdma.rkey;
+			break;
+		default:
+			err = EOPNOTSUPP;
+			break;
+		}
+		if (!err) {
+			if ((wr->send_flags & IBV_SEND_SIGNALED) || p->sq_sig_all)
+				w.flags |= RL_WR_SIGNALED;
+			if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ)
+				w.flags |= RL_WR_INLINE;
+			err = rl_add_wr(p, &w, wr->sg_list, wr->num_sge);
+		}
+		if (err) {
+			*bad = wr;
+			break;
+		}
+	}
+	if (!err)
+		err = rl_flush(p);
+	else
+		rl_flush(p);
+	pthread_mutex_unlock(&p->wr_lock);
+	return err;
+}
+
+int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct rl_qp *p = (struct rl_qp *)qp;
+	struct {
+		struct rl_post h;
+		struct rl_recv_wr w[RL_BATCH];
+	} m;
+	int err = 0;
+
+	if (p->state == IBV_QPS_RESET || p->state == IBV_QPS_ERR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	while (wr && !err) {
+		m.h.n = 0;
+		for (; wr && m.h.n < RL_BATCH; wr = wr->next) {
+			struct rl_recv_wr *w = &m.w[m.h.n];
+			if (wr->num_sge > 1) {
+				err = EINVAL;
+				*bad = wr;
+				break;
+			}
+			memset(w, 0, sizeof(*w));
+			w->wr_id = wr->wr_id;
+			if (wr->num_sge == 1) {
+				w->addr = wr->sg_list[0].addr;
+				w->length = wr->sg_list[0].length;
+				w->lkey = wr->sg_list[0].lkey;
+			}
+			m.h.n++;
+			p->received = true;
+			p->last_recv_id = wr->wr_id;
+		}
+		if (m.h.n > 0) {
+			int e = rl_post(ctx_of(qp->context), RL_OP_POST_RECV, p->h, &m,
+					sizeof(m.h) + sizeof(m.w[0]) * m.h.n, NULL, 0);
+			if (e && !err) {
+				err = e;
+				*bad = wr;
+			}
+		}
+	}
+	return err;
+}
+
+int rl_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	(void)srq;
+	*bad = wr;
+	return EOPNOTSUPP;
+}
+
+/* The new post-send API (struct ibv_qp_ex): WRs are collected between
+ * wr_start and wr_complete and sent as one batch. */
+
+void rl_wr_start(struct ibv_qp_ex *qx)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	pthread_mutex_lock(&p->wr_lock);
+	p->wr_err = p->state == IBV_QPS_RTS ? 0 : EINVAL;
+}
+
+int rl_wr_complete(struct ibv_qp_ex *qx)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	int err = p->wr_err;
+	if (!err)
+		err = rl_flush(p);
+	p->nbatch = 0;
+	p->inl_len = 0;
+	pthread_mutex_unlock(&p->wr_lock);
+	return err;
+}
+
+void rl_wr_abort(struct ibv_qp_ex *qx)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	p->nbatch = 0;
+	p->inl_len = 0;
+	pthread_mutex_unlock(&p->wr_lock);
+}
+
+static void rl_wr_new(struct ibv_qp_ex *qx, uint8_t op, uint32_t rkey, uint64_t raddr, uint32_t imm, int has_imm)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	struct rl_send_wr *w;
+
+	if (p->wr_err)
+		return;
+	if (p->nbatch == RL_BATCH && (p->wr_err = rl_flush(p)))
+		return;
+	w = &p->batch[p->nbatch++];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = qx->wr_id;
+	w->opcode = op;
+	w->rkey = rkey;
+	w->remote_addr = raddr;
+	w->imm = imm;
+	if (has_imm)
+		w->flags |= RL_WR_IMM;
+	if ((qx->wr_flags & IBV_SEND_SIGNALED) || p->sq_sig_all)
+		w->flags |= RL_WR_SIGNALED;
+	p->sent = true;
+	p->last_send_id = qx->wr_id;
+}
+
+static struct rl_send_wr *rl_wr_cur(struct ibv_qp_ex *qx)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	if (p->wr_err || p->nbatch == 0)
+		return NULL;
+	return &p->batch[p->nbatch - 1];
+}
+
+void rl_wr_send(struct ibv_qp_ex *qx)
+{
+	rl_wr_new(qx, IBV_WR_SEND, 0, 0, 0, 0);
+}
+
+void rl_wr_send_imm(struct ibv_qp_ex *qx, __be32 imm)
+{
+	rl_wr_new(qx, IBV_WR_SEND_WITH_IMM, 0, 0, imm, 1);
+}
+
+void rl_wr_rdma_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	rl_wr_new(qx, IBV_WR_RDMA_WRITE, rkey, raddr, 0, 0);
+}
+
+void rl_wr_rdma_write_imm(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, __be32 imm)
+{
+	rl_wr_new(qx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, imm, 1);
+}
+
+void rl_wr_rdma_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	rl_wr_new(qx, IBV_WR_RDMA_READ, rkey, raddr, 0, 0);
+}
+
+void rl_wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t len)
+{
+	struct rl_send_wr *w = rl_wr_cur(qx);
+	if (!w)
+		return;
+	w->lkey = lkey;
+	w->addr = addr;
+	w->length = len;
+}
+
+void rl_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	if (n > 1) {
+		p->wr_err = EINVAL;
+		return;
+	}
+	if (n == 1)
+		rl_wr_set_sge(qx, sg[0].lkey, sg[0].addr, sg[0].length);
+}
+
+void rl_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *b)
+{
+	struct rl_qp *p = (struct rl_qp *)qx;
+	struct rl_send_wr *w = rl_wr_cur(qx);
+	size_t total = 0, i;
+
+	if (!w)
+		return;
+	for (i = 0; i < n; i++)
+		total += b[i].length;
+	if (total > p->max_inline || total > RL_MAX_INLINE || p->inl_len + total > sizeof(p->inl)) {
+		p->wr_err = EINVAL;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(p->inl + p->inl_len, b[i].addr, b[i].length);
+		p->inl_len += b[i].length;
+	}
+	w->flags |= RL_WR_INLINE;
+	w->inline_len = (uint16_t)total;
+	w->length = (uint32_t)total;
+}
+
+void rl_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len)
+{
+	struct ibv_data_buf b = { .addr = addr, .length = len };
+	rl_wr_set_inline_data_list(qx, 1, &b);
+}
+
+void rl_wr_unsupported_atomic(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a, uint64_t b)
+{
+	(void)rkey, (void)raddr, (void)a, (void)b;
+	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+}
+
+void rl_wr_unsupported_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a)
+{
+	(void)rkey, (void)raddr, (void)a;
+	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+}
+
+void rl_wr_unsupported_ud(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	(void)ah, (void)qpn, (void)qkey;
+	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+}
+
+void rl_wr_unsupported_u32(struct ibv_qp_ex *qx, uint32_t v)
+{
+	(void)v;
+	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+}
