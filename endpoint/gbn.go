@@ -25,7 +25,7 @@ func (r *requester) onAck(p *wire.Packet) {
 	if qp.state != StateRTS {
 		return
 	}
-	seq := unwrap(p.PSN, r.una)
+	seq := r.qp.nic.unwrap(p.PSN, r.una)
 	syn := p.Syndrome
 	switch syn & 0x60 {
 	case wire.SyndromeClassACK:
@@ -104,7 +104,7 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 	if qp.state != StateRTS {
 		return
 	}
-	seq := unwrap(p.PSN, r.una)
+	seq := r.qp.nic.unwrap(p.PSN, r.una)
 	i := r.find(seq)
 	if i < 0 || r.sq[i].wr.Opcode != WRRead || seq < r.una {
 		qp.ctr.dupPkts++

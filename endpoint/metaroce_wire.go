@@ -311,3 +311,12 @@ func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 func unwrap(psn uint32, ref uint64) uint64 {
 	return uint64(int64(ref) + int64(psnDiff(psn&psnMask, uint32(ref)&psnMask)))
 }
+
+// unwrap is unwrap, or with MutPSNNoWrap the distance taken without the
+// wrap (a mutant only the compliance suite's PSN-wrap cases catch).
+func (n *NIC) unwrap(psn uint32, ref uint64) uint64 {
+	if n.mut(MutPSNNoWrap) {
+		return uint64(int64(ref) + int64(psn&psnMask) - int64(uint32(ref)&psnMask))
+	}
+	return unwrap(psn, ref)
+}

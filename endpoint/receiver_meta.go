@@ -13,7 +13,7 @@ import (
 // (SEND or WRITE with a Placement header) or a READ request.
 func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 	qp := s.qp
-	seq := unwrap(p.PSN, s.ePSN)
+	seq := s.qp.nic.unwrap(p.PSN, s.ePSN)
 	window := uint64(qp.cfg.Window)
 	if seq >= s.ePSN && seq-s.ePSN < window {
 		s.reserve(seq + 1)

@@ -177,7 +177,7 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 		qp.ctr.trimsRx++
 		return // a RoCEv2 peer: the hole shows as a sequence error
 	}
-	seq := unwrap(p.PSN, s.ePSN)
+	seq := s.qp.nic.unwrap(p.PSN, s.ePSN)
 	switch {
 	case seq < s.ePSN:
 		qp.ctr.dupPkts++

@@ -30,14 +30,14 @@ func (r *requester) onSACK(p *wire.Packet) {
 		return
 	}
 	qp.ctr.sacksRx++
-	cum := unwrap(p.PSN, r.una)
+	cum := r.qp.nic.unwrap(p.PSN, r.una)
 	r.onCumAck(cum)
 	for i := range 32 * s.Words {
 		if s.Has(i) {
 			r.delivered(cum + 2 + uint64(i))
 		}
 	}
-	trig := unwrap(s.Trigger, r.una)
+	trig := r.qp.nic.unwrap(s.Trigger, r.una)
 	if s.Flags&SACKTrim != 0 && !qp.nic.mut(MutIgnoreTrim) {
 		qp.ctr.trimsRx++
 		if trig >= r.una && trig < r.maxSent && !r.rec(trig).acked && !r.rec(trig).read {

@@ -16,6 +16,10 @@ type ConnOpts struct {
 	PSN     uint32 // the tester's initial PSN (default 0xFFFFF0: sequences wrap)
 	HasPSN  bool
 	Buffer  int // the IUT QP's buffer (default 1 MiB)
+	// IUTPSN, if HasIUTPSN, is the IUT's first PSN (default: its own
+	// random choice).
+	IUTPSN    uint32
+	HasIUTPSN bool
 }
 
 // Conn is the tester's end of a connection: a QP that exists only in the
@@ -56,7 +60,11 @@ func (t *T) Connect(o ConnOpts) *Conn {
 	if !o.HasPSN {
 		o.PSN = 0xFFFFF0
 	}
-	h, err := t.env.CreateQP(QPSpec{Mode: o.Mode, Paths: o.Paths, Buffer: o.Buffer})
+	spec := QPSpec{Mode: o.Mode, Paths: o.Paths, Buffer: o.Buffer}
+	if o.HasIUTPSN {
+		spec.PSN = &o.IUTPSN
+	}
+	h, err := t.env.CreateQP(spec)
 	t.must(err, "adapter: create QP")
 	ip, mac := t.env.Peer()
 	c := &Conn{t: t, QP: h, QPN: testerQPN, PSN: o.PSN, RPSN: h.Conn.PSN, MTU: min(o.MTU, max(h.Conn.MTU, 256)), SPort: testerSPort}

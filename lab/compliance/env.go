@@ -73,6 +73,9 @@ type QPSpec struct {
 	Mode   string `json:"mode"` // rocev2 or metaroce
 	Paths  int    `json:"paths,omitempty"`
 	Buffer int    `json:"buffer_bytes"`
+	// PSN, if set, is the first PSN the IUT's QP sends (cases that make
+	// the IUT's requester cross the wrap).
+	PSN *uint32 `json:"psn,omitempty"`
 }
 
 // QPHandle is a QP the IUT created: Conn is what the tester connects to,

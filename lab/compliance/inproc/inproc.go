@@ -114,7 +114,11 @@ func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 		return compliance.QPHandle{}, err
 	}
 	cq := e.nic.CreateCQ(0)
-	qp, err := e.pd.CreateQP(endpoint.QPConfig{SendCQ: cq, RecvCQ: cq, Mode: mode, Paths: s.Paths})
+	cfg := endpoint.QPConfig{SendCQ: cq, RecvCQ: cq, Mode: mode, Paths: s.Paths}
+	if s.PSN != nil {
+		cfg.PSN, cfg.HasPSN = *s.PSN, true
+	}
+	qp, err := e.pd.CreateQP(cfg)
 	if err != nil {
 		return compliance.QPHandle{}, err
 	}

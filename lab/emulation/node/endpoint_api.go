@@ -116,7 +116,11 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 			}
 			q.keep(wc)
 		})
-		qp, err := ep.pds[i].CreateQP(endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths})
+		cfg := endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths}
+		if req.PSN != nil {
+			cfg.PSN, cfg.HasPSN = *req.PSN, true
+		}
+		qp, err := ep.pds[i].CreateQP(cfg)
 		if err != nil {
 			return badRequest("create qp: %v", err)
 		}

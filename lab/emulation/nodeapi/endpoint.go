@@ -29,6 +29,8 @@ type QPRequest struct {
 	// creation the owner never heard back from, and refuses the owner's
 	// later creates.
 	Owner string `json:"owner,omitempty"`
+	// PSN, if set, is the first PSN the QP sends (default: random).
+	PSN *uint32 `json:"psn,omitempty"`
 }
 
 // MaxQPsPerNIC is how many QPs an endpoint node keeps on one NIC: POST /qp
