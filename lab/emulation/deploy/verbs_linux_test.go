@@ -174,6 +174,21 @@ func (v *verbsLab) liveQPs(node, nic string) int {
 	return live
 }
 
+// mappings counts the program memory (memfds of rocelab's libibverbs)
+// that node's process maps.
+func (v *verbsLab) mappings(node string) int {
+	v.t.Helper()
+	_, n, err := deploy.FindNode(v.root, v.lab, node)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", n.PID))
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return strings.Count(string(maps), "memfd:rocelab-")
+}
+
 // TestVerbsPrograms runs Debian's unmodified verbs programs on the laptop
 // lab through rocelab's libibverbs (issue 23's must-shows).
 func TestVerbsPrograms(t *testing.T) {
@@ -348,11 +363,14 @@ func TestVerbsPrograms(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		if n := v.mappings("host2"); n == 0 {
+			t.Errorf("host2's node maps none of the waiting program's memory")
+		}
 		cancel() // kills the program
 		<-done
-		for v.liveQPs("host2", "host2:gpu0") != 0 {
+		for v.liveQPs("host2", "host2:gpu0") != 0 || v.mappings("host2") != 0 {
 			if time.Now().After(deadline) {
-				t.Fatal("host2:gpu0 still has the killed program's QP")
+				t.Fatalf("host2's node still has the killed program's QP or memory (%d mappings)", v.mappings("host2"))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
