@@ -105,6 +105,12 @@ type NIC struct {
 	// retired sums the counters of destroyed QPs (retiredQPs of them).
 	retired    qpCounters
 	retiredQPs int64
+	// shownQPs counts the live QPs that have telemetry rows of their own
+	// (at most TelemetryQPRows); the others are summed into one row, with
+	// othersGone holding those destroyed (so that row never goes down).
+	shownQPs   int
+	othersGone qpCounters
+	anyOthers  bool
 	nextQPN    uint32
 	mrs        map[uint32]*MR
 	rkeys      map[uint32]*MR

@@ -176,6 +176,9 @@ type QP struct {
 	rsp responder
 
 	ctr qpCounters
+	// aggregated: the QP's telemetry is summed into the NIC's "others"
+	// row (it was created with TelemetryQPRows QPs shown already).
+	aggregated bool
 }
 
 // CreateQP creates a QP in the RESET state.
@@ -209,6 +212,11 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	// Receive WRs may be posted (and the QP may fail) before RTR, where
 	// the two halves get the rest of their state.
 	qp.req.qp, qp.rsp.qp = qp, qp
+	if n.shownQPs < TelemetryQPRows {
+		n.shownQPs++
+	} else {
+		qp.aggregated, n.anyOthers = true, true
+	}
 	n.qps[qp.qpn] = qp
 	return qp, nil
 }
@@ -399,8 +407,13 @@ func (qp *QP) Destroy() {
 	qp.fail(errors.New("destroyed"))
 	qp.req.closeCC()
 	if _, ok := qp.nic.qps[qp.qpn]; ok {
-		qp.nic.retired.add(&qp.ctr)
-		qp.nic.retiredQPs++
+		if qp.aggregated {
+			qp.nic.othersGone.add(&qp.ctr)
+		} else {
+			qp.nic.retired.add(&qp.ctr)
+			qp.nic.retiredQPs++
+			qp.nic.shownQPs--
+		}
 	}
 	delete(qp.nic.qps, qp.qpn)
 	if qp.nic.lastQP == qp {

@@ -27,6 +27,12 @@ func sortedQPNs(m map[uint32]*QP) []uint32 {
 	return out
 }
 
+// TelemetryQPRows is how many QPs of a NIC have telemetry rows of their
+// own: QPs created while that many are shown are summed into one row,
+// qp="others" (and the destroyed shown ones into qp="retired"), so that
+// sums over qp stay right and a NIC's telemetry stays bounded.
+const TelemetryQPRows = 64
+
 type qpCounters struct {
 	txPkts, txBytes, rxPkts, rxBytes, rxDataBytes int64
 	retxPkts, rewinds, timeouts, lostPkts         int64
@@ -75,8 +81,18 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "nic_pfc_rx_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.ctr.pauseRx[i])})
 		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
 	}
+	others := n.othersGone
 	for _, qpn := range sortedQPNs(n.qps) {
-		n.qps[qpn].collect(node, emit)
+		if qp := n.qps[qpn]; qp.aggregated {
+			others.add(&qp.ctr)
+		} else {
+			qp.collect(node, emit)
+		}
+	}
+	if n.anyOthers {
+		// QPs past the first TelemetryQPRows, summed: a NIC with
+		// thousands of QPs keeps its telemetry (and a scrape) small.
+		emitQPCounters(telemetry.With(node, telemetry.Label{Name: "qp", Value: "others"}), &others, emit)
 	}
 	if n.retiredQPs > 0 {
 		// QPs destroyed so far (rdmacomm's OnDemand pairs come and go by
