@@ -73,6 +73,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 	c("nic_rx_no_qp_total", n.ctr.noQP)
 	c("nic_rx_other_total", n.ctr.rxOther)
 	c("nic_cnp_rx_total", n.ctr.cnpRx)
+	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(len(n.qps))})
 	for i := range 8 {
 		if n.ctr.pauseRx[i] == 0 {
 			continue

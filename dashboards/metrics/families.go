@@ -82,6 +82,7 @@ var (
 	famSeqErr     = fam("nic_packet_seq_err_total", "NAK sequence errors the requester received (hw_counters packet_seq_err).", counter, lNIC)
 	famAckTimeout = fam("nic_local_ack_timeout_err_total", "Retransmission timeouts: no ACK in time (hw_counters local_ack_timeout_err).", counter, lNIC)
 	famNICRetx    = fam("nic_retransmitted_packets_total", "Packets the NIC's QPs sent again.", counter, lNIC)
+	famNICQPs     = fam("nic_qps", "Live QPs on the NIC (the lab's and verbs programs'); per-QP families show at most 64 of them, the rest summed as qp=\"others\".", gauge, lNIC)
 	famICRC       = fam("nic_rx_icrc_errors_total", "Received packets with a bad ICRC (hw_counters rx_icrc_encapsulated).", counter, lNIC)
 	famNICPFC     = fam("nic_pfc_pause_duration_seconds_total", "Fabric time the NIC's transmitter was paused by PFC, all priorities.", counter, lNIC)
 	famQPTxB      = fam("qp_tx_bytes_total", "Bytes the QP transmitted.", counter, lQP)
@@ -119,7 +120,7 @@ var families = []*family{
 	famPFCFrames, famPFCResume, famPFCTime, famPFCPaused, famDropPkts, famDropBytes,
 	famWDStorm, famWDRestored, famBufUsed, famBufSize,
 	famNICTxB, famNICRxB, famNICTxP, famNICRxP, famCNPSent, famCNPHandled, famECNRx,
-	famOOS, famSeqErr, famAckTimeout, famNICRetx, famICRC, famNICPFC,
+	famOOS, famSeqErr, famAckTimeout, famNICRetx, famICRC, famNICQPs, famNICPFC,
 	famQPTxB, famQPRxB, famQPRetx, famQPTimeouts, famQPSACKTx, famQPSACKRx, famQPCNPTx,
 	famQPCNPRx, famQPNAKRx, famPathRate,
 	famJobRunning, famJobBytes, famJobMsgs, famCollIters, famCollTime, famCollBus, famCollWrong,
@@ -275,6 +276,7 @@ var rules = map[string][]rule{
 	"nic_rx_packets_total":                  {{fam: famNICRxP, labels: nicL}},
 	"nic_cnp_rx_total":                      {{fam: famCNPHandled, labels: nicL}},
 	"nic_rx_bad_icrc_total":                 {{fam: famICRC, labels: nicL}},
+	"nic_qps":                               {{fam: famNICQPs, labels: nicL}},
 	"nic_pfc_rx_total":                      {{fam: famPFCFrames, labels: pfcL("rx", "prio")}},
 	"nic_paused_seconds_total": {
 		{fam: famPFCTime, labels: pfcL("rx", "prio")},

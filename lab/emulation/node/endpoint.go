@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
@@ -109,6 +110,9 @@ type epState struct {
 	// oldest are forgotten beyond maxClosedOwners.
 	closed      map[string]bool
 	closedOrder []string
+	// leases are the owners' lease ends (QPRequest.LeaseMS): expireLeases
+	// stops and deletes what an owner that stopped renewing holds.
+	leases map[string]time.Time
 	// verbs serves the NICs to programs on the host (rocelab's
 	// libibverbs); its QPs count against the same per-NIC limit.
 	verbs *verbs.Server

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
@@ -21,6 +22,7 @@ import (
 //	POST   /qp/{id}/connect      ConnectRequest → QPInfo (now RTS)
 //	DELETE /qp/{id}              destroys the QP and deregisters its buffer
 //	POST   /qps/delete           DeleteQPsRequest → QPsDeleted (many QPs in one loop turn)
+//	POST   /owners/renew         RenewRequest → {} (an owner's lease runs on)
 //	POST   /qp/{id}/send         WorkRequest → {} (the compliance adapter, adapter_api.go)
 //	POST   /qp/{id}/recv         RecvRequest → {}
 //	GET    /qp/{id}/completions  []Completion, drained
@@ -42,6 +44,7 @@ func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("POST /qp/{id}/connect", ep.connectQP)
 	h("DELETE /qp/{id}", ep.deleteQP)
 	h("POST /qps/delete", ep.deleteQPs)
+	h("POST /owners/renew", ep.renewOwner)
 	ep.adapterRoutes(h)
 	h("POST /perf", ep.startPerf)
 	h("POST /collective", ep.setupCollective)
@@ -107,6 +110,9 @@ func (ep *epState) createQP(r *http.Request) (any, error) {
 		}
 		if n := ep.qpsOn(i) + ep.verbs.QPs(i); n >= nodeapi.MaxQPsPerNIC {
 			return &httpError{http.StatusConflict, fmt.Errorf("NIC %s has %d QPs, its limit: delete some (or end the jobs that hold them) first", ep.n.cfg.NICs[i].Name, n)}
+		}
+		if req.Owner != "" && req.LeaseMS > 0 {
+			ep.lease(req.Owner, time.Duration(req.LeaseMS)*time.Millisecond)
 		}
 		q := &epQP{nic: i, cq: ep.nics[i].CreateCQ(0), buf: buf, owner: req.Owner}
 		q.cq.OnCompletion(func(wc endpoint.WC) {
@@ -247,6 +253,7 @@ func (ep *epState) deleteQPs(r *http.Request) (any, error) {
 		ids := req.IDs
 		if req.Owner != "" {
 			ep.closeOwner(req.Owner)
+			delete(ep.leases, req.Owner)
 			for _, id := range sortedKeys(ep.qps) {
 				if ep.qps[id].owner == req.Owner {
 					ids = append(ids, id)
@@ -271,6 +278,81 @@ func (ep *epState) deleteQPs(r *http.Request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// renewOwner is POST /owners/renew.
+func (ep *epState) renewOwner(r *http.Request) (any, error) {
+	var req nodeapi.RenewRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Owner == "" || req.LeaseMS <= 0 {
+		return nil, badRequest("renew: an owner and a positive lease_ms are required")
+	}
+	return struct{}{}, ep.do(context.WithoutCancel(r.Context()), func() error {
+		if ep.closed[req.Owner] {
+			return &httpError{http.StatusConflict, fmt.Errorf("owner %s has finished", req.Owner)}
+		}
+		ep.lease(req.Owner, time.Duration(req.LeaseMS)*time.Millisecond)
+		return nil
+	})
+}
+
+// lease makes owner's lease run d from now (loop goroutine).
+func (ep *epState) lease(owner string, d time.Duration) {
+	if ep.leases == nil {
+		ep.leases = map[string]time.Time{}
+	}
+	if end := time.Now().Add(d); end.After(ep.leases[owner]) {
+		ep.leases[owner] = end
+	}
+}
+
+// expireLeases stops the jobs and deletes the QPs of every owner whose
+// lease ran out (loop goroutine; the node calls it twice a second). An
+// owner whose jobs do not stop at once is tried again on the next call.
+func (ep *epState) expireLeases(now time.Time) {
+	for owner, end := range ep.leases {
+		if now.Before(end) {
+			continue
+		}
+		ep.closeOwner(owner)
+		left := 0
+		for _, id := range sortedKeys(ep.qps) {
+			q := ep.qps[id]
+			if q.owner != owner {
+				continue
+			}
+			if j := ep.jobs[q.busy]; q.busy != 0 && j != nil && !j.finished() {
+				if j.perf != nil {
+					j.perf.stop()
+				} else if j.coll != nil {
+					j.coll.abort()
+				}
+			}
+			if ep.destroyQP(q) != nil {
+				left++
+			}
+		}
+		if left == 0 {
+			delete(ep.leases, owner)
+			ep.n.log.Warn("an owner's lease ran out: its QPs are deleted", "owner", owner)
+		}
+	}
+}
+
+// sweepLeases runs expireLeases on the loop twice a second until ctx ends.
+func (ep *epState) sweepLeases(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			ep.n.loop.Post(func() { ep.expireLeases(now) })
+		}
+	}
 }
 
 // maxClosedOwners bounds how many finished owners a node remembers.

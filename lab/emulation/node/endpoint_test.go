@@ -402,8 +402,8 @@ func TestInterruptedPerfLeavesNoQPs(t *testing.T) {
 		}
 		n := 0
 		for _, x := range s {
-			if x.Name == "qp_tx_bytes_total" && x.Label("qp") != "retired" { // the deleted QPs' sum
-				n++
+			if x.Name == "nic_qps" {
+				n += int(x.Value)
 			}
 		}
 		return n

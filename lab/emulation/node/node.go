@@ -123,6 +123,7 @@ func (n *Node) Run(ctx context.Context) error {
 			return fmt.Errorf("node %s: %w", n.cfg.Name, err)
 		}
 		go func() { verbsDone <- n.ep.verbs.Serve(ctx, vln) }()
+		go n.ep.sweepLeases(ctx)
 	} else {
 		verbsDone <- nil
 	}

@@ -31,6 +31,19 @@ type QPRequest struct {
 	Owner string `json:"owner,omitempty"`
 	// PSN, if set, is the first PSN the QP sends (default: random).
 	PSN *uint32 `json:"psn,omitempty"`
+	// LeaseMS, with Owner, is the owner's lease in wall-clock ms: unless
+	// the owner renews it (POST /owners/renew) or deletes its QPs first,
+	// the node stops the owner's jobs and deletes its QPs when it runs
+	// out — an initiator killed with -9 leaves nothing behind for long.
+	LeaseMS int64 `json:"lease_ms,omitempty"`
+}
+
+// RenewRequest is POST /owners/renew: the owner's lease runs LeaseMS from
+// now. An owner that has finished (its QPs deleted by owner, or its lease
+// run out) gets 409.
+type RenewRequest struct {
+	Owner   string `json:"owner"`
+	LeaseMS int64  `json:"lease_ms"`
 }
 
 // MaxQPsPerNIC is how many QPs an endpoint node keeps on one NIC: POST /qp

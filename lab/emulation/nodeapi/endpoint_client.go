@@ -43,6 +43,11 @@ func (c *Client) DeleteQPs(ctx context.Context, req DeleteQPsRequest) (int, erro
 	return out.Deleted, err
 }
 
+// RenewOwner is POST /owners/renew: owner's lease runs lease from now.
+func (c *Client) RenewOwner(ctx context.Context, owner string, lease time.Duration) error {
+	return c.call(ctx, http.MethodPost, "/owners/renew", RenewRequest{Owner: owner, LeaseMS: lease.Milliseconds()}, nil)
+}
+
 // StartPerf is POST /perf.
 func (c *Client) StartPerf(ctx context.Context, req PerfRequest) (JobStatus, error) {
 	var out JobStatus

@@ -111,16 +111,21 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 	}
 	// The run owns its QPs on both nodes: the cleanup deletes them by
 	// owner, also one whose creation was in flight when ctx ended.
+	// If this process dies (kill -9), the owner's lease runs out and
+	// both nodes delete the QPs themselves.
 	owner := newOwner()
 	var cids, sids []int
+	stopRenew := renewWhileRunning(ctx, owner, from.Client, to.Client)
 	defer func() {
+		stopRenew()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		from.Client.DeleteQPs(cctx, DeleteQPsRequest{Owner: owner})
 		to.Client.DeleteQPs(cctx, DeleteQPsRequest{Owner: owner})
 	}()
 	qreq := func(nic string) QPRequest {
-		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size), Owner: owner}
+		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size), Owner: owner,
+			LeaseMS: OwnerLease.Milliseconds()}
 	}
 	for range spec.QPs {
 		c, err := from.Client.CreateQP(ctx, qreq(from.NIC))
@@ -450,6 +455,36 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 			return out, errors.Join(ctx.Err(), errors.New("collective: interrupted"))
 		}
 	}
+}
+
+// OwnerLease is the lease of a run's QPs (QPRequest.LeaseMS): a run
+// renews it every quarter of it; when the run's process is gone, the
+// nodes delete its QPs within about this long.
+const OwnerLease = 10 * time.Second
+
+// renewWhileRunning renews owner's lease on every client each quarter of
+// OwnerLease until the returned stop is called (or ctx ends).
+func renewWhileRunning(ctx context.Context, owner string, clients ...*Client) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(OwnerLease / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				for _, c := range clients {
+					rctx, rcancel := context.WithTimeout(ctx, OwnerLease/4)
+					c.RenewOwner(rctx, owner, OwnerLease)
+					rcancel()
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // newOwner returns a fresh QPRequest.Owner for one run.
