@@ -1,10 +1,17 @@
 package node_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
@@ -60,4 +67,125 @@ func TestOwnerLease(t *testing.T) {
 	if err := a.RenewOwner(ctx, "gone", time.Second); !isStatus(err, 409) {
 		t.Errorf("renewing a lease that ran out: %v, want 409", err)
 	}
+}
+
+// TestCollectivePeerDiesLeavesNoQPs: a collective whose peer node dies
+// mid-run stops within its stall limit, and the surviving node keeps none
+// of its QPs.
+func TestCollectivePeerDiesLeavesNoQPs(t *testing.T) {
+	dir := t.TempDir()
+	wa, wb := emu.NewMemWaiter(), emu.NewMemWaiter()
+	pa, pb := wa.NewPort(), wb.NewPort()
+	emu.Join(pa, pb)
+	a := startNode(t, endpointConfig(dir, 1, []string{hostMAC(2, 0)}), wa, []*emu.MemPort{pa})
+	nb, err := node.New(endpointConfig(dir, 2, []string{hostMAC(1, 0)}), node.IO{Ports: []emu.PortIO{pb}, Waiter: wb}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopB := runNode(t, nb)
+	b := nodeapi.NewClient(endpointConfig(dir, 2, nil).Socket)
+	t.Cleanup(b.Close)
+	waitHealthy(t, b)
+	ranks := []nodeapi.NICRef{{Node: "h1", NIC: "gpu0", Client: a}, {Node: "h2", NIC: "gpu0", Client: b}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: ranks,
+			Sizes: []int64{64 << 20}, Iters: 1000, Stall: 2 * time.Second}, nil)
+		done <- err
+	}()
+	eventually(t, "the collective's QPs on h1", func() bool { return nicQPs(t, a) > 0 })
+	time.Sleep(300 * time.Millisecond)
+	stopB() // h2 dies mid-run
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the collective finished although h2 died")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the collective did not stop within 30 s of h2's death")
+	}
+	if n := nicQPs(t, a); n != 0 {
+		t.Errorf("h1 keeps %d QPs of the stopped collective", n)
+	}
+}
+
+// nicQPs sums the live QPs a node reports (nic_qps).
+func nicQPs(t *testing.T, c *nodeapi.Client) int {
+	t.Helper()
+	s, err := c.Telemetry(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range s {
+		if x.Name == "nic_qps" {
+			n += int(x.Value)
+		}
+	}
+	return n
+}
+
+// initiatorEnv makes the test binary a perf or collective initiator
+// (runInitiator) instead of running tests.
+const initiatorEnv = "ROCELAB_TEST_INITIATOR"
+
+// runInitiator runs the job kind ("perf" or "collective") between the
+// endpoint nodes at the two API sockets until it is killed.
+func runInitiator(spec string) int {
+	kind, socks, _ := strings.Cut(spec, ":")
+	a, b, _ := strings.Cut(socks, ",")
+	ca, cb := nodeapi.NewClient(a), nodeapi.NewClient(b)
+	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: ca}
+	to := nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: cb}
+	var err error
+	if kind == "perf" {
+		_, err = nodeapi.RunPerf(context.Background(), from, to, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 30, QPs: 8}, nil)
+	} else {
+		_, err = nodeapi.RunCollective(context.Background(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: []nodeapi.NICRef{from, to},
+			Sizes: []int64{64 << 20}, Iters: 1 << 20}, nil)
+	}
+	fmt.Fprintln(os.Stderr, "initiator ended:", err)
+	return 1
+}
+
+// TestKilledInitiatorLeavesNoQPs: a perf or collective whose initiating
+// process is killed with -9 (no cleanup of its own) loses its QPs on both
+// nodes once its lease runs out (issue 24: they stayed until a restart).
+func TestKilledInitiatorLeavesNoQPs(t *testing.T) {
+	for _, kind := range []string{"perf", "collective"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			wa, wb := emu.NewMemWaiter(), emu.NewMemWaiter()
+			pa, pb := wa.NewPort(), wb.NewPort()
+			emu.Join(pa, pb)
+			ca, cb := endpointConfig(dir, 1, []string{hostMAC(2, 0)}), endpointConfig(dir, 2, []string{hostMAC(1, 0)})
+			a := startNode(t, ca, wa, []*emu.MemPort{pa})
+			b := startNode(t, cb, wb, []*emu.MemPort{pb})
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), initiatorEnv+"="+kind+":"+ca.Socket+","+cb.Socket)
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the initiator's QPs on both nodes", func() bool { return nicQPs(t, a) > 0 && nicQPs(t, b) > 0 })
+			time.Sleep(200 * time.Millisecond)
+			cmd.Process.Kill()
+			cmd.Wait()
+			killed := time.Now()
+			for nicQPs(t, a)+nicQPs(t, b) > 0 {
+				if time.Since(killed) > nodeapi.OwnerLease+5*time.Second {
+					t.Fatalf("%d and %d QPs left %v after the initiator was killed (lease %v)", nicQPs(t, a), nicQPs(t, b), time.Since(killed).Round(time.Second), nodeapi.OwnerLease)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			t.Logf("%s: QPs gone %v after the initiator's kill -9", kind, time.Since(killed).Round(100*time.Millisecond))
+		})
+	}
+}
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(initiatorEnv); spec != "" {
+		os.Exit(runInitiator(spec))
+	}
+	os.Exit(m.Run())
 }

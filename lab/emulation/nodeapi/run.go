@@ -282,20 +282,29 @@ func RunCollective(ctx context.Context, spec CollectiveSpec, progress func(colle
 		}
 		sh.req.Local = append(sh.req.Local, LocalRank{Rank: r, NIC: ref.NIC})
 	}
+	// As a perf run, the collective owns its QPs on every node under a
+	// lease: the cleanup deletes them by owner (also one whose creation
+	// was in flight), and the nodes delete them themselves when this
+	// process is gone.
+	owner := newOwner()
+	var clients []*Client
+	for _, sh := range shares {
+		clients = append(clients, sh.c)
+	}
+	stopRenew := renewWhileRunning(ctx, owner, clients...)
 	defer func() {
+		stopRenew()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		for _, sh := range shares {
 			if sh.alive {
 				sh.c.StopJob(cctx, sh.job)
 			}
-			for _, id := range sh.qps {
-				sh.c.DeleteQP(cctx, id)
-			}
+			sh.c.DeleteQPs(cctx, DeleteQPsRequest{IDs: sh.qps, Owner: owner})
 		}
 	}()
 	qreq := func(nic string) QPRequest {
-		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths}
+		return QPRequest{NIC: nic, Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Owner: owner, LeaseMS: OwnerLease.Milliseconds()}
 	}
 	for a := range n {
 		for b := a + 1; b < n; b++ {
