@@ -28,7 +28,8 @@ import (
 // runs rounds of: an all-reduce through a delay fault on a spine link,
 // perf through that and a loss fault on a leaf, a stats reading, the
 // faults cleared, a leaf held down under a perf that must stop (exit 1),
-// and clean traffic again. Every SOAK_INTERVAL (default 2s) and at the end of
+// clean traffic again, a 2,048-QP perf, and a 4,096-QP perf interrupted
+// (SIGINT) while it runs, after each of which no host may keep a QP. Every SOAK_INTERVAL (default 2s) and at the end of
 // every round, when the lab is quiet, it samples each node process's RSS
 // (/proc/PID/status VmRSS), goroutines (node_goroutines from its
 // telemetry) and open fds (/proc/PID/fd). It prints a table of first,
@@ -148,6 +149,13 @@ func TestSoak(t *testing.T) {
 		run(1, time.Minute, perf("--iters", "1000000", "--stall", "1s")...)
 		run(0, time.Minute, "fault", "clear", "--all")
 		run(0, 2*time.Minute, perf("--iters", "300")...)
+		// Many QPs: half a NIC's limit, then an interrupted run at the
+		// limit; neither leaves a QP behind (issue 24, item 1).
+		many := []string{"perf", "write", "--from", "host2", "--to", "host3", "--size", "4K"}
+		run(0, 3*time.Minute, append(many, "--qps", "2048", "--iters", "2")...)
+		leftQPs(t, procs, "after a 2,048-QP perf")
+		interrupted(t, binary(t), append(append(many, "--qps", strconv.Itoa(nodeapi.MaxQPsPerNIC), "--iters", "1000000"), at...))
+		leftQPs(t, procs, "after an interrupted 4,096-QP perf")
 		if rounds > warmup {
 			sampleAll(quiet)
 		}
@@ -208,6 +216,60 @@ func sampleNode(ctx context.Context, n deploy.Node) (usage, error) {
 		return u, fmt.Errorf("no node_goroutines in its telemetry")
 	}
 	return u, nil
+}
+
+// leftQPs fails t when a host still has QPs 2 s after a perf ended.
+func leftQPs(t *testing.T, procs []deploy.Node, when string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		left := map[string]float64{}
+		for _, n := range procs {
+			c := nodeapi.NewClient(n.Socket)
+			s, err := c.Telemetry(t.Context())
+			c.Close()
+			if err != nil {
+				t.Errorf("%s: telemetry of %s: %v", when, n.Name, err)
+				return
+			}
+			if q := telemetry.Sum(s, "nic_qps"); q > 0 {
+				left[n.Name] = q
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: QPs left 2 s later: %v", when, left)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// interrupted starts rocelab with args, sends it SIGTERM after 3 s, and
+// fails t unless it exits 130 within 2 s of the signal.
+func interrupted(t *testing.T, bin string, args []string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("rocelab %s interrupted: %v, want exit 130", strings.Join(args, " "), err)
+		}
+	case <-time.After(2 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("rocelab %s did not stop within 2 s of SIGINT", strings.Join(args, " "))
+	}
 }
 
 func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
