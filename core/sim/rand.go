@@ -16,11 +16,19 @@ func (e *Engine) Rand(name string) *rand.Rand {
 	if r, ok := e.streams[name]; ok {
 		return r
 	}
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	r := rand.New(rand.NewPCG(splitmix(e.seed), splitmix(h.Sum64()^0x9e3779b97f4a7c15)))
+	r := e.NewRand(name)
 	e.streams[name] = r
 	return r
+}
+
+// NewRand returns a new generator of the stream called name, at its start,
+// and keeps no reference to it: for streams whose names are used once
+// (a live fault's, named by its ID), which Rand would keep for as long as
+// the engine lives.
+func (e *Engine) NewRand(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(splitmix(e.seed), splitmix(h.Sum64()^0x9e3779b97f4a7c15)))
 }
 
 // splitmix is the SplitMix64 finaliser: it spreads nearby seeds (0, 1, 2…)

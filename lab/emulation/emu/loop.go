@@ -210,6 +210,9 @@ func (l *Loop) At(t clock.Time, f func()) clock.Timer {
 // simulator's Engine.Rand does.
 func (l *Loop) Rand(name string) *rand.Rand { return l.eng.Rand(name) }
 
+// NewRand is sim.Engine.NewRand: a stream that is not kept.
+func (l *Loop) NewRand(name string) *rand.Rand { return l.eng.NewRand(name) }
+
 // Start returns the wall-clock time of fabric time 0 (zero before Run).
 func (l *Loop) Start() time.Time { return l.start }
 

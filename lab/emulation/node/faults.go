@@ -65,7 +65,9 @@ func (fs *faultSet) add(ports []int, spec faults.Spec) (faults.ID, error) {
 	for k, i := range ports {
 		env := faults.Env{
 			Sched: fs.loop, Rate: fs.cfg.Ports[i].Rate, SrcMAC: fs.loop.PortMAC(i),
-			Rand: fs.loop.Rand(fmt.Sprintf("fault/%s/%s", fs.portLabel(i), id)),
+			// Each fault ID is new: its stream is not kept by the loop
+			// (faults added and cleared for days would pile them up).
+			Rand: fs.loop.NewRand(fmt.Sprintf("fault/%s/%s", fs.portLabel(i), id)),
 			// Generated traffic needs bytes on a real wire; storm frames
 			// go without, so that the loop serializes them with the PFC
 			// destination address (it rewrites the MACs of frames with
