@@ -100,6 +100,7 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 				fmt.Fprintln(opts.stdout)
 			}
 			fmt.Fprintf(opts.stdout, "lab %s, %s: rates over %s of fabric time\n", lab, time.Now().Format("15:04:05"), stats.Seconds(r.Interval))
+			fmt.Fprintln(opts.stdout, stats.Legend)
 			if err := stats.WriteTable(opts.stdout, r); err != nil {
 				return err
 			}

@@ -8,8 +8,11 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes r as aligned tables: ports, active queues, and NICs
-// and QPs when there are any.
+// Legend says the tables' units, for the line above them.
+const Legend = "RX, TX: bits/s of fabric time; DEPTH, PEAK: bytes; ECN, PFC, XOFF, CNP, RETX, DROPS, BAD-ICRC: totals since the node started; PAUSED: fabric time"
+
+// WriteTable writes r as aligned tables: ports (when there are any),
+// active queues, and NICs and QPs when there are any.
 func WriteTable(w io.Writer, r Report) error {
 	for _, d := range r.Dead {
 		fmt.Fprintf(w, "%s: DEAD (%s): its rows are missing; rocelab restart %s brings it back\n", d.Node, d.Reason, d.Node)
@@ -19,16 +22,21 @@ func WriteTable(w io.Writer, r Report) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
-	row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")
-	for _, p := range r.Ports {
-		row(p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
-			count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.Drops))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+	sep := func() {} // a blank line between tables, not before the first
+	next := func() { sep(); sep = func() { fmt.Fprintln(w) } }
+	if len(r.Ports) > 0 {
+		next()
+		row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")
+		for _, p := range r.Ports {
+			row(p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
+				count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.Drops))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(r.Queues) > 0 {
-		fmt.Fprintln(w)
+		next()
 		row("NODE", "PORT", "TC", "TX", "DEPTH", "PEAK", "ECN", "XOFF-TX", "PFC-RX", "PAUSED", "DROPS")
 		for _, q := range r.Queues {
 			row(q.Node, q.Port, q.TC, Rate(q.TxBps), Bytes(q.Depth), Bytes(q.Peak), count(q.ECN), count(q.PFCTx),
@@ -39,7 +47,7 @@ func WriteTable(w io.Writer, r Report) error {
 		}
 	}
 	if len(r.NICs) > 0 {
-		fmt.Fprintln(w)
+		next()
 		row("NIC", "TX", "RX", "CNP-RX", "PFC-RX", "PAUSED", "BAD-ICRC")
 		for _, n := range r.NICs {
 			row(n.Node, Rate(n.TxBps), Rate(n.RxBps), count(n.CNPs), count(n.PFCRx), Seconds(n.Paused), count(n.BadICRC))
@@ -49,7 +57,7 @@ func WriteTable(w io.Writer, r Report) error {
 		}
 	}
 	if len(r.QPs) > 0 {
-		fmt.Fprintln(w)
+		next()
 		row("NIC", "QP", "TX", "RX", "RETX", "CNP-TX", "CNP-RX")
 		for _, q := range r.QPs {
 			row(q.Node, q.QP, Rate(q.TxBps), Rate(q.RxBps), count(q.Retransmits), count(q.CNPsTx), count(q.CNPsRx))
