@@ -51,6 +51,7 @@ var (
 	famBusy       = fam("emulation_busy_ratio", "Fraction of wall-clock time the node's event loop spends working.", gauge, lNode)
 	famBatches    = fam("emulation_batches_total", "Event-loop batches the node has run.", counter, lNode)
 	famLagged     = fam("emulation_lagged_batches_total", "Event-loop batches that ran late.", counter, lNode)
+	famHeapLive   = fam("node_heap_live_bytes", "Heap bytes the node process's last garbage collection found live: flat while the lab runs, or something leaks (RSS also keeps the biggest burst's pages).", gauge, lNode)
 	famGoroutines = fam("node_goroutines", "Goroutines of the node process now (Go's go_goroutines, per node): flat while the lab runs, or something leaks.", gauge, lNode)
 	famPortSpeed  = fam("port_speed_bytes_per_second", "Line rate of the port in real (fabric) units.", gauge, lPort)
 	famPortRxB    = fam("switch_port_rx_bytes_total", "Bytes received on the switch port.", counter, lPort)
@@ -115,7 +116,7 @@ var (
 )
 
 var families = []*family{
-	famUp, famFabric, famDilation, famLag, famBusy, famBatches, famLagged, famGoroutines, famPortSpeed,
+	famUp, famFabric, famDilation, famLag, famBusy, famBatches, famLagged, famGoroutines, famHeapLive, famPortSpeed,
 	famPortRxB, famPortTxB, famPortRxF, famPortTxF, famQDepth, famQPeak, famQTxB, famECN,
 	famPFCFrames, famPFCResume, famPFCTime, famPFCPaused, famDropPkts, famDropBytes,
 	famWDStorm, famWDRestored, famBufUsed, famBufSize,
@@ -240,6 +241,7 @@ var rules = map[string][]rule{
 	"emu_batches_total":                     {{fam: famBatches, labels: nodeL}},
 	"emu_lagged_batches_total":              {{fam: famLagged, labels: nodeL}},
 	"node_goroutines":                       {{fam: famGoroutines, labels: nodeL}},
+	"node_heap_live_bytes":                  {{fam: famHeapLive, labels: nodeL}},
 	"emu_wakeups_total":                     {{fam: famWakeups, labels: labelL("cause")}},
 	"emu_loop_seconds_total":                {{fam: famLoopTime, labels: labelL("phase")}},
 	"emu_loop_cpu_seconds_total":            {{fam: famLoopCPU, labels: nodeL}},

@@ -212,6 +212,7 @@ func sampleNode(ctx context.Context, n deploy.Node) (usage, error) {
 		return u, err
 	}
 	u.Goroutines = telemetry.Sum(s, "node_goroutines")
+	u.Heap = telemetry.Sum(s, "node_heap_live_bytes")
 	if u.Goroutines == 0 {
 		return u, fmt.Errorf("no node_goroutines in its telemetry")
 	}

@@ -16,7 +16,7 @@ import (
 type procStats struct{ name string }
 
 // Collect emits node_cpu_seconds_total{mode=user|system},
-// node_gc_cycles_total and node_goroutines.
+// node_gc_cycles_total, node_heap_live_bytes and node_goroutines.
 func (p procStats) Collect(emit func(telemetry.Sample)) {
 	node := []telemetry.Label{{Name: "node", Value: p.name}}
 	if user, sys, ok := processCPU(); ok {
@@ -28,10 +28,15 @@ func (p procStats) Collect(emit func(telemetry.Sample)) {
 				Labels: telemetry.With(node, telemetry.Label{Name: "mode", Value: m.mode}), Value: m.d.Seconds()})
 		}
 	}
-	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(gc)
 	if gc[0].Value.Kind() == metrics.KindUint64 {
 		emit(telemetry.Sample{Name: "node_gc_cycles_total", Kind: telemetry.Counter, Labels: node, Value: float64(gc[0].Value.Uint64())})
+	}
+	if gc[1].Value.Kind() == metrics.KindUint64 {
+		// The heap the last GC found live: what a leak grows (RSS also
+		// keeps the pages of the biggest burst so far).
+		emit(telemetry.Sample{Name: "node_heap_live_bytes", Kind: telemetry.Gauge, Labels: node, Value: float64(gc[1].Value.Uint64())})
 	}
 	emit(telemetry.Sample{Name: "node_goroutines", Kind: telemetry.Gauge, Labels: node, Value: float64(runtime.NumGoroutine())})
 }
