@@ -226,3 +226,31 @@ func TestReplayCraftedReports(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReplay: a report directory's metrics.json of any bytes (beside a
+// good layout) is replayed or refused, never a crash (issue 24 item 4: a
+// crafted point width panicked the dashboard).
+func FuzzReplay(f *testing.F) {
+	f.Add(`{"series":[{"series":"switch_queue_depth_bytes","labels":{"node":"sw1","port":"0"},"point_width_s":1e-30,"points":[{"time_s":0.001,"value":1,"max":1}]}]}`)
+	f.Add(`{"series":[{"series":"switch_port_tx_bytes_total","labels":{"node":"sw1","port":"0"},"point_width_s":1e-6,"points":[{"time_s":1e300,"value":1,"max":1}]}]}`)
+	f.Add(`{"series":[]}`)
+	var lay []byte
+	f.Fuzz(func(t *testing.T, metrics string) {
+		if lay == nil {
+			good := constantQueueReport(t, 10, 0)
+			b, err := os.ReadFile(filepath.Join(good, report.LayoutFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lay = b
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, report.LayoutFile), lay, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "metrics.json"), []byte(metrics), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		Replay(dir, time.Second)
+	})
+}
