@@ -110,6 +110,9 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		Snapshots: e.snaps, Problems: e.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}
+	e.mu.Lock()
+	out.Series = seriesOf(e.seriesSnaps)
+	e.mu.Unlock()
 	for _, j := range e.jobs {
 		out.Jobs = append(out.Jobs, j.summary())
 	}
@@ -145,6 +148,9 @@ type emuRun struct {
 	jobs     []*emuJob
 	problems []string
 	snaps    expect.Snapshots
+	// seriesSnaps are the switch readings recordSeries takes (a report's
+	// time series).
+	seriesSnaps expect.Snapshots
 }
 
 func (e *emuRun) logf(format string, a ...any) {
@@ -209,6 +215,12 @@ func (e *emuRun) run(ctx context.Context) error {
 	}
 	var fwg sync.WaitGroup
 	e.startFaults(ctx, &fwg)
+	if e.opts.ReportDir != "" {
+		sctx, stopSeries := context.WithCancel(ctx)
+		var swg sync.WaitGroup
+		swg.Go(func() { e.recordSeries(sctx) })
+		defer func() { stopSeries(); swg.Wait() }()
+	}
 	// Snapshots every SnapshotEvery of fabric time until the jobs are done
 	// and the scenario's duration has passed.
 	jobsDone := make(chan struct{})

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,6 +67,16 @@ func TestEmulateExamples(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out.Report, "summary.md")); err != nil {
 				t.Errorf("report: %v", err)
 			}
+			checkReportSeries(t, "emulation", out.Report)
+			if f == "01-incast-hol/scenario.yaml" {
+				// The same example in the simulator: both reports have
+				// series and plots (issue 25).
+				sim, err := Sim(context.Background(), sc, Options{ReportDir: filepath.Join(t.TempDir(), "sim-report")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkReportSeries(t, "simulation", sim.Report)
+			}
 			names, err := netns.List()
 			if err != nil {
 				t.Fatal(err)
@@ -77,4 +88,37 @@ func TestEmulateExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkReportSeries fails t unless the report in dir has time series in
+// metrics.json (with points) and at least one plot.
+func checkReportSeries(t *testing.T, clock, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+	if err != nil {
+		t.Fatalf("%s report: %v", clock, err)
+	}
+	var m struct {
+		Series []struct {
+			Series string `json:"series"`
+			Points []any  `json:"points"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s report: metrics.json: %v", clock, err)
+	}
+	names := map[string]int{}
+	for _, s := range m.Series {
+		if len(s.Points) > 0 {
+			names[s.Series]++
+		}
+	}
+	if names["switch_queue_depth_bytes"] == 0 {
+		t.Errorf("%s report: no queue-depth series with points (series: %v)", clock, names)
+	}
+	plots, _ := filepath.Glob(filepath.Join(dir, "plots", "*"))
+	if len(plots) == 0 {
+		t.Errorf("%s report: no plots", clock)
+	}
+	t.Logf("%s report: series %v, %d plots", clock, names, len(plots))
 }

@@ -1,0 +1,125 @@
+package run
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// An emulated run with a report records time series as the simulator's
+// sampler does, from the switches' telemetry: it scrapes every switch
+// node about seriesPoints times over the run (at most every
+// minSeriesEvery of wall time, so that the scraping does not load the
+// machine the lab runs on) and turns the readings into simlab.Series of
+// the same names — queue depths, pause states, buffer use, and the
+// ports' byte counters the replay's link utilisation is computed from.
+const (
+	seriesPoints   = 100
+	minSeriesEvery = 50 * time.Millisecond
+)
+
+// seriesGauges and seriesCounters are the switch samples recorded.
+var (
+	seriesGauges   = []string{"switch_buffer_used_bytes", "switch_queue_depth_bytes", "switch_queue_paused", "switch_pg_xoff"}
+	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total"}
+)
+
+// recordSeries scrapes the switches every interval until ctx ends
+// (started only when the run writes a report).
+func (e *emuRun) recordSeries(ctx context.Context) {
+	every := max(e.wall(e.sc.Duration)/seriesPoints, minSeriesEvery)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var switches []*nodeapi.Client
+	for _, n := range e.lab.Nodes {
+		if c := e.clients[n.Name]; c != nil && n.Kind == topologies.KindSwitch {
+			switches = append(switches, c)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		at := e.fabricNow()
+		if at < 0 {
+			continue
+		}
+		var all []telemetry.Sample
+		for _, c := range switches {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			s, err := c.Telemetry(cctx)
+			cancel()
+			if err != nil {
+				continue // a dead switch is a problem the snapshots report
+			}
+			for _, x := range s {
+				if slices.Contains(seriesGauges, x.Name) || slices.Contains(seriesCounters, x.Name) {
+					all = append(all, x)
+				}
+			}
+		}
+		e.mu.Lock()
+		e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
+		e.mu.Unlock()
+	}
+}
+
+// seriesOf turns readings at increasing times into series: one per sample
+// name and labels, a point per reading (its width the median spacing of
+// the readings). Gauges that never left 0 and counters that never moved
+// are left out, as the sampler leaves out what it does not probe.
+func seriesOf(snaps expect.Snapshots) []simlab.Series {
+	if len(snaps) < 2 {
+		return nil
+	}
+	var gaps []clock.Duration
+	for i := 1; i < len(snaps); i++ {
+		gaps = append(gaps, snaps[i].At.Sub(snaps[i-1].At))
+	}
+	slices.Sort(gaps)
+	width := max(gaps[len(gaps)/2], clock.Picosecond)
+	byKey := map[string]*simlab.Series{}
+	var keys []string
+	for _, sn := range snaps {
+		for _, s := range sn.Samples {
+			k := s.Name + "{" + labelKey(s.Labels) + "}"
+			ser := byKey[k]
+			if ser == nil {
+				kind := telemetry.Gauge
+				if slices.Contains(seriesCounters, s.Name) {
+					kind = telemetry.Counter
+				}
+				ser = &simlab.Series{Name: s.Name, Labels: s.Labels, Kind: kind, Width: width,
+					Totals: simlab.Totals{Min: s.Value, Max: s.Value}}
+				byKey[k] = ser
+				keys = append(keys, k)
+			}
+			ser.Points = append(ser.Points, simlab.Point{T: sn.At, V: s.Value, Min: s.Value, Max: s.Value})
+			t := &ser.Totals
+			t.Count++
+			t.Sum += s.Value
+			t.Min, t.Max, t.Last = min(t.Min, s.Value), max(t.Max, s.Value), s.Value
+		}
+	}
+	sort.Strings(keys)
+	var out []simlab.Series
+	for _, k := range keys {
+		s := byKey[k]
+		flat := s.Totals.Min == s.Totals.Max
+		if s.Kind == telemetry.Gauge && flat && s.Totals.Max == 0 || s.Kind == telemetry.Counter && flat {
+			continue
+		}
+		out = append(out, *s)
+	}
+	return out
+}
