@@ -68,6 +68,22 @@ func TestRecording(t *testing.T) {
 	if pfc == 0 || queued == 0 || flowing == 0 {
 		t.Errorf("frames with PFC %d, with a queue %d, with a flow %d; want all > 0", pfc, queued, flowing)
 	}
+	// Link utilisation comes from the ports' byte series: the incast's
+	// bottleneck into r runs full, and no link reads above its rate.
+	full := 0
+	for _, f := range rec.Frames {
+		for _, l := range f.Links {
+			if l.UtilAB > 1 || l.UtilBA > 1 {
+				t.Fatalf("frame at %g s: link %s-%s utilisation %g/%g, above 1", f.FabricTime, l.A, l.B, l.UtilAB, l.UtilBA)
+			}
+			if l.A == "sw2" && l.B == "r" && l.UtilAB >= 0.9 || l.B == "sw2" && l.A == "r" && l.UtilBA >= 0.9 {
+				full++
+			}
+		}
+	}
+	if full == 0 {
+		t.Error("the incast's bottleneck sw2 → r never reads as full (utilisation >= 0.9)")
+	}
 	if _, err := web.LoadRecording(t.TempDir()); err == nil {
 		t.Error("an empty directory replayed")
 	}
@@ -181,6 +197,11 @@ func TestReplayInBrowser(t *testing.T) {
 	}
 	if !br.waitJS(t, `document.querySelectorAll("circle.pfc.on").length > 0`, 30*time.Second) {
 		t.Error("no PFC mark lit during the replay of an incast that pauses")
+	}
+	// The incast's bottleneck (sw2 → r, three senders into one link) is
+	// drawn red: its utilisation, from the ports' byte series, near 1.
+	if !br.waitJS(t, `[...document.querySelectorAll("[data-util]")].some(e => Number(e.dataset.util) >= 0.9)`, 30*time.Second) {
+		t.Error("no link drawn red (utilisation >= 0.9) during the replay of an incast")
 	}
 	if !br.waitJS(t, `Number(document.body.dataset.frames) > 20`, 20*time.Second) {
 		t.Error("frames did not advance")

@@ -49,6 +49,9 @@ type PortStats struct {
 }
 
 // Queue returns a snapshot of egress queue tc.
+// Bytes returns the bytes the port has received and transmitted.
+func (pt *Port) Bytes() (rx, tx int64) { return pt.rxBytes, pt.txBytes }
+
 func (pt *Port) Queue(tc int) QueueStats {
 	q := &pt.q[tc]
 	st := QueueStats{

@@ -125,6 +125,7 @@ func LoadRecording(dir string) (*Recording, error) {
 		return lay.Layout.Ports[node][i]
 	}
 	paused := map[string][]bool{} // "node:port:rx|tx" → per frame
+	bps := map[string][]float64{} // "node:port:rx|tx" → bytes/s per frame, from the ports' byte counters
 	flows := map[string][]float64{}
 	val, set := make([]float64, n), make([]bool, n) // one series' frames, reused
 	var touched []int
@@ -171,6 +172,29 @@ func LoadRecording(dir string) (*Recording, error) {
 				paused[k] = make([]bool, n)
 			}
 			at(func(i int, v float64) { paused[k][i] = paused[k][i] || v > 0 })
+		case "switch_port_tx_bytes_total", "switch_port_rx_bytes_total":
+			// A counter: its rate between consecutive readings holds over
+			// the frames between them.
+			dir := "tx"
+			if s.Series == "switch_port_rx_bytes_total" {
+				dir = "rx"
+			}
+			k := node + ":" + portName(node, s.Labels["port"]) + ":" + dir
+			if bps[k] == nil {
+				bps[k] = make([]float64, n)
+			}
+			for j := 1; j < len(s.Points); j++ {
+				a, b := s.Points[j-1], s.Points[j]
+				if b.T <= a.T {
+					continue
+				}
+				r := max(b.V-a.V, 0) / (b.T - a.T)
+				lo := int(math.Floor(a.T/rec.Step + frameEps))
+				hi := max(int(math.Ceil(b.T/rec.Step-frameEps)), lo+1)
+				for i := max(lo, 0); i < hi && i < n; i++ {
+					bps[k][i] = max(bps[k][i], r)
+				}
+			}
 		case "perf_flow_rate_bytes_per_second":
 			k := s.Labels["job"] + " " + s.Labels["from"] + "→" + s.Labels["to"]
 			if flows[k] == nil {
@@ -190,7 +214,23 @@ func LoadRecording(dir string) (*Recording, error) {
 				p := paused[node+":"+port+":"+dir]
 				return p != nil && p[i]
 			}
+			// Utilisation of a direction: what its sender's port sent, or
+			// what the receiving switch port took in (a host's NIC has no
+			// byte series), over the link's rate.
+			util := func(from, fromPort, to, toPort string) float64 {
+				if l.Rate <= 0 {
+					return 0
+				}
+				r := 0.0
+				if b := bps[from+":"+fromPort+":tx"]; b != nil {
+					r = b[i]
+				} else if b := bps[to+":"+toPort+":rx"]; b != nil {
+					r = b[i]
+				}
+				return min(r*8/float64(l.Rate), 1)
+			}
 			frames[i].Links = append(frames[i].Links, LinkState{A: l.A, APort: l.APort, B: l.B, BPort: l.BPort,
+				UtilAB: util(l.A, l.APort, l.B, l.BPort), UtilBA: util(l.B, l.BPort, l.A, l.APort),
 				PFCAB: pa(l.A, l.APort, "rx") || pa(l.B, l.BPort, "tx"),
 				PFCBA: pa(l.B, l.BPort, "rx") || pa(l.A, l.APort, "tx")})
 		}

@@ -112,7 +112,9 @@ function apply(f) {
   (f.links || []).forEach((ls, i) => {
     const e = linkEls[i];
     if (!e) return;
-    e.line.setAttribute("stroke", utilColor(Math.max(ls.util_ab, ls.util_ba)));
+    const util = Math.max(ls.util_ab, ls.util_ba);
+    e.line.setAttribute("stroke", utilColor(util));
+    e.line.dataset.util = util.toFixed(3);
     for (const [mark, on, dir] of [[e.pfcAB, ls.pfc_ab, `${ls.a}:${ls.a_port}→${ls.b}`], [e.pfcBA, ls.pfc_ba, `${ls.b}:${ls.b_port}→${ls.a}`]]) {
       mark.classList.toggle("on", !!on);
       if (!!on !== !!state.pfc[dir]) timeline("pfc", `PFC ${on ? "pauses" : "releases"} ${dir}`, f.fabric_time_s);

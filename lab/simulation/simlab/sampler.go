@@ -38,6 +38,10 @@ type SamplerSpec struct {
 	// Flows records perf_flow_rate_bytes_per_second{job,from,to}: each Perf flow's
 	// delivered payload rate over the last interval.
 	Flows bool
+	// Ports records switch_port_tx_bytes_total{node,port} and
+	// switch_port_rx_bytes_total{node,port} of every switch port
+	// (counters: a replay's link utilisation is their rate).
+	Ports bool
 	// Samples names extra telemetry samples recorded from the whole lab
 	// (telemetry.Gather each interval: costly on large fabrics).
 	Samples []string
@@ -142,6 +146,13 @@ func (s *Sampler) build() {
 		for i := range sw.NumPorts() {
 			pt := sw.Port(i)
 			pl := telemetry.With(node, telemetry.Label{Name: "port", Value: strconv.Itoa(i)})
+			if spec.Ports {
+				c := func(name string, read func() float64) {
+					s.probes = append(s.probes, Probe{Name: name, Labels: pl, Kind: telemetry.Counter, Read: read})
+				}
+				c("switch_port_tx_bytes_total", func() float64 { _, tx := pt.Bytes(); return float64(tx) })
+				c("switch_port_rx_bytes_total", func() float64 { rx, _ := pt.Bytes(); return float64(rx) })
+			}
 			for _, tc := range spec.TCs {
 				tcs := strconv.Itoa(tc)
 				if spec.Queues {
