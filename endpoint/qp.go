@@ -221,6 +221,9 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	return qp, nil
 }
 
+// LineRate returns the line rate of the QP's NIC.
+func (qp *QP) LineRate() clock.Rate { return qp.nic.opts.LineRate }
+
 // QPN returns the QP number.
 func (qp *QP) QPN() uint32 { return qp.qpn }
 

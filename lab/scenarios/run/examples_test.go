@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
@@ -67,7 +68,37 @@ func TestExamples(t *testing.T) {
 					seen[k] = true
 				}
 			}
+			checkRatesWithinLine(t, sc, out)
 			t.Logf("%s: %v of fabric time in %v, %d events", sc.Name, out.FabricTime, out.Wall, out.Events)
 		})
+	}
+}
+
+// checkRatesWithinLine fails t when a plotted flow rate exceeds the line
+// rate of the NIC that receives it, or a link's byte series shows a port
+// sending faster than its link (issue 25: the victim of example 01 was
+// plotted at 103 Gb/s on a 100G link). Tolerance: 0.1 %, for float sums.
+func checkRatesWithinLine(t *testing.T, sc *scenario.Scenario, out *Outcome) {
+	t.Helper()
+	rateOf := func(nic string) float64 {
+		node, port, _ := strings.Cut(nic, ":")
+		if n := sc.Topology.Node(node); n != nil {
+			if p := n.Port(port); p != nil {
+				return float64(p.Rate)
+			}
+		}
+		return 0
+	}
+	for _, s := range out.Series {
+		switch s.Name {
+		case "perf_flow_rate_bytes_per_second":
+			line := rateOf(s.Label("to"))
+			for _, p := range s.Points {
+				if line > 0 && p.Max*8 > line*1.001 {
+					t.Errorf("flow %s -> %s plotted at %.2f Gb/s at %v, over its %.0f Gb/s line", s.Label("from"), s.Label("to"), p.Max*8/1e9, p.T, line/1e9)
+					break
+				}
+			}
+		}
 	}
 }

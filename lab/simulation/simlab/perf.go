@@ -416,6 +416,17 @@ func (f *Flow) RxBytes() int64 {
 	return n
 }
 
+// lineRate is the line rate of the NIC that receives the flow's data.
+func (f *Flow) lineRate() clock.Rate {
+	if len(f.qps) == 0 {
+		return 0
+	}
+	if f.j.write == endpoint.WRRead {
+		return f.qps[0].c.LineRate()
+	}
+	return f.qps[0].s.LineRate()
+}
+
 // Name returns "from->to".
 func (f *Flow) Name() string { return f.From + "->" + f.To }
 

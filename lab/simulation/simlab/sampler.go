@@ -66,6 +66,11 @@ type Sampler struct {
 	probes   []Probe
 	handles  []*series // of probes[i], once it has read
 	flowPrev map[*Flow]int64
+	// flowCarry are bytes a flow delivered that its last interval could
+	// not have carried at the receiver's line rate: they count in the
+	// next interval (a packet counts when it has arrived, so an interval
+	// may hold one more packet than its wire carried in it).
+	flowCarry map[*Flow]int64
 	flowRate map[*Flow]*series
 	extra    map[string]bool
 	last     clock.Time // time of the last reading
@@ -90,7 +95,7 @@ func (l *Lab) Sample(spec SamplerSpec) *Sampler {
 	if spec.MaxBytes <= 0 {
 		spec.MaxBytes = 64 << 20
 	}
-	s := &Sampler{l: l, spec: spec, flowPrev: map[*Flow]int64{}, flowRate: map[*Flow]*series{}, extra: map[string]bool{}}
+	s := &Sampler{l: l, spec: spec, flowPrev: map[*Flow]int64{}, flowCarry: map[*Flow]int64{}, flowRate: map[*Flow]*series{}, extra: map[string]bool{}}
 	for _, n := range spec.Samples {
 		s.extra[n] = true
 	}
@@ -226,16 +231,25 @@ func (s *Sampler) flows(now clock.Time) {
 			rx := f.RxBytes()
 			prev, seen := s.flowPrev[f] // unseen: started after the sampler, from 0
 			s.flowPrev[f] = rx
-			if f.finished && seen && rx == prev {
+			carry := s.flowCarry[f]
+			if f.finished && seen && rx == prev && carry == 0 {
 				continue // the flow ended: stop its series
 			}
+			// What the interval shows is at most what the receiver's
+			// link carries in it; the rest shows in the next one, so the
+			// bytes add up and no point exceeds the line rate.
+			delivered := rx - prev + carry
+			if line := f.lineRate(); line > 0 {
+				delivered = min(delivered, int64(float64(line)/8*secs))
+			}
+			s.flowCarry[f] = rx - prev + carry - delivered
 			h := s.flowRate[f]
 			if h == nil {
 				labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
 				h = s.store.open("perf_flow_rate_bytes_per_second", labels, telemetry.Gauge, now)
 				s.flowRate[f] = h
 			}
-			s.store.add(h, now, float64(rx-prev)/secs)
+			s.store.add(h, now, float64(delivered)/secs)
 		}
 	}
 }
