@@ -71,10 +71,10 @@ type Sampler struct {
 	// next interval (a packet counts when it has arrived, so an interval
 	// may hold one more packet than its wire carried in it).
 	flowCarry map[*Flow]int64
-	flowRate map[*Flow]*series
-	extra    map[string]bool
-	last     clock.Time // time of the last reading
-	read     bool       // a reading was taken
+	flowRate  map[*Flow]*series
+	extra     map[string]bool
+	last      clock.Time // time of the last reading
+	read      bool       // a reading was taken
 }
 
 // Sample starts a sampler now; it reads once immediately, then every
