@@ -41,6 +41,16 @@ func TestDemo(t *testing.T) {
 	if len(res.Incast.PerSender) != 4 || res.Incast.TotalGbps <= 0 {
 		t.Errorf("incast: %+v", res.Incast)
 	}
+	// The total is what the receiver's link carried: never above its rate
+	// (issue 25: a sum of averages read 407 Gb/s into a 400G link).
+	if line := float64(res.Incast.ReceiverRate) / 1e9; res.Incast.TotalGbps > line {
+		t.Errorf("incast together %.1f Gb/s into a %.0f Gb/s link", res.Incast.TotalGbps, line)
+	}
+	for nic, g := range res.Incast.PerSender {
+		if g > float64(res.Incast.ReceiverRate)/1e9 {
+			t.Errorf("incast sender %s at %.1f Gb/s, above the %v line", nic, g, res.Incast.ReceiverRate)
+		}
+	}
 	// Four 400G senders into one 400G NIC must make the switches pause.
 	if res.Incast.PFCFrames == 0 {
 		t.Errorf("incast sent no PFC frames: %+v", res.Incast)

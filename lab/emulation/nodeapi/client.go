@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
 )
@@ -55,6 +56,16 @@ func (c *Client) Telemetry(ctx context.Context) ([]telemetry.Sample, error) {
 		return nil, err
 	}
 	return DecodeSamples(t.Samples), nil
+}
+
+// TelemetryAt is GET /telemetry with the fabric time the samples were
+// taken at (the node's clock).
+func (c *Client) TelemetryAt(ctx context.Context) (clock.Time, []telemetry.Sample, error) {
+	var t Telemetry
+	if err := c.call(ctx, http.MethodGet, "/telemetry", nil, &t); err != nil {
+		return 0, nil, err
+	}
+	return t.FabricTime, DecodeSamples(t.Samples), nil
 }
 
 // StartCapture is POST /capture.
