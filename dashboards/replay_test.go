@@ -203,6 +203,7 @@ func TestReplayInBrowser(t *testing.T) {
 	if !br.waitJS(t, `[...document.querySelectorAll("[data-util]")].some(e => Number(e.dataset.util) >= 0.9)`, 30*time.Second) {
 		t.Error("no link drawn red (utilisation >= 0.9) during the replay of an incast")
 	}
+	br.screenshot(t, "replay.png") // docs/img/replay.png (ROCELAB_SCREENSHOT_DIR=docs/img)
 	if !br.waitJS(t, `Number(document.body.dataset.frames) > 20`, 20*time.Second) {
 		t.Error("frames did not advance")
 	}

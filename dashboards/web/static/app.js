@@ -15,7 +15,7 @@ let view = null;        // {title, layout, replay}
 const linkEls = [];     // per layout link: {line, pfcAB, pfcBA}
 const portDots = {};    // "node:port" → circle
 const boxByNode = {};   // node → box <g>
-const state = { pfc: {}, faults: {}, nodes: {} };
+const state = { pfc: {}, faults: {}, nodes: {}, frames: 0, events: 0 };
 const charts = {};
 let source = null;
 
@@ -62,15 +62,18 @@ function drawTopology(layout) {
   }
 }
 
-function chart(id, title) {
+// chart plots rates in unit (per: the bytes/s of one unit): Gb/s for QPs,
+// as the CLI prints them; GB/s for busbw, as nccl-tests does. The y axis
+// starts at zero, so that 80 against 156 Gb/s does not look like noise.
+function chart(id, unit, per) {
   const target = $(id);
   const opts = {
     width: target.clientWidth || 360, height: 170, legend: { show: true, live: false },
-    scales: { x: { time: false } },
-    axes: [{ label: "fabric time (ms)" }, { label: "GB/s", size: 50 }],
+    scales: { x: { time: false }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+    axes: [{ label: "fabric time (ms)" }, { label: unit, size: 50 }],
     series: [{ label: "t (ms)" }],
   };
-  return { plot: new uPlot(opts, [[]], target), names: [], data: [[]], title };
+  return { plot: new uPlot(opts, [[]], target), names: [], data: [[]], per };
 }
 
 const MAX_SERIES = 12; // a chart with hundreds of flows is unreadable: the busiest first
@@ -91,20 +94,25 @@ function pushChart(c, t, rates) {
   c.data[0].push(t * 1e3);
   c.names.forEach((n, i) => {
     const r = rates.find((x) => x.name === n);
-    c.data[i + 1].push(r ? r.bytes_per_second / 1e9 : null);
+    c.data[i + 1].push(r ? r.bytes_per_second / c.per : null);
   });
   const keep = 600;
   if (c.data[0].length > keep) c.data = c.data.map((col) => col.slice(-keep));
   c.plot.setData(c.data);
 }
 
+// timeline appends an event: oldest first, so that an item keeps its
+// number as events arrive; beyond 200 the oldest go and the list starts
+// at the number of the first kept. t null: before this view opened.
 function timeline(cls, text, t) {
   const li = document.createElement("li");
   li.className = cls;
-  li.textContent = `${(t * 1e3).toFixed(3)} ms  ${text}`;
+  li.textContent = t === null ? `(before this view)  ${text}` : `${(t * 1e3).toFixed(3)} ms  ${text}`;
   const ol = $("timeline");
-  ol.insertBefore(li, ol.firstChild);
-  while (ol.children.length > 200) ol.removeChild(ol.lastChild);
+  ol.appendChild(li);
+  state.events++;
+  while (ol.children.length > 200) ol.removeChild(ol.firstChild);
+  ol.start = state.events - ol.children.length + 1;
 }
 
 function apply(f) {
@@ -141,14 +149,18 @@ function apply(f) {
     const li = document.createElement("li");
     li.textContent = `${fl.ID}: ${fl.Spec} on ${(fl.Targets || []).join(", ")}`;
     ul.appendChild(li);
-    if (!state.faults[fl.ID]) timeline("fault", `fault ${fl.ID} added: ${fl.Spec}`, f.fabric_time_s);
+    // A fault present in the first frame was added before the view opened:
+    // its time is not known here, and is not the page's.
+    if (!state.faults[fl.ID]) timeline("fault", `fault ${fl.ID} ${state.frames ? "added" : "active"}: ${fl.Spec}`, state.frames ? f.fabric_time_s : null);
   }
   for (const id of Object.keys(state.faults)) if (!now[id]) timeline("fault", `fault ${id} removed`, f.fabric_time_s);
   state.faults = now;
   if (!ul.children.length) ul.innerHTML = '<li class="none">none</li>';
   pushChart(charts.qp, f.fabric_time_s, f.qps || []);
   $("qpmore").textContent = charts.qp.hidden ? `(the ${MAX_SERIES} busiest of ${(f.qps || []).length})` : "";
+  if ((f.collectives || []).length) $("coll").hidden = false; // no empty axes before a collective runs
   pushChart(charts.coll, f.fabric_time_s, f.collectives || []);
+  state.frames++;
   if (view.replay) {
     const s = $("slider");
     if (!s.matches(":active")) s.value = Math.round((f.fabric_time_s / view.replay.length_s) * 1000);
@@ -171,8 +183,8 @@ async function main() {
   $("title").textContent = view.title;
   document.title = `rocelab — ${view.title}`;
   drawTopology(view.layout);
-  charts.qp = chart("qpchart");
-  charts.coll = chart("collchart");
+  charts.qp = chart("qpchart", "Gb/s", 1e9 / 8);
+  charts.coll = chart("collchart", "GB/s", 1e9);
   if (view.replay) {
     $("replay").hidden = false;
     let playing = true;
