@@ -23,6 +23,10 @@ import (
 type nicResolver struct {
 	root, lab string
 	clients   map[string]*nodeapi.Client
+	// scale is the lab's time dilation and rates the resolved NICs' line
+	// rates (for perf's estimate of its wall time).
+	scale int
+	rates map[string]clock.Rate
 }
 
 func (r *nicResolver) close() {
@@ -60,7 +64,12 @@ func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 		if err := beNIC(t, host, port); err != nil {
 			return nodeapi.NICRef{}, badInput(fmt.Errorf("%q: %w", spec, err))
 		}
+		if r.rates == nil {
+			r.rates = map[string]clock.Rate{}
+		}
+		r.rates[host+":"+port] = t.Node(host).Port(port).Rate
 	}
+	r.scale = l.Scale
 	if n.Socket == "" {
 		return nodeapi.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
 	}
@@ -68,6 +77,28 @@ func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
 		r.lab = l.Name
 	}
 	return nodeapi.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
+}
+
+// perfEstimate says, before a long bandwidth test, how much wall time it
+// will take: its fabric time at the NIC's line rate (or its --duration),
+// times the lab's time dilation; "" under 5 s or when unknown (a latency
+// test's time depends on the path).
+func perfEstimate(spec nodeapi.PerfSpec, rate clock.Rate, scale int) string {
+	if spec.Latency || rate <= 0 || scale <= 0 {
+		return ""
+	}
+	fabric := spec.Duration
+	what := fmt.Sprintf("%v of fabric time", spec.Duration)
+	if fabric <= 0 {
+		bits := float64(spec.Iterations) * float64(spec.QPs) * float64(spec.Size) * 8
+		fabric = clock.Duration(bits / float64(rate) * float64(clock.Second))
+		what = fmt.Sprintf("%d × %d B on %d QPs at %v is at least %v of fabric time", spec.Iterations, spec.Size, spec.QPs, rate, fabric)
+	}
+	wall := time.Duration(fabric.Seconds() * float64(scale) * float64(time.Second))
+	if wall < 5*time.Second {
+		return ""
+	}
+	return fmt.Sprintf("# expect about %v of wall time or more: %s, × %d (the lab's time dilation)", wall.Round(time.Second), what, scale)
 }
 
 // beNIC checks, against the lab's topology, that host:port is a back-end
@@ -225,6 +256,9 @@ lab's health finds wrong and exits 1. Needs root.`,
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
+			}
+			if msg := perfEstimate(spec, r.rates[a.NIC], r.scale); msg != "" {
+				fmt.Fprintln(opts.stderr, msg)
 			}
 			tty := isTerminal(opts.stderr)
 			lastTenth := -1
