@@ -129,6 +129,10 @@ function apply(f) {
       state.pfc[dir] = !!on;
     }
   });
+  // The deepest queue, in numbers: circles of neighbouring ports overlap.
+  let deepest = ["", 0];
+  for (const [k, q] of Object.entries(f.queues || {})) if (q > deepest[1]) deepest = [k, q];
+  $("qmax").textContent = deepest[1] > 0 ? `deepest queue: ${deepest[0]} ${(deepest[1] / 1024).toFixed(0)} KiB` : "";
   for (const [k, dot] of Object.entries(portDots)) {
     const q = (f.queues || {})[k] || 0;
     dot.setAttribute("r", q > 0 ? Math.min(3 + Math.sqrt(q / 1024), 14) : 0);
