@@ -27,6 +27,16 @@ func bytesText(b float64) string {
 	return fmt.Sprintf("%.0f B", b)
 }
 
+// fctText is a completion-time statistic: "—" when there is none to show
+// (no message completed, or an emulated run, whose nodes keep no
+// per-message times), never a "0 ns" no message took.
+func fctText(s float64, messages int64) string {
+	if s <= 0 || messages == 0 {
+		return "—"
+	}
+	return secsText(s)
+}
+
 func secsText(s float64) string {
 	switch {
 	case s >= 1e-3:
@@ -54,7 +64,11 @@ func summary(d Data, plots []string, det *detail) string {
 	}
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| scenario | `%s` |\n| topology | %s (%s) |\n| seed | %d |\n", sc.Source, sc.Topology.Name, sc.TopologyRef, d.Seed)
-	fmt.Fprintf(&b, "| fabric time | %v |\n| wall time | %v |\n| events | %d |\n\n", d.FabricTime, d.Wall.Round(1e6), d.Events)
+	events := fmt.Sprint(d.Events)
+	if d.Events == 0 {
+		events = "— (an emulated run: the nodes count frames, not events)"
+	}
+	fmt.Fprintf(&b, "| fabric time | %v |\n| wall time | %v |\n| events | %s |\n\n", d.FabricTime, d.Wall.Round(1e6), events)
 
 	b.WriteString("## Expectations\n\n| | expectation | measured |\n|---|---|---|\n")
 	for _, r := range d.Results {
@@ -180,7 +194,7 @@ func flowTable(b *strings.Builder, flows []Flow) {
 	b.WriteString("| flow | bytes | rate | completions | median | p99 |\n|---|---|---|---|---|---|\n")
 	for _, f := range shown {
 		fmt.Fprintf(b, "| %s → %s | %s | %s | %d | %s | %s |\n", f.From, f.To, bytesText(float64(f.Bytes)), gbps(f.GoodputBps),
-			f.Messages, secsText(f.FCTMedian), secsText(f.FCTP99))
+			f.Messages, fctText(f.FCTMedian, f.Messages), fctText(f.FCTP99, f.Messages))
 	}
 	if n := len(flows) - len(shown); n > 0 {
 		fmt.Fprintf(b, "\n… and %d more flows (every flow is in `metrics.json`, under `jobs`).\n", n)
