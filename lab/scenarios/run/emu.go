@@ -111,7 +111,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}
 	e.mu.Lock()
-	out.Series = seriesOf(e.seriesSnaps)
+	out.Series = flowRates(seriesOf(e.seriesSnaps), e.flowJobs)
 	e.mu.Unlock()
 	for _, j := range e.jobs {
 		out.Jobs = append(out.Jobs, j.summary())
@@ -151,6 +151,8 @@ type emuRun struct {
 	// seriesSnaps are the switch readings recordSeries takes (a report's
 	// time series).
 	seriesSnaps expect.Snapshots
+	// flowJobs are the perf flows' client jobs, for their rate series.
+	flowJobs []flowJob
 }
 
 func (e *emuRun) logf(format string, a ...any) {

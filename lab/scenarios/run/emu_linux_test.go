@@ -68,6 +68,7 @@ func TestEmulateExamples(t *testing.T) {
 				t.Errorf("report: %v", err)
 			}
 			checkReportSeries(t, "emulation", out.Report)
+			checkRatesWithinLine(t, sc, out)
 			if f == "01-incast-hol/scenario.yaml" {
 				// The same example in the simulator: both reports have
 				// series and plots (issue 25).
@@ -113,8 +114,10 @@ func checkReportSeries(t *testing.T, clock, dir string) {
 			names[s.Series]++
 		}
 	}
-	if names["switch_queue_depth_bytes"] == 0 {
-		t.Errorf("%s report: no queue-depth series with points (series: %v)", clock, names)
+	for _, want := range []string{"switch_queue_depth_bytes", "perf_flow_rate_bytes_per_second"} {
+		if names[want] == 0 {
+			t.Errorf("%s report: no %s series with points (series: %v)", clock, want, names)
+		}
 	}
 	plots, _ := filepath.Glob(filepath.Join(dir, "plots", "*"))
 	if len(plots) == 0 {

@@ -74,7 +74,12 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 	errs := make([]error, len(flows))
 	var wg sync.WaitGroup
 	for i, f := range flows {
-		wg.Go(func() { reps[i], errs[i] = runPerfFlow(ctx, f, req) })
+		line := j.flows[i].To.Rate
+		if req.Op == "read" {
+			line = j.flows[i].From.Rate
+		}
+		started := func(job int) { e.addFlowJob(w.Name, f, job, line) }
+		wg.Go(func() { reps[i], errs[i] = runPerfFlow(ctx, f, req, started) })
 	}
 	wg.Wait()
 	e.mu.Lock()
@@ -124,7 +129,7 @@ func createQPs(ctx context.Context, flows []emuFlow, w *scenario.Workload) error
 // waits for the client to finish (or ctx to end: then it stops the
 // client), stops the server (which checks what arrived) and returns both
 // sides' results, as nodeapi.RunPerf does.
-func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest) (nodeapi.PerfReport, error) {
+func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest, started func(clientJob int)) (nodeapi.PerfReport, error) {
 	rep := nodeapi.PerfReport{From: f.from.NIC, To: f.to.NIC}
 	bg := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -147,6 +152,7 @@ func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest) (nodea
 		return rep, fmt.Errorf("client on %s: %w", f.from, err)
 	}
 	cid := st.ID
+	started(cid)
 	var stopped error
 	for !st.Finished() {
 		next, err := f.from.Client.Job(ctx, cid, 1<<62, time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -29,8 +30,28 @@ const (
 // seriesGauges and seriesCounters are the switch samples recorded.
 var (
 	seriesGauges   = []string{"switch_buffer_used_bytes", "switch_queue_depth_bytes", "switch_queue_paused", "switch_pg_xoff"}
-	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total"}
+	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total", flowBytes}
 )
+
+// flowJob is one perf flow's client job on its node: recordSeries reads
+// its completed bytes, and flowRates makes them the flow's rate series.
+type flowJob struct {
+	node   string
+	job    string
+	labels []telemetry.Label // job, from, to
+	line   clock.Rate        // the receiving NIC's line rate
+}
+
+// flowBytes is the name the readings of a flow job's bytes are kept under.
+const flowBytes = "perf_flow_bytes"
+
+// addFlowJob registers the client job of perf flow f of workload name.
+func (e *emuRun) addFlowJob(name string, f emuFlow, job int, line clock.Rate) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.flowJobs = append(e.flowJobs, flowJob{node: f.from.Node, job: strconv.Itoa(job), line: line,
+		labels: []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.from.NIC}, {Name: "to", Value: f.to.NIC}}})
+}
 
 // recordSeries scrapes the switches every interval until ctx ends
 // (started only when the run writes a report).
@@ -69,9 +90,85 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 			}
 		}
 		e.mu.Lock()
+		fjs := slices.Clone(e.flowJobs)
+		e.mu.Unlock()
+		byNode := map[string][]flowJob{}
+		for _, fj := range fjs {
+			byNode[fj.node] = append(byNode[fj.node], fj)
+		}
+		for node, jobs := range byNode {
+			c := e.clients[node]
+			if c == nil {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			s, err := c.Telemetry(cctx)
+			cancel()
+			if err != nil {
+				continue
+			}
+			for _, x := range s {
+				if x.Name != "job_bytes_total" {
+					continue
+				}
+				for _, fj := range jobs {
+					if x.Label("job") == fj.job {
+						all = append(all, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
+					}
+				}
+			}
+		}
+		e.mu.Lock()
 		e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
 		e.mu.Unlock()
 	}
+}
+
+// flowRates turns the flows' byte series into
+// perf_flow_rate_bytes_per_second series, as the simulator's sampler
+// records them: the rate between readings, bytes beyond what an interval
+// could carry at the receiving NIC's line rate counted in the next one
+// (a message counts when it completes). Other series pass unchanged.
+func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
+	line := map[string]clock.Rate{}
+	for _, fj := range jobs {
+		line[labelKey(fj.labels)] = fj.line
+	}
+	var out []simlab.Series
+	for _, s := range in {
+		if s.Name != flowBytes {
+			out = append(out, s)
+			continue
+		}
+		r := simlab.Series{Name: "perf_flow_rate_bytes_per_second", Labels: s.Labels, Kind: telemetry.Gauge, Width: s.Width}
+		carry := 0.0
+		for j := 1; j < len(s.Points); j++ {
+			a, b := s.Points[j-1], s.Points[j]
+			dt := b.T.Sub(a.T).Seconds()
+			if dt <= 0 {
+				continue
+			}
+			got := max(b.V-a.V, 0) + carry
+			shown := got
+			if l := line[labelKey(s.Labels)]; l > 0 {
+				shown = min(got, float64(l)/8*dt)
+			}
+			carry = got - shown
+			v := shown / dt
+			r.Points = append(r.Points, simlab.Point{T: a.T, V: v, Min: v, Max: v})
+			t := &r.Totals
+			if t.Count == 0 {
+				t.Min, t.Max = v, v
+			}
+			t.Count++
+			t.Sum += v
+			t.Min, t.Max, t.Last = min(t.Min, v), max(t.Max, v), v
+		}
+		if len(r.Points) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // seriesOf turns readings at increasing times into series: one per sample

@@ -1,11 +1,14 @@
 package run
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
 
 // TestSeriesOf: switch readings become series of the sampler's names, a
@@ -42,5 +45,28 @@ func TestSeriesOf(t *testing.T) {
 	}
 	if seriesOf(snaps[:1]) != nil {
 		t.Error("one reading made a series")
+	}
+}
+
+// TestFlowRates: a flow's completed bytes become its rate series, never
+// above the receiving NIC's line rate, the excess shown later.
+func TestFlowRates(t *testing.T) {
+	labels := []telemetry.Label{{Name: "job", Value: "j"}, {Name: "from", Value: "a:gpu0"}, {Name: "to", Value: "b:gpu0"}}
+	us := clock.Microsecond
+	in := []simlab.Series{{Name: flowBytes, Labels: labels, Kind: telemetry.Counter, Width: 10 * us, Points: []simlab.Point{
+		{T: 0, V: 0}, {T: clock.Time(0).Add(10 * us), V: 0}, {T: clock.Time(0).Add(20 * us), V: 250000}, {T: clock.Time(0).Add(30 * us), V: 250000},
+	}}}
+	// 100G carries 125,000 bytes in 10 µs: 250,000 completing at once
+	// show as two full intervals.
+	out := flowRates(in, []flowJob{{labels: labels, line: 100 * clock.Gbps}})
+	if len(out) != 1 || out[0].Name != "perf_flow_rate_bytes_per_second" {
+		t.Fatalf("series %+v", out)
+	}
+	var got []float64
+	for _, p := range out[0].Points {
+		got = append(got, math.Round(p.V*8/1e9*1000)/1000)
+	}
+	if !slices.Equal(got, []float64{0, 100, 100}) {
+		t.Errorf("rates %v Gb/s, want [0 100 100]", got)
 	}
 }
