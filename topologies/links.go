@@ -66,7 +66,11 @@ type linkReq struct {
 func (r *resolver) resolveLinks(specs []*LinkSpec) {
 	var reqs []linkReq
 	explicit := map[*Node]map[string]bool{} // port names written for switches and storage
-	for _, s := range specs {
+	for i, s := range specs {
+		if s == nil { // "- " with nothing after it
+			r.e.add(r.file.at(fmt.Sprintf("links.%d", i)), "links: item %d is empty: want \"node:port -- node:port\" or {link: …}", i+1)
+			continue
+		}
 		at := s.at("link")
 		if s.Link == "" {
 			r.e.add(s.At, "link: missing \"node:port -- node:port\"")
