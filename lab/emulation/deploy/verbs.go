@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/lab/emulation/verbs"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -36,7 +37,7 @@ func VerbsLibrary(bin string) string {
 // when there is one, so that `rocelab exec` can hand it to programs — in
 // a docker lab, through a bind of that directory alone.
 func (d *deployer) installVerbs() error {
-	dir := verbs.LibDir(d.path("x", ".sock"))
+	dir := filepath.Join(verbs.Dir(state.Dir(d.root, d.name)), "lib")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("verbs directory: %w", err)
 	}
@@ -76,7 +77,7 @@ func copyFile(src, dst string, mode os.FileMode) error {
 // verbsBind is the bind that gives a user's container the lab's verbs
 // directory (sockets and library) at the same path.
 func (d *deployer) verbsBind() string {
-	dir := filepath.Dir(verbs.LibDir(d.path("x", ".sock")))
+	dir := verbs.Dir(state.Dir(d.root, d.name))
 	return dir + ":" + dir
 }
 

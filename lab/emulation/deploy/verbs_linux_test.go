@@ -104,15 +104,7 @@ func (v *verbsLab) pair(srv, cli string, argv ...string) (string, string) {
 		code, out := v.exec(context.Background(), 120*time.Second, srv, append(argv, "-d", verbs.DeviceName(srv+":gpu0"))...)
 		done <- result{code, out}
 	}()
-	var code int
-	var out string
-	for try := 0; try < 50; try++ {
-		time.Sleep(200 * time.Millisecond)
-		code, out = v.exec(context.Background(), 120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe[srv])...)
-		if code == 0 || !strings.Contains(out, notListening) {
-			break
-		}
-	}
+	code, out := v.client(120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe[srv])...)
 	s := <-done
 	if code != 0 || s.code != 0 {
 		v.t.Fatalf("%v between %s and %s: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", argv, cli, srv, code, s.code, out, s.out)
@@ -123,6 +115,21 @@ func (v *verbsLab) pair(srv, cli string, argv ...string) (string, string) {
 // notListening is what a verbs program's client says when its server does
 // not listen yet (ibv_rc_pingpong and perftest alike).
 const notListening = "Couldn't connect to"
+
+// client runs a verbs program's client on node (its server was started
+// beside it), again every 200 ms while the server does not listen yet, up
+// to 50 times; it returns the last run's exit code and output.
+func (v *verbsLab) client(limit time.Duration, node string, argv ...string) (int, string) {
+	v.t.Helper()
+	code, out := -1, "never connected"
+	for try := 0; try < 50; try++ {
+		time.Sleep(200 * time.Millisecond)
+		if code, out = v.exec(context.Background(), limit, node, argv...); code == 0 || !strings.Contains(out, notListening) {
+			break
+		}
+	}
+	return code, out
+}
 
 // counters sums the counter name over the samples of node whose labels
 // include want.
@@ -300,15 +307,7 @@ func TestVerbsPrograms(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var code int
-				var out string
-				for try := 0; try < 50; try++ {
-					time.Sleep(300 * time.Millisecond)
-					code, out = v.exec(context.Background(), 120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe["host4"])...)
-					if code == 0 || !strings.Contains(out, notListening) {
-						break
-					}
-				}
+				code, out := v.client(120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe["host4"])...)
 				if code != 0 {
 					errs <- fmt.Sprintf("client %s: exit %d\n%s", cli, code, out)
 				}
@@ -390,15 +389,8 @@ func TestVerbsPrograms(t *testing.T) {
 		}
 		cli := make(chan result, 1)
 		go func() {
-			for try := 0; try < 50; try++ {
-				time.Sleep(200 * time.Millisecond)
-				code, out := v.exec(context.Background(), 60*time.Second, "host1", "ib_write_bw", "-x", "3", "-n", "100000", "-d", verbs.DeviceName("host1:gpu0"), v.fe["host4"])
-				if code == 0 || !strings.Contains(out, notListening) {
-					cli <- result{code, out}
-					return
-				}
-			}
-			cli <- result{-1, "never connected"}
+			code, out := v.client(60*time.Second, "host1", "ib_write_bw", "-x", "3", "-n", "100000", "-d", verbs.DeviceName("host1:gpu0"), v.fe["host4"])
+			cli <- result{code, out}
 		}()
 		deadline := time.Now().Add(20 * time.Second)
 		for v.liveQPs("host1", "host1:gpu0") == 0 {

@@ -395,19 +395,7 @@ func TestInterruptedPerfLeavesNoQPs(t *testing.T) {
 	a, b := backToBack(t)
 	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
 	to := nodeapi.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
-	qps := func(c *nodeapi.Client) int {
-		s, err := c.Telemetry(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, x := range s {
-			if x.Name == "nic_qps" {
-				n += int(x.Value)
-			}
-		}
-		return n
-	}
+	qps := func(c *nodeapi.Client) int { return nicQPs(t, c) }
 	for _, tc := range []struct {
 		name  string
 		after time.Duration

@@ -160,8 +160,9 @@ type PerfResult struct {
 	Start    clock.Time     `json:"start_ps"`
 	End      clock.Time     `json:"end_ps"`
 	Duration clock.Duration `json:"duration_ps"`
-	// BWAvg and BWPeak are goodput in Gb/s (BWPeak: the best tenth of
-	// the run; with a lagging loop it overstates), MsgRate in Mpps.
+	// BWAvg and BWPeak are goodput in Gb/s (BWPeak: the best window of at
+	// least a tenth of the run, never above the NIC's line rate), MsgRate
+	// in Mpps.
 	BWAvg   float64       `json:"bw_avg_gbps"`
 	BWPeak  float64       `json:"bw_peak_gbps"`
 	MsgRate float64       `json:"msg_rate_mpps"`

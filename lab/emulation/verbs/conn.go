@@ -243,7 +243,8 @@ func (c *conn) open(nic int, body []byte) error {
 	return nil
 }
 
-func (c *conn) handle32(v uint32) []byte {
+// handle32 is a reply holding one handle (struct rl_handle_reply).
+func handle32(v uint32) []byte {
 	out := make([]byte, 8)
 	le.PutUint32(out, v)
 	return out
@@ -257,7 +258,7 @@ func (c *conn) allocPD(ctx context.Context) ([]byte, error) {
 		c.pds[h] = c.s.opts.NICs[c.nic].NIC.AllocPD()
 		return nil
 	})
-	return c.handle32(h), err
+	return handle32(h), err
 }
 
 func (c *conn) deallocPD(ctx context.Context, h uint32) error {
@@ -394,7 +395,7 @@ func (c *conn) createCQ(ctx context.Context, body []byte, fds []int) ([]byte, er
 	if err != nil {
 		r.unmap()
 	}
-	return c.handle32(h), err
+	return handle32(h), err
 }
 
 func (c *conn) destroyCQ(ctx context.Context, h uint32) error {

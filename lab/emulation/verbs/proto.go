@@ -47,14 +47,11 @@ const (
 	maxQPWR       = 32768
 	maxCQEntries  = 1 << 23
 	qpAttrState   = 1 << 0 // IBV_QP_STATE
-	qpAttrAccess  = 1 << 3
 	qpAttrAV      = 1 << 7
 	qpAttrPathMTU = 1 << 8
-	qpAttrTimeout = 1 << 9
 	qpAttrRetry   = 1 << 10
 	qpAttrRNR     = 1 << 11
 	qpAttrRQPSN   = 1 << 12
-	qpAttrMinRNR  = 1 << 15
 	qpAttrSQPSN   = 1 << 16
 	qpAttrDestQPN = 1 << 20
 )
@@ -65,8 +62,6 @@ const (
 	qpsInit  = 1
 	qpsRTR   = 2
 	qpsRTS   = 3
-	qpsSQD   = 4
-	qpsSQE   = 5
 	qpsErr   = 6
 )
 

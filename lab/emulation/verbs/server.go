@@ -174,17 +174,12 @@ func fail(errno int32, format string, args ...any) error {
 
 // Errno values the library returns to programs.
 const (
-	eINVAL      = 22
-	eNOMEM      = 12
-	eNODEV      = 19
-	eOPNOTSUPP  = 95
-	eBUSY       = 16
-	ePROTO      = 71
-	eNOENT      = 2
-	eAGAIN      = 11
-	ePERM       = 1
-	eNOSPC      = 28
-	eCONNREFUSE = 111
+	eINVAL     = 22
+	eNOMEM     = 12
+	eNODEV     = 19
+	eOPNOTSUPP = 95
+	eBUSY      = 16
+	ePROTO     = 71
 )
 
 // trimNUL returns the C string in b.
@@ -195,19 +190,22 @@ func trimNUL(b []byte) string {
 	return string(b)
 }
 
-// SocketPath is where the endpoint node whose API socket is apiSocket
-// serves verbs: <run dir>/verbs/<node>.sock, in a directory of its own so
-// that a container can be given it (and the library beside it) alone.
+// Dir is a lab's verbs directory under its run directory: the endpoint
+// nodes' verbs sockets and, in lib/, rocelab's libibverbs.so.1 (deploy
+// copies it there). A directory of its own, so that a container can be
+// given it alone.
+func Dir(runDir string) string { return filepath.Join(runDir, "verbs") }
+
+// SocketPath is where the endpoint node whose API socket is apiSocket (in
+// its lab's run directory) serves verbs: <run dir>/verbs/<node>.sock.
 func SocketPath(apiSocket string) string {
 	base := strings.TrimSuffix(filepath.Base(apiSocket), ".sock")
-	return filepath.Join(filepath.Dir(apiSocket), "verbs", base+".sock")
+	return filepath.Join(Dir(filepath.Dir(apiSocket)), base+".sock")
 }
 
-// LibDir is the directory under the run directory of apiSocket's lab that
-// holds rocelab's libibverbs.so.1 for programs (deploy copies it there).
-func LibDir(apiSocket string) string {
-	return filepath.Join(filepath.Dir(apiSocket), "verbs", "lib")
-}
+// LibDir is the directory that holds rocelab's libibverbs.so.1 for the
+// programs of the lab whose run directory holds apiSocket.
+func LibDir(apiSocket string) string { return filepath.Join(Dir(filepath.Dir(apiSocket)), "lib") }
 
 // LibName is the library's file name (its soname).
 const LibName = "libibverbs.so.1"

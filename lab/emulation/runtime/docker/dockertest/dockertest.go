@@ -88,7 +88,15 @@ func Busybox(t testing.TB, c client.APIClient) string {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+	buildImage(t, ctx, c, ref, &buf)
+	return ref
+}
+
+// buildImage builds the image ref from the tar context ctxTar (a Dockerfile and
+// the files it copies), without a network, through the engine's API.
+func buildImage(t testing.TB, ctx context.Context, c client.APIClient, ref string, ctxTar io.Reader) {
+	t.Helper()
+	resp, err := c.ImageBuild(ctx, ctxTar, build.ImageBuildOptions{
 		Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
 		NetworkMode: "none", Version: build.BuilderV1,
 	})
@@ -100,7 +108,6 @@ func Busybox(t testing.TB, c client.APIClient) string {
 	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
 		t.Fatalf("build %s: %v\n%s", ref, err, log.Bytes())
 	}
-	return ref
 }
 
 // isStatic reports whether path is an ELF executable without a program
@@ -180,17 +187,6 @@ func WithFiles(t testing.TB, c client.APIClient, base string, files, skip []stri
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.ImageBuild(ctx, &buf, build.ImageBuildOptions{
-		Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
-		NetworkMode: "none", Version: build.BuilderV1,
-	})
-	if err != nil {
-		t.Fatalf("build %s: %v", ref, err)
-	}
-	defer resp.Body.Close()
-	var log bytes.Buffer
-	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
-		t.Fatalf("build %s: %v\n%s", ref, err, log.Bytes())
-	}
+	buildImage(t, ctx, c, ref, &buf)
 	return ref
 }
