@@ -178,7 +178,7 @@ func TestLiveDashboard(t *testing.T) {
 	}
 	// Over a range, which skips the staleness marks a missed scrape
 	// leaves (an instant query would then find nothing).
-	r := prom.query(t, fmt.Sprintf(`sum(max_over_time(rocelab_pfc_pause_duration_seconds_total{lab=%q,node="rtsw2",direction="tx"}[10s]))`, name))
+	r := prom.query(t, fmt.Sprintf(`sum(max_over_time(rocelab_switch_pg_xoff_seconds_total{lab=%q,node="rtsw2"}[10s]))`, name))
 	if v := r.values(); len(v) != 1 || v[0] <= 0 {
 		t.Errorf("PFC paused time on rtsw2 (the receiver's rack switch) = %v, want > 0; targets: %s", v, prom.targets(t))
 	}
@@ -212,7 +212,7 @@ func checkPromtool(t *testing.T, promtool, url string) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	for _, want := range []string{"rocelab_pfc_pause_duration_seconds_total", "rocelab_nic_np_cnp_sent_total", "rocelab_queue_depth_bytes", "rocelab_emulation_dilation_factor"} {
+	for _, want := range []string{"rocelab_switch_pg_xoff_seconds_total", "rocelab_nic_cnp_rx_total", "rocelab_switch_queue_depth_bytes", "rocelab_emu_dilation_factor"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -79,7 +79,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 			continue
 		}
 		l := telemetry.With(node, telemetry.Label{Name: "prio", Value: strconv.Itoa(i)})
-		emit(telemetry.Sample{Name: "nic_pfc_rx_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.ctr.pauseRx[i])})
+		emit(telemetry.Sample{Name: "nic_pfc_rx_frames_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.ctr.pauseRx[i])})
 		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
 	}
 	others := n.othersGone
@@ -165,7 +165,7 @@ func emitQPCounters(l []telemetry.Label, s *qpCounters, emit func(telemetry.Samp
 func (qp *QP) collectPaths(l []telemetry.Label, emit func(telemetry.Sample)) {
 	for _, pa := range qp.req.paths {
 		pl := telemetry.With(l, telemetry.Label{Name: "path", Value: strconv.Itoa(int(pa.idx))})
-		emit(telemetry.Sample{Name: "qp_path_rate_bps", Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate())})
+		emit(telemetry.Sample{Name: "qp_path_rate_bytes_per_second", Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate()) / 8})
 		emit(telemetry.Sample{Name: "qp_path_lost_packets_total", Kind: telemetry.Counter, Labels: pl, Value: float64(pa.lostPkts)})
 	}
 	emit(telemetry.Sample{Name: "qp_outstanding_psns", Kind: telemetry.Gauge, Labels: l, Value: float64(qp.req.maxSent - qp.req.una)})

@@ -5,9 +5,9 @@
 // Models keep plain integer fields on their hot paths and pay nothing for
 // telemetry; a reader calls Collect, which walks those fields and emits a
 // Sample for each. Names are snake_case without a prefix; counters end in
-// _total, byte counts say bytes. The Prometheus exporter (dashboards/metrics)
-// maps them onto its families, which add "rocelab_" and in places another
-// name or label (its rules table); the two vocabularies are not one yet.
+// _total, byte counts say bytes. A sample's name is the one word for its
+// counter everywhere: the Prometheus exporter (dashboards/metrics) exports
+// it as "rocelab_" + name, and `rocelab stats -o json` keys it by name.
 package telemetry
 
 import (

@@ -28,13 +28,17 @@ type Dashboard struct {
 // Real-unit rates: the emulation runs k times slower than the wall clock,
 // so a counter's rate is divided by the rate of its node's fabric clock.
 const (
-	perFabricSecond = ` / on(lab, node) group_left rate(rocelab_fabric_seconds_total{lab="$lab"}[$__rate_interval])`
+	perFabricSecond = ` / on(lab, node) group_left rate(rocelab_emu_fabric_seconds_total{lab="$lab"}[$__rate_interval])`
 	lab             = `lab="$lab"`
 )
 
 func rate(metric, sel string) string {
 	return `rate(` + metric + `{` + lab + sel + `}[$__rate_interval])`
 }
+
+// perNIC sums a per-QP (or per-priority) expression by NIC: the RDMA
+// hw_counters are the NIC's sums.
+func perNIC(expr string) string { return `sum by (lab, node, nic) (` + expr + `)` }
 
 // Dashboards are the generated dashboards: fabric overview, NIC and QP
 // detail, collectives, faults and emulation health.
@@ -47,21 +51,25 @@ func Dashboards() []Dashboard {
 					Description: "Bytes sent per fabric second over the port's line rate.",
 					Exprs:       []Query{{`(` + rate("rocelab_switch_port_tx_bytes_total", "") + perFabricSecond + `) / on(lab, node, port) rocelab_port_speed_bytes_per_second{` + lab + `}`, "{{node}}:{{port}}"}}},
 				{Title: "Queue depth per switch port", Kind: "heatmap", Unit: "bytes", Incast: true, NonZero: true,
-					Exprs: []Query{{`sum by (node, port) (rocelab_queue_depth_bytes{` + lab + `})`, "{{node}}:{{port}}"}}},
+					Exprs: []Query{{`sum by (node, port) (rocelab_switch_queue_depth_bytes{` + lab + `})`, "{{node}}:{{port}}"}}},
 				{Title: "PFC: fraction of time paused, per priority", Kind: "timeseries", Unit: "percentunit", Incast: true, NonZero: true,
-					Description: "rx: the port's egress held by received pauses; tx: the port holding its upstream in XOFF.",
-					Exprs:       []Query{{`sum by (lab, node, port, direction, priority) (` + rate("rocelab_pfc_pause_duration_seconds_total", "") + `)` + perFabricSecond, "{{node}}:{{port}} {{direction}} prio {{priority}}"}}},
-				{Title: "PFC paused time, total per switch", Kind: "stat", Unit: "s", Incast: true, NonZero: true,
-					Exprs: []Query{{`sum by (node) (rocelab_pfc_pause_duration_seconds_total{` + lab + `, direction="tx"})`, "{{node}}"}}},
+					Description: "XOFF: the port's ingress holding its upstream (pg: the priority); paused: the port's egress held by received pauses (tc).",
+					Exprs: []Query{
+						{rate("rocelab_switch_pg_xoff_seconds_total", "") + perFabricSecond, "{{node}}:{{port}} XOFF prio {{pg}}"},
+						{rate("rocelab_switch_queue_paused_seconds_total", "") + perFabricSecond, "{{node}}:{{port}} paused prio {{tc}}"}}},
+				{Title: "XOFF time, total per switch", Kind: "stat", Unit: "s", Incast: true, NonZero: true,
+					Exprs: []Query{{`sum by (node) (rocelab_switch_pg_xoff_seconds_total{` + lab + `})`, "{{node}}"}}},
 				{Title: "PFC pause frames per fabric second", Kind: "timeseries", Unit: "pps", Incast: true,
-					Exprs: []Query{{`sum by (lab, node, direction, priority) (` + rate("rocelab_pfc_pause_frames_total", "") + `)` + perFabricSecond, "{{node}} {{direction}} prio {{priority}}"}}},
+					Exprs: []Query{
+						{`sum by (lab, node, pg) (` + rate("rocelab_switch_pg_pfc_xoff_frames_total", "") + `)` + perFabricSecond, "{{node}} sent prio {{pg}}"},
+						{`sum by (lab, node, tc) (` + rate("rocelab_switch_queue_pfc_rx_frames_total", "") + `)` + perFabricSecond, "{{node}} received prio {{tc}}"}}},
 				{Title: "ECN-marked fraction of transmitted frames", Kind: "timeseries", Unit: "percentunit", Incast: true,
 					Description: "Beside the PFC panels: DCQCN works when ECN marks before PFC pauses.",
-					Exprs:       []Query{{`sum by (node, port) (` + rate("rocelab_ecn_marked_packets_total", "") + `) / sum by (node, port) (` + rate("rocelab_switch_port_tx_frames_total", "") + `)`, "{{node}}:{{port}}"}}},
-				{Title: "Drops by cause", Kind: "timeseries", Unit: "short",
-					Exprs: []Query{{`sum by (node, cause) (increase(rocelab_switch_dropped_packets_total{` + lab + `}[$__rate_interval]))`, "{{node}} {{cause}}"}}},
+					Exprs:       []Query{{`sum by (node, port) (` + rate("rocelab_switch_queue_ecn_marked_packets_total", "") + `) / sum by (node, port) (` + rate("rocelab_switch_port_tx_packets_total", "") + `)`, "{{node}}:{{port}}"}}},
+				{Title: "Drops by reason", Kind: "timeseries", Unit: "short",
+					Exprs: []Query{{`sum by (node, reason) (increase(rocelab_switch_drop_packets_total{` + lab + `}[$__rate_interval]))`, "{{node}} {{reason}}"}}},
 				{Title: "PFC watchdog", Kind: "stat", Unit: "short", Incast: true,
-					Exprs: []Query{{`sum by (node) (rocelab_pfcwd_storm_detected_total{` + lab + `})`, "{{node}} storms"}, {`sum by (node) (rocelab_pfcwd_storm_restored_total{` + lab + `})`, "{{node}} restored"}}},
+					Exprs: []Query{{`sum by (node) (rocelab_switch_queue_watchdog_events_total{` + lab + `})`, "{{node}} storms"}, {`sum by (node) (rocelab_switch_queue_watchdog_restores_total{` + lab + `})`, "{{node}} restored"}}},
 			}},
 		{UID: "rocelab-nic", Title: "rocelab / NICs and QPs",
 			Description: "Per NIC and QP: rates, CNPs, retransmissions and timeouts, named after the RDMA hw_counters.",
@@ -73,17 +81,17 @@ func Dashboards() []Dashboard {
 				{Title: "Congestion-control rate per path", Kind: "timeseries", Unit: "Bps", Incast: true,
 					Exprs: []Query{{`rocelab_qp_path_rate_bytes_per_second{` + lab + `}`, "{{node}}:{{nic}} {{qp}} path {{path}}"}}},
 				{Title: "CNPs (np_cnp_sent, rp_cnp_handled)", Kind: "timeseries", Unit: "pps", Incast: true,
-					Exprs: []Query{{rate("rocelab_nic_np_cnp_sent_total", "") + perFabricSecond, "{{node}}:{{nic}} sent"}, {rate("rocelab_nic_rp_cnp_handled_total", "") + perFabricSecond, "{{node}}:{{nic}} handled"}}},
-				{Title: "ECN-marked RoCE packets received", Kind: "timeseries", Unit: "pps", Incast: true,
-					Exprs: []Query{{rate("rocelab_nic_np_ecn_marked_roce_packets_total", "") + perFabricSecond, "{{node}}:{{nic}}"}}},
+					Exprs: []Query{{perNIC(rate("rocelab_qp_cnp_tx_total", "")) + perFabricSecond, "{{node}}:{{nic}} sent"}, {rate("rocelab_nic_cnp_rx_total", "") + perFabricSecond, "{{node}}:{{nic}} handled"}}},
+				{Title: "ECN-marked RoCE packets received (np_ecn_marked_roce_packets)", Kind: "timeseries", Unit: "pps", Incast: true,
+					Exprs: []Query{{perNIC(rate("rocelab_qp_ecn_ce_rx_total", "")) + perFabricSecond, "{{node}}:{{nic}}"}}},
 				{Title: "Retransmissions, sequence errors, timeouts", Kind: "timeseries", Unit: "short", Incast: true,
 					Exprs: []Query{
-						{`increase(rocelab_nic_retransmitted_packets_total{` + lab + `}[$__rate_interval])`, "{{node}}:{{nic}} retransmitted"},
-						{`increase(rocelab_nic_packet_seq_err_total{` + lab + `}[$__rate_interval])`, "{{node}}:{{nic}} packet_seq_err"},
-						{`increase(rocelab_nic_local_ack_timeout_err_total{` + lab + `}[$__rate_interval])`, "{{node}}:{{nic}} local_ack_timeout_err"},
-						{`increase(rocelab_nic_out_of_sequence_total{` + lab + `}[$__rate_interval])`, "{{node}}:{{nic}} out_of_sequence"}}},
+						{perNIC(`increase(rocelab_qp_retransmits_total{` + lab + `}[$__rate_interval])`), "{{node}}:{{nic}} retransmitted"},
+						{perNIC(`increase(rocelab_qp_naks_rx_total{` + lab + `}[$__rate_interval])`), "{{node}}:{{nic}} packet_seq_err"},
+						{perNIC(`increase(rocelab_qp_timeouts_total{` + lab + `}[$__rate_interval])`), "{{node}}:{{nic}} local_ack_timeout_err"},
+						{perNIC(`increase(rocelab_qp_out_of_order_total{` + lab + `}[$__rate_interval])`), "{{node}}:{{nic}} out_of_sequence"}}},
 				{Title: "NIC paused by PFC", Kind: "timeseries", Unit: "percentunit", Incast: true,
-					Exprs: []Query{{rate("rocelab_nic_pfc_pause_duration_seconds_total", "") + perFabricSecond, "{{node}}:{{nic}}"}}},
+					Exprs: []Query{{perNIC(rate("rocelab_nic_paused_seconds_total", "")) + perFabricSecond, "{{node}}:{{nic}}"}}},
 			}},
 		{UID: "rocelab-collectives", Title: "rocelab / collectives",
 			Description: "NCCL-style collectives: busbw (nccl-tests' definition) and iteration time, in real units.",
@@ -105,9 +113,9 @@ func Dashboards() []Dashboard {
 				{Title: "Nodes up", Kind: "stat", Unit: "short", Incast: true, NonZero: true,
 					Exprs: []Query{{`sum(rocelab_node_up{` + lab + `})`, "up"}, {`count(rocelab_node_up{` + lab + `} == 0) or vector(0)`, "down"}}},
 				{Title: "Event-loop lag (p99, wall clock)", Kind: "timeseries", Unit: "s", Incast: true,
-					Exprs: []Query{{`rocelab_emulation_loop_lag_seconds{` + lab + `, stat="p99"}`, "{{node}}"}}},
+					Exprs: []Query{{`rocelab_emu_batch_lag_seconds{` + lab + `, stat="p99"}`, "{{node}}"}}},
 				{Title: "Time dilation factor", Kind: "stat", Unit: "short", Incast: true, NonZero: true,
-					Exprs: []Query{{`max(rocelab_emulation_dilation_factor{` + lab + `})`, "k"}}},
+					Exprs: []Query{{`max(rocelab_emu_dilation_factor{` + lab + `})`, "k"}}},
 			}},
 	}
 }

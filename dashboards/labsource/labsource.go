@@ -127,7 +127,7 @@ func (l *Lab) readNode(ctx context.Context, n deploy.Node) metrics.NodeReading {
 		return fail("faults", err)
 	}
 	out.Up, out.Ports, out.Samples = true, ports, samples
-	out.FabricTime = telemetry.Sum(samples, "emu_fabric_time_seconds")
+	out.FabricTime = telemetry.Sum(samples, "emu_fabric_seconds_total")
 	for _, fi := range fis {
 		out.Faults = append(out.Faults, metrics.Fault{ID: n.Name + "/" + fi.ID, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets})
 	}

@@ -1,13 +1,14 @@
 // Package metrics exports a lab's telemetry to Prometheus: one Collector
 // that reads every node at scrape time (as node_exporter's collectors do,
-// not counters mirrored into a second registry) and maps the models'
-// samples onto metric names and labels that follow the RoCE exporters and
-// switch OSes operators already read: PFC pause frames and pause duration
-// per priority and direction (rdma_exporter, SONiC PFC_n_RX/TX_PAUSE_*),
-// the RDMA hw_counters of a NIC (np_cnp_sent, rp_cnp_handled, …), SONiC's
-// PFC watchdog statistics. Everything is in base units (bytes, seconds,
-// real fabric units under time dilation), counters end in _total, and no
-// rate is pre-computed. docs/metrics.md lists every family.
+// not counters mirrored into a second registry). A family is a model's
+// sample under its own name with "rocelab_" before it, so `rocelab stats`,
+// scenario files and Grafana say the same words; the exporter adds the lab
+// label, splits an endpoint's host:nic, names ports as the topology does,
+// and adds three facts of its own (node_up, port speeds, live faults).
+// Everything is in base units (bytes, seconds, real fabric units under
+// time dilation), counters end in _total, and no rate is pre-computed.
+// docs/metrics.md lists every family with the SONiC statistic or RDMA
+// hw_counter an operator knows it by.
 package metrics
 
 import (
@@ -76,9 +77,9 @@ type Metric struct {
 // Name returns the metric's full name.
 func (m Metric) Name() string { return "rocelab_" + m.fam.name }
 
-// Convert maps a Reading onto the exported families. Samples that several
-// model objects emit under one set of exported labels (a NIC's counters
-// summed over its QPs) are added up.
+// Convert maps a Reading onto the exported families. Samples that come out
+// under one set of exported labels (none should) are added up rather than
+// sent twice, which Prometheus refuses.
 func Convert(r Reading) []Metric {
 	var out []Metric
 	index := map[string]int{}
@@ -103,32 +104,16 @@ func Convert(r Reading) []Metric {
 			continue
 		}
 		for _, p := range n.Ports {
-			add(famPortSpeed, []string{n.Name, p.Name}, float64(p.Rate)*bitsToBytes)
+			add(famPortSpeed, []string{n.Name, p.Name}, float64(p.Rate)/8)
 		}
 		add(famFaultsLive, []string{n.Name}, float64(len(n.Faults)))
 		for _, s := range n.Samples {
-			if s.Name != "nic_tx_bytes_total" {
+			f := bySample[s.Name]
+			if f == nil {
 				continue
 			}
-			// A NIC's hw_counters exist from the start, summed over
-			// whatever QPs it has (none yet: zero).
-			if labels, ok := nicL(n, s); ok {
-				for _, f := range nicSums {
-					add(f, labels, 0)
-				}
-			}
-		}
-		for _, s := range n.Samples {
-			for _, ru := range rules[s.Name] {
-				labels, ok := ru.labels(n, s)
-				if !ok {
-					continue
-				}
-				v := s.Value
-				if ru.scale != 0 {
-					v *= ru.scale
-				}
-				add(ru.fam, labels, v)
+			if labels, ok := f.from(n, s); ok {
+				add(f, labels, s.Value)
 			}
 		}
 	}

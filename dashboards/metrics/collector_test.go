@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/dashboards/metrics"
 	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/emulation/stats"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -60,7 +62,7 @@ func simReading(t *testing.T) metrics.Reading {
 			continue
 		}
 		nr.Samples = telemetry.Gather(srcs...)
-		nr.Samples = append(nr.Samples, telemetry.Sample{Name: "emu_fabric_time_seconds", Kind: telemetry.Gauge,
+		nr.Samples = append(nr.Samples, telemetry.Sample{Name: "emu_fabric_seconds_total", Kind: telemetry.Gauge,
 			Labels: []telemetry.Label{{Name: "node", Value: n.Name}}, Value: l.Now().Seconds()})
 		r.Nodes = append(r.Nodes, nr)
 	}
@@ -68,9 +70,9 @@ func simReading(t *testing.T) metrics.Reading {
 	return r
 }
 
-// TestConvert: the incast's numbers come out under the operator-facing
-// names, with port names as the CLI writes them and NIC counters summed
-// over QPs; a dead node is up=0 and nothing else.
+// TestConvert: the incast's numbers come out under the model's names, with
+// port names as the CLI writes them and an endpoint's host:nic split; a
+// dead node is up=0 and nothing else.
 func TestConvert(t *testing.T) {
 	ms := metrics.Convert(simReading(t))
 	get := func(name string, labels ...string) (float64, bool) {
@@ -97,14 +99,14 @@ func TestConvert(t *testing.T) {
 		labels []string
 		check  func(v float64) bool
 	}{
-		{"rtsw2 holds its upstream in XOFF", "rocelab_pfc_pause_duration_seconds_total", []string{"rtsw2", "*", "tx", "3"}, func(v float64) bool { return v > 0 }},
-		{"rtsw2 sent pause frames", "rocelab_pfc_pause_frames_total", []string{"rtsw2", "*", "tx", "3"}, func(v float64) bool { return v > 0 }},
-		{"a queue on rtsw2 is deep", "rocelab_queue_depth_bytes", []string{"rtsw2", "*", "3"}, func(v float64) bool { return v > 0 }},
+		{"rtsw2 holds its upstream in XOFF", "rocelab_switch_pg_xoff_seconds_total", []string{"rtsw2", "*", "3"}, func(v float64) bool { return v > 0 }},
+		{"rtsw2 sent pause frames", "rocelab_switch_pg_pfc_xoff_frames_total", []string{"rtsw2", "*", "3"}, func(v float64) bool { return v > 0 }},
+		{"a queue on rtsw2 is deep", "rocelab_switch_queue_depth_bytes", []string{"rtsw2", "*", "3"}, func(v float64) bool { return v > 0 }},
 		{"ports are named p1…", "rocelab_switch_port_tx_bytes_total", []string{"rtsw2", "p1"}, func(v float64) bool { return v >= 0 }},
 		{"host1:gpu0 sent bytes", "rocelab_nic_tx_bytes_total", []string{"host1", "gpu0"}, func(v float64) bool { return v > 0 }},
 		{"QP counters per NIC and QP", "rocelab_qp_tx_bytes_total", []string{"host1", "gpu0", "*"}, func(v float64) bool { return v > 0 }},
 		{"CC rate in bytes/s", "rocelab_qp_path_rate_bytes_per_second", []string{"host1", "gpu0", "*", "*"}, func(v float64) bool { return v > 0 && v <= 50e9 }},
-		{"hw_counter sums exist on an idle NIC", "rocelab_nic_np_cnp_sent_total", []string{"host2", "gpu1"}, func(v float64) bool { return v == 0 }},
+		{"an idle NIC's counters are exported", "rocelab_nic_cnp_rx_total", []string{"host2", "gpu1"}, func(v float64) bool { return v == 0 }},
 		{"port speed in bytes/s", "rocelab_port_speed_bytes_per_second", []string{"rtsw2", "p1"}, func(v float64) bool { return v == 50e9 }},
 		{"the dead node is down", "rocelab_node_up", []string{"ghost", "switch"}, func(v float64) bool { return v == 0 }},
 		{"live nodes are up", "rocelab_node_up", []string{"rtsw1", "switch"}, func(v float64) bool { return v == 1 }},
@@ -163,6 +165,75 @@ func TestDocsListEveryFamily(t *testing.T) {
 	for _, f := range metrics.Families() {
 		if !strings.Contains(string(doc), "`"+f.Name+"`") {
 			t.Errorf("docs/metrics.md does not list %s", f.Name)
+		}
+	}
+}
+
+// TestStatsSpeaksMetrics: `rocelab stats -o json` and /metrics are one
+// vocabulary. The stats report of every node of the incast, as JSON, names
+// each counter and gauge by a family /metrics exports for the same
+// samples (minus rocelab_), and a map's keys are values of that family's
+// labels; only identities and the derived rates (…_per_second) are
+// names of stats' own.
+func TestStatsSpeaksMetrics(t *testing.T) {
+	r := simReading(t)
+	exported := map[string]map[string]bool{} // family -> its label values
+	for _, m := range metrics.Convert(r) {
+		name := strings.TrimPrefix(m.Name(), "rocelab_")
+		if exported[name] == nil {
+			exported[name] = map[string]bool{}
+		}
+		for _, v := range m.Labels {
+			exported[name][v] = true
+		}
+	}
+	identity := map[string]bool{"node": true, "port": true, "ifname": true, "tc": true, "qp": true}
+	seen := map[string]bool{}
+	for _, n := range r.Nodes {
+		if !n.Up {
+			continue
+		}
+		rep := stats.Compute(stats.Snapshot{}, stats.Snapshot{Node: n.Name, Samples: n.Samples})
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows map[string]json.RawMessage
+		if err := json.Unmarshal(b, &rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"ports", "queues", "nics", "qps"} {
+			var list []map[string]any
+			if err := json.Unmarshal(rows[table], &list); err != nil && rows[table] != nil {
+				t.Fatalf("%s: %v", table, err)
+			}
+			for _, row := range list {
+				for key, v := range row {
+					if identity[key] || strings.HasSuffix(key, "_per_second") {
+						continue
+					}
+					seen[key] = true
+					fam, ok := exported[key]
+					if !ok {
+						t.Errorf("%s %s: stats -o json says %q, /metrics has no rocelab_%s", n.Name, table, key, key)
+						continue
+					}
+					if byLabel, isMap := v.(map[string]any); isMap {
+						for lv := range byLabel {
+							if !fam[lv] && lv != "dropped" {
+								t.Errorf("%s %s: %s[%q]: no exported %s has that label value", n.Name, table, key, lv, key)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// The incast fills every kind of row: a table that went missing
+	// would pass vacuously.
+	for _, want := range []string{"switch_queue_depth_bytes", "switch_pg_pfc_xoff_frames_total", "nic_cnp_rx_total", "qp_retransmits_total"} {
+		if !seen[want] {
+			t.Errorf("no stats row carried %s", want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ type NodeReading struct {
 	Up   bool
 	Err  string
 	// FabricTime is the node's fabric clock when it was read, in seconds
-	// (its emu_fabric_time_seconds sample).
+	// (its emu_fabric_seconds_total sample).
 	FabricTime float64
 	// Ports in index order: the port's topology name (p1, gpu0) and rate.
 	Ports []Port

@@ -72,12 +72,16 @@ func newSnapshot(r metrics.Reading, wall time.Time) *snapshot {
 func (s *snapshot) sumInto(m metrics.Metric) {
 	l := m.Labels[1:]
 	switch m.Name() {
-	case "rocelab_queue_depth_bytes":
+	case "rocelab_switch_queue_depth_bytes":
 		s.vals[key("depth", l[0], l[1])] += m.Value
-	case "rocelab_pfc_pause_duration_seconds_total":
-		s.vals[key("pfc_"+l[2], l[0], l[1])] += m.Value
-	case "rocelab_pfc_paused":
-		s.vals[key("pfc_now_"+l[2], l[0], l[1])] += m.Value
+	case "rocelab_switch_queue_paused_seconds_total", "rocelab_nic_paused_seconds_total":
+		s.vals[key("pfc_rx", l[0], l[1])] += m.Value
+	case "rocelab_switch_pg_xoff_seconds_total":
+		s.vals[key("pfc_tx", l[0], l[1])] += m.Value
+	case "rocelab_switch_queue_paused":
+		s.vals[key("pfc_now_rx", l[0], l[1])] += m.Value
+	case "rocelab_switch_pg_xoff":
+		s.vals[key("pfc_now_tx", l[0], l[1])] += m.Value
 	case "rocelab_qp_tx_bytes_total":
 		s.vals[key("qp", l[0], l[1], l[2])] += m.Value
 	}

@@ -177,8 +177,9 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	code, out, _ = rocelabWithin(t, 20*time.Second, append([]string{"stats", "rtsw1", "--interval", "50ms", "-o", "json"}, at...)...)
 	var rep struct {
 		Ports []struct {
-			Port  string  `json:"port"`
-			Drops float64 `json:"drops"`
+			Port   string             `json:"port"`
+			Drops  map[string]float64 `json:"switch_drop_packets_total"`
+			Faults map[string]float64 `json:"fault_packets_total"`
 		} `json:"ports"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
@@ -186,7 +187,10 @@ func TestDeadNodeNamedAndHealed(t *testing.T) {
 	}
 	drops := 0.0
 	for _, p := range rep.Ports {
-		drops += p.Drops
+		drops += p.Faults["dropped"]
+		for _, n := range p.Drops {
+			drops += n
+		}
 		if !strings.HasPrefix(p.Port, "p") {
 			t.Errorf("stats port %q: want p1…pN", p.Port)
 		}

@@ -186,8 +186,8 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		mean = l.stats.ageSum.Seconds() / float64(l.stats.ageCount)
 	}
 	g("emu_rx_replay_age_seconds", mean, telemetry.With(node, telemetry.Label{Name: "stat", Value: "mean"}))
-	g("emu_fabric_time_seconds", l.eng.Now().Seconds(), node)
-	g("emu_scale", float64(l.scale), node)
+	emit(telemetry.Sample{Name: "emu_fabric_seconds_total", Kind: telemetry.Counter, Labels: node, Value: l.eng.Now().Seconds()})
+	g("emu_dilation_factor", float64(l.scale), node)
 }
 
 // Gather is telemetry.Gather over the Loop and srcs, collecting on the

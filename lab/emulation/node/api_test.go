@@ -81,8 +81,8 @@ func TestAPI(t *testing.T) {
 		t.Errorf("emu_rx_frames_total{ifname=sw1-p1} = %v, want 3", got)
 	}
 	for _, smp := range s {
-		if smp.Name == "emu_scale" && (smp.Kind != telemetry.Gauge || smp.Value != 1000) {
-			t.Errorf("emu_scale sample %+v", smp)
+		if smp.Name == "emu_dilation_factor" && (smp.Kind != telemetry.Gauge || smp.Value != 1000) {
+			t.Errorf("emu_dilation_factor sample %+v", smp)
 		}
 	}
 	// The process's goroutines, for a soak to watch: at least the loop's

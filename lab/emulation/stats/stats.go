@@ -3,7 +3,7 @@
 // computed from two snapshots.
 //
 // Rates are in real (fabric) units: Δbytes over Δfabric time, the node's
-// emu_fabric_time_seconds sample, which runs k times slower than the wall
+// emu_fabric_seconds_total sample, which runs k times slower than the wall
 // clock under time dilation. With one snapshot, rates are averages since
 // the node started.
 package stats
@@ -25,8 +25,13 @@ type Snapshot struct {
 
 // FabricTime is the snapshot's fabric time in seconds (0 if unknown).
 func (s Snapshot) FabricTime() float64 {
-	return telemetry.Sum(s.Samples, "emu_fabric_time_seconds")
+	return telemetry.Sum(s.Samples, "emu_fabric_seconds_total")
 }
+
+// The rows' JSON names a counter or gauge by its telemetry sample, the
+// name /metrics exports with rocelab_ before it (a test holds the two to
+// one vocabulary); a map is the sample by one of its labels. Rates are
+// derived: bits per second of fabric time from a byte counter.
 
 // Port is one switch port.
 type Port struct {
@@ -34,19 +39,33 @@ type Port struct {
 	Port   string `json:"port"`
 	IfName string `json:"ifname,omitempty"`
 	// RxBps and TxBps are bits per second of fabric time.
-	RxBps float64 `json:"rx_bps"`
-	TxBps float64 `json:"tx_bps"`
+	RxBps float64 `json:"rx_bits_per_second"`
+	TxBps float64 `json:"tx_bits_per_second"`
 	// Depth is the bytes queued on the port's egress queues now; Peak the
 	// largest queue peak.
-	Depth float64 `json:"depth_bytes"`
-	Peak  float64 `json:"peak_bytes"`
-	ECN   float64 `json:"ecn_marked"`
+	Depth float64 `json:"switch_queue_depth_bytes"`
+	Peak  float64 `json:"switch_queue_peak_bytes"`
+	ECN   float64 `json:"switch_queue_ecn_marked_packets_total"`
 	// PFCTx and PFCRx are PFC frames sent and received.
-	PFCTx float64 `json:"pfc_tx"`
-	PFCRx float64 `json:"pfc_rx"`
+	PFCTx float64 `json:"switch_port_pfc_tx_frames_total"`
+	PFCRx float64 `json:"switch_port_pfc_rx_frames_total"`
 	// Paused is the egress queues' paused time (fabric seconds).
-	Paused float64 `json:"paused_seconds"`
-	Drops  float64 `json:"drops"`
+	Paused float64 `json:"switch_queue_paused_seconds_total"`
+	// Drops are the switch's drops on the port by reason; FaultPackets
+	// what live faults on the port's egress did, by event (only
+	// "dropped" is kept: a fault drops before the wire).
+	Drops        map[string]float64 `json:"switch_drop_packets_total,omitempty"`
+	FaultPackets map[string]float64 `json:"fault_packets_total,omitempty"`
+}
+
+// DropsTotal is every packet the port lost: the switch's drops and its
+// faults'.
+func (p Port) DropsTotal() float64 {
+	var n float64
+	for _, v := range p.Drops {
+		n += v
+	}
+	return n + p.FaultPackets["dropped"]
 }
 
 // Queue is one egress queue (port, traffic class) that saw traffic.
@@ -54,39 +73,39 @@ type Queue struct {
 	Node   string  `json:"node"`
 	Port   string  `json:"port"`
 	TC     string  `json:"tc"`
-	TxBps  float64 `json:"tx_bps"`
-	Depth  float64 `json:"depth_bytes"`
-	Peak   float64 `json:"peak_bytes"`
-	ECN    float64 `json:"ecn_marked"`
-	PFCRx  float64 `json:"pfc_rx"`
-	Paused float64 `json:"paused_seconds"`
+	TxBps  float64 `json:"tx_bits_per_second"`
+	Depth  float64 `json:"switch_queue_depth_bytes"`
+	Peak   float64 `json:"switch_queue_peak_bytes"`
+	ECN    float64 `json:"switch_queue_ecn_marked_packets_total"`
+	PFCRx  float64 `json:"switch_queue_pfc_rx_frames_total"`
+	Paused float64 `json:"switch_queue_paused_seconds_total"`
 	// PFCTx are the XOFF frames the port's ingress priority group of the
 	// same class sent upstream.
-	PFCTx float64 `json:"pfc_tx"`
+	PFCTx float64 `json:"switch_pg_pfc_xoff_frames_total"`
 	// Drops by reason.
-	Drops map[string]float64 `json:"drops,omitempty"`
+	Drops map[string]float64 `json:"switch_drop_packets_total,omitempty"`
 }
 
 // NIC is one endpoint NIC (nic_* samples).
 type NIC struct {
 	Node    string  `json:"node"`
-	TxBps   float64 `json:"tx_bps"`
-	RxBps   float64 `json:"rx_bps"`
-	CNPs    float64 `json:"cnp_rx"`
-	PFCRx   float64 `json:"pfc_rx"`
-	Paused  float64 `json:"paused_seconds"`
-	BadICRC float64 `json:"bad_icrc"`
+	TxBps   float64 `json:"tx_bits_per_second"`
+	RxBps   float64 `json:"rx_bits_per_second"`
+	CNPs    float64 `json:"nic_cnp_rx_total"`
+	PFCRx   float64 `json:"nic_pfc_rx_frames_total"`
+	Paused  float64 `json:"nic_paused_seconds_total"`
+	BadICRC float64 `json:"nic_rx_bad_icrc_total"`
 }
 
 // QP is one queue pair (qp_* samples).
 type QP struct {
 	Node        string  `json:"node"`
 	QP          string  `json:"qp"`
-	TxBps       float64 `json:"tx_bps"`
-	RxBps       float64 `json:"rx_bps"`
-	Retransmits float64 `json:"retransmits"`
-	CNPsTx      float64 `json:"cnp_tx"`
-	CNPsRx      float64 `json:"cnp_rx"`
+	TxBps       float64 `json:"tx_bits_per_second"`
+	RxBps       float64 `json:"rx_bits_per_second"`
+	Retransmits float64 `json:"qp_retransmits_total"`
+	CNPsTx      float64 `json:"qp_cnp_tx_total"`
+	CNPsRx      float64 `json:"qp_cnp_rx_total"`
 }
 
 // Report is what Compute returns.
@@ -187,7 +206,11 @@ func Compute(prev, cur Snapshot) Report {
 				q.Drops = map[string]float64{}
 			}
 			q.Drops[s.Label("reason")] += s.Value
-			port(s).Drops += s.Value
+			p := port(s)
+			if p.Drops == nil {
+				p.Drops = map[string]float64{}
+			}
+			p.Drops[s.Label("reason")] += s.Value
 		case "fault_packets_total":
 			// Faults on a switch port's egress (target node:pN) drop
 			// before the wire: count them with the port's drops.
@@ -202,9 +225,12 @@ func Compute(prev, cur Snapshot) Report {
 					p = &Port{Node: nd, Port: strconv.Itoa(i - 1)}
 					ports[k] = p
 				}
-				p.Drops += s.Value
+				if p.FaultPackets == nil {
+					p.FaultPackets = map[string]float64{}
+				}
+				p.FaultPackets["dropped"] += s.Value
 			}
-		case "nic_tx_bytes_total", "nic_rx_bytes_total", "nic_cnp_rx_total", "nic_pfc_rx_total", "nic_paused_seconds_total", "nic_rx_bad_icrc_total":
+		case "nic_tx_bytes_total", "nic_rx_bytes_total", "nic_cnp_rx_total", "nic_pfc_rx_frames_total", "nic_paused_seconds_total", "nic_rx_bad_icrc_total":
 			n := nics[s.Label("node")]
 			if n == nil {
 				n = &NIC{Node: s.Label("node")}
@@ -217,7 +243,7 @@ func Compute(prev, cur Snapshot) Report {
 				n.RxBps = rate(pix, s, dt)
 			case "nic_cnp_rx_total":
 				n.CNPs = s.Value
-			case "nic_pfc_rx_total":
+			case "nic_pfc_rx_frames_total":
 				n.PFCRx += s.Value
 			case "nic_paused_seconds_total":
 				n.Paused += s.Value

@@ -19,7 +19,7 @@ func smp(name string, v float64, kv ...string) telemetry.Sample {
 
 func snapAt(fabric, rxBytes, qBytes, ecn float64) Snapshot {
 	return Snapshot{Node: "sw1", Samples: []telemetry.Sample{
-		smp("emu_fabric_time_seconds", fabric, "node", "sw1"),
+		smp("emu_fabric_seconds_total", fabric, "node", "sw1"),
 		smp("emu_rx_frames_total", 1, "node", "sw1", "port", "0", "ifname", "rle1-1p1"),
 		smp("switch_port_rx_bytes_total", rxBytes, "node", "sw1", "port", "0"),
 		smp("switch_port_tx_bytes_total", 0, "node", "sw1", "port", "0"),
@@ -62,8 +62,8 @@ func TestCompute(t *testing.T) {
 			if len(r.Ports) != 3 || r.Ports[0].Port != "p1" || r.Ports[1].Port != "p3" || r.Ports[2].Port != "p11" {
 				t.Fatalf("ports %+v", r.Ports)
 			}
-			if r.Ports[1].Drops != 4 {
-				t.Errorf("p3 drops %v, want the fault's 4", r.Ports[1].Drops)
+			if r.Ports[1].DropsTotal() != 4 || r.Ports[1].FaultPackets["dropped"] != 4 {
+				t.Errorf("p3 drops %v, want the fault's 4", r.Ports[1].FaultPackets)
 			}
 			if r.Queues[0].Port != "p1" {
 				t.Errorf("queue port %q, want p1", r.Queues[0].Port)
@@ -72,7 +72,7 @@ func TestCompute(t *testing.T) {
 			if diff := cmp.Diff(tc.wantRx, p.RxBps, cmp.Comparer(func(a, b float64) bool { return a-b < 1 && b-a < 1 })); diff != "" {
 				t.Errorf("rx rate (-want +got):\n%s", diff)
 			}
-			if p.IfName != "rle1-1p1" || p.Depth != 4096 || p.Peak != 9000 || p.Drops != 5 {
+			if p.IfName != "rle1-1p1" || p.Depth != 4096 || p.Peak != 9000 || p.DropsTotal() != 5 || p.Drops["no_headroom"] != 5 {
 				t.Errorf("port %+v", p)
 			}
 			if len(r.Queues) != tc.wantQueues || r.Queues[0].TC != "3" || r.Queues[0].PFCTx != 2 || r.Queues[0].Drops["no_headroom"] != 5 {

@@ -29,7 +29,7 @@ func WriteTable(w io.Writer, r Report) error {
 		row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")
 		for _, p := range r.Ports {
 			row(p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
-				count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.Drops))
+				count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.DropsTotal()))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -114,7 +114,7 @@ func summary(d Data, plots []string, det *detail) string {
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
 	row("PFC XOFF frames sent by switches", fmt.Sprintf("%.0f", d.sum("switch_pg_pfc_xoff_frames_total")))
 	row("time switches held upstream in XOFF", secsText(d.sum("switch_pg_xoff_seconds_total")))
-	row("PFC frames received by NICs", fmt.Sprintf("%.0f", d.sum("nic_pfc_rx_total")))
+	row("PFC frames received by NICs", fmt.Sprintf("%.0f", d.sum("nic_pfc_rx_frames_total")))
 	row("time NICs spent paused", secsText(d.sum("nic_paused_seconds_total")))
 	row("ECN marks", fmt.Sprintf("%.0f", d.sum("switch_queue_ecn_marked_packets_total")))
 	row("CNPs received by NICs", fmt.Sprintf("%.0f", d.sum("nic_cnp_rx_total")))

@@ -87,8 +87,8 @@ func TestLookups(t *testing.T) {
 			`switch_drop_packets_total{tc="5",reason="wred"}`, `switch_drop_packets_total{tc="6",reason="wred"}`,
 			`switch_drop_packets_total{tc="7",reason="wred"}`}},
 		{"pfc_rx(node=host1, class=3) > 0", []string{
-			`nic_pfc_rx_total{node="host1",prio="3"}`, `nic_pfc_rx_total{node="host1:gpu0",prio="3"}`,
-			`nic_pfc_rx_total{node="host1:gpu1",prio="3"}`, `nic_pfc_rx_total{node="host1:fe0",prio="3"}`}},
+			`nic_pfc_rx_frames_total{node="host1",prio="3"}`, `nic_pfc_rx_frames_total{node="host1:gpu0",prio="3"}`,
+			`nic_pfc_rx_frames_total{node="host1:gpu1",prio="3"}`, `nic_pfc_rx_frames_total{node="host1:fe0",prio="3"}`}},
 		{"pfc_rx(port=rtsw2:p1) > 0", []string{`switch_queue_pfc_rx_frames_total{node="rtsw2",port="0"}`}},
 		{"retransmits(job=flow) == 0", []string{`qp_retransmits_total{node="host3:gpu0"}`, `qp_retransmits_total{node="host4:gpu1"}`}},
 		{"busbw(job=train, size=4MB) > 0", []string{`collective_busbw_bytes_per_second{job="train",size="4194304"}`}},

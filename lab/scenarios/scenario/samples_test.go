@@ -13,7 +13,7 @@ func TestExpectationSamples(t *testing.T) {
 		want []string
 	}{
 		{"drops == 0", []string{"switch_drop_packets_total"}},
-		{"pfc_rx > 0", []string{"nic_pfc_rx_total", "switch_queue_pfc_rx_frames_total"}},
+		{"pfc_rx > 0", []string{"nic_pfc_rx_frames_total", "switch_queue_pfc_rx_frames_total"}},
 		{"not pfc_rx(node=rtsw1) > 0 or -queue_depth < 1KB", []string{"switch_queue_depth_bytes", "switch_queue_pfc_rx_frames_total"}},
 		{"(drops + drops) * 2 < busbw(job=train) / line_rate", []string{"collective_busbw_bytes_per_second", "switch_drop_packets_total"}},
 		{"p99(fct) < 2ms and flow_slowdown < 3", []string{"flow_fct_seconds", "flow_slowdown_ratio"}},

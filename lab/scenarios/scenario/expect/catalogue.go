@@ -139,7 +139,7 @@ func Catalogue() []Metric {
 		{"drop_bytes", "bytes the switches dropped", Data, Counter, "sum", append(slices.Clone(swL), LabelReason),
 			[]Sample{sw("switch_drop_bytes_total", "tc", 8)}},
 		{"pfc_rx", "PFC frames received (switch egress queues and NICs)", Dimensionless, Counter, "sum", bothL,
-			[]Sample{sw("switch_queue_pfc_rx_frames_total", "tc", 1), nic("nic_pfc_rx_total", "prio", 1)}},
+			[]Sample{sw("switch_queue_pfc_rx_frames_total", "tc", 1), nic("nic_pfc_rx_frames_total", "prio", 1)}},
 		{"pfc_tx", "PFC frames (XOFF and XON) the switches sent upstream", Dimensionless, Counter, "sum", swL,
 			[]Sample{sw("switch_pg_pfc_xoff_frames_total", "pg", 1), sw("switch_pg_pfc_xon_frames_total", "pg", 1)}},
 		{"pfc_xoff", "PFC XOFF frames the switches sent upstream", Dimensionless, Counter, "sum", swL,
