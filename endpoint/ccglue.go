@@ -3,6 +3,7 @@ package endpoint
 import (
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // onCNP delivers a CNP to the path it names by the UDP source port the
@@ -32,7 +33,7 @@ func (qp *QP) creditAsk(bytes int64) {
 	if bytes <= 0 || !qp.creditDriven() || qp.state != StateRTS {
 		return
 	}
-	qp.sendCredit(OpCreditReq, 0, bytes)
+	qp.sendCredit(metaroce.OpCreditReq, 0, bytes)
 }
 
 // framesBytes estimates the frame bytes of npkts packets carrying length
@@ -40,7 +41,7 @@ func (qp *QP) creditAsk(bytes int64) {
 func (qp *QP) framesBytes(npkts int, length int) int64 {
 	hdr := frameLen(!qp.nic.opts.IP.Is4(), wire.RETHLen, 0)
 	if qp.mode == ModeMetaRoCE {
-		hdr = frameLen(!qp.nic.opts.IP.Is4(), 0, PlacementLen)
+		hdr = frameLen(!qp.nic.opts.IP.Is4(), 0, metaroce.PlacementLen)
 	}
 	return int64(npkts*hdr + length)
 }
@@ -48,25 +49,25 @@ func (qp *QP) framesBytes(npkts int, length int) int64 {
 // sendCredit sends a credit request or grant for flow.
 func (qp *QP) sendCredit(op wire.Opcode, flow uint32, bytes int64) {
 	n := qp.nic
-	var buf [CreditLen]byte
+	var buf [metaroce.CreditLen]byte
 	p := qp.header(op, n.opts.CtrlDSCP, false, qp.pathPort(0, 0), 0)
-	if op == OpCreditGrant {
+	if op == metaroce.OpCreditGrant {
 		qp.ctr.grantsTx++
 	} else {
 		qp.ctr.creditReqTx++
 	}
-	n.sendCtrl(n.finish(p, true, AppendCredit(buf[:0], &Credit{Flow: flow, Bytes: bytes}), nil, 0))
+	n.sendCtrl(n.finish(p, true, metaroce.AppendCredit(buf[:0], &metaroce.Credit{Flow: flow, Bytes: bytes}), nil, 0))
 }
 
 // onCredit handles a grant (for this QP's sender) or a request (for the
 // NIC's receiver-driven controller).
 func (qp *QP) onCredit(p *wire.Packet, op wire.Opcode) {
-	var c Credit
-	if p.Raw == nil || DecodeCredit(p.Payload(), &c) != nil {
+	var c metaroce.Credit
+	if p.Raw == nil || metaroce.DecodeCredit(p.Payload(), &c) != nil {
 		qp.ctr.rxDropped++
 		return
 	}
-	if op == OpCreditGrant {
+	if op == metaroce.OpCreditGrant {
 		qp.ctr.grantsRx++
 		if len(qp.req.paths) > 0 {
 			qp.req.paths[0].cc.OnFeedback(cc.Feedback{Kind: cc.Credit, Bytes: c.Bytes})

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 type fault struct {
@@ -172,7 +173,7 @@ func TestNegotiation(t *testing.T) {
 			mk(b, tc.b)
 			bi := b.qp.Info()
 			if tc.lie {
-				bi.Caps |= endpoint.CapMetaRoCE
+				bi.Caps |= metaroce.CapMetaRoCE
 			}
 			if err := a.qp.Connect(bi); err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // rnrTimes is the InfiniBand RNR timer table: code → minimum RNR NAK delay
@@ -188,8 +189,8 @@ func (r *requester) readPayload(p *wire.Packet, meta bool) ([]byte, bool) {
 	}
 	b := p.Payload()
 	if meta {
-		var h Placement
-		rest, err := DecodePlacement(b, &h)
+		var h metaroce.Placement
+		rest, err := metaroce.DecodePlacement(b, &h)
 		if err != nil {
 			return nil, false
 		}

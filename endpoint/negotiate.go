@@ -3,6 +3,7 @@ package endpoint
 import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // HelloRetries is how many times a Hello is sent before the QP falls back
@@ -23,7 +24,7 @@ type negotiation struct {
 }
 
 func (g *negotiation) start(qp *QP) {
-	if qp.cfg.Mode != ModeMetaRoCE || qp.remote.Caps&CapMetaRoCE == 0 {
+	if qp.cfg.Mode != ModeMetaRoCE || qp.remote.Caps&metaroce.CapMetaRoCE == 0 {
 		g.conclude(qp, ModeRoCEv2)
 		return
 	}
@@ -40,7 +41,7 @@ func (g *negotiation) send(qp *QP) {
 		return
 	}
 	g.tries++
-	qp.sendHello(OpHello)
+	qp.sendHello(metaroce.OpHello)
 	g.timer = qp.nic.sched.AfterFunc(qp.cfg.Timeout, func() {
 		g.timer = nil
 		if !g.done && qp.state == StateRTS {
@@ -57,7 +58,7 @@ func (g *negotiation) conclude(qp *QP, m Mode) {
 	}
 	g.done = true
 	qp.mode = m
-	if m == ModeMetaRoCE && qp.cfg.Paths > 1 && qp.remote.Caps&CapMultipath != 0 || m == ModeMetaRoCE && qp.cfg.Paths > 1 {
+	if m == ModeMetaRoCE && qp.cfg.Paths > 1 && qp.remote.Caps&metaroce.CapMultipath != 0 || m == ModeMetaRoCE && qp.cfg.Paths > 1 {
 		_ = qp.req.setPaths(qp.cfg.Paths)
 	}
 	if qp.state == StateRTS {
@@ -74,19 +75,19 @@ func (g *negotiation) stop() {
 
 // onHello handles Hello and HelloAck.
 func (g *negotiation) onHello(qp *QP, p *wire.Packet) {
-	var h Hello
-	if p.Raw == nil || DecodeHello(p.Payload(), &h) != nil {
+	var h metaroce.Hello
+	if p.Raw == nil || metaroce.DecodeHello(p.Payload(), &h) != nil {
 		qp.ctr.rxDropped++
 		return
 	}
-	if qp.cfg.Mode != ModeMetaRoCE && qp.nic.mut(MutHelloInRoCEv2) && wire.Opcode(p.Opcode) == OpHello {
-		qp.sendHello(OpHelloAck)
+	if qp.cfg.Mode != ModeMetaRoCE && qp.nic.mut(MutHelloInRoCEv2) && wire.Opcode(p.Opcode) == metaroce.OpHello {
+		qp.sendHello(metaroce.OpHelloAck)
 	}
-	if qp.cfg.Mode != ModeMetaRoCE || h.Caps&CapMetaRoCE == 0 {
+	if qp.cfg.Mode != ModeMetaRoCE || h.Caps&metaroce.CapMetaRoCE == 0 {
 		return // a plain RoCEv2 endpoint ignores the opcode, as real NICs do
 	}
-	if wire.Opcode(p.Opcode) == OpHello {
-		qp.sendHello(OpHelloAck)
+	if wire.Opcode(p.Opcode) == metaroce.OpHello {
+		qp.sendHello(metaroce.OpHelloAck)
 	}
 	if qp.state == StateRTS && !g.done {
 		g.conclude(qp, ModeMetaRoCE)
@@ -97,9 +98,9 @@ func (g *negotiation) onHello(qp *QP, p *wire.Packet) {
 
 func (qp *QP) sendHello(op wire.Opcode) {
 	n := qp.nic
-	h := Hello{Version: HelloVersion, Paths: uint8(qp.cfg.Paths), Caps: qp.Info().Caps}
-	var buf [HelloLen]byte
+	h := metaroce.Hello{Version: metaroce.HelloVersion, Paths: uint8(qp.cfg.Paths), Caps: qp.Info().Caps}
+	var buf [metaroce.HelloLen]byte
 	p := qp.header(op, n.opts.CtrlDSCP, false, qp.pathPort(0, 0), qp.cfg.PSN)
 	qp.ctr.hellosTx++
-	n.sendCtrl(n.finish(p, true, AppendHello(buf[:0], &h), nil, 0))
+	n.sendCtrl(n.finish(p, true, metaroce.AppendHello(buf[:0], &h), nil, 0))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // Options configure a NIC. Zero fields take the defaults named on them.
@@ -444,5 +445,5 @@ func (n *NIC) sendGrant(g cc.Grant) {
 	if qp == nil || qp.state == StateError {
 		return
 	}
-	qp.sendCredit(OpCreditGrant, g.Flow&0xFF, g.Bytes)
+	qp.sendCredit(metaroce.OpCreditGrant, g.Flow&0xFF, g.Bytes)
 }

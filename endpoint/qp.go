@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // Mode is a QP's reliability mode.
@@ -242,9 +243,9 @@ func (qp *QP) Info() ConnInfo {
 	ci := ConnInfo{QPN: qp.qpn, PSN: qp.cfg.PSN, IP: qp.nic.opts.IP, MAC: qp.nic.opts.MAC,
 		MTU: qp.nic.opts.MTU, Mode: qp.cfg.Mode, Paths: qp.cfg.Paths}
 	if qp.cfg.Mode == ModeMetaRoCE {
-		ci.Caps = CapMetaRoCE | CapTrim | CapCredit
+		ci.Caps = metaroce.CapMetaRoCE | metaroce.CapTrim | metaroce.CapCredit
 		if qp.cfg.Paths > 1 {
-			ci.Caps |= CapMultipath
+			ci.Caps |= metaroce.CapMultipath
 		}
 	}
 	return ci
@@ -450,15 +451,15 @@ func (qp *QP) receive(p *wire.Packet, trimmed bool) {
 		return
 	}
 	op := wire.Opcode(p.Opcode)
-	if op <= wire.OpReadResponseOnly || op >= OpDataBase {
+	if op <= wire.OpReadResponseOnly || op >= metaroce.OpDataBase {
 		if p.ECN == wire.ECNCE {
 			qp.notifyCE(p)
 		}
-		if op <= wire.OpReadRequest || op >= OpDataBase && op < OpDataBase|wire.OpReadResponseFirst {
+		if op <= wire.OpReadRequest || op >= metaroce.OpDataBase && op < metaroce.OpDataBase|wire.OpReadResponseFirst {
 			qp.creditData(p)
 		}
 	}
-	if base, ok := isDataOpcode(op); ok {
+	if base, ok := metaroce.IsDataOpcode(op); ok {
 		if base >= wire.OpReadResponseFirst {
 			qp.req.onReadResponse(p, base, trimmed)
 		} else {
@@ -475,11 +476,11 @@ func (qp *QP) receive(p *wire.Packet, trimmed bool) {
 		if !trimmed {
 			qp.req.onAck(p)
 		}
-	case op == OpSACK:
+	case op == metaroce.OpSACK:
 		qp.req.onSACK(p)
-	case op == OpHello || op == OpHelloAck:
+	case op == metaroce.OpHello || op == metaroce.OpHelloAck:
 		qp.neg.onHello(qp, p)
-	case op == OpCreditGrant || op == OpCreditReq:
+	case op == metaroce.OpCreditGrant || op == metaroce.OpCreditReq:
 		qp.onCredit(p, op)
 	default:
 		qp.ctr.rxDropped++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // MetaRoCE responder: out-of-order placement, a receive bitmap over the
@@ -21,7 +22,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	if trimmed {
 		qp.ctr.trimsRx++
 		if seq >= s.ePSN && !s.bits[seq&s.mask] {
-			fl := SACKTrim
+			fl := metaroce.SACKTrim
 			if qp.nic.mut(MutNoTrimFlag) {
 				fl = 0
 			}
@@ -50,17 +51,17 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	}
 	if seq < s.ePSN || seq-s.ePSN < window && s.bits[seq&s.mask] {
 		qp.ctr.dupPkts++
-		s.sendSACK(seq, SACKDup)
+		s.sendSACK(seq, metaroce.SACKDup)
 		return
 	}
 	if seq-s.ePSN >= window || seq > s.ePSN && qp.nic.mut(MutNoOOOPlacement) {
 		qp.ctr.rxDropped++
 		return
 	}
-	var h Placement
+	var h metaroce.Placement
 	var data []byte
 	if p.Raw != nil {
-		rest, err := DecodePlacement(p.Payload(), &h)
+		rest, err := metaroce.DecodePlacement(p.Payload(), &h)
 		if err != nil {
 			qp.ctr.rxDropped++
 			return
@@ -73,13 +74,13 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	if data != nil {
 		n = uint64(len(data))
 	}
-	d := rxDone{last: h.Flags&PlaceLast != 0, length: h.MsgLen, imm: h.Imm, hasImm: h.Flags&PlaceImm != 0}
+	d := rxDone{last: h.Flags&metaroce.PlaceLast != 0, length: h.MsgLen, imm: h.Imm, hasImm: h.Flags&metaroce.PlaceImm != 0}
 	if base <= wire.OpSendOnlyImm {
 		k := s.rqSSN + uint32(psnDiff(h.MsgSeq&psnMask, s.rqSSN&psnMask))
 		idx := int(k - s.rqSSN)
 		if idx < 0 {
 			qp.ctr.dupPkts++
-			s.sendSACK(seq, SACKDup)
+			s.sendSACK(seq, metaroce.SACKDup)
 			return
 		}
 		if idx >= len(s.rq) {
@@ -104,7 +105,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 			}
 			d.recv, d.write = true, true
 		}
-		if n > 0 || h.Flags&PlaceFirst != 0 {
+		if n > 0 || h.Flags&metaroce.PlaceFirst != 0 {
 			mr, err := qp.nic.lookup(h.RKey, true, qp.pd, h.Addr, n, AccessRemoteWrite)
 			if err != nil {
 				s.nak(seq, wire.SyndromeNAKRemoteAccess, err)
@@ -177,12 +178,12 @@ func (s *responder) sendSACK(trigger uint64, flags uint8) {
 	qp := s.qp
 	n := qp.nic
 	s.unacked = 0
-	sk := SACK{Flags: flags, Trigger: uint32(trigger), MSN: s.msn}
+	sk := metaroce.SACK{Flags: flags, Trigger: uint32(trigger), MSN: s.msn}
 	base := s.ePSN + 1 // bit i: ePSN+1+i (cumulative ack is ePSN−1, ePSN is missing)
 	if n.mut(MutSACKBitmapOff1) {
 		base = s.ePSN
 	}
-	for i := 0; i < 32*MaxSACKWords && base+uint64(i) < s.hi; i++ {
+	for i := 0; i < 32*metaroce.MaxSACKWords && base+uint64(i) < s.hi; i++ {
 		if s.bits[(base+uint64(i))&s.mask] {
 			sk.Bitmap[i/32] |= 1 << uint(i%32)
 			sk.Words = i/32 + 1
@@ -192,8 +193,8 @@ func (s *responder) sendSACK(trigger uint64, flags uint8) {
 		s.ackAfterReads = true
 		return
 	}
-	var buf [SACKHeaderLen + 4*MaxSACKWords]byte
-	p := qp.header(OpSACK, n.opts.AckDSCP, false, qp.pathPort(0, 0), uint32(s.ePSN-1))
+	var buf [metaroce.SACKHeaderLen + 4*metaroce.MaxSACKWords]byte
+	p := qp.header(metaroce.OpSACK, n.opts.AckDSCP, false, qp.pathPort(0, 0), uint32(s.ePSN-1))
 	qp.ctr.sacksTx++
-	n.sendCtrl(n.finish(p, true, AppendSACK(buf[:0], &sk), nil, 0))
+	n.sendCtrl(n.finish(p, true, metaroce.AppendSACK(buf[:0], &sk), nil, 0))
 }

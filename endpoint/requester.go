@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // swqe is a send WR being carried out.
@@ -279,15 +280,15 @@ func (r *requester) build(w *swqe, seq uint64, sport uint16) (*wire.Packet, int)
 		data = w.mr.slice(w.wr.Local.Addr+uint64(off), uint64(size))
 	}
 	if qp.mode == ModeMetaRoCE {
-		h := Placement{MsgSeq: w.ssn, MsgLen: w.wr.Local.Length}
+		h := metaroce.Placement{MsgSeq: w.ssn, MsgLen: w.wr.Local.Length}
 		if first {
-			h.Flags |= PlaceFirst
+			h.Flags |= metaroce.PlaceFirst
 		}
 		if last {
-			h.Flags |= PlaceLast
+			h.Flags |= metaroce.PlaceLast
 		}
 		if imm {
-			h.Flags |= PlaceImm
+			h.Flags |= metaroce.PlaceImm
 			h.Imm = w.wr.Imm
 		}
 		if op >= wire.OpWriteFirst {
@@ -295,10 +296,10 @@ func (r *requester) build(w *swqe, seq uint64, sport uint16) (*wire.Packet, int)
 		} else {
 			h.Addr = uint64(off)
 		}
-		p := qp.header(dataOpcode(op), n.opts.DataDSCP, true, sport, uint32(seq))
+		p := qp.header(metaroce.DataOpcode(op), n.opts.DataDSCP, true, sport, uint32(seq))
 		p.AckReq = ackReq
-		var pre [PlacementLen + 4]byte
-		enc := AppendPlacement(pre[:0], &h)
+		var pre [metaroce.PlacementLen + 4]byte
+		enc := metaroce.AppendPlacement(pre[:0], &h)
 		if !n.opts.Raw {
 			placementToDesc(p, &h)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 type rwqe struct {
@@ -367,16 +368,16 @@ func (s *responder) pullRead(now clock.Time) (*wire.Packet, clock.Time) {
 	seq := j.seq + uint64(j.i)
 	var p *wire.Packet
 	if qp.mode == ModeMetaRoCE {
-		h := Placement{Addr: j.addr + uint64(off), MsgLen: uint32(j.length)}
+		h := metaroce.Placement{Addr: j.addr + uint64(off), MsgLen: uint32(j.length)}
 		if first {
-			h.Flags |= PlaceFirst
+			h.Flags |= metaroce.PlaceFirst
 		}
 		if last {
-			h.Flags |= PlaceLast
+			h.Flags |= metaroce.PlaceLast
 		}
-		p = qp.header(dataOpcode(op), n.opts.DataDSCP, true, pa.port, uint32(seq))
-		var pre [PlacementLen]byte
-		enc := AppendPlacement(pre[:0], &h)
+		p = qp.header(metaroce.DataOpcode(op), n.opts.DataDSCP, true, pa.port, uint32(seq))
+		var pre [metaroce.PlacementLen]byte
+		enc := metaroce.AppendPlacement(pre[:0], &h)
 		if !n.opts.Raw {
 			placementToDesc(p, &h)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // MetaRoCE sender: selective acknowledgement and selective retransmission.
@@ -24,8 +25,8 @@ func (r *requester) onSACK(p *wire.Packet) {
 	if qp.state != StateRTS || p.Raw == nil {
 		return
 	}
-	var s SACK
-	if err := DecodeSACK(p.Payload(), &s); err != nil {
+	var s metaroce.SACK
+	if err := metaroce.DecodeSACK(p.Payload(), &s); err != nil {
 		qp.ctr.rxDropped++
 		return
 	}
@@ -38,7 +39,7 @@ func (r *requester) onSACK(p *wire.Packet) {
 		}
 	}
 	trig := r.qp.nic.unwrap(s.Trigger, r.una)
-	if s.Flags&SACKTrim != 0 && !qp.nic.mut(MutIgnoreTrim) {
+	if s.Flags&metaroce.SACKTrim != 0 && !qp.nic.mut(MutIgnoreTrim) {
 		qp.ctr.trimsRx++
 		if trig >= r.una && trig < r.maxSent && !r.rec(trig).acked && !r.rec(trig).read {
 			r.markLost(trig, true)
@@ -46,7 +47,7 @@ func (r *requester) onSACK(p *wire.Packet) {
 	} else {
 		r.delivered(trig)
 	}
-	if s.Flags&SACKECE != 0 {
+	if s.Flags&metaroce.SACKECE != 0 {
 		qp.ctr.eceRx++
 	}
 	r.detectLoss()

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"slices"
 
-	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // sacks returns the SACKs to the tester among ins.
 func (c *Conn) sacks(ins []*In) []*In {
 	var out []*In
 	for _, in := range ins {
-		if IsOp(endpoint.OpSACK)(in) && c.Mine(in) {
+		if IsOp(metaroce.OpSACK)(in) && c.Mine(in) {
 			out = append(out, in)
 		}
 	}
@@ -20,13 +20,13 @@ func (c *Conn) sacks(ins []*In) []*In {
 }
 
 // sack waits for one SACK and decodes it.
-func (c *Conn) sack(what string) (*In, endpoint.SACK) {
-	in, _ := c.t.Expect(30*us, "SACK ("+what+")", func(in *In) bool { return IsOp(endpoint.OpSACK)(in) && c.Mine(in) })
+func (c *Conn) sack(what string) (*In, metaroce.SACK) {
+	in, _ := c.t.Expect(30*us, "SACK ("+what+")", func(in *In) bool { return IsOp(metaroce.OpSACK)(in) && c.Mine(in) })
 	return in, c.t.SACKOf(in)
 }
 
 // bitmapPSNs lists the PSNs a SACK's bitmap names.
-func bitmapPSNs(cum uint32, s *endpoint.SACK) []uint32 {
+func bitmapPSNs(cum uint32, s *metaroce.SACK) []uint32 {
 	var out []uint32
 	for i := range 32 * s.Words {
 		if s.Has(i) {
@@ -47,8 +47,8 @@ var metaCases = []Case{
 			for i, in := range got {
 				c.checkCommon(in)
 				h, data := t.PlacementOf(in)
-				wantOp := endpoint.OpDataBase | []wire.Opcode{wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast}[i]
-				wantFlags := []uint8{endpoint.PlaceFirst, 0, endpoint.PlaceLast}[i]
+				wantOp := metaroce.OpDataBase | []wire.Opcode{wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast}[i]
+				wantFlags := []uint8{metaroce.PlaceFirst, 0, metaroce.PlaceLast}[i]
 				if wire.Opcode(in.P.Opcode) != wantOp || h.Flags != wantFlags || h.Addr != 0x7000+uint64(i)*1024 || h.RKey != 0x99 || h.MsgLen != 3072 || in.P.PSN != psnAdd(c.RPSN, i) {
 					t.Errorf("packet %d: opcode %#x PSN %#x placement %+v, want %#x flags %d addr %#x rkey 0x99 len 3072", i, in.P.Opcode, in.P.PSN, h, wantOp, wantFlags, 0x7000+i*1024)
 				}
@@ -88,10 +88,10 @@ var metaCases = []Case{
 				if i == 2 {
 					continue // a plain WRITE takes no SSN
 				}
-				if wire.Opcode(in.P.Opcode) != endpoint.OpDataBase|want[i].op || h.MsgSeq != want[i].ssn || h.Addr != want[i].addr {
-					t.Errorf("packet %d: opcode %#x MsgSeq %d Addr %d, want %#x %d %d", i, in.P.Opcode, h.MsgSeq, h.Addr, endpoint.OpDataBase|want[i].op, want[i].ssn, want[i].addr)
+				if wire.Opcode(in.P.Opcode) != metaroce.OpDataBase|want[i].op || h.MsgSeq != want[i].ssn || h.Addr != want[i].addr {
+					t.Errorf("packet %d: opcode %#x MsgSeq %d Addr %d, want %#x %d %d", i, in.P.Opcode, h.MsgSeq, h.Addr, metaroce.OpDataBase|want[i].op, want[i].ssn, want[i].addr)
 				}
-				if i == 3 && (h.Flags&endpoint.PlaceImm == 0 || h.Imm != 0xAB) {
+				if i == 3 && (h.Flags&metaroce.PlaceImm == 0 || h.Imm != 0xAB) {
 					t.Errorf("SEND with immediate: flags %#x imm %#x", h.Flags, h.Imm)
 				}
 			}
@@ -124,7 +124,7 @@ var metaCases = []Case{
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "write", Len: 4 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(4, 50*us)
-			c.SACK(c.RPSN, psnAdd(c.RPSN, 1), endpoint.SACKTrim)
+			c.SACK(c.RPSN, psnAdd(c.RPSN, 1), metaroce.SACKTrim)
 			re := c.requests(1, 60*us)[0]
 			if re.P.PSN != psnAdd(c.RPSN, 1) {
 				t.Errorf("resent PSN %#x, want the trimmed %#x", re.P.PSN, psnAdd(c.RPSN, 1))
@@ -142,12 +142,12 @@ var metaCases = []Case{
 			data := pattern(4096, 0x66)
 			ops := []wire.Opcode{wire.OpReadResponseFirst, wire.OpReadResponseMiddle, wire.OpReadResponseMiddle, wire.OpReadResponseLast}
 			resp := func(i int) {
-				h := endpoint.Placement{Addr: 0x20000 + uint64(i)*1024, MsgLen: 4096}
+				h := metaroce.Placement{Addr: 0x20000 + uint64(i)*1024, MsgLen: 4096}
 				if i == 0 {
-					h.Flags = endpoint.PlaceFirst
+					h.Flags = metaroce.PlaceFirst
 				}
 				if i == 3 {
-					h.Flags = endpoint.PlaceLast
+					h.Flags = metaroce.PlaceLast
 				}
 				c.Data(ops[i], psnAdd(c.RPSN, i), h, data[i*1024:(i+1)*1024], false)
 			}
@@ -203,7 +203,7 @@ var metaCases = []Case{
 			c.sack("first")
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 2), false)
 			in, s := c.sack("duplicate")
-			if s.Flags&endpoint.SACKDup == 0 || s.Trigger != c.PSN || in.P.PSN != c.PSN {
+			if s.Flags&metaroce.SACKDup == 0 || s.Trigger != c.PSN || in.P.PSN != c.PSN {
 				t.Errorf("duplicate: SACK C=%#x trigger %#x flags %#x, want DUP for %#x", in.P.PSN, s.Trigger, s.Flags, c.PSN)
 			}
 			if !bytes.Equal(c.Mem(0, 64), pattern(64, 1)) {
@@ -216,11 +216,11 @@ var metaCases = []Case{
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 1), true)
 			c.sack("first")
-			h := endpoint.Placement{Flags: endpoint.PlaceFirst | endpoint.PlaceLast, Addr: c.QP.Buf.Addr + 64, RKey: c.QP.Buf.RKey, MsgLen: 64}
-			p := c.hdr(endpoint.OpDataBase|wire.OpWriteOnly, psnAdd(c.PSN, 1), 63, true)
-			t.Send(p, endpoint.AppendPlacement(nil, &h))
+			h := metaroce.Placement{Flags: metaroce.PlaceFirst | metaroce.PlaceLast, Addr: c.QP.Buf.Addr + 64, RKey: c.QP.Buf.RKey, MsgLen: 64}
+			p := c.hdr(metaroce.OpDataBase|wire.OpWriteOnly, psnAdd(c.PSN, 1), 63, true)
+			t.Send(p, metaroce.AppendPlacement(nil, &h))
 			in, s := c.sack("trimmed")
-			if s.Flags&endpoint.SACKTrim == 0 || s.Trigger != psnAdd(c.PSN, 1) || in.P.PSN != c.PSN {
+			if s.Flags&metaroce.SACKTrim == 0 || s.Trigger != psnAdd(c.PSN, 1) || in.P.PSN != c.PSN {
 				t.Errorf("trimmed: SACK C=%#x trigger %#x flags %#x, want TRIM for %#x", in.P.PSN, s.Trigger, s.Flags, psnAdd(c.PSN, 1))
 			}
 		}},
@@ -249,13 +249,13 @@ var metaCases = []Case{
 			rq.VA, rq.RKey, rq.DMALen, rq.AckReq = c.QP.Buf.Addr, c.QP.Buf.RKey, 256, true
 			t.Send(rq, nil)
 			for _, in := range t.Collect(20 * us) {
-				if c.Mine(in) && in.P.Opcode >= uint8(endpoint.OpDataBase|wire.OpReadResponseFirst) {
+				if c.Mine(in) && in.P.Opcode >= uint8(metaroce.OpDataBase|wire.OpReadResponseFirst) {
 					t.Fatalf("READ answered before the earlier PSN arrived")
 				}
 			}
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(256, 2), false)
 			in, _ := t.Expect(30*us, "READ response", func(in *In) bool {
-				return c.Mine(in) && in.P.Opcode == uint8(endpoint.OpDataBase|wire.OpReadResponseOnly)
+				return c.Mine(in) && in.P.Opcode == uint8(metaroce.OpDataBase|wire.OpReadResponseOnly)
 			})
 			if _, data := t.PlacementOf(in); !bytes.Equal(data, pattern(256, 2)) || in.P.PSN != psnAdd(c.PSN, 1) {
 				t.Errorf("READ response PSN %#x does not carry the data the earlier WRITE wrote", in.P.PSN)

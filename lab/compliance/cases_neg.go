@@ -1,8 +1,8 @@
 package compliance
 
 import (
-	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // isMeta reports whether in carries a MetaRoCE opcode.
@@ -18,11 +18,11 @@ var negCases = []Case{
 			if h.P.DSCP != 48 || h.P.ECN != wire.ECNNotECT {
 				t.Errorf("HELLO DSCP %d ECN %d, want 48 Not-ECT", h.P.DSCP, h.P.ECN)
 			}
-			var hl endpoint.Hello
-			if err := endpoint.DecodeHello(h.P.Payload(), &hl); err != nil {
+			var hl metaroce.Hello
+			if err := metaroce.DecodeHello(h.P.Payload(), &hl); err != nil {
 				t.Fatalf("HELLO payload: %v", err)
 			}
-			if hl.Version != 1 || hl.Caps&endpoint.CapMetaRoCE == 0 || hl.Paths != 1 || h.P.PSN != c.RPSN {
+			if hl.Version != 1 || hl.Caps&metaroce.CapMetaRoCE == 0 || hl.Paths != 1 || h.P.PSN != c.RPSN {
 				t.Errorf("HELLO version %d caps %#x paths %d PSN %#x, want 1, METAROCE, 1, %#x", hl.Version, hl.Caps, hl.Paths, h.P.PSN, c.RPSN)
 			}
 			if h.P.SrcPort < 0xC000 {
@@ -34,9 +34,9 @@ var negCases = []Case{
 					t.Fatalf("request opcode %#x sent before the negotiation concluded", in.P.Opcode)
 				}
 			}
-			c.SendHello(endpoint.OpHelloAck)
+			c.SendHello(metaroce.OpHelloAck)
 			r := c.requests(1, 50*us)[0]
-			if wire.Opcode(r.P.Opcode) != endpoint.OpDataBase|wire.OpWriteOnly {
+			if wire.Opcode(r.P.Opcode) != metaroce.OpDataBase|wire.OpWriteOnly {
 				t.Errorf("after HELLO-ACK the WRITE went as opcode %#x, want MetaRoCE DATA 0xea", r.P.Opcode)
 			}
 			if r.P.SrcPort != h.P.SrcPort {
@@ -47,8 +47,8 @@ var negCases = []Case{
 		Cites: []string{"MR-1.2", "MR-3.3"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
-			c.SendHello(endpoint.OpHello)
-			a, _ := t.Expect(50*us, "HELLO-ACK", IsOp(endpoint.OpHelloAck))
+			c.SendHello(metaroce.OpHello)
+			a, _ := t.Expect(50*us, "HELLO-ACK", IsOp(metaroce.OpHelloAck))
 			if a.P.DSCP != 48 {
 				t.Errorf("HELLO-ACK DSCP %d, want 48", a.P.DSCP)
 			}
@@ -66,7 +66,7 @@ var negCases = []Case{
 			var req *In
 			for _, in := range t.Collect(1500 * us) {
 				switch {
-				case IsOp(endpoint.OpHello)(in):
+				case IsOp(metaroce.OpHello)(in):
 					hellos = append(hellos, in)
 				case isMeta(in):
 					t.Errorf("MetaRoCE opcode %#x without agreement", in.P.Opcode)
@@ -93,7 +93,7 @@ var negCases = []Case{
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "rocev2"})
-			c.SendHello(endpoint.OpHello)
+			c.SendHello(metaroce.OpHello)
 			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			for _, in := range t.Collect(100 * us) {
 				if isMeta(in) {

@@ -4,6 +4,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/metaroce"
 )
 
 // ConnOpts says how a case connects the tester's QP to a new IUT QP.
@@ -75,17 +76,17 @@ func (t *T) Connect(o ConnOpts) *Conn {
 	offer := o.Mode == "metaroce" && !o.NoOffer
 	if offer {
 		mine.Mode = endpoint.ModeMetaRoCE
-		mine.Caps = endpoint.CapMetaRoCE | endpoint.CapTrim | endpoint.CapMultipath
+		mine.Caps = metaroce.CapMetaRoCE | metaroce.CapTrim | metaroce.CapMultipath
 	}
 	t.must(t.env.Connect(h.ID, mine), "adapter: connect")
 	if !offer {
 		return c
 	}
-	c.Hello, _ = t.Expect(helloWait, "HELLO from the MetaRoCE IUT QP", func(in *In) bool { return in.P.Opcode == uint8(endpoint.OpHello) })
+	c.Hello, _ = t.Expect(helloWait, "HELLO from the MetaRoCE IUT QP", func(in *In) bool { return in.P.Opcode == uint8(metaroce.OpHello) })
 	if o.Silent {
 		return c
 	}
-	c.SendHello(endpoint.OpHelloAck)
+	c.SendHello(metaroce.OpHelloAck)
 	c.Meta = true
 	return c
 }
@@ -113,16 +114,16 @@ func (c *Conn) Write(psn uint32, va uint64, rkey uint32, data []byte, ackReq boo
 }
 
 // Data sends a MetaRoCE DATA packet (opcode 0xE0 | rc) with placement h.
-func (c *Conn) Data(rc wire.Opcode, psn uint32, h endpoint.Placement, data []byte, ackReq bool) *wire.Packet {
-	p := c.Req(endpoint.OpDataBase|rc, psn)
+func (c *Conn) Data(rc wire.Opcode, psn uint32, h metaroce.Placement, data []byte, ackReq bool) *wire.Packet {
+	p := c.Req(metaroce.OpDataBase|rc, psn)
 	p.AckReq = ackReq
-	c.t.Send(p, append(endpoint.AppendPlacement(nil, &h), data...))
+	c.t.Send(p, append(metaroce.AppendPlacement(nil, &h), data...))
 	return p
 }
 
 // MetaWrite sends one MetaRoCE WRITE Only packet of data to va.
 func (c *Conn) MetaWrite(psn uint32, va uint64, data []byte, ackReq bool) {
-	h := endpoint.Placement{Flags: endpoint.PlaceFirst | endpoint.PlaceLast, Addr: va, RKey: c.QP.Buf.RKey, MsgLen: uint32(len(data))}
+	h := metaroce.Placement{Flags: metaroce.PlaceFirst | metaroce.PlaceLast, Addr: va, RKey: c.QP.Buf.RKey, MsgLen: uint32(len(data))}
 	c.Data(wire.OpWriteOnly, psn, h, data, ackReq)
 }
 
@@ -136,23 +137,23 @@ func (c *Conn) Ack(psn uint32, syn uint8) {
 // SACK sends a SACK with cumulative PSN cum, trigger and flags; got are
 // PSNs past the hole that arrived.
 func (c *Conn) SACK(cum, trigger uint32, flags uint8, got ...uint32) {
-	s := endpoint.SACK{Flags: flags, Trigger: trigger & 0xFFFFFF, MSN: c.MSN}
+	s := metaroce.SACK{Flags: flags, Trigger: trigger & 0xFFFFFF, MSN: c.MSN}
 	for _, g := range got {
 		i := int((g - cum - 2) & 0xFFFFFF)
-		if i < 32*endpoint.MaxSACKWords {
+		if i < 32*metaroce.MaxSACKWords {
 			s.Bitmap[i/32] |= 1 << uint(i%32)
 			s.Words = max(s.Words, i/32+1)
 		}
 	}
-	p := c.hdr(endpoint.OpSACK, cum, 26, false)
-	c.t.Send(p, endpoint.AppendSACK(nil, &s))
+	p := c.hdr(metaroce.OpSACK, cum, 26, false)
+	c.t.Send(p, metaroce.AppendSACK(nil, &s))
 }
 
 // SendHello sends HELLO or HELLO-ACK offering MetaRoCE.
 func (c *Conn) SendHello(op wire.Opcode) {
-	h := endpoint.Hello{Version: endpoint.HelloVersion, Paths: 1, Caps: endpoint.CapMetaRoCE | endpoint.CapTrim | endpoint.CapMultipath}
+	h := metaroce.Hello{Version: metaroce.HelloVersion, Paths: 1, Caps: metaroce.CapMetaRoCE | metaroce.CapTrim | metaroce.CapMultipath}
 	p := c.hdr(op, c.PSN, 48, false)
-	c.t.Send(p, endpoint.AppendHello(nil, &h))
+	c.t.Send(p, metaroce.AppendHello(nil, &h))
 }
 
 // Mine reports whether in is addressed to the tester's QP.
@@ -163,7 +164,7 @@ func (c *Conn) Mine(in *In) bool { return in.P.DestQP == c.QPN }
 // response).
 func IsRequest(in *In) bool {
 	op := wire.Opcode(in.P.Opcode)
-	return in.P.Kind == wire.KindRoCE && (op <= wire.OpReadRequest || op >= endpoint.OpDataBase && op < endpoint.OpDataBase|wire.OpReadResponseFirst)
+	return in.P.Kind == wire.KindRoCE && (op <= wire.OpReadRequest || op >= metaroce.OpDataBase && op < metaroce.OpDataBase|wire.OpReadResponseFirst)
 }
 
 // IsOp reports whether in has BTH opcode op.
@@ -174,18 +175,18 @@ func IsOp(op wire.Opcode) func(*In) bool {
 }
 
 // SACKOf decodes the SACK in in.
-func (t *T) SACKOf(in *In) endpoint.SACK {
-	var s endpoint.SACK
-	if err := endpoint.DecodeSACK(in.P.Payload(), &s); err != nil {
+func (t *T) SACKOf(in *In) metaroce.SACK {
+	var s metaroce.SACK
+	if err := metaroce.DecodeSACK(in.P.Payload(), &s); err != nil {
 		t.Fatalf("SACK from the IUT does not decode: %v", err)
 	}
 	return s
 }
 
 // PlacementOf decodes the Placement header of a MetaRoCE DATA packet.
-func (t *T) PlacementOf(in *In) (endpoint.Placement, []byte) {
-	var h endpoint.Placement
-	rest, err := endpoint.DecodePlacement(in.P.Payload(), &h)
+func (t *T) PlacementOf(in *In) (metaroce.Placement, []byte) {
+	var h metaroce.Placement
+	rest, err := metaroce.DecodePlacement(in.P.Payload(), &h)
 	if err != nil {
 		t.Fatalf("DATA from the IUT: placement header: %v", err)
 	}

@@ -1,4 +1,10 @@
-package endpoint
+// Package metaroce is MetaRoCE's wire format: the opcodes it takes from
+// the BTH's manufacturer-specific range, the capability bits two ends
+// negotiate, and the headers and payloads it adds to RoCEv2 (Placement,
+// SACK, Credit, Hello), each with its append and decode. docs/design.md
+// describes the protocol; endpoint speaks it, and the compliance suite
+// builds and reads its packets with this package.
+package metaroce
 
 import (
 	"encoding/binary"
@@ -7,6 +13,9 @@ import (
 
 	"github.com/rocelab/rocelab/wire"
 )
+
+// psnMask keeps the 24 bits of a PSN.
+const psnMask = 0xFFFFFF
 
 // MetaRoCE packets use BTH opcodes in the manufacturer-specific range
 // 0xC0–0xFF, so that any RoCEv2 parser reads a valid BTH (and the ICRC) and
@@ -24,11 +33,11 @@ const (
 // Placement header right after the BTH, then the payload.
 const OpDataBase wire.Opcode = 0xE0
 
-// dataOpcode returns the MetaRoCE data opcode for an RC opcode.
-func dataOpcode(rc wire.Opcode) wire.Opcode { return OpDataBase | rc }
+// DataOpcode returns the MetaRoCE data opcode for an RC opcode.
+func DataOpcode(rc wire.Opcode) wire.Opcode { return OpDataBase | rc }
 
-// isDataOpcode reports whether o is a MetaRoCE data opcode, and its RC base.
-func isDataOpcode(o wire.Opcode) (wire.Opcode, bool) {
+// IsDataOpcode reports whether o is a MetaRoCE data opcode, and its RC base.
+func IsDataOpcode(o wire.Opcode) (wire.Opcode, bool) {
 	if o >= OpDataBase && o <= OpDataBase|wire.OpReadResponseOnly {
 		return o &^ OpDataBase, true
 	}
@@ -129,18 +138,6 @@ func DecodePlacement(b []byte, h *Placement) ([]byte, error) {
 		h.Imm = binary.BigEndian.Uint32(b[24:])
 	}
 	return b[h.Len():], nil
-}
-
-// In payload-free simulation a data packet has no bytes; the Placement
-// header then travels in descriptor fields: Addr in VA, RKey in RKey,
-// MsgLen in DMALen, MsgSeq in MSN (24 bits), Flags in Syndrome, Imm in Imm.
-func placementToDesc(p *wire.Packet, h *Placement) {
-	p.VA, p.RKey, p.DMALen, p.MSN, p.Syndrome = h.Addr, h.RKey, h.MsgLen, h.MsgSeq&psnMask, h.Flags
-	p.HasImm, p.Imm = h.Flags&PlaceImm != 0, h.Imm
-}
-
-func placementFromDesc(p *wire.Packet, h *Placement) {
-	*h = Placement{Flags: p.Syndrome, MsgSeq: p.MSN, Addr: p.VA, RKey: p.RKey, MsgLen: p.DMALen, Imm: p.Imm}
 }
 
 // SACK flags.
@@ -298,25 +295,4 @@ func DecodeHello(b []byte, h *Hello) error {
 		return errors.New("hello: version 0")
 	}
 	return nil
-}
-
-// psnMask keeps the 24 bits of a PSN.
-const psnMask = 0xFFFFFF
-
-// psnDiff returns a−b as a signed distance in the 24-bit PSN space.
-func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
-
-// unwrap turns a 24-bit PSN into the 64-bit sequence number nearest ref
-// (ref is a sequence number, whose low 24 bits are a PSN).
-func unwrap(psn uint32, ref uint64) uint64 {
-	return uint64(int64(ref) + int64(psnDiff(psn&psnMask, uint32(ref)&psnMask)))
-}
-
-// unwrap is unwrap, or with MutPSNNoWrap the distance taken without the
-// wrap (a mutant only the compliance suite's PSN-wrap cases catch).
-func (n *NIC) unwrap(psn uint32, ref uint64) uint64 {
-	if n.mut(MutPSNNoWrap) {
-		return uint64(int64(ref) + int64(psn&psnMask) - int64(uint32(ref)&psnMask))
-	}
-	return unwrap(psn, ref)
 }
