@@ -57,12 +57,3 @@ func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 	binary.BigEndian.PutUint32(h, uint32(a.Syndrome)<<24|a.MSN)
 	return nil
 }
-
-func decodeAETH(data []byte, p gopacket.PacketBuilder) error {
-	a := &AETH{}
-	if err := a.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(a)
-	return p.NextDecoder(gopacket.LayerTypePayload)
-}

@@ -115,37 +115,32 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 // then hands the rest to the payload decoder.
 func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	b := &BTH{}
-	if err := b.DecodeFromBytes(data, p); err != nil {
+	if err := decodeInto(b, data, p); err != nil {
 		return err
 	}
-	p.AddLayer(b)
 	rest := b.Payload
 	ext := b.Opcode.Ext()
 	if ext&ExtRETH != 0 {
 		r := &RETH{}
-		if err := r.DecodeFromBytes(rest, p); err != nil {
+		if err := decodeInto(r, rest, p); err != nil {
 			return err
 		}
 		if ext&ExtImmDt != 0 {
 			r.next = LayerTypeImmDt
 		}
-		p.AddLayer(r)
 		rest = r.Payload
 	}
 	if ext&ExtAETH != 0 {
 		a := &AETH{}
-		if err := a.DecodeFromBytes(rest, p); err != nil {
+		if err := decodeInto(a, rest, p); err != nil {
 			return err
 		}
-		p.AddLayer(a)
 		rest = a.Payload
 	}
 	if ext&ExtImmDt != 0 {
-		i := &ImmDt{}
-		if err := i.DecodeFromBytes(rest, p); err != nil {
+		if err := decodeInto(&ImmDt{}, rest, p); err != nil {
 			return err
 		}
-		p.AddLayer(i)
 	}
 	return p.NextDecoder(gopacket.LayerTypePayload)
 }

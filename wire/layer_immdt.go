@@ -44,12 +44,3 @@ func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 	binary.BigEndian.PutUint32(h, i.Imm)
 	return nil
 }
-
-func decodeImmDt(data []byte, p gopacket.PacketBuilder) error {
-	i := &ImmDt{}
-	if err := i.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(i)
-	return p.NextDecoder(gopacket.LayerTypePayload)
-}

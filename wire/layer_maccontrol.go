@@ -52,12 +52,3 @@ func (m *MACControl) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Seria
 	binary.BigEndian.PutUint16(h, m.Opcode)
 	return nil
 }
-
-func decodeMACControl(data []byte, p gopacket.PacketBuilder) error {
-	m := &MACControl{}
-	if err := m.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(m)
-	return p.NextDecoder(m.NextLayerType())
-}

@@ -21,8 +21,9 @@ func (f *Pause) LayerType() gopacket.LayerType { return LayerTypePause }
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (f *Pause) CanDecode() gopacket.LayerClass { return LayerTypePause }
 
-// NextLayerType returns the payload; a PAUSE frame carries none.
-func (f *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+// NextLayerType returns gopacket.LayerTypeZero: a PAUSE frame carries
+// nothing after its pause time but padding.
+func (f *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
 
 // DecodeFromBytes decodes the pause time at the start of data.
 func (f *Pause) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
@@ -43,14 +44,5 @@ func (f *Pause) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 		return err
 	}
 	binary.BigEndian.PutUint16(h, f.Quanta)
-	return nil
-}
-
-func decodePause(data []byte, p gopacket.PacketBuilder) error {
-	f := &Pause{}
-	if err := f.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(f)
 	return nil
 }

@@ -34,8 +34,9 @@ func (f *PFC) LayerType() gopacket.LayerType { return LayerTypePFC }
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (f *PFC) CanDecode() gopacket.LayerClass { return LayerTypePFC }
 
-// NextLayerType returns the payload; a PFC frame carries none.
-func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+// NextLayerType returns gopacket.LayerTypeZero: a PFC frame carries
+// nothing after its pause times but padding.
+func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
 
 // DecodeFromBytes decodes the PFC parameters at the start of data.
 func (f *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
@@ -62,14 +63,5 @@ func (f *PFC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	for i, q := range f.Quanta {
 		binary.BigEndian.PutUint16(h[2+2*i:], q)
 	}
-	return nil
-}
-
-func decodePFC(data []byte, p gopacket.PacketBuilder) error {
-	f := &PFC{}
-	if err := f.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(f)
 	return nil
 }

@@ -68,12 +68,3 @@ func (r *RETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 	binary.BigEndian.PutUint32(h[12:], r.DMALen)
 	return nil
 }
-
-func decodeRETH(data []byte, p gopacket.PacketBuilder) error {
-	r := &RETH{}
-	if err := r.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(r)
-	return p.NextDecoder(gopacket.LayerTypePayload)
-}

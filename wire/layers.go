@@ -35,21 +35,55 @@ var registerOnce sync.Once
 // dispatch out of UDP and Ethernet.
 func Register() {
 	registerOnce.Do(func() {
-		reg := func(lt gopacket.LayerType, name string, dec func([]byte, gopacket.PacketBuilder) error) {
-			gopacket.RegisterLayerType(int(lt), gopacket.LayerTypeMetadata{Name: name, Decoder: gopacket.DecodeFunc(dec)})
+		reg := func(lt gopacket.LayerType, name string, dec gopacket.DecodeFunc) {
+			gopacket.RegisterLayerType(int(lt), gopacket.LayerTypeMetadata{Name: name, Decoder: dec})
 		}
 		reg(LayerTypeBTH, "BTH", decodeBTH)
-		reg(LayerTypeRETH, "RETH", decodeRETH)
-		reg(LayerTypeAETH, "AETH", decodeAETH)
-		reg(LayerTypeImmDt, "ImmDt", decodeImmDt)
-		reg(LayerTypeMACControl, "MACControl", decodeMACControl)
-		reg(LayerTypePFC, "PFC", decodePFC)
-		reg(LayerTypePause, "Pause", decodePause)
+		reg(LayerTypeRETH, "RETH", decoder[RETH]())
+		reg(LayerTypeAETH, "AETH", decoder[AETH]())
+		reg(LayerTypeImmDt, "ImmDt", decoder[ImmDt]())
+		reg(LayerTypeMACControl, "MACControl", decoder[MACControl]())
+		reg(LayerTypePFC, "PFC", decoder[PFC]())
+		reg(LayerTypePause, "Pause", decoder[Pause]())
 		layers.RegisterUDPPortLayerType(RoCEPort, LayerTypeBTH)
 		layers.EthernetTypeMetadata[EtherTypeMACControl] = layers.EnumMetadata{
-			DecodeWith: gopacket.DecodeFunc(decodeMACControl),
+			DecodeWith: decoder[MACControl](),
 			Name:       "MACControl",
 			LayerType:  LayerTypeMACControl,
 		}
 	})
+}
+
+// header is what each layer of this package is to gopacket.
+type header interface {
+	gopacket.DecodingLayer
+	gopacket.Layer
+}
+
+// decodeInto decodes l from the start of data and adds it to p.
+func decodeInto(l header, data []byte, p gopacket.PacketBuilder) error {
+	if err := l.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(l)
+	return nil
+}
+
+// decoder is gopacket's decoder for the layer a T is: it decodes a new T,
+// adds it, and hands what follows to the layer the T names next, or stops
+// where it names none (gopacket.LayerTypeZero).
+func decoder[T any, P interface {
+	*T
+	header
+}]() gopacket.DecodeFunc {
+	return func(data []byte, p gopacket.PacketBuilder) error {
+		l := P(new(T))
+		if err := decodeInto(l, data, p); err != nil {
+			return err
+		}
+		if next := l.NextLayerType(); next != gopacket.LayerTypeZero {
+			return p.NextDecoder(next)
+		}
+		return nil
+	}
 }

@@ -45,6 +45,21 @@ const (
 	DefaultTxDepth    = 128
 )
 
+// Defaults fills in what a request to run a test left out: the operation
+// (write), the message size (DefaultSize) and, unless it runs for a
+// time, the messages per QP (DefaultIterations).
+func Defaults(op *string, size, iterations *int, timed bool) {
+	if *op == "" {
+		*op = Write.String()
+	}
+	if *size <= 0 {
+		*size = DefaultSize
+	}
+	if *iterations <= 0 && !timed {
+		*iterations = DefaultIterations
+	}
+}
+
 // Config is one test.
 type Config struct {
 	Op Op
@@ -214,9 +229,7 @@ func (p *pair) post() {
 
 func (p *pair) clientWC(wc endpoint.WC) {
 	t := p.t
-	if wc.Status != endpoint.StatusSuccess {
-		t.errs++
-		t.fail(fmt.Errorf("perftest: client completion %v: %v", wc.Status, wc.Err))
+	if !t.succeeded(wc, "client") {
 		return
 	}
 	lat := t.cfg.Latency
@@ -241,9 +254,7 @@ func (p *pair) clientWC(wc endpoint.WC) {
 
 func (p *pair) serverWC(wc endpoint.WC) {
 	t := p.t
-	if wc.Status != endpoint.StatusSuccess {
-		t.errs++
-		t.fail(fmt.Errorf("perftest: server completion %v: %v", wc.Status, wc.Err))
+	if !t.succeeded(wc, "server") {
 		return
 	}
 	if wc.Opcode != endpoint.WCRecv && wc.Opcode != endpoint.WCRecvWriteImm {
@@ -255,6 +266,17 @@ func (p *pair) serverWC(wc endpoint.WC) {
 			t.fail(err)
 		}
 	}
+}
+
+// succeeded reports whether a completion of the side succeeded, and
+// fails the test when it did not.
+func (t *Test) succeeded(wc endpoint.WC, side string) bool {
+	if wc.Status == endpoint.StatusSuccess {
+		return true
+	}
+	t.errs++
+	t.fail(fmt.Errorf("perftest: %s completion %v: %v", side, wc.Status, wc.Err))
+	return false
 }
 
 func (t *Test) fail(err error) {

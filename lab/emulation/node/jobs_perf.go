@@ -55,15 +55,7 @@ func (ep *epState) startPerf(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	if req.Op == "" {
-		req.Op = "write"
-	}
-	if req.Size <= 0 {
-		req.Size = perftest.DefaultSize
-	}
-	if req.Iterations <= 0 && req.Duration <= 0 {
-		req.Iterations = perftest.DefaultIterations
-	}
+	perftest.Defaults(&req.Op, &req.Size, &req.Iterations, req.Duration > 0)
 	if req.Duration > 0 {
 		req.Iterations = 0
 	}

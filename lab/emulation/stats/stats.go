@@ -151,23 +151,13 @@ func Compute(prev, cur Snapshot) Report {
 	nics := map[string]*NIC{}
 	qps := map[string]*QP{}
 	ifnames := map[string]string{}
-	port := func(s telemetry.Sample) *Port {
-		k := s.Label("node") + "\x00" + s.Label("port")
-		p := ports[k]
-		if p == nil {
-			p = &Port{Node: s.Label("node"), Port: s.Label("port")}
-			ports[k] = p
-		}
-		return p
+	portRow := func(node, port string) *Port {
+		return row(ports, node+"\x00"+port, func() *Port { return &Port{Node: node, Port: port} })
 	}
+	port := func(s telemetry.Sample) *Port { return portRow(s.Label("node"), s.Label("port")) }
 	queue := func(s telemetry.Sample, tc string) *Queue {
-		k := s.Label("node") + "\x00" + s.Label("port") + "\x00" + tc
-		q := queues[k]
-		if q == nil {
-			q = &Queue{Node: s.Label("node"), Port: s.Label("port"), TC: tc}
-			queues[k] = q
-		}
-		return q
+		node, port := s.Label("node"), s.Label("port")
+		return row(queues, node+"\x00"+port+"\x00"+tc, func() *Queue { return &Queue{Node: node, Port: port, TC: tc} })
 	}
 	for _, s := range cur.Samples {
 		switch s.Name {
@@ -201,16 +191,8 @@ func Compute(prev, cur Snapshot) Report {
 		case "switch_pg_pfc_xoff_frames_total":
 			queue(s, s.Label("pg")).PFCTx = s.Value
 		case "switch_drop_packets_total":
-			q := queue(s, s.Label("tc"))
-			if q.Drops == nil {
-				q.Drops = map[string]float64{}
-			}
-			q.Drops[s.Label("reason")] += s.Value
-			p := port(s)
-			if p.Drops == nil {
-				p.Drops = map[string]float64{}
-			}
-			p.Drops[s.Label("reason")] += s.Value
+			addTo(&queue(s, s.Label("tc")).Drops, s.Label("reason"), s.Value)
+			addTo(&port(s).Drops, s.Label("reason"), s.Value)
 		case "fault_packets_total":
 			// Faults on a switch port's egress (target node:pN) drop
 			// before the wire: count them with the port's drops.
@@ -219,23 +201,11 @@ func Compute(prev, cur Snapshot) Report {
 			}
 			nd, pn, _ := strings.Cut(s.Label("target"), ":")
 			if i, err := strconv.Atoi(strings.TrimPrefix(pn, "p")); err == nil && strings.HasPrefix(pn, "p") && i >= 1 && nd == s.Label("node") {
-				k := nd + "\x00" + strconv.Itoa(i-1)
-				p := ports[k]
-				if p == nil {
-					p = &Port{Node: nd, Port: strconv.Itoa(i - 1)}
-					ports[k] = p
-				}
-				if p.FaultPackets == nil {
-					p.FaultPackets = map[string]float64{}
-				}
-				p.FaultPackets["dropped"] += s.Value
+				addTo(&portRow(nd, strconv.Itoa(i-1)).FaultPackets, "dropped", s.Value)
 			}
 		case "nic_tx_bytes_total", "nic_rx_bytes_total", "nic_cnp_rx_total", "nic_pfc_rx_frames_total", "nic_paused_seconds_total", "nic_rx_bad_icrc_total":
-			n := nics[s.Label("node")]
-			if n == nil {
-				n = &NIC{Node: s.Label("node")}
-				nics[s.Label("node")] = n
-			}
+			node := s.Label("node")
+			n := row(nics, node, func() *NIC { return &NIC{Node: node} })
 			switch s.Name {
 			case "nic_tx_bytes_total":
 				n.TxBps = rate(pix, s, dt)
@@ -251,12 +221,8 @@ func Compute(prev, cur Snapshot) Report {
 				n.BadICRC = s.Value
 			}
 		case "qp_tx_bytes_total", "qp_rx_bytes_total", "qp_retransmits_total", "qp_cnp_tx_total", "qp_cnp_rx_total":
-			k := s.Label("node") + "\x00" + s.Label("qp")
-			q := qps[k]
-			if q == nil {
-				q = &QP{Node: s.Label("node"), QP: s.Label("qp")}
-				qps[k] = q
-			}
+			node, qp := s.Label("node"), s.Label("qp")
+			q := row(qps, node+"\x00"+qp, func() *QP { return &QP{Node: node, QP: qp} })
 			switch s.Name {
 			case "qp_tx_bytes_total":
 				q.TxBps = rate(pix, s, dt)
@@ -307,6 +273,24 @@ func Compute(prev, cur Snapshot) Report {
 		r.Queues[i].Port = PortName(r.Queues[i].Port)
 	}
 	return r
+}
+
+// row returns rows[key], made by mk first when there is none.
+func row[T any](rows map[string]*T, key string, mk func() *T) *T {
+	r := rows[key]
+	if r == nil {
+		r = mk()
+		rows[key] = r
+	}
+	return r
+}
+
+// addTo adds v to (*m)[key], making the map first when it is nil.
+func addTo(m *map[string]float64, key string, v float64) {
+	if *m == nil {
+		*m = map[string]float64{}
+	}
+	(*m)[key] += v
 }
 
 // PortName is the name every command uses for the port whose telemetry

@@ -320,7 +320,7 @@ func TestWritePlots(t *testing.T) {
 		nic.Points = append(nic.Points, simlab.Point{T: us(10 * i), V: on, Max: on})
 	}
 	q.Totals.Max = 1e6
-	d := Data{FabricTime: clock.Millisecond, Series: []simlab.Series{q, xoff, nic},
+	d := Data{Verdict: Verdict{FabricTime: clock.Millisecond}, Series: []simlab.Series{q, xoff, nic},
 		Jobs: []Job{{Name: "ar", Kind: "collective", Collective: []collective.Result{{Size: 1 << 20, BusBW: 10}, {Size: 4 << 20, BusBW: 20}}}}}
 	dir := t.TempDir()
 	names, err := writePlots(dir, d)

@@ -50,13 +50,11 @@ func synthetic(metrics, perMetric, points, finalMetrics, perFinal, flows int) Da
 			GoodputBps: float64(1+(i*7919)%flows) * 1e8, Messages: 1, FCTMedian: 1e-4, FCTP99: 1e-4})
 	}
 	return Data{
-		Scenario:   &scenario.Scenario{Name: "synthetic", Source: "synthetic.yaml", Topology: &topologies.Topology{Name: "none"}},
-		Seed:       7,
-		Pass:       true,
-		FabricTime: clock.Duration(points) * step,
-		Series:     st.All(),
-		Final:      final,
-		Jobs:       []Job{job},
+		Verdict: Verdict{Scenario: &scenario.Scenario{Name: "synthetic", Source: "synthetic.yaml", Topology: &topologies.Topology{Name: "none"}},
+			Seed: 7, Pass: true, FabricTime: clock.Duration(points) * step},
+		Series: st.All(),
+		Final:  final,
+		Jobs:   []Job{job},
 	}
 }
 

@@ -14,15 +14,25 @@ import (
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
 
-// Data is what a report is made of.
-type Data struct {
-	Scenario   *scenario.Scenario
-	Seed       uint64
-	Results    []scenario.Result
-	Pass       bool
+// Verdict is what a run of a scenario concluded, and what it cost.
+type Verdict struct {
+	Scenario *scenario.Scenario
+	// Seed the run used.
+	Seed uint64
+	// Results of every expectation, in file order; Pass is whether all
+	// held (and the run met no problem).
+	Results []scenario.Result
+	Pass    bool
+	// FabricTime simulated, Wall time it took, Events run (the
+	// simulator's; an emulated run counts none).
 	FabricTime clock.Duration
 	Wall       time.Duration
 	Events     uint64
+}
+
+// Data is what a report is made of.
+type Data struct {
+	Verdict
 	// Series are the sampled time series.
 	Series []simlab.Series
 	// Final is the telemetry gathered at the end of the run.

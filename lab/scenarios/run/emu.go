@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/topologies"
@@ -106,7 +107,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	out = &Outcome{
-		Scenario: sc, Seed: seed, FabricTime: e.fabricNow(), Wall: time.Since(wallStart),
+		Verdict:   report.Verdict{Scenario: sc, Seed: seed, FabricTime: e.fabricNow(), Wall: time.Since(wallStart)},
 		Snapshots: e.snaps, Problems: e.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}

@@ -68,17 +68,7 @@ type Progress struct {
 
 // Outcome is what a run measured and concluded.
 type Outcome struct {
-	Scenario *scenario.Scenario
-	// Seed the run used.
-	Seed uint64
-	// Results of every expectation, in file order; Pass is whether all
-	// held (and the run met no problem).
-	Results []scenario.Result
-	Pass    bool
-	// FabricTime simulated, Wall time it took, Events run.
-	FabricTime clock.Duration
-	Wall       time.Duration
-	Events     uint64
+	report.Verdict
 	// Metrics is what the expectations read: Snapshots plus the sampler's
 	// Series.
 	Metrics   *Metrics
@@ -96,9 +86,8 @@ type Outcome struct {
 // Report returns the outcome as the report package takes it.
 func (o *Outcome) reportData() report.Data {
 	return report.Data{
-		Scenario: o.Scenario, Seed: o.Seed, Results: o.Results, Pass: o.Pass,
-		FabricTime: o.FabricTime, Wall: o.Wall, Events: o.Events,
-		Series: o.Series, Final: o.Snapshots[len(o.Snapshots)-1].Samples,
+		Verdict: o.Verdict,
+		Series:  o.Series, Final: o.Snapshots[len(o.Snapshots)-1].Samples,
 		Jobs: o.Jobs, Problems: o.Problems,
 	}
 }
@@ -245,8 +234,9 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.finish()
 	r.snapshot(true)
 	out := &Outcome{
-		Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
-		Events: e.Executed(), Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems,
+		Verdict: report.Verdict{Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
+			Events: e.Executed()},
+		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
 	for _, j := range r.jobs {

@@ -115,15 +115,7 @@ func (l *Lab) Perf(spec PerfSpec) (*PerfJob, error) {
 	if spec.Name == "" {
 		spec.Name = "perf" + strconv.Itoa(len(l.jobs))
 	}
-	if spec.Op == "" {
-		spec.Op = "write"
-	}
-	if spec.Size <= 0 {
-		spec.Size = perftest.DefaultSize
-	}
-	if spec.Iterations <= 0 && spec.Duration <= 0 {
-		spec.Iterations = perftest.DefaultIterations
-	}
+	perftest.Defaults(&spec.Op, &spec.Size, &spec.Iterations, spec.Duration > 0)
 	if spec.QPs <= 0 {
 		spec.QPs = 1
 	}

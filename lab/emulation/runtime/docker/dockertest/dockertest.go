@@ -59,37 +59,44 @@ func Busybox(t testing.TB, c client.APIClient) string {
 	h.Write(bin)
 	io.WriteString(h, strings.Join(applets, " "))
 	ref := BusyboxRepo + ":" + hex.EncodeToString(h.Sum(nil))[:16]
+	ensureImage(t, c, ref, func(add func(*tar.Header, []byte)) {
+		add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg}, []byte(busyboxDockerfile))
+		add(&tar.Header{Name: "bin/", Mode: 0o755, Typeflag: tar.TypeDir}, nil)
+		add(&tar.Header{Name: "bin/busybox", Mode: 0o755, Typeflag: tar.TypeReg}, bin)
+		for _, a := range applets {
+			if a != "busybox" && !strings.Contains(a, "/") {
+				add(&tar.Header{Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, Typeflag: tar.TypeSymlink}, nil)
+			}
+		}
+	})
+	return ref
+}
 
+// ensureImage builds the image ref unless the engine has it, from the
+// build context that files writes: add puts one entry in it (a
+// Dockerfile and the files it copies).
+func ensureImage(t testing.TB, c client.APIClient, ref string, files func(add func(hdr *tar.Header, body []byte))) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := c.ImageInspect(ctx, ref); err == nil {
-		return ref
+		return
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	mtime := time.Unix(0, 0)
-	add := func(hdr *tar.Header, body []byte) {
-		hdr.ModTime, hdr.Size = mtime, int64(len(body))
+	files(func(hdr *tar.Header, body []byte) {
+		hdr.ModTime, hdr.Size = time.Unix(0, 0), int64(len(body))
 		if err := tw.WriteHeader(hdr); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write(body); err != nil {
 			t.Fatal(err)
 		}
-	}
-	add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg}, []byte(busyboxDockerfile))
-	add(&tar.Header{Name: "bin/", Mode: 0o755, Typeflag: tar.TypeDir}, nil)
-	add(&tar.Header{Name: "bin/busybox", Mode: 0o755, Typeflag: tar.TypeReg}, bin)
-	for _, a := range applets {
-		if a != "busybox" && !strings.Contains(a, "/") {
-			add(&tar.Header{Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, Typeflag: tar.TypeSymlink}, nil)
-		}
-	}
+	})
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	buildImage(t, ctx, c, ref, &buf)
-	return ref
 }
 
 // buildImage builds the image ref from the tar context ctxTar (a Dockerfile and
@@ -164,29 +171,11 @@ func WithFiles(t testing.TB, c client.APIClient, base string, files, skip []stri
 		h.Write(b)
 	}
 	ref := strings.SplitN(base, ":", 2)[0] + "-files:" + hex.EncodeToString(h.Sum(nil))[:16]
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := c.ImageInspect(ctx, ref); err == nil {
-		return ref
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	add := func(name string, mode int64, body []byte) {
-		hdr := &tar.Header{Name: name, Mode: mode, Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0), Size: int64(len(body))}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
+	ensureImage(t, c, ref, func(add func(*tar.Header, []byte)) {
+		add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg}, []byte(dockerfile))
+		for _, p := range names {
+			add(&tar.Header{Name: strings.TrimPrefix(p, "/"), Mode: 0o755, Typeflag: tar.TypeReg}, bodies[p])
 		}
-		if _, err := tw.Write(body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("Dockerfile", 0o644, []byte(dockerfile))
-	for _, p := range names {
-		add(strings.TrimPrefix(p, "/"), 0o755, bodies[p])
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	buildImage(t, ctx, c, ref, &buf)
+	})
 	return ref
 }
