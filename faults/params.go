@@ -55,6 +55,23 @@ func (e Env) needSched(k Kind) error {
 	return nil
 }
 
+// prob is one of a model's probabilities, by the name its errors use.
+type prob struct {
+	name string
+	v    float64
+}
+
+// randomly checks what a random model needs: every probability in
+// [0, 1], and a random stream in e.
+func (e Env) randomly(k Kind, probs ...prob) error {
+	for _, p := range probs {
+		if err := checkProb(k, p.name, p.v); err != nil {
+			return err
+		}
+	}
+	return e.needRand(k)
+}
+
 func checkProb(k Kind, name string, p float64) error {
 	if !(p >= 0 && p <= 1) {
 		return fmt.Errorf("%s: %s %v out of [0, 1]", k, name, p)
@@ -71,10 +88,7 @@ func (m BernoulliLoss) String() string { return "loss " + pct(m.P) }
 
 // New builds a Loss stage.
 func (m BernoulliLoss) New(env Env) (Fault, error) {
-	if err := checkProb(KindLoss, "probability", m.P); err != nil {
-		return nil, err
-	}
-	if err := env.needRand(KindLoss); err != nil {
+	if err := env.randomly(KindLoss, prob{"probability", m.P}); err != nil {
 		return nil, err
 	}
 	return NewLoss(m, env.Rand), nil
@@ -89,15 +103,7 @@ func (m GilbertElliott) String() string {
 
 // New builds a Loss stage.
 func (m GilbertElliott) New(env Env) (Fault, error) {
-	for _, c := range []struct {
-		n string
-		v float64
-	}{{"p", m.P}, {"r", m.R}, {"1-h", m.LossBad}, {"1-k", m.LossGood}} {
-		if err := checkProb(KindLoss, c.n, c.v); err != nil {
-			return nil, err
-		}
-	}
-	if err := env.needRand(KindLoss); err != nil {
+	if err := env.randomly(KindLoss, prob{"p", m.P}, prob{"r", m.R}, prob{"1-h", m.LossBad}, prob{"1-k", m.LossGood}); err != nil {
 		return nil, err
 	}
 	return NewGilbertElliott(m, env.Rand), nil
@@ -116,13 +122,10 @@ func (m Corruption) String() string {
 
 // New builds a Corrupt stage.
 func (m Corruption) New(env Env) (Fault, error) {
-	if err := checkProb(KindCorrupt, "probability", m.P); err != nil {
-		return nil, err
-	}
 	if m.Bits < 0 || m.Bits > 64 {
 		return nil, fmt.Errorf("corrupt: bits %d out of 1..64", m.Bits)
 	}
-	if err := env.needRand(KindCorrupt); err != nil {
+	if err := env.randomly(KindCorrupt, prob{"probability", m.P}); err != nil {
 		return nil, err
 	}
 	return NewCorrupt(m, env.Rand), nil
@@ -135,10 +138,7 @@ func (m Duplication) String() string { return "duplicate " + pct(m.P) }
 
 // New builds a Duplicate stage.
 func (m Duplication) New(env Env) (Fault, error) {
-	if err := checkProb(KindDuplicate, "probability", m.P); err != nil {
-		return nil, err
-	}
-	if err := env.needRand(KindDuplicate); err != nil {
+	if err := env.randomly(KindDuplicate, prob{"probability", m.P}); err != nil {
 		return nil, err
 	}
 	return NewDuplicate(m, env.Rand), nil
@@ -187,13 +187,10 @@ func (m Delay) New(env Env) (Fault, error) {
 	case m.Dist == DistPareto && m.Alpha != 0 && m.Alpha <= 2:
 		return nil, fmt.Errorf("%s: pareto alpha %v must exceed 2 (finite variance)", k, m.Alpha)
 	}
-	if err := checkProb(k, "reorder", m.Reorder); err != nil {
-		return nil, err
-	}
 	if err := env.needSched(k); err != nil {
 		return nil, err
 	}
-	if err := env.needRand(k); err != nil {
+	if err := env.randomly(k, prob{"reorder", m.Reorder}); err != nil {
 		return nil, err
 	}
 	return NewDelay(m, env.Sched, env.Rand), nil

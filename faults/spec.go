@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -115,30 +116,40 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
+// errUnknownKind is kindParams' word for a kind it does not know.
+var errUnknownKind = errors.New("unknown fault kind")
+
 func parseParams(kind Kind, args []string) (Params, error) {
-	wrap := func(err error) error { return fmt.Errorf("%s: %w", kind, err) }
+	p, err := kindParams(kind, args)
+	switch {
+	case errors.Is(err, errUnknownKind):
+		return nil, fmt.Errorf("unknown fault kind %q: want one of %s", kind, kindList())
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	return p, nil
+}
+
+// kindParams parses the parameters of a fault of the kind.
+func kindParams(kind Kind, args []string) (Params, error) {
 	switch kind {
 	case KindLoss:
-		p, err := parseLoss(args)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		return p, nil
+		return parseLoss(args)
 	case KindCorrupt, KindDuplicate:
 		if len(args) == 0 {
-			return nil, wrap(fmt.Errorf("want a probability like 1%%"))
+			return nil, fmt.Errorf("want a probability like 1%%")
 		}
 		prob, err := ParseProb(args[0])
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		kv, err := keywords(args[1:], "bits")
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		if kind == KindDuplicate {
 			if _, ok := kv["bits"]; ok {
-				return nil, wrap(fmt.Errorf("unknown parameter \"bits\""))
+				return nil, fmt.Errorf("unknown parameter \"bits\"")
 			}
 			return Duplication{P: prob}, nil
 		}
@@ -146,7 +157,7 @@ func parseParams(kind Kind, args []string) (Params, error) {
 		if v, ok := kv["bits"]; ok {
 			n, err := parseInt(v, 1, 64)
 			if err != nil {
-				return nil, wrap(fmt.Errorf("bits: %w", err))
+				return nil, fmt.Errorf("bits: %w", err)
 			}
 			c.Bits = int(n)
 		}
@@ -154,37 +165,37 @@ func parseParams(kind Kind, args []string) (Params, error) {
 	case KindDelay, KindReorder:
 		d, err := parseDelay(kind, args)
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		return d, nil
 	case KindRate:
 		if len(args) == 0 {
-			return nil, wrap(fmt.Errorf("want a rate like 100G"))
+			return nil, fmt.Errorf("want a rate like 100G")
 		}
 		r, err := ParseRate(args[0])
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		kv, err := keywords(args[1:], "queue")
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		m := RateLimit{Rate: r, Queue: DefaultRateQueue}
 		if v, ok := kv["queue"]; ok {
 			if m.Queue, err = ParseBytes(v); err != nil || m.Queue == 0 {
-				return nil, wrap(fmt.Errorf("queue: %q: want a positive size like 1MiB", v))
+				return nil, fmt.Errorf("queue: %q: want a positive size like 1MiB", v)
 			}
 		}
 		return m, nil
 	case KindDown:
 		if len(args) > 0 {
-			return nil, wrap(fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " ")))
+			return nil, fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " "))
 		}
 		return Flap{}, nil
 	case KindFlap:
 		kv, err := keywords(args, "period", "down", "offset")
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		var m Flap
 		for _, f := range []struct {
@@ -195,37 +206,37 @@ func parseParams(kind Kind, args []string) (Params, error) {
 			v, ok := kv[f.key]
 			if !ok {
 				if f.req {
-					return nil, wrap(fmt.Errorf("missing %s (flap period 100ms down 20ms)", f.key))
+					return nil, fmt.Errorf("missing %s (flap period 100ms down 20ms)", f.key)
 				}
 				continue
 			}
 			d, err := ParseDuration(v)
 			if err != nil {
-				return nil, wrap(fmt.Errorf("%s: %w", f.key, err))
+				return nil, fmt.Errorf("%s: %w", f.key, err)
 			}
 			*f.dst = int64(d)
 		}
 		if m.Period <= 0 || m.Down <= 0 || m.Down > m.Period {
-			return nil, wrap(fmt.Errorf("want period > 0 and 0 < down ≤ period (got period %s down %s)", m.Period, m.Down))
+			return nil, fmt.Errorf("want period > 0 and 0 < down ≤ period (got period %s down %s)", m.Period, m.Down)
 		}
 		return m, nil
 	case KindStorm:
 		kv, err := keywords(args, "prio", "quanta", "interval", "for")
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		m := PFCStorm{Prio: DefaultStormPrio, Quanta: DefaultStormQuanta, Interval: DefaultStormInterval}
 		if v, ok := kv["prio"]; ok {
 			n, err := parseInt(v, 0, 7)
 			if err != nil {
-				return nil, wrap(fmt.Errorf("prio: %w", err))
+				return nil, fmt.Errorf("prio: %w", err)
 			}
 			m.Prio = int(n)
 		}
 		if v, ok := kv["quanta"]; ok {
 			n, err := parseInt(v, 0, 0xFFFF)
 			if err != nil {
-				return nil, wrap(fmt.Errorf("quanta: %w", err))
+				return nil, fmt.Errorf("quanta: %w", err)
 			}
 			m.Quanta = uint16(n)
 		}
@@ -233,18 +244,18 @@ func parseParams(kind Kind, args []string) (Params, error) {
 			if v, ok := kv[key]; ok {
 				d, err := ParseDuration(v)
 				if err != nil {
-					return nil, wrap(fmt.Errorf("%s: %w", key, err))
+					return nil, fmt.Errorf("%s: %w", key, err)
 				}
 				*dst = int64(d)
 			}
 		}
 		if m.Interval <= 0 {
-			return nil, wrap(fmt.Errorf("interval must be positive"))
+			return nil, fmt.Errorf("interval must be positive")
 		}
 		return m, nil
 	case KindECNOff:
 		if len(args) > 0 {
-			return nil, wrap(fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " ")))
+			return nil, fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " "))
 		}
 		return ECNOff{}, nil
 	case KindPFCOff:
@@ -252,31 +263,31 @@ func parseParams(kind Kind, args []string) (Params, error) {
 			args = args[1:]
 		}
 		if len(args) != 1 {
-			return nil, wrap(fmt.Errorf("want one priority: pfc-off prio 3"))
+			return nil, fmt.Errorf("want one priority: pfc-off prio 3")
 		}
 		n, err := parseInt(args[0], 0, 7)
 		if err != nil {
-			return nil, wrap(fmt.Errorf("prio: %w", err))
+			return nil, fmt.Errorf("prio: %w", err)
 		}
 		return PFCOff{Prio: int(n)}, nil
 	case KindDSCPMap:
 		if len(args) == 0 {
-			return nil, wrap(fmt.Errorf("want rewrites FROM:TO like 26:0"))
+			return nil, fmt.Errorf("want rewrites FROM:TO like 26:0")
 		}
 		var pairs [][2]uint8
 		seen := map[string]bool{}
 		for _, a := range args {
 			from, to, ok := strings.Cut(a, ":")
 			if !ok {
-				return nil, wrap(fmt.Errorf("%q: want FROM:TO like 26:0", a))
+				return nil, fmt.Errorf("%q: want FROM:TO like 26:0", a)
 			}
 			f, err1 := parseInt(from, 0, 63)
 			t, err2 := parseInt(to, 0, 63)
 			if err1 != nil || err2 != nil {
-				return nil, wrap(fmt.Errorf("%q: DSCP values are 0..63", a))
+				return nil, fmt.Errorf("%q: DSCP values are 0..63", a)
 			}
 			if seen[from] {
-				return nil, wrap(fmt.Errorf("DSCP %s rewritten twice", from))
+				return nil, fmt.Errorf("DSCP %s rewritten twice", from)
 			}
 			seen[from] = true
 			pairs = append(pairs, [2]uint8{uint8(f), uint8(t)})
@@ -285,11 +296,11 @@ func parseParams(kind Kind, args []string) (Params, error) {
 	case KindElephant, KindIncast:
 		m, err := parseTraffic(kind, args)
 		if err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 		return m, nil
 	}
-	return nil, fmt.Errorf("unknown fault kind %q: want one of %s", kind, kindList())
+	return nil, errUnknownKind
 }
 
 // keywords reads "key value" pairs, allowing only the given keys, each once.

@@ -42,93 +42,55 @@ func (p *Params) fail(name, v, format string, args ...any) {
 
 // Float reads a number in [lo, hi]; a fraction like "1/256" is accepted.
 func (p *Params) Float(name string, def, lo, hi float64) float64 {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	f, err := parseFloat(v)
-	if err != nil {
-		p.fail(name, v, "%v", err)
-		return def
-	}
-	if f < lo || f > hi || math.IsNaN(f) {
-		p.fail(name, v, "must be in [%g, %g]", lo, hi)
-		return def
-	}
-	return f
+	return read(p, name, def, parseFloat, func(f float64) bool { return f >= lo && f <= hi }, fmt.Sprintf("must be in [%g, %g]", lo, hi))
 }
 
 // Int reads an integer in [lo, hi].
 func (p *Params) Int(name string, def, lo, hi int64) int64 {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
+	parse := func(v string) (int64, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, errors.New("not an integer")
+		}
+		return n, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		p.fail(name, v, "not an integer")
-		return def
-	}
-	if n < lo || n > hi {
-		p.fail(name, v, "must be in [%d, %d]", lo, hi)
-		return def
-	}
-	return n
+	return read(p, name, def, parse, func(n int64) bool { return n >= lo && n <= hi }, fmt.Sprintf("must be in [%d, %d]", lo, hi))
 }
 
 // Bytes reads a byte count in [lo, hi]: "4096", "64KiB", "10MB" (kB/KB, MB,
 // GB are decimal, KiB/MiB/GiB binary).
 func (p *Params) Bytes(name string, def, lo, hi int64) int64 {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	n, err := ParseBytes(v)
-	if err != nil {
-		p.fail(name, v, "%v", err)
-		return def
-	}
-	if n < lo || n > hi {
-		p.fail(name, v, "must be in [%d, %d] bytes", lo, hi)
-		return def
-	}
-	return n
+	return read(p, name, def, ParseBytes, func(n int64) bool { return n >= lo && n <= hi }, fmt.Sprintf("must be in [%d, %d] bytes", lo, hi))
 }
 
 // Duration reads a positive span with a unit: "55us", "1.5ms", "300ns".
 func (p *Params) Duration(name string, def clock.Duration) clock.Duration {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	d, err := ParseDuration(v)
-	if err != nil {
-		p.fail(name, v, "%v", err)
-		return def
-	}
-	if d <= 0 {
-		p.fail(name, v, "must be positive")
-		return def
-	}
-	return d
+	return read(p, name, def, ParseDuration, func(d clock.Duration) bool { return d > 0 }, "must be positive")
 }
 
 // Rate reads a rate in [lo, hi]: "100G", "5Mbps", "50Mb/s", "2.5G".
 func (p *Params) Rate(name string, def, lo, hi clock.Rate) clock.Rate {
-	v, ok := p.lookup(name)
-	if !ok {
+	return read(p, name, def, ParseRate, func(r clock.Rate) bool { return r >= lo && r <= hi }, fmt.Sprintf("must be in [%v, %v]", lo, hi))
+}
+
+// read is every getter: the parameter called name parsed by parse, or def
+// when it is absent; a value parse refuses, or that ok refuses (saying
+// want), is recorded as an error and def returned.
+func read[T any](p *Params, name string, def T, parse func(string) (T, error), ok func(T) bool, want string) T {
+	v, given := p.lookup(name)
+	if !given {
 		return def
 	}
-	r, err := ParseRate(v)
+	x, err := parse(v)
 	if err != nil {
 		p.fail(name, v, "%v", err)
 		return def
 	}
-	if r < lo || r > hi {
-		p.fail(name, v, "must be in [%v, %v]", lo, hi)
+	if !ok(x) {
+		p.fail(name, v, "%s", want)
 		return def
 	}
-	return r
+	return x
 }
 
 // Enum reads one of the allowed words.
