@@ -268,17 +268,28 @@ func (e *emuRun) run(ctx context.Context) error {
 	return nil
 }
 
+// errNoClient is telemetry's answer for a node the run has no client of.
+var errNoClient = errors.New("no client")
+
+// telemetry reads a node's telemetry, waiting at most timeout.
+func (e *emuRun) telemetry(ctx context.Context, node string, timeout time.Duration) ([]telemetry.Sample, error) {
+	c := e.clients[node]
+	if c == nil {
+		return nil, errNoClient
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.Telemetry(ctx)
+}
+
 // snapshot scrapes every node's telemetry (and, at the end, the jobs').
 func (e *emuRun) snapshot(ctx context.Context, at clock.Duration, final bool) {
 	var all []telemetry.Sample
 	for _, n := range e.lab.Nodes {
-		c := e.clients[n.Name]
-		if c == nil {
+		s, err := e.telemetry(ctx, n.Name, 5*time.Second)
+		if errors.Is(err, errNoClient) {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		s, err := c.Telemetry(cctx)
-		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				e.problem("telemetry of %s: %v", n.Name, err)

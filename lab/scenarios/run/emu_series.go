@@ -9,7 +9,6 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies"
@@ -59,10 +58,10 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 	every := max(e.wall(e.sc.Duration)/seriesPoints, minSeriesEvery)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	var switches []*nodeapi.Client
+	var switches []string
 	for _, n := range e.lab.Nodes {
-		if c := e.clients[n.Name]; c != nil && n.Kind == topologies.KindSwitch {
-			switches = append(switches, c)
+		if n.Kind == topologies.KindSwitch {
+			switches = append(switches, n.Name)
 		}
 	}
 	for {
@@ -76,10 +75,8 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 			continue
 		}
 		var all []telemetry.Sample
-		for _, c := range switches {
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			s, err := c.Telemetry(cctx)
-			cancel()
+		for _, sw := range switches {
+			s, err := e.telemetry(ctx, sw, 2*time.Second)
 			if err != nil {
 				continue // a dead switch is a problem the snapshots report
 			}
@@ -97,13 +94,7 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 			byNode[fj.node] = append(byNode[fj.node], fj)
 		}
 		for node, jobs := range byNode {
-			c := e.clients[node]
-			if c == nil {
-				continue
-			}
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			s, err := c.Telemetry(cctx)
-			cancel()
+			s, err := e.telemetry(ctx, node, 2*time.Second)
 			if err != nil {
 				continue
 			}

@@ -76,10 +76,8 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	struct rl_cq *q = (struct rl_cq *)cq;
 	struct rl_ctx *c = ctx_of(cq->context);
 	struct rl_cq **pp;
-	int err = rl_call(c, RL_OP_DESTROY_CQ, q->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+	int err = rl_destroy(c, RL_OP_DESTROY_CQ, q->h);
 
-	if (err == ENODEV)
-		err = 0;
 	if (err)
 		return err;
 	pthread_mutex_lock(&c->cq_lock);

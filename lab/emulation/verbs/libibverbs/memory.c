@@ -25,9 +25,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct rl_pd *p = (struct rl_pd *)pd;
-	int err = rl_call(ctx_of(pd->context), RL_OP_DEALLOC_PD, p->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
-	if (err == ENODEV)
-		err = 0;
+	int err = rl_destroy(ctx_of(pd->context), RL_OP_DEALLOC_PD, p->h);
 	if (!err)
 		free(p);
 	return err;
@@ -221,10 +219,8 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct rl_mr *m = (struct rl_mr *)mr;
 	struct rl_ctx *c = ctx_of(mr->context);
-	int err = rl_call(c, RL_OP_DEREG_MR, m->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+	int err = rl_destroy(c, RL_OP_DEREG_MR, m->h);
 
-	if (err == ENODEV)
-		err = 0;
 	if (err)
 		return err;
 	pthread_mutex_lock(&c->seg_lock);

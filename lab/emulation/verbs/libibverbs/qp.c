@@ -230,11 +230,9 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct i
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct rl_qp *p = (struct rl_qp *)qp;
-	int err = rl_call(ctx_of(qp->context), RL_OP_DESTROY_QP, p->h, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+	int err = rl_destroy(ctx_of(qp->context), RL_OP_DESTROY_QP, p->h);
 	int i;
 
-	if (err == ENODEV)
-		err = 0;
 	if (err)
 		return err;
 	pthread_mutex_lock(&rl_qp_list_lock);

@@ -124,6 +124,10 @@ static inline struct rl_ctx *ctx_of(struct ibv_context *c)
 /* verbs.c */
 void rl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rl_call(struct rl_ctx *c, uint32_t op, uint32_t handle, const void *a, size_t alen, const void *b, size_t blen, const int *fds, int nfds, void *out, size_t out_cap);
+/* rl_destroy asks the node to destroy the object handle names (op is a
+ * destroy, dealloc or dereg): 0 also when the node is gone (ENODEV), since
+ * its objects went with it. */
+int rl_destroy(struct rl_ctx *c, uint32_t op, uint32_t handle);
 int rl_post(struct rl_ctx *c, uint32_t op, uint32_t handle, const void *a, size_t alen, const void *b, size_t blen);
 void rl_mark_dead(struct rl_ctx *c);
 uint64_t rl_guid(const uint8_t mac[6]);

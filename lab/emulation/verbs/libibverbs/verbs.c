@@ -162,6 +162,13 @@ int rl_call(struct rl_ctx *c, uint32_t op, uint32_t handle, const void *a, size_
 	return err;
 }
 
+int rl_destroy(struct rl_ctx *c, uint32_t op, uint32_t handle)
+{
+	int err = rl_call(c, op, handle, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
+
+	return err == ENODEV ? 0 : err;
+}
+
 /* rl_post sends a request that has no reply (the data path). */
 int rl_post(struct rl_ctx *c, uint32_t op, uint32_t handle, const void *a, size_t alen, const void *b,
 		   size_t blen)
