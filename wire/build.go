@@ -154,7 +154,7 @@ func appendRoCE(dst []byte, p *Packet, payload []byte) ([]byte, error) {
 	binary.BigEndian.PutUint16(u[0:], p.SrcPort)
 	binary.BigEndian.PutUint16(u[2:], RoCEPort)
 	binary.BigEndian.PutUint16(u[4:], uint16(udpLen))
-	h := writeBTH(u[UDPLen:], op, p, uint8(pad))
+	h := PutBTH(u[UDPLen:], op, p, uint8(pad))
 	b := u[UDPLen:]
 	if ext&ExtRETH != 0 {
 		binary.BigEndian.PutUint64(b[h:], p.VA)
@@ -205,8 +205,10 @@ func writeEthernet(f []byte, dstMAC, srcMAC [6]byte, vlan bool, pcp uint8, vid u
 	binary.BigEndian.PutUint16(f[12:], et)
 }
 
-// writeBTH writes a BTH at the start of b and returns its length.
-func writeBTH(b []byte, op Opcode, p *Packet, pad uint8) int {
+// PutBTH writes a BTH at the start of b and returns its length: the one
+// place that knows its bit layout on encode (wire/capture's gopacket
+// layer uses it too).
+func PutBTH(b []byte, op Opcode, p *Packet, pad uint8) int {
 	b[0] = uint8(op)
 	b[1] = pad<<4 | p.TVer
 	if p.SE {

@@ -176,10 +176,10 @@ func (p *Packet) decodeL4(frame []byte, off, end int) error {
 	return nil
 }
 
-// decodeBTHFields reads the fixed fields of the 12-byte BTH at the start
-// of b: the one place that knows its bit layout on decode (the gopacket
-// layer, BTH.DecodeFromBytes, uses it too).
-func (p *Packet) decodeBTHFields(b []byte) {
+// DecodeBTH reads the fixed fields of the 12-byte BTH at the start of b
+// (which must hold 12 bytes) into p: the one place that knows its bit
+// layout on decode (wire/capture's gopacket layer uses it too).
+func (p *Packet) DecodeBTH(b []byte) {
 	_ = b[11]
 	p.Opcode = b[0]
 	p.SE = b[1]&0x80 != 0
@@ -201,7 +201,7 @@ func (p *Packet) decodeBTH(frame []byte, off, end int) error {
 		return truncated("BTH", off, BTHLen+ICRCLen, end-off)
 	}
 	b := frame[off:end]
-	p.decodeBTHFields(b)
+	p.DecodeBTH(b)
 	op := Opcode(p.Opcode)
 	if op == OpCNP {
 		p.Kind = KindCNP

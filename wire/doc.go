@@ -3,17 +3,19 @@
 // AETH, ImmDt), CNP, the invariant CRC (ICRC), and 802.1Qbb PFC and 802.3x
 // PAUSE MAC control frames.
 //
-// It has three faces:
+// It has two faces:
 //
 //   - a zero-allocation fast path for the models: [Packet.Decode] parses a
 //     frame into the reusable descriptor [Packet], [AppendFrame] builds a
 //     complete frame from one, and [Packet.MarkCE] rewrites the ECN bits in
 //     place;
-//   - gopacket layers ([BTH], [RETH], [AETH], [ImmDt], [MACControl], [PFC],
-//     [Pause]) so that captures decode with gopacket.NewPacket once
-//     [Register] has been called;
 //   - [Samples] and [WriteSamplesPcap]: one frame of every kind the lab
 //     emits, for tests and for checking a Wireshark against the codecs.
+//
+// Beside it, wire/capture reads captures back and gives gopacket the same
+// headers as layers; wire/pcap writes captures. Neither gopacket nor its
+// layer tables are linked by what imports only wire (every node process),
+// which keeps a node's start-up short.
 //
 // The package holds no policy: what to send and when is the models' job.
 package wire

@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 )
 
 // addSeeds adds the samples and the real NIC's CNP to a fuzz corpus.
@@ -103,82 +101,5 @@ func FuzzVerifyICRC(f *testing.F) {
 	})
 }
 
-// layerUnderTest is a gopacket layer of this package.
-type layerUnderTest interface {
-	gopacket.DecodingLayer
-	gopacket.SerializableLayer
-}
-
-// FuzzLayers feeds data to every layer's DecodeFromBytes: an error or a
-// decode, never a panic; what decodes serializes and decodes back the same.
-func FuzzLayers(f *testing.F) {
-	samples, _ := Samples()
-	for _, s := range samples {
-		var p Packet
-		if p.Decode(s.Frame) != nil {
-			f.Fatal(s.Name)
-		}
-		switch p.Kind {
-		case KindRoCE, KindCNP:
-			end := p.PayloadOffset + p.PayloadLen + int(p.PadCnt) + ICRCLen // end of the UDP datagram
-			f.Add(s.Frame[p.L4Offset+UDPLen : end])
-			f.Add(s.Frame[p.L4Offset+UDPLen+BTHLen:])
-		default:
-			f.Add(s.Frame[EthernetLen:])
-			f.Add(s.Frame[EthernetLen+2:])
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, mk := range []func() layerUnderTest{
-			func() layerUnderTest { return &BTH{} },
-			func() layerUnderTest { return &RETH{} },
-			func() layerUnderTest { return &AETH{} },
-			func() layerUnderTest { return &ImmDt{} },
-			func() layerUnderTest { return &MACControl{} },
-			func() layerUnderTest { return &PFC{} },
-			func() layerUnderTest { return &Pause{} },
-		} {
-			l := mk()
-			if err := l.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-				if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrMalformed) {
-					t.Fatalf("%T: error %v wraps no sentinel", l, err)
-				}
-				continue
-			}
-			_ = l.NextLayerType()
-			buf := gopacket.NewSerializeBuffer()
-			if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, l, gopacket.Payload(l.LayerPayload())); err != nil {
-				t.Fatalf("%T: serialize: %v", l, err)
-			}
-			again := mk()
-			if err := again.DecodeFromBytes(buf.Bytes(), gopacket.NilDecodeFeedback); err != nil {
-				t.Fatalf("%T: decoding its own serialization %x: %v", l, buf.Bytes(), err)
-			}
-			if d := cmp.Diff(l, again, cmpopts.IgnoreFields(layers.BaseLayer{}, "Contents"),
-				cmpopts.EquateEmpty(), cmp.AllowUnexported(RETH{})); d != "" {
-				t.Errorf("%T: round trip (-first +second):\n%s", l, d)
-			}
-		}
-	})
-}
-
 // wireFrame matches a stack frame of this package's decoders (not its tests).
 var wireFrame = regexp.MustCompile(`rocelab/wire\.(decode|\(\*)`)
-
-// FuzzGopacket decodes whole frames through gopacket with the layers
-// registered. gopacket recovers decoder panics into a DecodeFailure layer
-// with the stack; a panic whose stack passes through this package fails.
-// (Panics inside gopacket's own layers are gopacket's to fix.)
-func FuzzGopacket(f *testing.F) {
-	Register()
-	addSeeds(f)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true})
-		if df, ok := pkt.ErrorLayer().(*gopacket.DecodeFailure); ok {
-			if dump := df.Dump(); wireFrame.MatchString(dump) {
-				t.Fatalf("a wire decoder panicked: %s", dump)
-			}
-		}
-		_ = pkt.String()
-	})
-}

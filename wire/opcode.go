@@ -47,6 +47,9 @@ const (
 	AETHLen  = 4
 	ImmDtLen = 4
 	ICRCLen  = 4
+	// PFCLen is the size of the PFC parameters after the MAC control
+	// opcode (class-enable vector and eight pause times).
+	PFCLen = 18
 	// CNPReservedLen is the size of the reserved block after a CNP's BTH.
 	CNPReservedLen = 16
 	// RoCEPort is the UDP destination port of RoCEv2.

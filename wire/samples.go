@@ -6,9 +6,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
+	"github.com/rocelab/rocelab/wire/pcap"
 )
 
 // Sample is one frame of a kind the lab emits, with what was written into it.
@@ -187,17 +185,13 @@ func WriteSamplesPcap(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pw := pcapgo.NewWriter(w)
-	if err := pw.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+	pw, err := pcap.NewWriter(w, 65535)
+	if err != nil {
 		return fmt.Errorf("write pcap header: %w", err)
 	}
 	for i, smp := range s {
-		ci := gopacket.CaptureInfo{
-			Timestamp:     time.Unix(SampleEpoch, int64(i)*int64(time.Microsecond)).UTC(),
-			CaptureLength: len(smp.Frame),
-			Length:        len(smp.Frame),
-		}
-		if err := pw.WritePacket(ci, smp.Frame); err != nil {
+		ts := time.Unix(SampleEpoch, int64(i)*int64(time.Microsecond))
+		if err := pw.WriteFrame(ts, smp.Frame, len(smp.Frame)); err != nil {
 			return fmt.Errorf("write pcap frame %d (%s): %w", i+1, smp.Name, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/capture"
 )
 
 func newWireCmd(opts *options) *cobra.Command {
@@ -117,7 +118,7 @@ does not check it). Exits 1 when a frame fails to decode or carries a bad ICRC.`
 			defer f.Close()
 			var frames []decodedFrame
 			failed := 0
-			err = wire.ReadCapture(f, func(d *wire.Decoded) error {
+			err = capture.Read(f, func(d *capture.Decoded) error {
 				fr := decodedFrame{Frame: d.Number, Len: d.WireLen, Kind: d.Packet.Kind.String(), ICRC: d.ICRC.String()}
 				if d.Err != nil {
 					fr.Error = d.Err.Error()
@@ -125,10 +126,10 @@ does not check it). Exits 1 when a frame fails to decode or carries a bad ICRC.`
 				} else {
 					fr.Summary = d.Packet.Summary()
 				}
-				if d.ICRC != wire.ICRCNotApplicable {
+				if d.ICRC != capture.ICRCNotApplicable {
 					fr.Carried, fr.Want = fmt.Sprintf("%08x", d.CarriedICRC), fmt.Sprintf("%08x", d.ComputedICRC)
 				}
-				if d.ICRC == wire.ICRCBad {
+				if d.ICRC == capture.ICRCBad {
 					fr.ICRC = fmt.Sprintf("bad (carried %s, computed %s)", fr.Carried, fr.Want)
 					failed++
 				}

@@ -10,10 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/wire/pcap"
 )
 
 // Result is one case's verdict.
@@ -160,15 +158,14 @@ func writePcap(name string, frames []Frame) error {
 	if err != nil {
 		return fmt.Errorf("pcap: %w", err)
 	}
-	w := pcapgo.NewWriterNanos(f)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+	w, err := pcap.NewWriter(f, 65535)
+	if err != nil {
 		f.Close()
 		return fmt.Errorf("pcap %s: %w", name, err)
 	}
 	for _, fr := range frames {
 		ts := time.Unix(0, int64(fr.At/clock.Time(clock.Nanosecond)))
-		ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.Data), Length: len(fr.Data)}
-		if err := w.WritePacket(ci, fr.Data); err != nil {
+		if err := w.WriteFrame(ts, fr.Data, len(fr.Data)); err != nil {
 			f.Close()
 			return fmt.Errorf("pcap %s: %w", name, err)
 		}

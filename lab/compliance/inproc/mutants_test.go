@@ -13,7 +13,7 @@ import (
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/capture"
 )
 
 // TestMutantsCaught runs the suite against every mutant of the reference:
@@ -64,8 +64,8 @@ func TestFailedCaseEvidence(t *testing.T) {
 	}
 	defer f.Close()
 	var bad, fromIUT int
-	err = wire.ReadCapture(f, func(d *wire.Decoded) error {
-		if d.ICRC == wire.ICRCBad {
+	err = capture.Read(f, func(d *capture.Decoded) error {
+		if d.ICRC == capture.ICRCBad {
 			bad++
 		}
 		if d.Packet.SrcIP == IUTIP {

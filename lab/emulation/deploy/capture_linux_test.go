@@ -18,6 +18,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/capture"
 )
 
 // incastScale dilates incast's 100G links to 50 Mb/s (about 5,700 frames
@@ -163,7 +164,7 @@ func TestCaptureIncast(t *testing.T) {
 }
 
 // checkICRC counts the RoCEv2 frames of a capture and how many of them
-// carry a correct ICRC (wire.ReadCapture's check).
+// carry a correct ICRC (capture.Read's check).
 func checkICRC(t *testing.T, file string) (roce, ok, bad int) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -171,15 +172,15 @@ func checkICRC(t *testing.T, file string) (roce, ok, bad int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	err = wire.ReadCapture(f, func(d *wire.Decoded) error {
+	err = capture.Read(f, func(d *capture.Decoded) error {
 		if d.Packet.Kind != wire.KindRoCE {
 			return nil
 		}
 		roce++
 		switch d.ICRC {
-		case wire.ICRCOK:
+		case capture.ICRCOK:
 			ok++
-		case wire.ICRCBad:
+		case capture.ICRCBad:
 			bad++
 		}
 		return nil

@@ -6,13 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
-
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/wire/pcap"
 )
 
 // capture is an emu.Tap writing one port's frames to a pcap file, as the
@@ -30,7 +27,7 @@ type capture struct {
 	started time.Time
 	f       *os.File
 	bw      *bufio.Writer
-	w       *pcapgo.Writer
+	w       *pcap.Writer
 	err     error
 	done    bool
 }
@@ -44,8 +41,8 @@ func newCapture(n *Node, port int, path, dir string, max int) (*capture, error) 
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 256<<10)
-	w := pcapgo.NewWriterNanos(bw)
-	if err := w.WriteFileHeader(snapLen, layers.LinkTypeEthernet); err != nil {
+	w, err := pcap.NewWriter(bw, snapLen)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("capture: %w", err)
 	}
@@ -58,8 +55,7 @@ func (c *capture) Frame(dir emu.Dir, at clock.Time, frame []byte) {
 		return
 	}
 	ts := c.n.loop.Start().Add(time.Duration(int64(at) / int64(clock.Nanosecond)))
-	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: min(len(frame), snapLen), Length: len(frame)}
-	if err := c.w.WritePacket(ci, frame[:ci.CaptureLength]); err != nil {
+	if err := c.w.WriteFrame(ts, frame, len(frame)); err != nil {
 		c.err = err
 		c.stop()
 		return

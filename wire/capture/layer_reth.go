@@ -1,10 +1,11 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // RETH is the RDMA extended transport header (RDMA WRITE First/Only, READ
@@ -44,22 +45,22 @@ func (r *RETH) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes a RETH at the start of data.
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < RETHLen {
+	if len(data) < wire.RETHLen {
 		df.SetTruncated()
-		return truncated("RETH", 0, RETHLen, len(data))
+		return truncated("RETH", 0, wire.RETHLen, len(data))
 	}
 	r.VA = binary.BigEndian.Uint64(data)
 	r.RKey = binary.BigEndian.Uint32(data[8:])
 	r.DMALen = binary.BigEndian.Uint32(data[12:])
 	r.next = 0
-	r.Contents = data[:RETHLen]
-	r.Payload = data[RETHLen:]
+	r.Contents = data[:wire.RETHLen]
+	r.Payload = data[wire.RETHLen:]
 	return nil
 }
 
 // SerializeTo prepends the RETH.
 func (r *RETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(RETHLen)
+	h, err := b.PrependBytes(wire.RETHLen)
 	if err != nil {
 		return err
 	}

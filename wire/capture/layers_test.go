@@ -1,4 +1,4 @@
-package wire
+package capture
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 func layerTypes(p gopacket.Packet) []gopacket.LayerType {
@@ -33,7 +34,7 @@ func TestGopacketConnectX4CNP(t *testing.T) {
 	got := pkt.Layer(LayerTypeBTH).(*BTH)
 	want := &BTH{
 		BaseLayer: layers.BaseLayer{Contents: frame[42:54], Payload: frame[54:70]},
-		Opcode:    OpCNP,
+		Opcode:    wire.OpCNP,
 		PKey:      0xFFFF,
 		BECN:      true,
 		DestQP:    0x118,
@@ -55,7 +56,7 @@ func TestGopacketConnectX4CNP(t *testing.T) {
 	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, ls...); err != nil {
 		t.Fatal(err)
 	}
-	if err := SealICRC(buf.Bytes()); err != nil {
+	if err := wire.SealICRC(buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), frame) {
@@ -64,15 +65,15 @@ func TestGopacketConnectX4CNP(t *testing.T) {
 }
 
 // wantLayers lists the layers gopacket must produce for a sample.
-func wantLayers(s Sample) []gopacket.LayerType {
+func wantLayers(s wire.Sample) []gopacket.LayerType {
 	lt := []gopacket.LayerType{layers.LayerTypeEthernet}
 	if s.Spec.HasVLAN {
 		lt = append(lt, layers.LayerTypeDot1Q)
 	}
 	switch s.Spec.Kind {
-	case KindPFC:
+	case wire.KindPFC:
 		return append(lt, LayerTypeMACControl, LayerTypePFC)
-	case KindPause:
+	case wire.KindPause:
 		return append(lt, LayerTypeMACControl, LayerTypePause)
 	}
 	if s.Spec.IPVersion == 4 {
@@ -81,17 +82,17 @@ func wantLayers(s Sample) []gopacket.LayerType {
 		lt = append(lt, layers.LayerTypeIPv6)
 	}
 	lt = append(lt, layers.LayerTypeUDP, LayerTypeBTH)
-	ext := Opcode(s.Spec.Opcode).Ext()
-	if ext&ExtRETH != 0 {
+	ext := wire.Opcode(s.Spec.Opcode).Ext()
+	if ext&wire.ExtRETH != 0 {
 		lt = append(lt, LayerTypeRETH)
 	}
-	if ext&ExtAETH != 0 {
+	if ext&wire.ExtAETH != 0 {
 		lt = append(lt, LayerTypeAETH)
 	}
-	if ext&ExtImmDt != 0 {
+	if ext&wire.ExtImmDt != 0 {
 		lt = append(lt, LayerTypeImmDt)
 	}
-	if len(s.Payload) > 0 || s.Spec.Kind == KindCNP {
+	if len(s.Payload) > 0 || s.Spec.Kind == wire.KindCNP {
 		lt = append(lt, gopacket.LayerTypePayload)
 	}
 	return lt
@@ -99,14 +100,14 @@ func wantLayers(s Sample) []gopacket.LayerType {
 
 // sampleLayers returns the gopacket layers that describe a sample, as a
 // user of gopacket would write them to build it.
-func sampleLayers(s Sample) []gopacket.SerializableLayer {
+func sampleLayers(s wire.Sample) []gopacket.SerializableLayer {
 	p := s.Spec
 	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr(p.SrcMAC[:]), DstMAC: net.HardwareAddr(p.DstMAC[:])}
 	ls := []gopacket.SerializableLayer{eth}
 	var et layers.EthernetType
 	switch {
-	case p.Kind == KindPFC || p.Kind == KindPause:
-		et = EtherTypeMACControl
+	case p.Kind == wire.KindPFC || p.Kind == wire.KindPause:
+		et = wire.EtherTypeMACControl
 	case p.IPVersion == 4:
 		et = layers.EthernetTypeIPv4
 	default:
@@ -118,12 +119,12 @@ func sampleLayers(s Sample) []gopacket.SerializableLayer {
 		ls = append(ls, &layers.Dot1Q{Priority: p.PCP, VLANIdentifier: p.VLANID, Type: et})
 	}
 	switch p.Kind {
-	case KindPFC:
-		return append(ls, &MACControl{Opcode: MACControlPFC}, &PFC{ClassEnable: p.ClassEnable, Quanta: p.Quanta})
-	case KindPause:
-		return append(ls, &MACControl{Opcode: MACControlPause}, &Pause{Quanta: p.Quanta[0]})
+	case wire.KindPFC:
+		return append(ls, &MACControl{Opcode: wire.MACControlPFC}, &PFC{ClassEnable: p.ClassEnable, Quanta: p.Quanta})
+	case wire.KindPause:
+		return append(ls, &MACControl{Opcode: wire.MACControlPause}, &Pause{Quanta: p.Quanta[0]})
 	}
-	udp := &layers.UDP{SrcPort: layers.UDPPort(p.SrcPort), DstPort: RoCEPort}
+	udp := &layers.UDP{SrcPort: layers.UDPPort(p.SrcPort), DstPort: wire.RoCEPort}
 	if p.IPVersion == 4 {
 		ls = append(ls, &layers.IPv4{Version: 4, IHL: 5, TOS: p.DSCP<<2 | p.ECN, Id: p.IPID,
 			Flags: layers.IPv4DontFragment, TTL: p.TTL, Protocol: layers.IPProtocolUDP,
@@ -136,28 +137,28 @@ func sampleLayers(s Sample) []gopacket.SerializableLayer {
 		}
 		ls = append(ls, ip6)
 	}
-	ls = append(ls, udp, &BTH{Opcode: Opcode(p.Opcode), SE: p.SE, MigReq: p.MigReq, TVer: p.TVer, PKey: p.PKey,
+	ls = append(ls, udp, &BTH{Opcode: wire.Opcode(p.Opcode), SE: p.SE, MigReq: p.MigReq, TVer: p.TVer, PKey: p.PKey,
 		FECN: p.FECN, BECN: p.BECN, DestQP: p.DestQP, AckReq: p.AckReq, PSN: p.PSN})
-	ext := Opcode(p.Opcode).Ext()
-	if ext&ExtRETH != 0 {
+	ext := wire.Opcode(p.Opcode).Ext()
+	if ext&wire.ExtRETH != 0 {
 		ls = append(ls, &RETH{VA: p.VA, RKey: p.RKey, DMALen: p.DMALen})
 	}
-	if ext&ExtAETH != 0 {
+	if ext&wire.ExtAETH != 0 {
 		ls = append(ls, &AETH{Syndrome: p.Syndrome, MSN: p.MSN})
 	}
-	if ext&ExtImmDt != 0 {
+	if ext&wire.ExtImmDt != 0 {
 		ls = append(ls, &ImmDt{Imm: p.Imm})
 	}
 	payload := s.Payload
-	if p.Kind == KindCNP {
-		payload = make([]byte, CNPReservedLen)
+	if p.Kind == wire.KindCNP {
+		payload = make([]byte, wire.CNPReservedLen)
 	}
 	return append(ls, gopacket.Payload(payload))
 }
 
 func TestGopacketSamples(t *testing.T) {
 	Register()
-	samples, err := Samples()
+	samples, err := wire.Samples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,14 +216,14 @@ func TestGopacketSamples(t *testing.T) {
 					t.Errorf("%v (-want +got):\n%s", wl.LayerType(), diff)
 				}
 			}
-			if s.Spec.Kind == KindRoCE || s.Spec.Kind == KindCNP {
+			if s.Spec.Kind == wire.KindRoCE || s.Spec.Kind == wire.KindCNP {
 				bth := pkt.Layer(LayerTypeBTH).(*BTH)
 				if bth.PadCnt != s.Spec.PadCnt {
 					t.Errorf("BTH PadCnt = %d, want %d", bth.PadCnt, s.Spec.PadCnt)
 				}
 				udp := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
-				if uint16(udp.SrcPort) != s.Spec.SrcPort || udp.DstPort != RoCEPort {
-					t.Errorf("UDP ports %d > %d, want %d > %d", udp.SrcPort, udp.DstPort, s.Spec.SrcPort, RoCEPort)
+				if uint16(udp.SrcPort) != s.Spec.SrcPort || udp.DstPort != wire.RoCEPort {
+					t.Errorf("UDP ports %d > %d, want %d > %d", udp.SrcPort, udp.DstPort, s.Spec.SrcPort, wire.RoCEPort)
 				}
 				if nl := pkt.NetworkLayer(); nl == nil || nl.NetworkFlow().Src().String() != s.Spec.SrcIP.String() {
 					t.Errorf("network layer %v, want source %v", nl, s.Spec.SrcIP)
@@ -239,7 +240,7 @@ var cmpIgnoreBase = cmp.FilterPath(func(p cmp.Path) bool {
 // TestGopacketSerializeMatchesAppendFrame builds every sample a second way,
 // with gopacket.SerializeLayers and SealICRC, and wants the same bytes.
 func TestGopacketSerializeMatchesAppendFrame(t *testing.T) {
-	samples, err := Samples()
+	samples, err := wire.Samples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +262,8 @@ func TestGopacketSerializeMatchesAppendFrame(t *testing.T) {
 				t.Fatal(err)
 			}
 			frame := buf.Bytes()
-			if s.Spec.Kind == KindRoCE || s.Spec.Kind == KindCNP {
-				if err := SealICRC(frame); err != nil {
+			if s.Spec.Kind == wire.KindRoCE || s.Spec.Kind == wire.KindCNP {
+				if err := wire.SealICRC(frame); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -273,14 +274,14 @@ func TestGopacketSerializeMatchesAppendFrame(t *testing.T) {
 	}
 }
 
-func l3(s Sample) int {
+func l3(s wire.Sample) int {
 	if s.Spec.HasVLAN {
-		return EthernetLen + VLANTagLen
+		return wire.EthernetLen + wire.VLANTagLen
 	}
-	return EthernetLen
+	return wire.EthernetLen
 }
 
-func ipIndex(s Sample) int {
+func ipIndex(s wire.Sample) int {
 	if s.Spec.HasVLAN {
 		return 2
 	}

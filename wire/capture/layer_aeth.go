@@ -1,10 +1,11 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // AETH is the ACK extended transport header (Acknowledge, RDMA READ
@@ -33,15 +34,15 @@ func (a *AETH) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePay
 
 // DecodeFromBytes decodes an AETH at the start of data.
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < AETHLen {
+	if len(data) < wire.AETHLen {
 		df.SetTruncated()
-		return truncated("AETH", 0, AETHLen, len(data))
+		return truncated("AETH", 0, wire.AETHLen, len(data))
 	}
 	w := binary.BigEndian.Uint32(data)
 	a.Syndrome = uint8(w >> 24)
 	a.MSN = w & 0xFFFFFF
-	a.Contents = data[:AETHLen]
-	a.Payload = data[AETHLen:]
+	a.Contents = data[:wire.AETHLen]
+	a.Payload = data[wire.AETHLen:]
 	return nil
 }
 
@@ -50,7 +51,7 @@ func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 	if a.MSN > 0xFFFFFF {
 		return invalid("AETH: MSN %#x wider than 24 bits", a.MSN)
 	}
-	h, err := b.PrependBytes(AETHLen)
+	h, err := b.PrependBytes(wire.AETHLen)
 	if err != nil {
 		return err
 	}

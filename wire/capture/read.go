@@ -1,4 +1,4 @@
-package wire
+package capture
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // ICRCStatus says what a capture reader found about a frame's ICRC.
@@ -36,12 +37,12 @@ func (s ICRCStatus) String() string {
 
 // Decoded is one frame of a capture as the codecs read it.
 type Decoded struct {
-	Number    int       // 1-based frame number in the capture
-	Timestamp time.Time // capture time
-	CapLen    int       // bytes captured
-	WireLen   int       // bytes on the wire
-	Packet    Packet    // the descriptor (Raw points into a buffer reused for the next frame)
-	Err       error     // decode error, if any
+	Number    int         // 1-based frame number in the capture
+	Timestamp time.Time   // capture time
+	CapLen    int         // bytes captured
+	WireLen   int         // bytes on the wire
+	Packet    wire.Packet // the descriptor (Raw points into a buffer reused for the next frame)
+	Err       error       // decode error, if any
 	ICRC      ICRCStatus
 	// CarriedICRC and ComputedICRC are set when ICRC is not ICRCNotApplicable.
 	CarriedICRC, ComputedICRC uint32
@@ -52,10 +53,10 @@ type packetSource interface {
 	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 }
 
-// ReadCapture decodes every frame of a pcap or pcapng capture of Ethernet
+// Read decodes every frame of a pcap or pcapng capture of Ethernet
 // frames and calls fn for each, in order; d is reused between calls. It
 // stops at the first error fn returns, and returns it.
-func ReadCapture(r io.Reader, fn func(d *Decoded) error) error {
+func Read(r io.Reader, fn func(d *Decoded) error) error {
 	br := bufio.NewReader(r)
 	magic, err := br.Peek(4)
 	if err != nil {
@@ -90,7 +91,7 @@ func ReadCapture(r io.Reader, fn func(d *Decoded) error) error {
 		}
 		d = Decoded{Number: n, Timestamp: ci.Timestamp, CapLen: ci.CaptureLength, WireLen: ci.Length}
 		d.Err = d.Packet.Decode(data)
-		if d.Err == nil && (d.Packet.Kind == KindRoCE || d.Packet.Kind == KindCNP) {
+		if d.Err == nil && (d.Packet.Kind == wire.KindRoCE || d.Packet.Kind == wire.KindCNP) {
 			c, carried, err := d.Packet.ICRC()
 			switch {
 			case err != nil:

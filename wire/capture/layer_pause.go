@@ -1,4 +1,4 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"

@@ -1,10 +1,11 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // BTH is the RoCEv2 base transport header, as a gopacket layer.
@@ -23,7 +24,7 @@ import (
 // the extension headers and the RDMA payload; serializing appends them.
 type BTH struct {
 	layers.BaseLayer
-	Opcode Opcode
+	Opcode wire.Opcode
 	SE     bool // solicited event
 	MigReq bool
 	PadCnt uint8
@@ -54,11 +55,11 @@ func (b *BTH) CanDecode() gopacket.LayerClass { return LayerTypeBTH }
 func (b *BTH) NextLayerType() gopacket.LayerType {
 	ext := b.Opcode.Ext()
 	switch {
-	case ext&ExtRETH != 0:
+	case ext&wire.ExtRETH != 0:
 		return LayerTypeRETH
-	case ext&ExtAETH != 0:
+	case ext&wire.ExtAETH != 0:
 		return LayerTypeAETH
-	case ext&ExtImmDt != 0:
+	case ext&wire.ExtImmDt != 0:
 		return LayerTypeImmDt
 	}
 	return gopacket.LayerTypePayload
@@ -67,21 +68,21 @@ func (b *BTH) NextLayerType() gopacket.LayerType {
 // DecodeFromBytes decodes data, a UDP payload starting with the BTH and
 // ending with the ICRC.
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < BTHLen+ICRCLen {
+	if len(data) < wire.BTHLen+wire.ICRCLen {
 		df.SetTruncated()
-		return truncated("BTH", 0, BTHLen+ICRCLen, len(data))
+		return truncated("BTH", 0, wire.BTHLen+wire.ICRCLen, len(data))
 	}
-	var p Packet // the descriptor's decoder owns the bit layout
-	p.decodeBTHFields(data)
-	b.Opcode, b.SE, b.MigReq, b.PadCnt, b.TVer, b.PKey = Opcode(p.Opcode), p.SE, p.MigReq, p.PadCnt, p.TVer, p.PKey
+	var p wire.Packet // the descriptor's decoder owns the bit layout
+	p.DecodeBTH(data)
+	b.Opcode, b.SE, b.MigReq, b.PadCnt, b.TVer, b.PKey = wire.Opcode(p.Opcode), p.SE, p.MigReq, p.PadCnt, p.TVer, p.PKey
 	b.FECN, b.BECN, b.DestQP, b.AckReq, b.PSN = p.FECN, p.BECN, p.DestQP, p.AckReq, p.PSN
-	end := len(data) - ICRCLen - int(b.PadCnt)
-	if end < BTHLen {
+	end := len(data) - wire.ICRCLen - int(b.PadCnt)
+	if end < wire.BTHLen {
 		return malformed("BTH", 0, "pad count exceeds the payload")
 	}
-	b.ICRC = binary.LittleEndian.Uint32(data[len(data)-ICRCLen:])
-	b.Contents = data[:BTHLen]
-	b.Payload = data[BTHLen:end]
+	b.ICRC = binary.LittleEndian.Uint32(data[len(data)-wire.ICRCLen:])
+	b.Contents = data[:wire.BTHLen]
+	b.Payload = data[wire.BTHLen:end]
 	return nil
 }
 
@@ -95,19 +96,19 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 	if opts.FixLengths {
 		b.PadCnt = uint8((4 - len(buf.Bytes())%4) % 4)
 	}
-	tail, err := buf.AppendBytes(int(b.PadCnt) + ICRCLen)
+	tail, err := buf.AppendBytes(int(b.PadCnt) + wire.ICRCLen)
 	if err != nil {
 		return err
 	}
 	clear(tail)
 	binary.LittleEndian.PutUint32(tail[b.PadCnt:], b.ICRC)
-	h, err := buf.PrependBytes(BTHLen)
+	h, err := buf.PrependBytes(wire.BTHLen)
 	if err != nil {
 		return err
 	}
-	spec := Packet{SE: b.SE, MigReq: b.MigReq, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN,
+	spec := wire.Packet{SE: b.SE, MigReq: b.MigReq, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN,
 		DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
-	writeBTH(h, b.Opcode, &spec, b.PadCnt)
+	wire.PutBTH(h, b.Opcode, &spec, b.PadCnt)
 	return nil
 }
 
@@ -120,24 +121,24 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	}
 	rest := b.Payload
 	ext := b.Opcode.Ext()
-	if ext&ExtRETH != 0 {
+	if ext&wire.ExtRETH != 0 {
 		r := &RETH{}
 		if err := decodeInto(r, rest, p); err != nil {
 			return err
 		}
-		if ext&ExtImmDt != 0 {
+		if ext&wire.ExtImmDt != 0 {
 			r.next = LayerTypeImmDt
 		}
 		rest = r.Payload
 	}
-	if ext&ExtAETH != 0 {
+	if ext&wire.ExtAETH != 0 {
 		a := &AETH{}
 		if err := decodeInto(a, rest, p); err != nil {
 			return err
 		}
 		rest = a.Payload
 	}
-	if ext&ExtImmDt != 0 {
+	if ext&wire.ExtImmDt != 0 {
 		if err := decodeInto(&ImmDt{}, rest, p); err != nil {
 			return err
 		}

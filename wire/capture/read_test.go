@@ -1,4 +1,4 @@
-package wire
+package capture
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+	"github.com/rocelab/rocelab/wire"
 )
 
 func TestReadCapture(t *testing.T) {
-	samples, err := Samples()
+	samples, err := wire.Samples()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteSamplesPcap(&buf); err != nil {
+	if err := wire.WriteSamplesPcap(&buf); err != nil {
 		t.Fatal(err)
 	}
 	// Append one frame with a broken ICRC and one cut short.
@@ -29,7 +30,7 @@ func TestReadCapture(t *testing.T) {
 		}
 	}
 	var got []string
-	err = ReadCapture(&buf, func(d *Decoded) error {
+	err = Read(&buf, func(d *Decoded) error {
 		s := d.ICRC.String()
 		if d.Err != nil {
 			s = "error"
@@ -42,7 +43,7 @@ func TestReadCapture(t *testing.T) {
 	}
 	var want []string
 	for _, s := range samples {
-		if s.Spec.Kind == KindRoCE || s.Spec.Kind == KindCNP {
+		if s.Spec.Kind == wire.KindRoCE || s.Spec.Kind == wire.KindCNP {
 			want = append(want, "ok")
 		} else {
 			want = append(want, "-")
@@ -55,7 +56,7 @@ func TestReadCapture(t *testing.T) {
 }
 
 func TestReadCapturePcapng(t *testing.T) {
-	samples, _ := Samples()
+	samples, _ := wire.Samples()
 	var buf bytes.Buffer
 	w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
 	if err != nil {
@@ -70,7 +71,7 @@ func TestReadCapturePcapng(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	err = ReadCapture(&buf, func(d *Decoded) error {
+	err = Read(&buf, func(d *Decoded) error {
 		n++
 		if d.Err != nil || d.ICRC != ICRCOK {
 			t.Errorf("frame %d: %v %v", d.Number, d.Err, d.ICRC)
@@ -78,12 +79,12 @@ func TestReadCapturePcapng(t *testing.T) {
 		return nil
 	})
 	if err != nil || n != 3 {
-		t.Errorf("ReadCapture: %v, %d frames", err, n)
+		t.Errorf("Read: %v, %d frames", err, n)
 	}
 }
 
 func TestReadCaptureNotACapture(t *testing.T) {
-	if err := ReadCapture(strings.NewReader("this is not a pcap file"), func(*Decoded) error { return nil }); err == nil {
-		t.Error("ReadCapture accepted text")
+	if err := Read(strings.NewReader("this is not a pcap file"), func(*Decoded) error { return nil }); err == nil {
+		t.Error("Read accepted text")
 	}
 }

@@ -1,10 +1,11 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // ImmDt is the immediate data header (SEND/RDMA WRITE … with Immediate),
@@ -25,19 +26,19 @@ func (i *ImmDt) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePa
 
 // DecodeFromBytes decodes an ImmDt at the start of data.
 func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < ImmDtLen {
+	if len(data) < wire.ImmDtLen {
 		df.SetTruncated()
-		return truncated("ImmDt", 0, ImmDtLen, len(data))
+		return truncated("ImmDt", 0, wire.ImmDtLen, len(data))
 	}
 	i.Imm = binary.BigEndian.Uint32(data)
-	i.Contents = data[:ImmDtLen]
-	i.Payload = data[ImmDtLen:]
+	i.Contents = data[:wire.ImmDtLen]
+	i.Payload = data[wire.ImmDtLen:]
 	return nil
 }
 
 // SerializeTo prepends the ImmDt.
 func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(ImmDtLen)
+	h, err := b.PrependBytes(wire.ImmDtLen)
 	if err != nil {
 		return err
 	}

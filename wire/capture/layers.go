@@ -1,10 +1,21 @@
-package wire
+// Package capture reads captures with rocelab's codecs and lets gopacket
+// read them too: [Read] decodes every frame of a pcap or pcapng file into
+// wire's descriptor and checks each RoCEv2 frame's ICRC (what `rocelab
+// wire decode` prints), and [Register] makes gopacket decode RoCEv2
+// (UDP port 4791) with this package's layers ([BTH], [RETH], [AETH],
+// [ImmDt]) and MAC control frames ([MACControl], [PFC], [Pause]).
+//
+// It is apart from wire because gopacket's layers package takes about
+// 22 ms to initialise in every process that links it: a lab node, which
+// only builds and decodes frames, does not.
+package capture
 
 import (
 	"sync"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // gopacket layer types of this package. They take the private range
@@ -45,8 +56,8 @@ func Register() {
 		reg(LayerTypeMACControl, "MACControl", decoder[MACControl]())
 		reg(LayerTypePFC, "PFC", decoder[PFC]())
 		reg(LayerTypePause, "Pause", decoder[Pause]())
-		layers.RegisterUDPPortLayerType(RoCEPort, LayerTypeBTH)
-		layers.EthernetTypeMetadata[EtherTypeMACControl] = layers.EnumMetadata{
+		layers.RegisterUDPPortLayerType(wire.RoCEPort, LayerTypeBTH)
+		layers.EthernetTypeMetadata[wire.EtherTypeMACControl] = layers.EnumMetadata{
 			DecodeWith: decoder[MACControl](),
 			Name:       "MACControl",
 			LayerType:  LayerTypeMACControl,

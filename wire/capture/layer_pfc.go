@@ -1,14 +1,12 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
-
-// PFCLen is the size of the PFC parameters after the MAC control opcode.
-const PFCLen = 18
 
 // PFC is the body of an 802.1Qbb priority-based flow control frame (MAC
 // control opcode 0x0101), as a gopacket layer.
@@ -40,22 +38,22 @@ func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero
 
 // DecodeFromBytes decodes the PFC parameters at the start of data.
 func (f *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < PFCLen {
+	if len(data) < wire.PFCLen {
 		df.SetTruncated()
-		return truncated("PFC", 0, PFCLen, len(data))
+		return truncated("PFC", 0, wire.PFCLen, len(data))
 	}
 	f.ClassEnable = data[1]
 	for i := range f.Quanta {
 		f.Quanta[i] = binary.BigEndian.Uint16(data[2+2*i:])
 	}
-	f.Contents = data[:PFCLen]
+	f.Contents = data[:wire.PFCLen]
 	f.Payload = nil
 	return nil
 }
 
 // SerializeTo prepends the PFC parameters.
 func (f *PFC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(PFCLen)
+	h, err := b.PrependBytes(wire.PFCLen)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,11 @@
-package wire
+package capture
 
 import (
 	"encoding/binary"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // MACControl is the IEEE 802.3 MAC control header (EtherType 0x8808): a
@@ -23,9 +24,9 @@ func (m *MACControl) CanDecode() gopacket.LayerClass { return LayerTypeMACContro
 // NextLayerType returns PFC or Pause by opcode, else the payload.
 func (m *MACControl) NextLayerType() gopacket.LayerType {
 	switch m.Opcode {
-	case MACControlPFC:
+	case wire.MACControlPFC:
 		return LayerTypePFC
-	case MACControlPause:
+	case wire.MACControlPause:
 		return LayerTypePause
 	}
 	return gopacket.LayerTypePayload
