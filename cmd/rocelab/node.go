@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -9,8 +10,9 @@ import (
 )
 
 // newNodeCmd is the hidden `rocelab node`: the process behind one lab node,
-// started by deploy inside the node's namespace. It runs until SIGTERM
-// (main wires it to the command's context) or POST /shutdown on its socket.
+// started by deploy inside the node's namespace when no rocelab-node binary
+// stands beside rocelab (nodeapi.Command). It runs until SIGTERM (main
+// wires it to the command's context) or POST /shutdown on its socket.
 func newNodeCmd(opts *options) *cobra.Command {
 	var (
 		config string
@@ -22,22 +24,15 @@ func newNodeCmd(opts *options) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := node.Load(config)
-			if err != nil {
-				return badInput(err)
-			}
-			log := opts.log.With("node", cfg.Name)
-			if nice != 0 {
-				// Best effort: a docker node lacks CAP_SYS_NICE.
-				if err := node.RaisePriority(nice); err != nil {
-					log.Debug("scheduling priority unchanged", "err", err)
-				}
-			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			return node.Main(ctx, cfg, log)
+			err := node.Run(ctx, config, nice, opts.log)
+			if errors.Is(err, node.ErrConfig) {
+				return badInput(err)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "node configuration (JSON, written by deploy)")

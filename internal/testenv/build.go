@@ -24,17 +24,23 @@ func BuildRocelab(t testing.TB) string {
 	return bin
 }
 
-// BuildRocelabTo builds the static rocelab command into path, for tests
-// that share one binary across a test process.
+// BuildRocelabTo builds the static rocelab command into path, and the
+// slim rocelab-node beside it (deploy starts nodes with it, as after make
+// build), for tests that share one binary across a test process.
 func BuildRocelabTo(path string) error {
-	args := []string{"build", "-o", path}
-	if buildTags != "" {
-		args = append(args, "-tags", buildTags)
-	}
-	cmd := exec.Command("go", append(args, "github.com/rocelab/rocelab/cmd/rocelab")...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build rocelab: %v\n%s", err, out)
+	for _, c := range []struct{ out, pkg string }{
+		{path, "github.com/rocelab/rocelab/cmd/rocelab"},
+		{filepath.Join(filepath.Dir(path), "rocelab-node"), "github.com/rocelab/rocelab/cmd/rocelab-node"},
+	} {
+		args := []string{"build", "-o", c.out}
+		if buildTags != "" {
+			args = append(args, "-tags", buildTags)
+		}
+		cmd := exec.Command("go", append(args, c.pkg)...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", filepath.Base(c.out), err, out)
+		}
 	}
 	return nil
 }

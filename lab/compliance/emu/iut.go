@@ -19,6 +19,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
 // Defaults of Options.
@@ -174,7 +175,8 @@ func (u *IUT) startNode(ctx context.Context) error {
 		return fmt.Errorf("node log: %w", err)
 	}
 	defer log.Close()
-	u.cmd = exec.Command(u.o.Binary, "node", "--config", cfgPath)
+	argv := state.NodeCommand(u.o.Binary, cfgPath)
+	u.cmd = exec.Command(argv[0], argv[1:]...)
 	u.cmd.Dir, u.cmd.Stdout, u.cmd.Stderr = u.dir, log, log
 	pr, err := netns.Start(u.ns[1], u.cmd)
 	if err != nil {

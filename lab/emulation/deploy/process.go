@@ -100,7 +100,7 @@ func (d *deployer) recordProcesses(procs []*nodeProc) ([]int, error) {
 	objs := make([]state.Object, len(procs))
 	d.mu.Lock()
 	for i, p := range procs {
-		objs[i] = state.Object{Kind: state.KindProcess, Node: p.node.Name, NetNS: d.ns[p.node.Name], Name: d.binary}
+		objs[i] = state.Object{Kind: state.KindProcess, Node: p.node.Name, NetNS: d.ns[p.node.Name], Name: state.NodeExecutable(d.binary)}
 	}
 	d.mu.Unlock()
 	return d.intendAll(objs)
@@ -153,7 +153,8 @@ func (d *deployer) startContainer(p *nodeProc) error {
 	return nil
 }
 
-// startNode starts `binary node --config cfgPath` in namespace ns with
+// startNode starts the node of cfgPath (rocelab-node beside binary, else
+// `binary node`: nodeapi.Command) in namespace ns with
 // working directory dir, its output appended to logPath after a line
 // banner (if any). The node outlives the caller; a goroutine reaps it if
 // it exits while the caller runs.
@@ -166,7 +167,8 @@ func startNode(binary, cfgPath, ns, dir, logPath, banner string) (proc.Process, 
 	if banner != "" {
 		fmt.Fprintln(log, banner)
 	}
-	cmd := exec.Command(binary, "node", "--config", cfgPath)
+	argv := state.NodeCommand(binary, cfgPath)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
 	pr, err := netns.Start(ns, cmd)

@@ -127,7 +127,7 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 			oldIDs = append(oldIDs, obj.ID)
 		}
 	}
-	id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: n.Name, NetNS: n.NetNS, Name: l.Binary})
+	id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: n.Name, NetNS: n.NetNS, Name: state.NodeExecutable(l.Binary)})
 	if err != nil {
 		return err
 	}

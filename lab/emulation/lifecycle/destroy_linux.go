@@ -27,7 +27,8 @@ type Options struct {
 	// Executables are the programs that run node processes. A sweep stops
 	// the processes that run one of them inside a lab namespace it
 	// removes (processes known only from the namespace, their state file
-	// lost). Default: this program (os.Executable).
+	// lost). Default: this program (os.Executable) and the rocelab-node
+	// beside it (state.NodeExecutable).
 	Executables []string
 }
 
@@ -35,10 +36,14 @@ func (o Options) executables() []string {
 	if o.Executables != nil {
 		return o.Executables
 	}
-	if exe, err := os.Executable(); err == nil {
-		return []string{exe}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
 	}
-	return nil
+	if node := state.NodeExecutable(exe); node != exe {
+		return []string{exe, node}
+	}
+	return []string{exe}
 }
 
 func (o Options) root() string {

@@ -183,6 +183,29 @@ func listen(path string) (net.Listener, error) {
 	return ln, nil
 }
 
+// ErrConfig marks a configuration Run could not load: the caller's mistake
+// (exit 2), not the node's.
+var ErrConfig = errors.New("node configuration")
+
+// Run is a node process's whole life, as `rocelab node` and the slim
+// rocelab-node binary run it: it loads the configuration deploy wrote at
+// configPath, raises the threads' scheduling priority to nice (0: leave
+// it; best effort, a docker node lacks CAP_SYS_NICE) and runs Main until
+// ctx ends.
+func Run(ctx context.Context, configPath string, nice int, log *slog.Logger) error {
+	cfg, err := Load(configPath)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	log = log.With("node", cfg.Name)
+	if nice != 0 {
+		if err := RaisePriority(nice); err != nil {
+			log.Debug("scheduling priority unchanged", "err", err)
+		}
+	}
+	return Main(ctx, cfg, log)
+}
+
 // Main opens the node's AF_PACKET ports, runs the node until ctx ends
 // (the command wires SIGTERM to it) and releases everything.
 func Main(ctx context.Context, cfg Config, log *slog.Logger) (err error) {
