@@ -24,7 +24,7 @@ func TestReadByPcapgo(t *testing.T) {
 		wireLen int
 	}{
 		{bytes.Repeat([]byte{1}, 60), 0},
-		{bytes.Repeat([]byte{2}, 100), 0},  // cut at 64
+		{bytes.Repeat([]byte{2}, 100), 0},   // cut at 64
 		{bytes.Repeat([]byte{3}, 64), 1500}, // a frame captured short
 	}
 	for i, f := range frames {

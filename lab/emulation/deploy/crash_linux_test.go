@@ -185,10 +185,11 @@ type leftovers struct {
 }
 
 // nodeProcesses lists the processes whose executable is the tests' rocelab
-// binary: node processes the labs started on the host.
+// binary or the rocelab-node beside it: node processes the labs started on
+// the host.
 func nodeProcesses(t *testing.T) []string {
 	t.Helper()
-	bin := binary(t)
+	bin, node := binary(t), state.NodeExecutable(binary(t))
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func nodeProcesses(t *testing.T) []string {
 		if err != nil {
 			continue
 		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == bin {
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && (exe == bin || exe == node) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 			out = append(out, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(strings.TrimSpace(string(cmdline)), "\x00", " ")))
 		}

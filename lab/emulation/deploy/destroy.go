@@ -129,17 +129,23 @@ func rootOr(root string) string {
 }
 
 // executables are the programs whose processes a sweep may stop: this
-// program and the node binaries the labs' state files name.
+// program, the binaries the labs' state files name, and the rocelab-node
+// beside each (state.NodeExecutable).
 func executables(root string, labs []string) []string {
 	var exes []string
+	add := func(binary string) {
+		for _, e := range []string{binary, state.NodeExecutable(binary)} {
+			if !slices.Contains(exes, e) {
+				exes = append(exes, e)
+			}
+		}
+	}
 	if exe, err := os.Executable(); err == nil {
-		exes = append(exes, exe)
+		add(exe)
 	}
 	for _, lab := range labs {
-		if f, err := readState(root, lab); err == nil {
-			if b := f.Info["binary"]; b != "" && !slices.Contains(exes, b) {
-				exes = append(exes, b)
-			}
+		if f, err := readState(root, lab); err == nil && f.Info["binary"] != "" {
+			add(f.Info["binary"])
 		}
 	}
 	return exes
