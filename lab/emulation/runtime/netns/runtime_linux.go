@@ -22,7 +22,7 @@ import (
 // node process started inside it.
 type Runtime struct {
 	// Executables are the programs whose processes Remove stops inside a
-	// node's namespace (default: this program). Other processes there —
+	// node's namespace (default: this program and the rocelab-node beside it). Other processes there —
 	// a user's `ip netns exec` shell — are left alone.
 	Executables []string
 	// Grace is the time between SIGTERM and SIGKILL (default 2 s).
@@ -81,13 +81,14 @@ func (r *Runtime) Create(ctx context.Context, spec runtime.NodeSpec) (node runti
 	return runtime.Node{Ref: ref, NetNSPath: Path(name), Process: p}, nil
 }
 
-// Remove stops the node's processes (those running one of Executables)
-// and deletes its namespace.
+// Remove stops the node's processes (those running one of Executables;
+// default this program and the rocelab-node beside it) and deletes its
+// namespace.
 func (r *Runtime) Remove(ctx context.Context, ref runtime.Ref) error {
 	exes := r.Executables
 	if exes == nil {
 		if exe, err := os.Executable(); err == nil {
-			exes = []string{exe}
+			exes = []string{exe, state.NodeExecutable(exe)}
 		}
 	}
 	grace := r.Grace
