@@ -22,8 +22,9 @@ import (
 // node process started inside it.
 type Runtime struct {
 	// Executables are the programs whose processes Remove stops inside a
-	// node's namespace (default: this program and the rocelab-node beside it). Other processes there —
-	// a user's `ip netns exec` shell — are left alone.
+	// node's namespace (default: this program and the rocelab-node beside
+	// it). Other processes there — a user's `ip netns exec` shell — are
+	// left alone.
 	Executables []string
 	// Grace is the time between SIGTERM and SIGKILL (default 2 s).
 	Grace time.Duration
