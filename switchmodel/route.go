@@ -97,7 +97,37 @@ func key6(a netip.Addr, bits int) fibKey {
 	return fibKey{hi: hi, lo: lo, bits: uint8(bits)}
 }
 
+// reserve makes room for n4 IPv4 and n6 IPv6 routes, so that a table
+// filled all at once does not grow step by step; it does nothing once
+// routes were added.
+func (f *fib) reserve(n4, n6 int) {
+	if f.routes4 != nil {
+		return
+	}
+	f.routes4 = make(map[uint64]int32, n4)
+	f.routes6 = make(map[fibKey]int32, n6)
+	f.setIdx = make(map[string]int32)
+	f.routes = make([]route, 0, n4+n6)
+}
+
 func (f *fib) add(pfx netip.Prefix, ports []int) {
+	set := int32(-1)
+	f.place(pfx, ports, &set)
+}
+
+// addAll adds one route over ports per prefix of pfxs (each masked): add
+// for each, with the port set interned once for all the new routes.
+func (f *fib) addAll(pfxs []netip.Prefix, ports []int) {
+	set := int32(-1)
+	for _, pfx := range pfxs {
+		f.place(pfx.Masked(), ports, &set)
+	}
+}
+
+// place adds the route pfx over ports. A new route takes the interned set
+// *set, interning ports (without repeats, in order) into it first if it
+// is -1; an existing route's set is merged with ports (its ports first).
+func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 	if f.routes4 == nil {
 		f.routes4 = make(map[uint64]int32)
 		f.routes6 = make(map[fibKey]int32)
@@ -136,6 +166,10 @@ func (f *fib) add(pfx netip.Prefix, ports []int) {
 		slices.Reverse(*lens)
 	}
 	r := &f.routes[i]
+	if r.set < 0 && *set >= 0 {
+		r.set = *set
+		return
+	}
 	merged := f.scratch[:0]
 	if r.set >= 0 {
 		merged = append(merged, f.sets[r.set]...)
@@ -146,7 +180,11 @@ func (f *fib) add(pfx netip.Prefix, ports []int) {
 		}
 	}
 	f.scratch = merged
+	fresh := r.set < 0
 	r.set = f.intern(merged)
+	if fresh {
+		*set = r.set
+	}
 }
 
 // intern returns the index of the port set ps (in its order) in f.sets,

@@ -179,6 +179,33 @@ func (s *Switch) AddRoute(prefix netip.Prefix, ports ...int) error {
 	return nil
 }
 
+// ReserveRoutes makes room in the forwarding table for n4 IPv4 and n6
+// IPv6 routes before a builder adds them (a table grown step by step
+// rehashes several times); it does nothing after the first route.
+func (s *Switch) ReserveRoutes(n4, n6 int) { s.fib.reserve(n4, n6) }
+
+// AddRoutes adds a route over ports for every prefix of prefixes: what a
+// fabric builder installs for the addresses one destination owns. It is
+// AddRoute for each, with the checks and the port set's interning done
+// once (a 1,024-host fabric installs 1.4 million routes).
+func (s *Switch) AddRoutes(prefixes []netip.Prefix, ports ...int) error {
+	if len(ports) == 0 {
+		return fmt.Errorf("switch %q: add routes %v: no ports", s.name, prefixes)
+	}
+	for _, p := range ports {
+		if p < 0 || p >= len(s.ports) {
+			return fmt.Errorf("switch %q: add routes %v: port %d out of range", s.name, prefixes, p)
+		}
+	}
+	for _, pfx := range prefixes {
+		if !pfx.IsValid() {
+			return fmt.Errorf("switch %q: add route: invalid prefix", s.name)
+		}
+	}
+	s.fib.addAll(prefixes, ports)
+	return nil
+}
+
 // NextHop returns the egress port the switch would pick for p now. For a
 // sprayed packet this advances the round-robin, like forwarding would.
 func (s *Switch) NextHop(p *wire.Packet) (int, error) {

@@ -41,8 +41,10 @@ func Routes(t *topologies.Topology) map[string][]Route {
 			out[n.Name] = nil
 		}
 	}
-	eachRoute(t, func(s *topologies.Node, r Route) {
-		out[s.Name] = append(out[s.Name], r)
+	eachRoute(t, func(s *topologies.Node, prefixes []netip.Prefix, ports []int) {
+		for _, pfx := range prefixes {
+			out[s.Name] = append(out[s.Name], Route{Prefix: pfx, Ports: ports})
+		}
 	})
 	for name, rs := range out {
 		slices.SortFunc(rs, func(a, b Route) int {
@@ -55,8 +57,9 @@ func Routes(t *topologies.Topology) map[string][]Route {
 
 // eachRoute calls emit with every route of every switch (see Routes), in
 // no particular order, without holding them all: a fabric of a thousand
-// switches has millions. Routes emitted together may share their Ports.
-func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, r Route)) {
+// switches has millions. One call carries every prefix a destination owns,
+// all over the same ports (which later calls may share).
+func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, prefixes []netip.Prefix, ports []int)) {
 	var switches []*topologies.Node
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
@@ -82,8 +85,8 @@ func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, r Route)) {
 					}
 				}
 			}
-			for _, pfx := range dst {
-				emit(s, Route{Prefix: pfx, Ports: ports})
+			if len(dst) > 0 {
+				emit(s, dst, ports)
 			}
 		}
 		// Connected routes of d's host and storage NICs.
@@ -93,7 +96,7 @@ func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, r Route)) {
 			}
 			for _, a := range []netip.Prefix{pt.Peer.Addr, pt.Peer.Addr6} {
 				if a.IsValid() {
-					emit(d, Route{Prefix: a.Masked(), Ports: []int{i}})
+					emit(d, []netip.Prefix{a.Masked()}, []int{i})
 				}
 			}
 		}
@@ -158,6 +161,24 @@ func ownedPrefixes(d *topologies.Node) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// countOwned counts the IPv4 and IPv6 prefixes the switches of t own:
+// about the routes each switch's table ends up with.
+func countOwned(t *topologies.Topology) (n4, n6 int) {
+	for _, n := range t.Nodes {
+		if n.Kind != topologies.KindSwitch {
+			continue
+		}
+		for _, p := range ownedPrefixes(n) {
+			if p.Addr().Is4() {
+				n4++
+			} else {
+				n6++
+			}
+		}
+	}
+	return n4, n6
 }
 
 // Install adds routes to sw.

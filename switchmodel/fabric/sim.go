@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -84,10 +85,16 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		f.switches = append(f.switches, sw)
 	}
 	// Routes go in as they are computed: a large fabric has millions.
+	// Every switch learns about every prefix a switch owns, so each table
+	// is sized for all of them at once.
+	n4, n6 := countOwned(t)
+	for _, sw := range f.switches {
+		sw.ReserveRoutes(n4, n6)
+	}
 	var rerr error
-	eachRoute(t, func(n *topologies.Node, r Route) {
+	eachRoute(t, func(n *topologies.Node, prefixes []netip.Prefix, ports []int) {
 		if rerr == nil {
-			if err := f.byName[n.Name].AddRoute(r.Prefix, r.Ports...); err != nil {
+			if err := f.byName[n.Name].AddRoutes(prefixes, ports...); err != nil {
 				rerr = fmt.Errorf("build sim fabric: switch %s: install routes: %w", n.Name, err)
 			}
 		}

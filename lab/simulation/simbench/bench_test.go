@@ -21,3 +21,14 @@ func BenchmarkPermutation64(b *testing.B) {
 	}
 	b.ReportMetric(float64(pkts)/wall, "pkts/s")
 }
+
+// BenchmarkBuildFatTree1024 builds the 1,024-host fabric of `make
+// bench-sim`'s permutation (264 switches, 1.4 million routes) and its NICs;
+// one op is one lab.
+func BenchmarkBuildFatTree1024(b *testing.B) {
+	for b.Loop() {
+		if _, _, err := build(FatTree1024(), Config{Seed: 1, Mode: "rocev2", CC: "none", QPWindow: 512}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
