@@ -158,7 +158,8 @@ func runBase() string {
 	return os.TempDir()
 }
 
-// startNode writes the node's config, starts `rocelab node` in the IUT's
+// startNode writes the node's config, starts its node process
+// (rocelab-node, or `rocelab node`: state.NodeCommand) in the IUT's
 // namespace and waits for its API.
 func (u *IUT) startNode(ctx context.Context) error {
 	u.cfg = node.Config{Kind: nodeapi.KindEndpoint, Name: "iut", Scale: u.o.Scale, Seed: u.o.Seed,

@@ -26,7 +26,8 @@
 //     they belong to the RDMA endpoint process, and the kernel must not
 //     answer RoCE (no address, no IPv6, so it sends and answers nothing);
 //  5. write each switch's node config (package node) into the run
-//     directory, start its `rocelab node --config FILE` process in its
+//     directory, start its node process (rocelab-node --config FILE, or
+//     `rocelab node --config FILE`: state.NodeCommand) in its
 //     namespace, and wait for GET /health on its socket.
 //
 // With the netns runtime each step records all its objects (namespaces,

@@ -62,8 +62,8 @@ func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Rou
 	return node.Config{}, false, nil
 }
 
-// start writes p's config and starts `rocelab node --config FILE` in its
-// namespace, recording the process first. A docker node's process runs
+// start writes p's config and starts its node process (state.NodeCommand)
+// in its namespace, recording the process first. A docker node's process runs
 // already, waiting for its config: start feeds it (startContainer).
 func (d *deployer) start(p *nodeProc) error {
 	if d.containerNodes() {
