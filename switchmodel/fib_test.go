@@ -83,3 +83,61 @@ func TestFIBCacheFollowsRoutes(t *testing.T) {
 		t.Errorf("10.3.0.0/16 spread over ports %v, want 1–4", seen)
 	}
 }
+
+// TestSharedPrefixes: switches that number their prefixes together
+// (Options.Prefixes, as a simulated fabric's do) route exactly as
+// switches with tables of their own, although each has routes for
+// different prefixes: a prefix another switch added is not a route here,
+// and the longest prefix this switch has wins.
+func TestSharedPrefixes(t *testing.T) {
+	routes := map[string][]struct {
+		pfx   string
+		ports []int
+	}{
+		"a": {{"0.0.0.0/0", []int{0}}, {"10.0.0.0/8", []int{1}}, {"10.1.2.3/32", []int{2, 3}}, {"fd00::/8", []int{1}}},
+		"b": {{"10.1.0.0/16", []int{3}}, {"10.1.2.0/31", []int{2}}, {"fd00:1::/64", []int{0, 1}}, {"10.1.0.0/16", []int{1}}},
+	}
+	dsts := []string{"10.1.2.3", "10.1.2.1", "10.1.9.9", "10.9.9.9", "192.0.2.1", "fd00:1::5", "fd00:2::5", "2001:db8::1"}
+	build := func(shared *switchmodel.Prefixes) map[string]*switchmodel.Switch {
+		e := sim.New(1)
+		out := map[string]*switchmodel.Switch{}
+		for _, name := range []string{"a", "b"} {
+			specs := make([]switchmodel.PortSpec, 4)
+			for i := range specs {
+				specs[i] = switchmodel.PortSpec{Rate: g100, Delay: hop}
+			}
+			sw, err := switchmodel.New(switchmodel.Options{Name: name, Config: switchmodel.DefaultConfig(), Sched: e,
+				Rand: e.Rand("switch/" + name), Ports: specs, Prefixes: shared})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range routes[name] {
+				if err := sw.AddRoutes([]netip.Prefix{netip.MustParsePrefix(r.pfx)}, r.ports...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out[name] = sw
+		}
+		return out
+	}
+	own, shared := build(nil), build(switchmodel.NewPrefixes(0, 0))
+	for _, name := range []string{"a", "b"} {
+		for _, d := range dsts {
+			for flow := range 4 { // different flows may take different ECMP ports
+				p := &wire.Packet{Kind: wire.KindRoCE, SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr(d),
+					Protocol: 17, SrcPort: uint16(50000 + flow), DstPort: 4791}
+				if p.DstIP.Is6() {
+					p.SrcIP = netip.MustParseAddr("fd00::1")
+				}
+				wantPort, wantErr := own[name].NextHop(p)
+				gotPort, gotErr := shared[name].NextHop(p)
+				if gotPort != wantPort || (gotErr == nil) != (wantErr == nil) {
+					t.Errorf("%s to %s (flow %d): shared numbering gives %d, %v; own tables %d, %v", name, d, flow, gotPort, gotErr, wantPort, wantErr)
+				}
+			}
+		}
+	}
+	if _, err := shared["b"].NextHop(&wire.Packet{DstIP: netip.MustParseAddr("192.0.2.1")}); err == nil {
+		t.Error("b found a route to 192.0.2.1 through a's default route")
+	}
+}

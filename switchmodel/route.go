@@ -30,6 +30,10 @@ type route struct {
 // addresses, so a packet usually costs one probe of a 2 KiB array instead
 // of a miss and a hit in a large map.
 type fib struct {
+	// shared, when set, numbers the prefixes (Options.Prefixes): routes is
+	// then indexed by those numbers, set -1 where the switch has none,
+	// and routes4, routes6, lens4 and lens6 stay unused.
+	shared  *Prefixes
 	routes  []route
 	routes4 map[uint64]int32
 	routes6 map[fibKey]int32
@@ -101,7 +105,11 @@ func key6(a netip.Addr, bits int) fibKey {
 // filled all at once does not grow step by step; it does nothing once
 // routes were added.
 func (f *fib) reserve(n4, n6 int) {
-	if f.routes4 != nil {
+	if f.routes4 != nil || len(f.routes) > 0 {
+		return
+	}
+	if f.shared != nil {
+		f.routes = make([]route, 0, n4+n6)
 		return
 	}
 	f.routes4 = make(map[uint64]int32, n4)
@@ -128,9 +136,7 @@ func (f *fib) addAll(pfxs []netip.Prefix, ports []int) {
 // *set, interning ports (without repeats, in order) into it first if it
 // is -1; an existing route's set is merged with ports (its ports first).
 func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
-	if f.routes4 == nil {
-		f.routes4 = make(map[uint64]int32)
-		f.routes6 = make(map[fibKey]int32)
+	if f.setIdx == nil {
 		f.setIdx = make(map[string]int32)
 	}
 	if f.cached {
@@ -139,6 +145,25 @@ func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 	}
 	if a := pfx.Addr(); a.Is4In6() {
 		pfx = netip.PrefixFrom(a.Unmap(), max(0, pfx.Bits()-96))
+	}
+	var i int32
+	if f.shared != nil {
+		i = f.shared.number(pfx)
+		for int(i) >= len(f.routes) {
+			f.routes = append(f.routes, route{set: -1})
+		}
+	} else {
+		i = f.own(pfx)
+	}
+	f.merge(i, ports, set)
+}
+
+// own returns the index in routes of pfx in the switch's own numbering,
+// adding an empty route if it is new.
+func (f *fib) own(pfx netip.Prefix) int32 {
+	if f.routes4 == nil {
+		f.routes4 = make(map[uint64]int32)
+		f.routes6 = make(map[fibKey]int32)
 	}
 	a, bits := pfx.Addr(), pfx.Bits()
 	lens := &f.lens6
@@ -160,11 +185,14 @@ func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 			f.routes6[k] = i
 		}
 	}
-	if !slices.Contains(*lens, bits) {
-		*lens = append(*lens, bits)
-		slices.Sort(*lens)
-		slices.Reverse(*lens)
-	}
+	*lens = addLen(*lens, bits)
+	return i
+}
+
+// merge gives route i the port set ports: a new route (set -1) takes *set,
+// interning ports (without repeats, in order) into it first if it is -1;
+// an existing route's set is merged with ports (its ports first).
+func (f *fib) merge(i int32, ports []int, set *int32) {
 	r := &f.routes[i]
 	if r.set < 0 && *set >= 0 {
 		r.set = *set
@@ -225,8 +253,12 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 		if c.idx != 0 && c.addr == v {
 			return *c
 		}
-		for _, l := range f.lens4 {
-			if i, ok := f.routes4[key4(v, l)]; ok {
+		routes4, lens4 := f.routes4, f.lens4
+		if f.shared != nil {
+			routes4, lens4 = f.shared.v4, f.shared.lens4
+		}
+		for _, l := range lens4 {
+			if i, ok := routes4[key4(v, l)]; ok && f.has(i) {
 				*c = f.hit(v, i)
 				f.cached = true
 				return *c
@@ -234,13 +266,21 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 		}
 		return fibCacheEntry{}
 	}
-	for _, l := range f.lens6 {
-		if i, ok := f.routes6[key6(a, l)]; ok {
+	routes6, lens6 := f.routes6, f.lens6
+	if f.shared != nil {
+		routes6, lens6 = f.shared.v6, f.shared.lens6
+	}
+	for _, l := range lens6 {
+		if i, ok := routes6[key6(a, l)]; ok && f.has(i) {
 			return f.hit(0, i)
 		}
 	}
 	return fibCacheEntry{}
 }
+
+// has reports whether the switch has a route numbered i: with shared
+// numbers, another switch's prefix may have none here.
+func (f *fib) has(i int32) bool { return int(i) < len(f.routes) && f.routes[i].set >= 0 }
 
 // route picks p's egress port: longest-prefix match on the destination,
 // then among equal-cost ports either spraying (per packet) or the flow hash.

@@ -35,6 +35,11 @@ type Options struct {
 	// OnPFC, if set, is told each time a PG decides to pause (xoff) or
 	// resume its upstream — at the decision, before the frame is sent.
 	OnPFC func(port, prio int, xoff bool)
+
+	// Prefixes, if set, numbers the prefixes of the switch's routes, shared
+	// with the other switches of its fabric that run on the same scheduler
+	// (see Prefixes); nil numbers them in the switch's own tables.
+	Prefixes *Prefixes
 }
 
 // Switch is the model of one switch ASIC: ports with eight traffic classes,
@@ -85,6 +90,7 @@ func New(opts Options) (*Switch, error) {
 		sched: opts.Sched,
 		rng:   rng,
 		onPFC: opts.OnPFC,
+		fib:   fib{shared: opts.Prefixes},
 	}
 	s.fast, _ = opts.Sched.(clock.HandlerScheduler)
 	s.hashSeed = cfg.ECMP.Seed

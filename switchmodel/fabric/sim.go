@@ -54,6 +54,10 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		byName:   map[string]*switchmodel.Switch{},
 		attached: map[*topologies.Port]bool{},
 	}
+	// Every switch routes about every prefix a switch owns: the prefixes
+	// are numbered once for all of them, and each table sized for all.
+	n4, n6 := countOwned(t)
+	prefixes := switchmodel.NewPrefixes(n4, n6)
 	for _, n := range t.Nodes {
 		if n.Kind != topologies.KindSwitch {
 			continue
@@ -71,12 +75,13 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 			onPFC = func(port, prio int, xoff bool) { opts.OnPFC(name, port, prio, xoff) }
 		}
 		sw, err := switchmodel.New(switchmodel.Options{
-			Name:   n.Name,
-			Config: cfg,
-			Sched:  e,
-			Rand:   e.Rand("switch/" + n.Name),
-			Ports:  PortSpecs(n.Ports),
-			OnPFC:  onPFC,
+			Name:     n.Name,
+			Config:   cfg,
+			Sched:    e,
+			Rand:     e.Rand("switch/" + n.Name),
+			Ports:    PortSpecs(n.Ports),
+			OnPFC:    onPFC,
+			Prefixes: prefixes,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("build sim fabric: %w", err)
@@ -85,9 +90,6 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		f.switches = append(f.switches, sw)
 	}
 	// Routes go in as they are computed: a large fabric has millions.
-	// Every switch learns about every prefix a switch owns, so each table
-	// is sized for all of them at once.
-	n4, n6 := countOwned(t)
 	for _, sw := range f.switches {
 		sw.ReserveRoutes(n4, n6)
 	}

@@ -1,0 +1,70 @@
+package switchmodel
+
+import (
+	"net/netip"
+	"slices"
+)
+
+// Prefixes numbers the prefixes of a whole fabric once, for every switch
+// of it. A switch built with Options.Prefixes keeps its routes in a slice
+// indexed by these numbers, instead of hash maps of its own from prefix to
+// route: in a data-center fabric every switch routes every destination
+// prefix (a 1,024-host Clos: 264 switches × 5,384 prefixes), so the maps
+// would be copies of each other, 1.4 million entries built one hash at a
+// time. A switch without Prefixes numbers its own (the emulation's nodes,
+// one switch a process).
+//
+// It is not safe for concurrent use: the switches that share it run on one
+// scheduler (the simulator's).
+type Prefixes struct {
+	v4           map[uint64]int32
+	v6           map[fibKey]int32
+	lens4, lens6 []int // prefix lengths in use, longest first
+	n            int32
+}
+
+// NewPrefixes returns an empty numbering with room for n4 IPv4 and n6
+// IPv6 prefixes.
+func NewPrefixes(n4, n6 int) *Prefixes {
+	return &Prefixes{v4: make(map[uint64]int32, n4), v6: make(map[fibKey]int32, n6)}
+}
+
+// Len returns how many prefixes are numbered.
+func (p *Prefixes) Len() int { return int(p.n) }
+
+// number returns the number of pfx (masked, 4-in-6 unmapped), numbering it
+// if it is new.
+func (p *Prefixes) number(pfx netip.Prefix) int32 {
+	a, bits := pfx.Addr(), pfx.Bits()
+	var i int32
+	var ok bool
+	if a.Is4() {
+		k := key4(addr4(a), bits)
+		if i, ok = p.v4[k]; !ok {
+			i = p.n
+			p.v4[k] = i
+			p.n++
+			p.lens4 = addLen(p.lens4, bits)
+		}
+		return i
+	}
+	k := key6(a, bits)
+	if i, ok = p.v6[k]; !ok {
+		i = p.n
+		p.v6[k] = i
+		p.n++
+		p.lens6 = addLen(p.lens6, bits)
+	}
+	return i
+}
+
+// addLen adds bits to the lengths in use, kept longest first.
+func addLen(lens []int, bits int) []int {
+	if slices.Contains(lens, bits) {
+		return lens
+	}
+	lens = append(lens, bits)
+	slices.Sort(lens)
+	slices.Reverse(lens)
+	return lens
+}
