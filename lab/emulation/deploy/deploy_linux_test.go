@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +42,14 @@ func checkDeployed(t *testing.T, root string, l *deploy.Lab, tp *topologies.Topo
 		}
 		if (n.Kind == topologies.KindSwitch || hasBE) != (ln.PID != 0) {
 			t.Errorf("node %s (%s): PID %d", n.Name, n.Kind, ln.PID)
+		}
+		// The node process is the slim rocelab-node the tests build beside
+		// rocelab, not `rocelab node` (which starts 3× slower).
+		if ln.PID != 0 {
+			exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ln.PID))
+			if want := filepath.Join(filepath.Dir(binary(t)), state.NodeBinary); err != nil || exe != want {
+				t.Errorf("node %s runs %q (%v), want %s", n.Name, exe, err, want)
+			}
 		}
 		h, err := netns.Handle(ln.NetNS)
 		if err != nil {

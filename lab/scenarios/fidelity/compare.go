@@ -45,6 +45,12 @@ type Numbers struct {
 // simulated 0 any relative tolerance fails, though the run's figures are
 // otherwise unmoved.
 func Compare(emu, sim Numbers, tol float64) (lines, bad []string) {
+	return CompareFrames(emu, sim, tol, 2*tol)
+}
+
+// CompareFrames is Compare with the PFC frame count's tolerance given
+// apart (framesTol) instead of twice tol.
+func CompareFrames(emu, sim Numbers, tol, framesTol float64) (lines, bad []string) {
 	rel, floor := tol, 0.0
 	check := func(name string, e, s float64, okE, okS bool) {
 		var line string
@@ -73,7 +79,7 @@ func Compare(emu, sim Numbers, tol float64) (lines, bad []string) {
 	}
 	floor = 1e3 * xoffFloor
 	check("XOFF time (ms)", 1e3*emu.XOffSeconds, 1e3*sim.XOffSeconds, true, true)
-	rel, floor = 2*tol, framesFloor
+	rel, floor = framesTol, framesFloor
 	check("PFC frames", emu.PauseFrames, sim.PauseFrames, true, true)
 	return lines, bad
 }

@@ -71,6 +71,25 @@ func TestCompare(t *testing.T) {
 			}
 		})
 	}
+	// CompareFrames: the frame count's own tolerance, apart from tol.
+	for _, tc := range []struct {
+		name          string
+		frames        float64
+		tol, framesTo float64
+		wantBad       int
+	}{
+		{"within its own", 1000 * 1.18, 0.05, 0.20, 0},
+		{"past its own", 1000 * 1.22, 0.05, 0.20, 1},
+		{"not held to tol", 1000 * 1.10, 0.05, 0.20, 0},
+	} {
+		t.Run("frames/"+tc.name, func(t *testing.T) {
+			sim := Numbers{PauseFrames: 1000, XOffSeconds: 1e-3}
+			_, bad := CompareFrames(Numbers{PauseFrames: tc.frames, XOffSeconds: 1e-3}, sim, tc.tol, tc.framesTo)
+			if len(bad) != tc.wantBad {
+				t.Errorf("bad = %q, want %d lines", bad, tc.wantBad)
+			}
+		})
+	}
 	if d := relDiff(0, 0); d != 0 {
 		t.Errorf("relDiff(0, 0) = %v", d)
 	}
