@@ -404,7 +404,16 @@ func TestLeftovers(t *testing.T) {
 			ours = append(ours, ref)
 		}
 	}
-	if diff := cmp.Diff([]runtime.Ref{a1.Ref, a2.Ref, b1.Ref}, ours); diff != "" {
+	// In Leftovers' order, by lab name: labB's may sort first ("…-10b"
+	// before "…-9a" once uniqueLab's counter has two digits).
+	want := []runtime.Ref{a1.Ref, a2.Ref, b1.Ref}
+	slices.SortFunc(want, func(x, y runtime.Ref) int {
+		if c := strings.Compare(x.Lab, y.Lab); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Node, y.Node)
+	})
+	if diff := cmp.Diff(want, ours); diff != "" {
 		t.Errorf("Leftovers(\"\") of this test's labs (-want +got):\n%s", diff)
 	}
 
