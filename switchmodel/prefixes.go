@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// Prefixes numbers the prefixes of a whole fabric once, for every switch
-// of it. A switch built with Options.Prefixes keeps its routes in a slice
-// indexed by these numbers, instead of hash maps of its own from prefix to
-// route: in a data-center fabric every switch routes every destination
-// prefix (a 1,024-host Clos: 264 switches × 5,384 prefixes), so the maps
-// would be copies of each other, 1.4 million entries built one hash at a
-// time. A switch without Prefixes numbers its own (the emulation's nodes,
-// one switch a process).
+// Prefixes numbers prefixes: a switch keeps its routes in a slice indexed
+// by these numbers, and a lookup finds a prefix's number in these maps.
+// Given as Options.Prefixes, one numbering serves every switch of a
+// fabric: in a data-center fabric every switch routes every destination
+// prefix (a 1,024-host Clos: 264 switches × 5,384 prefixes), so per-switch
+// maps would be copies of each other, 1.4 million entries built one hash at
+// a time. A switch without Options.Prefixes numbers its own (the
+// emulation's nodes, one switch a process).
 //
 // It is not safe for concurrent use: the switches that share it run on one
 // scheduler (the simulator's).

@@ -21,30 +21,29 @@ type route struct {
 // (typically /32, /31, /0).
 //
 // Sized for data-center fabrics (a switch of a 1,024-host Clos holds
-// thousands of prefixes): routes live by value in one slice and the maps
-// hold indices, so the table has no pointers for the collector to scan;
-// IPv4 prefixes are keyed by one integer (address<<8 | length), the fast
-// path of the runtime's maps; port sets are interned (thousands of
-// prefixes, a handful of next-hop sets); and a small direct-mapped cache in
-// front of the IPv4 maps remembers the route of recently seen destination
-// addresses, so a packet usually costs one probe of a 2 KiB array instead
-// of a miss and a hit in a large map.
+// thousands of prefixes): prefixes are numbered (Prefixes: the fabric's,
+// shared by its switches, or the switch's own), routes live by value in one
+// slice indexed by those numbers, and the maps hold only the numbers, so
+// the table has no pointers for the collector to scan; IPv4 prefixes are
+// keyed by one integer (address<<8 | length), the fast path of the
+// runtime's maps; port sets are interned (thousands of prefixes, a handful
+// of next-hop sets); and a small direct-mapped cache in front of the IPv4
+// maps remembers the route of recently seen destination addresses, so a
+// packet usually costs one probe of a 2 KiB array instead of a miss and a
+// hit in a large map.
 type fib struct {
-	// shared, when set, numbers the prefixes (Options.Prefixes): routes is
-	// then indexed by those numbers, set -1 where the switch has none,
-	// and routes4, routes6, lens4 and lens6 stay unused.
-	shared  *Prefixes
-	routes  []route
-	routes4 map[uint64]int32
-	routes6 map[fibKey]int32
-	lens4   []int // prefix lengths in use for IPv4, longest first
-	lens6   []int
-	sets    [][]int          // interned port sets; never modified
-	setIdx  map[string]int32 // index into sets by encoded set
-	scratch []int            // add's merge buffer
-	key     []byte           // intern's key buffer
-	cache   [fibCacheSize]fibCacheEntry
-	cached  bool // some cache entry may be filled (add clears them then)
+	// prefixes numbers the routes' prefixes; shared says it is the
+	// fabric's (Options.Prefixes), whose numbers other switches' prefixes
+	// take too.
+	prefixes *Prefixes
+	shared   bool
+	routes   []route          // by prefix number; set -1 where the switch has none
+	sets     [][]int          // interned port sets; never modified
+	setIdx   map[string]int32 // index into sets by encoded set
+	scratch  []int            // add's merge buffer
+	key      []byte           // intern's key buffer
+	cache    [fibCacheSize]fibCacheEntry
+	cached   bool // some cache entry may be filled (add clears them then)
 }
 
 // fibCacheSize is the number of entries of the destination cache (16 KiB):
@@ -105,16 +104,12 @@ func key6(a netip.Addr, bits int) fibKey {
 // filled all at once does not grow step by step; it does nothing once
 // routes were added.
 func (f *fib) reserve(n4, n6 int) {
-	if f.routes4 != nil || len(f.routes) > 0 {
+	if len(f.routes) > 0 {
 		return
 	}
-	if f.shared != nil {
-		f.routes = make([]route, 0, n4+n6)
-		return
+	if !f.shared && f.prefixes.Len() == 0 {
+		f.prefixes = NewPrefixes(n4, n6)
 	}
-	f.routes4 = make(map[uint64]int32, n4)
-	f.routes6 = make(map[fibKey]int32, n6)
-	f.setIdx = make(map[string]int32)
 	f.routes = make([]route, 0, n4+n6)
 }
 
@@ -132,9 +127,7 @@ func (f *fib) addAll(pfxs []netip.Prefix, ports []int) {
 	}
 }
 
-// place adds the route pfx over ports. A new route takes the interned set
-// *set, interning ports (without repeats, in order) into it first if it
-// is -1; an existing route's set is merged with ports (its ports first).
+// place adds the route pfx over ports (merge says what *set is).
 func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 	if f.setIdx == nil {
 		f.setIdx = make(map[string]int32)
@@ -146,47 +139,11 @@ func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 	if a := pfx.Addr(); a.Is4In6() {
 		pfx = netip.PrefixFrom(a.Unmap(), max(0, pfx.Bits()-96))
 	}
-	var i int32
-	if f.shared != nil {
-		i = f.shared.number(pfx)
-		for int(i) >= len(f.routes) {
-			f.routes = append(f.routes, route{set: -1})
-		}
-	} else {
-		i = f.own(pfx)
+	i := f.prefixes.number(pfx)
+	for int(i) >= len(f.routes) {
+		f.routes = append(f.routes, route{set: -1})
 	}
 	f.merge(i, ports, set)
-}
-
-// own returns the index in routes of pfx in the switch's own numbering,
-// adding an empty route if it is new.
-func (f *fib) own(pfx netip.Prefix) int32 {
-	if f.routes4 == nil {
-		f.routes4 = make(map[uint64]int32)
-		f.routes6 = make(map[fibKey]int32)
-	}
-	a, bits := pfx.Addr(), pfx.Bits()
-	lens := &f.lens6
-	var i int32
-	var ok bool
-	if a.Is4() {
-		lens = &f.lens4
-		k := key4(addr4(a), bits)
-		if i, ok = f.routes4[k]; !ok {
-			i = int32(len(f.routes))
-			f.routes = append(f.routes, route{set: -1})
-			f.routes4[k] = i
-		}
-	} else {
-		k := key6(a, bits)
-		if i, ok = f.routes6[k]; !ok {
-			i = int32(len(f.routes))
-			f.routes = append(f.routes, route{set: -1})
-			f.routes6[k] = i
-		}
-	}
-	*lens = addLen(*lens, bits)
-	return i
 }
 
 // merge gives route i the port set ports: a new route (set -1) takes *set,
@@ -253,12 +210,8 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 		if c.idx != 0 && c.addr == v {
 			return *c
 		}
-		routes4, lens4 := f.routes4, f.lens4
-		if f.shared != nil {
-			routes4, lens4 = f.shared.v4, f.shared.lens4
-		}
-		for _, l := range lens4 {
-			if i, ok := routes4[key4(v, l)]; ok && f.has(i) {
+		for _, l := range f.prefixes.lens4 {
+			if i, ok := f.prefixes.v4[key4(v, l)]; ok && f.has(i) {
 				*c = f.hit(v, i)
 				f.cached = true
 				return *c
@@ -266,20 +219,16 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 		}
 		return fibCacheEntry{}
 	}
-	routes6, lens6 := f.routes6, f.lens6
-	if f.shared != nil {
-		routes6, lens6 = f.shared.v6, f.shared.lens6
-	}
-	for _, l := range lens6 {
-		if i, ok := routes6[key6(a, l)]; ok && f.has(i) {
+	for _, l := range f.prefixes.lens6 {
+		if i, ok := f.prefixes.v6[key6(a, l)]; ok && f.has(i) {
 			return f.hit(0, i)
 		}
 	}
 	return fibCacheEntry{}
 }
 
-// has reports whether the switch has a route numbered i: with shared
-// numbers, another switch's prefix may have none here.
+// has reports whether the switch has a route numbered i: with a shared
+// numbering, another switch's prefix may have none here.
 func (f *fib) has(i int32) bool { return int(i) < len(f.routes) && f.routes[i].set >= 0 }
 
 // route picks p's egress port: longest-prefix match on the destination,

@@ -38,7 +38,7 @@ type Options struct {
 
 	// Prefixes, if set, numbers the prefixes of the switch's routes, shared
 	// with the other switches of its fabric that run on the same scheduler
-	// (see Prefixes); nil numbers them in the switch's own tables.
+	// (see Prefixes); nil gives the switch a numbering of its own.
 	Prefixes *Prefixes
 }
 
@@ -90,7 +90,10 @@ func New(opts Options) (*Switch, error) {
 		sched: opts.Sched,
 		rng:   rng,
 		onPFC: opts.OnPFC,
-		fib:   fib{shared: opts.Prefixes},
+		fib:   fib{prefixes: opts.Prefixes, shared: opts.Prefixes != nil},
+	}
+	if s.fib.prefixes == nil {
+		s.fib.prefixes = NewPrefixes(0, 0)
 	}
 	s.fast, _ = opts.Sched.(clock.HandlerScheduler)
 	s.hashSeed = cfg.ECMP.Seed
