@@ -135,6 +135,25 @@ func (p *Poller) wait(timeout time.Duration) (int, error) {
 	}
 }
 
+// WaitQuiet blocks until Wake is called or timeout (>= 0) passes, whether
+// or not the watched Conns receive frames, then returns what Wait(0)
+// would: a loop that knows no frame can be due for a while reads
+// everything that arrived meanwhile in one turn.
+func (p *Poller) WaitQuiet(timeout time.Duration, ready []int) ([]int, bool, error) {
+	if timeout > 0 {
+		fds := [1]unix.PollFd{{Fd: int32(p.evfd), Events: unix.POLLIN}}
+		ts := unix.NsecToTimespec(int64(timeout))
+		_, _, errno := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if errno != 0 && errno != unix.EINTR {
+			if errno == unix.EBADF {
+				return ready[:0], false, ErrClosed
+			}
+			return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", errno)
+		}
+	}
+	return p.Wait(0, ready)
+}
+
 // Wake makes a Wait that is blocked (or the next one) return at once.
 func (p *Poller) Wake() error {
 	p.mu.Lock()

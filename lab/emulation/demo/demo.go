@@ -332,7 +332,7 @@ func watchPort(ctx context.Context, opts Options, lab *deploy.Lab, recv nodeapi.
 	}
 	var rs []reading
 	read := func() {
-		at, s, err := c.TelemetryAt(context.WithoutCancel(ctx))
+		at, s, err := c.TelemetryAt(context.WithoutCancel(ctx), "switch_port_tx_bytes_total")
 		if err == nil {
 			rs = append(rs, reading{at, telemetry.Sum(s, "switch_port_tx_bytes_total", telemetry.Label{Name: "port", Value: strconv.Itoa(idx)})})
 		}

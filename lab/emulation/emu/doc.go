@@ -11,17 +11,19 @@
 // is the mapping to the wall clock and the sockets. Each turn it:
 //
 //  1. waits (Waiter.Wait) until the next pending event is due, a port has
-//     frames, or another goroutine posted work;
+//     frames, or another goroutine posted work — or, for a while after a
+//     read, only until an event is due (QuietWaiter; see "Links");
 //  2. reads every ready port and decodes each frame into a wire.Packet,
 //     with the time the kernel received it (StampedReader);
 //  3. reads the fabric time now = (wall − start) / Scale, and schedules
-//     each frame's delivery to the model at now or, as Options.Replay
-//     says, at the fabric time of its receive stamp (see "Late turns");
+//     each frame's delivery to the model a link delay after its receive
+//     stamp — or, if the loop read it later than that, at now or at the
+//     stamp's time as Options.Replay says (see "Late turns");
 //  4. runs every event due at or before now in timestamp order
 //     (Engine.RunUntil) — stamped frames interleaved with the events that
 //     fell due before them — then the functions posted with Post/Do;
-//  5. hands the frames the model transmitted (and whose link delay has
-//     passed) to the ports, one WriteBatch per port.
+//  5. hands the frames the model transmitted to the ports, one WriteBatch
+//     per port.
 //
 // Models keep real units (400G, 1 µs): only the mapping is dilated, so 1
 // ms of wall-clock jitter is 1/Scale ms of fabric time. Batch lateness —
@@ -33,12 +35,14 @@
 // # Late turns
 //
 // A turn that runs L of wall time late runs L/Scale of fabric time of
-// events at once. A pause frame that arrived at fabric time f during the
-// lag is delivered at the late now, after every transmission the model
-// scheduled between f and now. Options.Replay can deliver it at f
-// instead (ReplayPauses: PFC/PAUSE XOFF; ReplayAll: every frame), from
-// the kernel's receive stamps, so that it stops exactly the
-// transmissions after f, whenever the loop comes to read it.
+// events at once. A pause frame due at fabric time f (its arrival plus
+// the link delay) that the loop reads only after f is delivered at the
+// late now, after every transmission the model scheduled between f and
+// now. Options.Replay can deliver it at f instead (ReplayPauses:
+// PFC/PAUSE XOFF; ReplayAll: every frame), from the kernel's receive
+// stamps, so that it stops exactly the transmissions after f, whenever
+// the loop comes to read it. (A frame read before it is due is delivered
+// at its time whatever the policy.)
 //
 // The default is ReplayNone, because measured on the laptop demo's
 // incast, replay lost more packets, not fewer (k = 3776, loaded 2-core
@@ -65,11 +69,29 @@
 // # Links
 //
 // Serialization belongs to the model's egress; the link's propagation
-// delay (Port.Delay) is applied by the Loop on the transmitting side: a
-// frame the model hands to port i at fabric time t is written to the
-// socket at t + Delay. Both ends of a link do this for their own
-// direction, which is exactly what one pipe.Pipe per direction does in the
-// simulator. The veth underneath is a fast wire.
+// delay (Port.Delay) is applied by the Loop on the receiving side: a
+// frame the model hands to a port at fabric time t is written to the
+// socket in the same turn, and the neighbour delivers it to its model at
+// the fabric time of its receive stamp plus Delay. Each end does this for
+// the direction it receives, which is what one pipe.Pipe per direction
+// does in the simulator; the veth underneath is a fast wire, and the
+// frame's time on it counts as part of the cable.
+//
+// Delaying on receipt rather than on transmission does two things. A
+// receiver that reads a frame late, but within the delay, still delivers
+// it at the exact time (its wake-up latency is hidden, up to Delay of
+// fabric time, Delay × Scale of wall), and a transmitter writes what its
+// model sent at once instead of waking again Delay later to write it.
+// And a loop need not wake for every frame: a frame that arrives after a
+// read is due at least the shortest Delay later, so for half of that
+// (wall time) after a turn that read frames the Loop sleeps quietly —
+// only until its next event or a Wake — and then reads everything that
+// came meanwhile in one batch (QuietWaiter). A receiver later than that
+// is the late turn of "Late turns". Before this, delays were applied on
+// the transmitting side (written at t + Delay, delivered when read):
+// measured on the laptop demo at k = 2000, moving the delay to receipt
+// and sleeping quietly cut the nodes' CPU per frame by about a tenth
+// (docs/performance.md).
 //
 // # Buffer ownership
 //

@@ -57,6 +57,19 @@ type Waiter interface {
 	Wake() error
 }
 
+// QuietWaiter is a Waiter that can also sleep without watching the ports,
+// so that frames arriving meanwhile wait in their sockets and are read
+// together. *afpacket.Poller (through node's adapter) and MemWaiter
+// implement it. The Loop sleeps quietly only while nothing it could read
+// can be due yet: see the package doc, "Links".
+type QuietWaiter interface {
+	Waiter
+	// WaitQuiet blocks until Wake is called or timeout passes (>= 0),
+	// whatever the ports receive, then appends the indices of the ports
+	// with frames to ready[:0], as Wait(0, ready) would.
+	WaitQuiet(timeout time.Duration, ready []int) ([]int, error)
+}
+
 // Port is one port of a Loop.
 type Port struct {
 	// Name labels the port's telemetry (port=Name), usually the ifname.
@@ -66,7 +79,8 @@ type Port struct {
 	// the port are rewritten from MAC to PeerMAC.
 	MAC, PeerMAC [6]byte
 	// Delay is the link's one-way propagation delay, applied to frames
-	// this port transmits.
+	// this port receives: a frame is delivered to the model Delay after
+	// the kernel stamped its arrival (see the package doc, "Links").
 	Delay clock.Duration
 }
 
@@ -126,6 +140,13 @@ type Loop struct {
 	due     dueHeap
 	start   time.Time
 	ready   []int
+	// quiet is the waiter when it can sleep without watching the ports
+	// and every port's link has a delay; quietFor is then half the
+	// shortest delay in wall time, and readAt when the last turn that
+	// read frames read them.
+	quiet    QuietWaiter
+	quietFor time.Duration
+	readAt   time.Time
 	// arrivals are the frames read this turn, before delivery.
 	arrivals []arrival
 
@@ -178,6 +199,16 @@ func New(opts Options) (*Loop, error) {
 			return nil, fmt.Errorf("emu: port %d (%s): no I/O", i, p.Name)
 		}
 		l.ports = append(l.ports, newPort(l, i, p))
+	}
+	if q, ok := opts.Waiter.(QuietWaiter); ok && len(l.ports) > 0 {
+		shortest := clock.Never.Sub(0)
+		for _, p := range l.ports {
+			shortest = min(shortest, p.delay)
+		}
+		if shortest > 0 {
+			l.quiet = q
+			l.quietFor = l.toWall(shortest) / 2
+		}
 	}
 	return l, nil
 }
@@ -347,7 +378,19 @@ func (l *Loop) Run(ctx context.Context) error {
 			timeout = min(max(0, time.Until(l.wallAt(next))), maxSleep)
 		}
 		w := time.Now()
-		ready, err := l.waiter.Wait(timeout, l.ready)
+		var ready []int
+		var err error
+		// A frame that arrives after the last read is due a link delay
+		// after it arrived: until half the shortest delay has passed,
+		// the loop need not wake for frames, and reads them together.
+		if quietEnd := l.readAt.Add(l.quietFor); l.quiet != nil && w.Before(quietEnd) {
+			if q := quietEnd.Sub(w); timeout < 0 || q < timeout {
+				timeout = q
+			}
+			ready, err = l.quiet.WaitQuiet(timeout, l.ready)
+		} else {
+			ready, err = l.waiter.Wait(timeout, l.ready)
+		}
 		if err != nil {
 			return fmt.Errorf("emu: wait: %w", err)
 		}
@@ -386,14 +429,21 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	if due {
 		st.lag(begin.Sub(l.wallAt(next)))
 	}
+	full := false
 	for _, i := range ready {
 		if i >= 0 && i < len(l.ports) {
-			l.ports[i].read()
+			full = l.ports[i].read() || full
 		}
 	}
 	// The turn's clock is read after the reads, so every frame read
 	// arrived at or before now.
 	wall := time.Now()
+	switch {
+	case full:
+		l.readAt = time.Time{} // frames may be waiting: no quiet sleep
+	case len(l.arrivals) > 0:
+		l.readAt = begin
+	}
 	st.phase[phaseRead] += wall.Sub(begin)
 	now := l.fabricAt(wall)
 	l.deliver(now, wall.UnixNano())
@@ -412,7 +462,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	modelled := time.Now()
 	st.phase[phaseModel] += modelled.Sub(wall)
 	for _, p := range l.ports {
-		p.flush(now)
+		p.flush()
 	}
 	end := time.Now()
 	st.phase[phaseWrite] += end.Sub(modelled)
@@ -435,7 +485,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 func (l *Loop) deliver(now clock.Time, nowNs int64) {
 	floor := l.eng.Now()
 	for i, a := range l.arrivals {
-		t := now
+		arrived := now
 		if a.ns == 0 {
 			a.pt.rxUnstamped++
 		} else {
@@ -444,12 +494,26 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 				a.pt.rxStampClamped++
 				age = 0
 			}
-			at := max(now-clock.Time(l.toFabric(time.Duration(age))), floor)
-			l.stats.age(now.Sub(at))
+			arrived = now - clock.Time(l.toFabric(time.Duration(age)))
+			l.stats.age(now.Sub(max(arrived, floor)))
+		}
+		// arrived may precede fabric time 0 (a frame queued before Run)
+		// or the engine's clock (read late); the link delay is short, so
+		// the sum cannot overflow.
+		t := arrived.Add(a.pt.delay)
+		if t < now {
+			// Read after it was due: the loop was late by more than
+			// the link's delay.
 			if l.replay == ReplayAll || l.replay == ReplayPauses && isXOFF(a.p) {
-				t = at
+				t = max(t, floor)
+			} else {
+				t = now
 			}
 		}
+		if t > now {
+			l.due.push(t)
+		}
+		a.pt.onLink++
 		l.eng.Schedule(t, (*ingress)(a.pt), a.p)
 		l.arrivals[i] = arrival{}
 	}

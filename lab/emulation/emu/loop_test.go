@@ -322,3 +322,82 @@ func TestTelemetry(t *testing.T) {
 		}
 	})
 }
+
+// TestLinkDelayOnReceive: the link's delay is applied by the receiving
+// end, from the frame's receive stamp: a frame the loop reads late, but
+// within the delay, is delivered exactly a delay after it arrived, and a
+// frame queued before Run (stamped before fabric time 0) is delivered at
+// once, not lost.
+func TestLinkDelayOnReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, switchmodel.DefaultConfig(), 100*clock.Gbps, 100*clock.Gbps)
+		early := frame(t, 0, 1, 26, 1024, 1)
+		r.ports[0].InjectAt(time.Now().Add(-time.Hour), early) // before Run
+		stop := r.run(t)
+		defer stop()
+		start := time.Now()
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if got := r.ports[1].Written(); len(got) != 1 {
+			t.Fatalf("a frame queued before Run: port 1 wrote %d frames, want 1", len(got))
+		}
+
+		// Stamped 0.4 µs of fabric time before the loop reads it.
+		in := frame(t, 0, 1, 26, 1024, 2)
+		stamp := time.Now().Add(-400 * time.Microsecond)
+		r.ports[0].InjectAt(stamp, in)
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		got := r.ports[1].Written()
+		if len(got) != 1 {
+			t.Fatalf("port 1 wrote %d frames, want 1", len(got))
+		}
+		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(in)))
+		fabric := stamp.Sub(start).Nanoseconds()*int64(clock.Nanosecond)/scale + int64(hop+ser)
+		want := start.Add(time.Duration(fabric * scale / int64(clock.Nanosecond)))
+		if d := got[0].At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {
+			t.Errorf("written %v after start, want %v: the delay was not counted from the stamp", got[0].At.Sub(start), want.Sub(start))
+		}
+	})
+}
+
+// TestQuietReads: after a read, frames that arrive within half the link's
+// delay wait in the socket and are read together (one batch, not one per
+// frame), yet each is delivered a delay after its own arrival.
+func TestQuietReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, switchmodel.DefaultConfig(), 100*clock.Gbps, 100*clock.Gbps)
+		stop := r.run(t)
+		defer stop()
+		start := time.Now()
+		time.Sleep(time.Millisecond)
+		var stamps []time.Time
+		step := time.Duration(int64(hop)/int64(clock.Nanosecond)*scale) / 10 // 0.1 of the delay, wall
+		for i := range 4 {
+			stamps = append(stamps, time.Now())
+			r.ports[0].Inject(frame(t, 0, 1, 26, 512, uint32(i)))
+			time.Sleep(step)
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		got := r.ports[1].Written()
+		if len(got) != len(stamps) {
+			t.Fatalf("port 1 wrote %d frames, want %d", len(got), len(stamps))
+		}
+		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(frame(t, 0, 1, 26, 512, 0))))
+		for i, w := range got {
+			fabric := stamps[i].Sub(start).Nanoseconds()*int64(clock.Nanosecond)/scale + int64(hop+ser)
+			want := start.Add(time.Duration(fabric * scale / int64(clock.Nanosecond)))
+			if d := w.At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {
+				t.Errorf("frame %d written %v after start, want %v", i, w.At.Sub(start), want.Sub(start))
+			}
+		}
+		_, s, err := r.loop.Gather(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := telemetry.Sum(s, "emu_rx_batches_total", telemetry.Label{Name: "port", Value: "0"}); b != 2 {
+			t.Errorf("port 0 read in %v batches, want 2 (the first frame, then the three that came while the loop slept quietly)", b)
+		}
+	})
+}

@@ -9,14 +9,18 @@ import (
 // sockets, for tests (it works under testing/synctest, whose fake clock
 // drives its timer) and in-process labs.
 type MemWaiter struct {
-	sig   chan struct{}
+	sig  chan struct{} // frames injected or Wake
+	wake chan struct{} // Wake only
+
 	mu    sync.Mutex
 	ports []*MemPort
 	timer *time.Timer
 }
 
 // NewMemWaiter returns a MemWaiter with no ports.
-func NewMemWaiter() *MemWaiter { return &MemWaiter{sig: make(chan struct{}, 1)} }
+func NewMemWaiter() *MemWaiter {
+	return &MemWaiter{sig: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
+}
 
 // NewPort adds a port; the Loop must list the ports in the order they
 // were added (the first is port 0).
@@ -35,10 +39,33 @@ func (w *MemWaiter) signal() {
 	}
 }
 
-// Wake makes the current or next Wait return.
+// Wake makes the current or next Wait or WaitQuiet return.
 func (w *MemWaiter) Wake() error {
 	w.signal()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+var _ QuietWaiter = (*MemWaiter)(nil)
+
+// WaitQuiet implements QuietWaiter.
+func (w *MemWaiter) WaitQuiet(timeout time.Duration, ready []int) ([]int, error) {
+	if timeout > 0 {
+		if w.timer == nil {
+			w.timer = time.NewTimer(timeout)
+		} else {
+			w.timer.Reset(timeout)
+		}
+		select {
+		case <-w.wake:
+		case <-w.timer.C:
+		}
+		w.timer.Stop()
+	}
+	return w.Wait(0, ready)
 }
 
 // Wait implements Waiter.
@@ -114,7 +141,8 @@ func Join(a, b *MemPort) {
 func (p *MemPort) Inject(frames ...[]byte) { p.InjectAt(time.Now(), frames...) }
 
 // InjectAt is Inject with the frames stamped as received at at (the
-// Loop delivers them at at's fabric time, if it has not run past it).
+// Loop delivers them the link's delay after at's fabric time, if it has
+// not run past that).
 func (p *MemPort) InjectAt(at time.Time, frames ...[]byte) {
 	ns := at.UnixNano()
 	p.mu.Lock()

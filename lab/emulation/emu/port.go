@@ -29,7 +29,7 @@ type Tap interface {
 	Frame(dir Dir, at clock.Time, frame []byte)
 }
 
-// port is one port of a Loop: its socket, its delay line and counters.
+// port is one port of a Loop: its socket, its link's delay and counters.
 type port struct {
 	l         *Loop
 	idx       int
@@ -47,23 +47,19 @@ type port struct {
 	stamped StampedReader // io, when it tells receive times
 	stamps  []int64
 
-	// Transmit side: the delay line, then the batch to write.
-	line    []inflight
-	head    int
+	// Transmit side: the batch to write at the end of the turn.
 	out     [][]byte
 	outPkts []*wire.Packet
 	arena   []byte
+
+	// onLink counts the frames read but not yet delivered: still on the
+	// link, in fabric time (emu_delay_line_frames).
+	onLink int64
 
 	rxFrames, rxBytes, rxMalformed, rxErrors int64
 	rxUnstamped, rxStampClamped              int64
 	rxBatches, txBatches                     int64 // ReadBatch calls that returned frames, WriteBatch calls
 	txFrames, txBytes, txErrors, txEncode    int64
-}
-
-// inflight is a frame on the delay line.
-type inflight struct {
-	p        *wire.Packet
-	sent, at clock.Time
 }
 
 func newPort(l *Loop, i int, p Port) *port {
@@ -80,9 +76,10 @@ func newPort(l *Loop, i int, p Port) *port {
 }
 
 // read takes one batch of pending frames off the socket, decodes them and
-// appends them, with their receive times, to l.arrivals. A read error is
+// appends them, with their receive times, to l.arrivals, and reports
+// whether the batch was full (more may be pending). A read error is
 // counted, not fatal: the socket reports it once and goes on.
-func (pt *port) read() {
+func (pt *port) read() (full bool) {
 	l := pt.l
 	for i, p := range pt.rx {
 		if p == nil {
@@ -101,7 +98,7 @@ func (pt *port) read() {
 	}
 	if err != nil {
 		pt.rxErrors++
-		return
+		return false
 	}
 	if n > 0 {
 		pt.rxBatches++
@@ -121,6 +118,7 @@ func (pt *port) read() {
 		}
 		l.arrivals = append(l.arrivals, arrival{pt: pt, p: p, ns: ns})
 	}
+	return n == len(pt.rx)
 }
 
 // ingress delivers a received frame to the model; a separate type keeps
@@ -131,6 +129,7 @@ type ingress port
 func (in *ingress) Handle(arg any) {
 	pt := (*port)(in)
 	p := arg.(*wire.Packet)
+	pt.onLink--
 	if pt.tap != nil {
 		pt.tap.Frame(Rx, pt.l.eng.Now(), p.Raw[:p.Len])
 	}
@@ -143,34 +142,15 @@ type egress port
 var _ wire.Sink = (*egress)(nil)
 
 // Receive takes a frame whose last bit left the model's egress now; it is
-// written to the socket after the link delay.
+// written to the socket at the end of the turn. The link's delay is the
+// receiving end's (see deliver).
 func (e *egress) Receive(p *wire.Packet) {
 	pt := (*port)(e)
-	now := pt.l.eng.Now()
-	at := addSat(now, pt.delay)
-	if at == now {
-		pt.encode(p, now)
-		return
-	}
-	pt.line = append(pt.line, inflight{p: p, sent: now, at: at})
-	pt.l.due.push(at)
+	pt.encode(p, pt.l.eng.Now())
 }
 
-// flush moves the frames whose delay has passed by now to the batch and
-// writes it.
-func (pt *port) flush(now clock.Time) {
-	for pt.head < len(pt.line) && pt.line[pt.head].at <= now {
-		f := pt.line[pt.head]
-		pt.line[pt.head] = inflight{}
-		pt.head++
-		pt.encode(f.p, f.sent)
-	}
-	if pt.head == len(pt.line) {
-		pt.line, pt.head = pt.line[:0], 0
-	} else if pt.head > 1024 && pt.head > len(pt.line)/2 {
-		pt.line = pt.line[:copy(pt.line, pt.line[pt.head:])]
-		pt.head = 0
-	}
+// flush writes the turn's batch.
+func (pt *port) flush() {
 	if len(pt.out) == 0 {
 		return
 	}

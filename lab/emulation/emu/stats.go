@@ -42,7 +42,7 @@ type loopStats struct {
 const (
 	phaseRead  = iota // read every ready port, decode
 	phaseModel        // deliver, run the due events and posted functions
-	phaseWrite        // flush the delay lines and write the batches
+	phaseWrite        // write the batches
 	phaseWait         // in Waiter.Wait between turns
 	numPhases
 )
@@ -113,6 +113,11 @@ func (l *Loop) toFabric(d time.Duration) clock.Duration {
 	return clock.Duration(d.Nanoseconds() * int64(clock.Nanosecond) / l.scale)
 }
 
+// toWall converts a fabric-time span to the wall clock.
+func (l *Loop) toWall(d clock.Duration) time.Duration {
+	return time.Duration(int64(d) / int64(clock.Nanosecond) * l.scale)
+}
+
 // Collect emits the Loop's telemetry (node=Name): per-port frame counters
 // (port=index, as the switch model labels its ports, and ifname=Name),
 // batch and event counts, lag quantiles (emu_batch_lag_seconds with
@@ -138,7 +143,7 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		c("emu_tx_bytes_total", p.txBytes, lb)
 		c("emu_tx_errors_total", p.txErrors, lb)
 		c("emu_tx_encode_errors_total", p.txEncode, lb)
-		g("emu_delay_line_frames", float64(len(p.line)-p.head), lb)
+		g("emu_delay_line_frames", float64(p.onLink), lb)
 		c("emu_rx_batches_total", p.rxBatches, lb)
 		c("emu_tx_batches_total", p.txBatches, lb)
 		if sc, ok := p.io.(SyscallCounter); ok {
@@ -195,9 +200,30 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 // goroutine to read the models' counters, costing the loop only the
 // collection. It also returns the fabric time they were read at.
 func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) (clock.Time, []telemetry.Sample, error) {
+	return l.GatherOnly(ctx, nil, srcs...)
+}
+
+// GatherOnly is Gather keeping only the samples whose name keep accepts
+// (nil: all).
+func (l *Loop) GatherOnly(ctx context.Context, keep func(name string) bool, srcs ...telemetry.Source) (clock.Time, []telemetry.Sample, error) {
 	var now clock.Time
 	var out []telemetry.Sample
-	if err := l.Do(ctx, func() { now, out = l.Now(), telemetry.Collect(append([]telemetry.Source{l}, srcs...)...) }); err != nil {
+	collect := func() {
+		now = l.Now()
+		all := append([]telemetry.Source{l}, srcs...)
+		if keep == nil {
+			out = telemetry.Collect(all...)
+			return
+		}
+		for _, src := range all {
+			src.Collect(func(s telemetry.Sample) {
+				if keep(s.Name) {
+					out = append(out, s)
+				}
+			})
+		}
+	}
+	if err := l.Do(ctx, collect); err != nil {
 		return 0, nil, err
 	}
 	telemetry.Sort(out)

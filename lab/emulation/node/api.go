@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -103,7 +104,11 @@ func fmtMAC(m [6]byte) string {
 }
 
 func (n *Node) telemetry(r *http.Request) (any, error) {
-	now, samples, err := n.loop.Gather(r.Context(), n.srcs...)
+	var keep func(string) bool
+	if names := r.URL.Query()["name"]; len(names) > 0 {
+		keep = func(name string) bool { return slices.Contains(names, name) }
+	}
+	now, samples, err := n.loop.GatherOnly(r.Context(), keep, n.srcs...)
 	if err != nil {
 		return nil, err
 	}

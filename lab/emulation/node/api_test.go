@@ -85,6 +85,19 @@ func TestAPI(t *testing.T) {
 			t.Errorf("emu_dilation_factor sample %+v", smp)
 		}
 	}
+	// Asked for some names, the node sends those samples only.
+	at, few, err := c.TelemetryAt(ctx, "switch_port_tx_packets_total", "emu_dilation_factor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]int{}
+	for _, smp := range few {
+		names[smp.Name]++
+	}
+	if len(names) != 2 || names["emu_dilation_factor"] != 1 || at <= 0 ||
+		telemetry.Sum(few, "switch_port_tx_packets_total", telemetry.Label{Name: "port", Value: "1"}) != 3 {
+		t.Errorf("TelemetryAt(two names) at %v = %d samples of %v", at, len(few), names)
+	}
 	// The process's goroutines, for a soak to watch: at least the loop's
 	// and the API server's.
 	if g := telemetry.Sum(s, "node_goroutines", telemetry.Label{Name: "node", Value: "sw1"}); g < 2 {

@@ -61,7 +61,7 @@ func OpenIO(cfg Config) (IO, error) {
 // pollWaiter adapts an afpacket.Poller to emu.Waiter.
 type pollWaiter struct{ p *afpacket.Poller }
 
-var _ emu.Waiter = pollWaiter{}
+var _ emu.QuietWaiter = pollWaiter{}
 
 func (w pollWaiter) Wait(timeout time.Duration, ready []int) ([]int, error) {
 	ready, _, err := w.p.Wait(timeout, ready)
@@ -69,3 +69,8 @@ func (w pollWaiter) Wait(timeout time.Duration, ready []int) ([]int, error) {
 }
 
 func (w pollWaiter) Wake() error { return w.p.Wake() }
+
+func (w pollWaiter) WaitQuiet(timeout time.Duration, ready []int) ([]int, error) {
+	ready, _, err := w.p.WaitQuiet(timeout, ready)
+	return ready, err
+}

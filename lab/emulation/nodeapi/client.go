@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -59,10 +60,16 @@ func (c *Client) Telemetry(ctx context.Context) ([]telemetry.Sample, error) {
 }
 
 // TelemetryAt is GET /telemetry with the fabric time the samples were
-// taken at (the node's clock).
-func (c *Client) TelemetryAt(ctx context.Context) (clock.Time, []telemetry.Sample, error) {
+// taken at (the node's clock). With names, only the samples of those
+// names come back (GET /telemetry?name=a&name=b): a poller that watches
+// one counter asks for it alone, so the node does not encode thousands.
+func (c *Client) TelemetryAt(ctx context.Context, names ...string) (clock.Time, []telemetry.Sample, error) {
 	var t Telemetry
-	if err := c.call(ctx, http.MethodGet, "/telemetry", nil, &t); err != nil {
+	path := "/telemetry"
+	if len(names) > 0 {
+		path += "?" + url.Values{"name": names}.Encode()
+	}
+	if err := c.call(ctx, http.MethodGet, path, nil, &t); err != nil {
 		return 0, nil, err
 	}
 	return t.FabricTime, DecodeSamples(t.Samples), nil
