@@ -119,3 +119,8 @@ func (s *stage) take(p *wire.Packet) bool {
 
 // drop counts a drop; the packet is not forwarded.
 func (s *stage) drop() { s.c.Dropped++ }
+
+// Close makes the stage pass everything through (a LinkFault: the link is
+// up for good). A stage that holds packets (Delayer, Shaper) has its own
+// Close that releases them first.
+func (s *stage) Close() { s.closed = true }

@@ -87,6 +87,3 @@ func (l *LinkFault) Collect(emit func(telemetry.Sample)) {
 	emit(telemetry.Sample{Name: "fault_link_down", Kind: telemetry.Gauge,
 		Labels: []telemetry.Label{{Name: "kind", Value: string(l.Kind())}}, Value: v})
 }
-
-// Close brings the link up for good.
-func (l *LinkFault) Close() { l.closed = true }

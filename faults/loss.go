@@ -111,9 +111,6 @@ func (l *Loss) lose() bool {
 // Collect emits the counters.
 func (l *Loss) Collect(emit func(telemetry.Sample)) { l.c.emit(KindLoss, emit) }
 
-// Close makes the stage pass everything through.
-func (l *Loss) Close() { l.closed = true }
-
 // Corruption flips Bits random bits of a fraction P of packets.
 //
 // A RoCEv2 or CNP frame with bytes (Raw) gets its bits flipped inside the
@@ -208,9 +205,6 @@ func (c *Corrupt) flip(p *wire.Packet) bool {
 // Collect emits the counters.
 func (c *Corrupt) Collect(emit func(telemetry.Sample)) { c.c.emit(KindCorrupt, emit) }
 
-// Close makes the stage pass everything through.
-func (c *Corrupt) Close() { c.closed = true }
-
 // Duplication sends a copy of a fraction P of packets right after the
 // original (same time, descriptor and bytes copied).
 type Duplication struct {
@@ -251,9 +245,6 @@ func (d *Duplicate) Receive(p *wire.Packet) {
 
 // Collect emits the counters.
 func (d *Duplicate) Collect(emit func(telemetry.Sample)) { d.c.emit(KindDuplicate, emit) }
-
-// Close makes the stage pass everything through.
-func (d *Duplicate) Close() { d.closed = true }
 
 // clonePacket copies a descriptor and its bytes.
 func clonePacket(p *wire.Packet) *wire.Packet {

@@ -129,9 +129,6 @@ func (r *Rewriter) Receive(p *wire.Packet) {
 // Collect emits the counters.
 func (r *Rewriter) Collect(emit func(telemetry.Sample)) { r.c.emit(r.kind, emit) }
 
-// Close makes the stage pass everything through.
-func (r *Rewriter) Close() { r.closed = true }
-
 // setTOS sets p's DSCP and ECN, and in Raw (when present) the IPv4 TOS
 // byte with a recomputed header checksum or the IPv6 traffic class. The
 // ICRC masks these bits, and the IPv6 UDP checksum does not cover them,

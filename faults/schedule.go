@@ -2,7 +2,8 @@ package faults
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/rocelab/rocelab/core/clock"
 )
@@ -100,12 +101,7 @@ func (r *Run) Stop(clear bool) {
 	if !clear {
 		return
 	}
-	idx := make([]int, 0, len(r.active))
-	for i := range r.active {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
+	for _, i := range slices.Sorted(maps.Keys(r.active)) {
 		id := r.active[i]
 		delete(r.active, i)
 		if err := r.a.Remove(id); err != nil {
