@@ -164,54 +164,48 @@ func FindCapacity(ctx context.Context, opts CapacityOptions) (*Capacity, error) 
 	}
 	// Bracket: lo fails (or is below Min), hi passes.
 	lo, hi := 0, 0
-	k := min(max(opts.Start, opts.Min), opts.Max)
-	ok, err := probe(k)
-	if err != nil {
+	// try probes k and moves the end of the bracket it belongs to.
+	try := func(k int) error {
+		ok, err := probe(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			hi = k
+		} else {
+			lo = k
+		}
+		return nil
+	}
+	if err := try(min(max(opts.Start, opts.Min), opts.Max)); err != nil {
 		return res, err
 	}
-	if ok {
-		hi = k
+	if hi != 0 {
 		for lo == 0 {
 			next := max(hi/2, opts.Min)
 			if next == hi {
 				lo = opts.Min - 1
 				break
 			}
-			if ok, err = probe(next); err != nil {
+			if err := try(next); err != nil {
 				return res, err
-			}
-			if ok {
-				hi = next
-			} else {
-				lo = next
 			}
 		}
 	} else {
-		lo = k
 		for hi == 0 {
 			next := min(lo*2, opts.Max)
 			if next == lo {
 				return res, nil // nothing passed up to Max
 			}
-			if ok, err = probe(next); err != nil {
+			if err := try(next); err != nil {
 				return res, err
-			}
-			if ok {
-				hi = next
-			} else {
-				lo = next
 			}
 		}
 	}
 	for lo >= opts.Min && float64(hi) > 1.2*float64(lo) {
 		mid := int(math.Round(math.Sqrt(float64(lo) * float64(hi))))
-		if ok, err = probe(mid); err != nil {
+		if err := try(mid); err != nil {
 			return res, err
-		}
-		if ok {
-			hi = mid
-		} else {
-			lo = mid
 		}
 	}
 	res.MinScale = hi
@@ -238,11 +232,7 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 	if err != nil {
 		return p, err
 	}
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	defer clients.Close()
 	before, err := labSamples(ctx, lab, false)
 	if err != nil {
 		return p, err

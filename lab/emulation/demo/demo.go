@@ -154,11 +154,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	defer clients.Close()
 
 	// 1. All-reduce across every GPU NIC.
 	logf("all-reduce across %d GPU NICs …", len(nics))
@@ -206,9 +202,20 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	return res, nil
 }
 
-// labNICs lists every BE NIC of the lab's endpoint nodes, in node order.
-func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, map[string]*nodeapi.Client, error) {
-	clients := map[string]*nodeapi.Client{}
+// nodeClients are the API clients of a lab's endpoint nodes, by node name.
+type nodeClients map[string]*nodeapi.Client
+
+// Close closes every client.
+func (cs nodeClients) Close() {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// labNICs lists every BE NIC of the lab's endpoint nodes, in node order,
+// with a client of each of those nodes.
+func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, nodeClients, error) {
+	clients := nodeClients{}
 	var refs []nodeapi.NICRef
 	for _, n := range lab.Nodes {
 		if n.Kind != topologies.KindHost || n.Socket == "" {
@@ -234,7 +241,7 @@ func portOf(nic string) string { _, p, _ := strings.Cut(nic, ":"); return p }
 
 // runIncast sends from IncastSenders NICs on other hosts into the last
 // NIC at once and measures the switches before and after.
-func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients map[string]*nodeapi.Client, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
+func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients nodeClients, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
 	recv := nics[len(nics)-1]
 	var senders []nodeapi.NICRef
 	for _, n := range nics {
