@@ -9,19 +9,11 @@ import (
 )
 
 // sacks returns the SACKs to the tester among ins.
-func (c *Conn) sacks(ins []*In) []*In {
-	var out []*In
-	for _, in := range ins {
-		if IsOp(metaroce.OpSACK)(in) && c.Mine(in) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
+func (c *Conn) sacks(ins []*In) []*In { return c.mineOf(metaroce.OpSACK, ins) }
 
 // sack waits for one SACK and decodes it.
 func (c *Conn) sack(what string) (*In, metaroce.SACK) {
-	in, _ := c.t.Expect(30*us, "SACK ("+what+")", func(in *In) bool { return IsOp(metaroce.OpSACK)(in) && c.Mine(in) })
+	in, _ := c.t.Expect(30*us, "SACK ("+what+")", c.mineOp(metaroce.OpSACK))
 	return in, c.t.SACKOf(in)
 }
 

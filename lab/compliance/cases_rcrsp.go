@@ -8,15 +8,7 @@ import (
 )
 
 // acks returns the ACK/NAKs to the tester among ins.
-func (c *Conn) acks(ins []*In) []*In {
-	var out []*In
-	for _, in := range ins {
-		if IsOp(wire.OpAcknowledge)(in) && c.Mine(in) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
+func (c *Conn) acks(ins []*In) []*In { return c.mineOf(wire.OpAcknowledge, ins) }
 
 // expectNAK waits for an error NAK and checks syndrome and PSN.
 func (c *Conn) expectNAK(syn uint8, psn uint32, what string) {

@@ -29,7 +29,7 @@ func (c *Conn) requests(n int, d clock.Duration) []*In {
 
 // ack waits up to d for an RC Acknowledge (ACK or NAK) to the tester.
 func (c *Conn) ack(d clock.Duration) *In {
-	in, _ := c.t.Expect(d, "ACK/NAK", func(in *In) bool { return IsOp(wire.OpAcknowledge)(in) && c.Mine(in) })
+	in, _ := c.t.Expect(d, "ACK/NAK", c.mineOp(wire.OpAcknowledge))
 	return in
 }
 

@@ -159,6 +159,26 @@ func (c *Conn) SendHello(op wire.Opcode) {
 // Mine reports whether in is addressed to the tester's QP.
 func (c *Conn) Mine(in *In) bool { return in.P.DestQP == c.QPN }
 
+// mineOp returns a test for a frame with BTH opcode op addressed to the
+// tester's QP.
+func (c *Conn) mineOp(op wire.Opcode) func(*In) bool {
+	isOp := IsOp(op)
+	return func(in *In) bool { return isOp(in) && c.Mine(in) }
+}
+
+// mineOf returns the frames among ins with BTH opcode op addressed to the
+// tester's QP.
+func (c *Conn) mineOf(op wire.Opcode, ins []*In) []*In {
+	mine := c.mineOp(op)
+	var out []*In
+	for _, in := range ins {
+		if mine(in) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // IsRequest reports whether in is a request from the IUT's requester
 // (RC SEND/WRITE/READ request, or MetaRoCE DATA that is not a READ
 // response).
