@@ -116,6 +116,24 @@ func readRecvWR(b []byte) recvWR {
 	return recvWR{WRID: le.Uint64(b), Addr: le.Uint64(b[8:]), Length: le.Uint32(b[16:]), LKey: le.Uint32(b[20:])}
 }
 
+// readWRs reads the body of a POST_SEND or POST_RECV: a count, that many
+// WRs of size bytes each, then the rest (POST_SEND's inline data). ok is
+// false when the body is shorter than its count says.
+func readWRs[W any](body []byte, size int, read func([]byte) W) (wrs []W, rest []byte, ok bool) {
+	if len(body) < postSize {
+		return nil, nil, false
+	}
+	n := int(le.Uint32(body))
+	if n < 0 || len(body) < postSize+n*size {
+		return nil, nil, false
+	}
+	wrs = make([]W, n)
+	for i := range wrs {
+		wrs[i] = read(body[postSize+i*size:])
+	}
+	return wrs, body[postSize+n*size:], true
+}
+
 // modifyQP is struct rl_modify_qp.
 type modifyQP struct {
 	Mask, State, Access, MTU, DestQPN, RQPSN, SQPSN uint32

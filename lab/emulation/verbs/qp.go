@@ -193,18 +193,11 @@ var sendOpcode = map[uint8]endpoint.WROpcode{
 // postSend queues the WRs of one POST_SEND on the loop. A WR the model
 // refuses completes at once (refused).
 func (c *conn) postSend(h uint32, body []byte) {
-	if len(body) < postSize {
+	wrs, rest, ok := readWRs(body, sendWRSize, readSendWR)
+	if !ok {
 		return
 	}
-	n := int(le.Uint32(body))
-	if n < 0 || len(body) < postSize+n*sendWRSize {
-		return
-	}
-	wrs := make([]sendWR, n)
-	for i := range wrs {
-		wrs[i] = readSendWR(body[postSize+i*sendWRSize:])
-	}
-	inl := append([]byte(nil), body[postSize+n*sendWRSize:]...)
+	inl := append([]byte(nil), rest...)
 	c.s.opts.Loop.Post(func() {
 		q := c.qps[h]
 		if q == nil {
@@ -257,16 +250,9 @@ func refused(qp *endpoint.QP) uint8 {
 }
 
 func (c *conn) postRecv(h uint32, body []byte) {
-	if len(body) < postSize {
+	wrs, _, ok := readWRs(body, recvWRSize, readRecvWR)
+	if !ok {
 		return
-	}
-	n := int(le.Uint32(body))
-	if n < 0 || len(body) < postSize+n*recvWRSize {
-		return
-	}
-	wrs := make([]recvWR, n)
-	for i := range wrs {
-		wrs[i] = readRecvWR(body[postSize+i*recvWRSize:])
 	}
 	c.s.opts.Loop.Post(func() {
 		q := c.qps[h]
