@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/rocelab/rocelab/core/clock"
 )
 
 // end is one parsed end of a link spec.
@@ -182,18 +180,16 @@ func (r *resolver) portLimits() map[*Node]int {
 func (r *resolver) endPort(e end, explicit map[*Node]map[string]bool, next map[*Node]int) *Port {
 	n := e.n
 	switch n.Kind {
-	case KindHost:
-		if e.port == "" {
+	case KindHost, KindStorage:
+		switch {
+		case e.port != "":
+			if p := n.Port(e.port); p != nil {
+				return p
+			}
+			r.e.add(e.at, "link end %s: %s %s has no port %q (%s)", e, n.Kind, n.Name, e.port, portList(n))
+		case n.Kind == KindHost:
 			r.e.add(e.at, "link end %s: host port missing (gpu0..gpu%d or fe0)", e, n.GPUs-1)
-			return nil
-		}
-		if p := n.Port(e.port); p != nil {
-			return p
-		}
-		r.e.add(e.at, "link end %s: host %s has no port %q (%s)", e, n.Name, e.port, portList(n))
-		return nil
-	case KindStorage:
-		if e.port == "" {
+		default: // a storage end without a port takes the next free NIC
 			for _, p := range n.Ports {
 				if p.Link == nil && !explicit[n][p.Name] {
 					explicit[n] = setAdd(explicit[n], p.Name)
@@ -201,12 +197,7 @@ func (r *resolver) endPort(e end, explicit map[*Node]map[string]bool, next map[*
 				}
 			}
 			r.e.add(e.at, "link end %s: storage %s has no free NIC (%s)", e, n.Name, portList(n))
-			return nil
 		}
-		if p := n.Port(e.port); p != nil {
-			return p
-		}
-		r.e.add(e.at, "link end %s: storage %s has no port %q (%s)", e, n.Name, e.port, portList(n))
 		return nil
 	case KindSwitch:
 		name := e.port
@@ -285,18 +276,9 @@ func (r *resolver) checkPlanes(q linkReq, pa, pb *Port) bool {
 }
 
 func (r *resolver) newLink(s *LinkSpec, pa, pb *Port) *Link {
-	d := r.defaults[pa.Plane]
-	l := &Link{Index: len(r.t.Links) + 1, A: pa, B: pb, Plane: pa.Plane, Rate: d.rate, Delay: d.delay, MTU: d.mtu, Pos: s.At,
+	v := r.withKeys(r.defaults[pa.Plane].linkValues, &s.Where, s.Rate, s.Delay, s.MTU)
+	l := &Link{Index: len(r.t.Links) + 1, A: pa, B: pb, Plane: pa.Plane, Rate: v.rate, Delay: v.delay, MTU: v.mtu, Pos: s.At,
 		AName: pa.Node.Name + ":" + pa.Name, BName: pb.Node.Name + ":" + pb.Name}
-	if s.Rate != nil {
-		l.Rate = r.checkRate(clock.Rate(*s.Rate), s.at("rate"))
-	}
-	if s.Delay != nil {
-		l.Delay = clock.Duration(*s.Delay)
-	}
-	if s.MTU != nil {
-		l.MTU = r.checkMTU(int64(*s.MTU), s.at("mtu"))
-	}
 	for _, pp := range [][2]*Port{{pa, pb}, {pb, pa}} {
 		p, peer := pp[0], pp[1]
 		p.Link, p.Peer = l, peer

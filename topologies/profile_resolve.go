@@ -321,15 +321,7 @@ func (r *resolver) applyTrim(old *Trim, s *TrimSpec) *Trim {
 }
 
 func (r *resolver) applyECMP(e *ECMP, s *ECMPSpec) {
-	switch s.Hash {
-	case "":
-	case "5-tuple":
-		e.QPAware = false
-	case "5-tuple+qp":
-		e.QPAware = true
-	default:
-		r.e.add(s.at("hash"), "ecmp: hash %q: want 5-tuple or 5-tuple+qp", s.Hash)
-	}
+	r.ecmpSwitch(s, "hash", s.Hash, "5-tuple", "5-tuple+qp", &e.QPAware)
 	if s.Spray != nil {
 		e.Spray = nil
 		for _, d := range s.Spray {
@@ -340,14 +332,20 @@ func (r *resolver) applyECMP(e *ECMP, s *ECMPSpec) {
 			e.Spray = append(e.Spray, d)
 		}
 	}
-	switch s.SprayMode {
+	r.ecmpSwitch(s, "spray-mode", s.SprayMode, "round-robin", "random", &e.SprayRandom)
+}
+
+// ecmpSwitch sets *b from the ECMP key whose value v names one of two
+// settings: off (false) or on (true). An empty v leaves *b as it is.
+func (r *resolver) ecmpSwitch(s *ECMPSpec, key, v, off, on string, b *bool) {
+	switch v {
 	case "":
-	case "round-robin":
-		e.SprayRandom = false
-	case "random":
-		e.SprayRandom = true
+	case off:
+		*b = false
+	case on:
+		*b = true
 	default:
-		r.e.add(s.at("spray-mode"), "ecmp: spray-mode %q: want round-robin or random", s.SprayMode)
+		r.e.add(s.at(key), "ecmp: %s %q: want %s or %s", key, v, off, on)
 	}
 }
 

@@ -22,11 +22,32 @@ type resolver struct {
 }
 
 type planeDefaults struct {
-	rate    clock.Rate
-	delay   clock.Duration
-	mtu     int
+	linkValues
 	profile string
 	at      Pos // where the defaults were written
+}
+
+// linkValues are a link's rate, delay and MTU: a plane's defaults, or a
+// link's own.
+type linkValues struct {
+	rate  clock.Rate
+	delay clock.Duration
+	mtu   int
+}
+
+// withKeys returns v overridden by the rate, delay and mtu keys that a
+// link or a plane's defaults give (w locates them), checked.
+func (r *resolver) withKeys(v linkValues, w *Where, rate *Rate, delay *Duration, mtu *Size) linkValues {
+	if rate != nil {
+		v.rate = r.checkRate(clock.Rate(*rate), w.at("rate"))
+	}
+	if delay != nil {
+		v.delay = clock.Duration(*delay)
+	}
+	if mtu != nil {
+		v.mtu = r.checkMTU(int64(*mtu), w.at("mtu"))
+	}
+	return v
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
@@ -102,8 +123,8 @@ func (r *resolver) resolve() *Topology {
 
 func (r *resolver) resolveDefaults() {
 	r.defaults = map[Plane]planeDefaults{
-		BE: {rate: 400 * clock.Gbps, delay: clock.Microsecond, mtu: 4200, profile: DefaultBE},
-		FE: {rate: 100 * clock.Gbps, delay: clock.Microsecond, mtu: 1500, profile: DefaultFE},
+		BE: {linkValues: linkValues{rate: 400 * clock.Gbps, delay: clock.Microsecond, mtu: 4200}, profile: DefaultBE},
+		FE: {linkValues: linkValues{rate: 100 * clock.Gbps, delay: clock.Microsecond, mtu: 1500}, profile: DefaultFE},
 	}
 	d := r.file.Defaults
 	if d == nil {
@@ -115,15 +136,7 @@ func (r *resolver) resolveDefaults() {
 		}
 		pd := r.defaults[plane]
 		pd.at = s.At
-		if s.Rate != nil {
-			pd.rate = r.checkRate(clock.Rate(*s.Rate), s.at("rate"))
-		}
-		if s.Delay != nil {
-			pd.delay = clock.Duration(*s.Delay)
-		}
-		if s.MTU != nil {
-			pd.mtu = r.checkMTU(int64(*s.MTU), s.at("mtu"))
-		}
+		pd.linkValues = r.withKeys(pd.linkValues, &s.Where, s.Rate, s.Delay, s.MTU)
 		if s.Profile != "" {
 			if _, ok := r.profiles[s.Profile]; !ok {
 				r.e.add(s.at("profile"), "unknown profile %q%s", s.Profile, r.knownProfiles(r.file.Profiles))

@@ -54,33 +54,17 @@ var (
 	_ scalarParser = (*RateOrOff)(nil)
 )
 
-func (v *Size) parseScalar(s string) error {
-	n, err := ParseSize(s)
-	*v = Size(n)
-	return err
-}
+func (v *Size) parseScalar(s string) error     { return parseAs(v, s, ParseSize) }
+func (v *Rate) parseScalar(s string) error     { return parseAs(v, s, ParseRate) }
+func (v *Duration) parseScalar(s string) error { return parseAs(v, s, ParseDuration) }
+func (v *Fraction) parseScalar(s string) error { return parseAs(v, s, ParseFraction) }
+func (v *Ratio) parseScalar(s string) error    { return parseAs(v, s, ParseRatio) }
 
-func (v *Rate) parseScalar(s string) error {
-	r, err := ParseRate(s)
-	*v = Rate(r)
-	return err
-}
-
-func (v *Duration) parseScalar(s string) error {
-	d, err := ParseDuration(s)
-	*v = Duration(d)
-	return err
-}
-
-func (v *Fraction) parseScalar(s string) error {
-	f, err := ParseFraction(s)
-	*v = Fraction(f)
-	return err
-}
-
-func (v *Ratio) parseScalar(s string) error {
-	f, err := ParseRatio(s)
-	*v = Ratio(f)
+// parseAs stores what parse makes of s in *v, converted to v's type (the
+// zero value when s does not parse).
+func parseAs[V, U ~int64 | ~float64](v *V, s string, parse func(string) (U, error)) error {
+	u, err := parse(s)
+	*v = V(u)
 	return err
 }
 
