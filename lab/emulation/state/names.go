@@ -43,11 +43,18 @@ func NetnsName(lab, node string) string {
 	if len(n) <= MaxNetnsName && nodeRE.MatchString(node) {
 		return n
 	}
+	return fmt.Sprintf("%s%s-~%012x", NetnsPrefix, lab, NodeHash(lab, node))
+}
+
+// NodeHash is the 48-bit hash that stands for node in a name of lab that
+// would be too long or unsafe with the node's name in it (NetnsName, the
+// docker runtime's container names).
+func NodeHash(lab, node string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(lab))
 	h.Write([]byte{0})
 	h.Write([]byte(node))
-	return fmt.Sprintf("%s%s-~%012x", NetnsPrefix, lab, h.Sum64()&(1<<48-1))
+	return h.Sum64() & (1<<48 - 1)
 }
 
 // NetnsOf reports whether name has the shape of a namespace name of lab.

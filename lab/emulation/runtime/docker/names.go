@@ -2,7 +2,6 @@ package docker
 
 import (
 	"fmt"
-	"hash/fnv"
 	"regexp"
 
 	"github.com/rocelab/rocelab/lab/emulation/state"
@@ -42,11 +41,7 @@ func ContainerName(lab, node string) string {
 	if len(n) <= maxName && dockerNameRE.MatchString(n) {
 		return n
 	}
-	h := fnv.New64a()
-	h.Write([]byte(lab))
-	h.Write([]byte{0})
-	h.Write([]byte(node))
-	return fmt.Sprintf("%s%s-h%012x", state.NetnsPrefix, lab, h.Sum64()&(1<<48-1))
+	return fmt.Sprintf("%s%s-h%012x", state.NetnsPrefix, lab, state.NodeHash(lab, node))
 }
 
 // SidecarName is the name of the container that runs the node process of
