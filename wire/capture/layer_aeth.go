@@ -34,15 +34,12 @@ func (a *AETH) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePay
 
 // DecodeFromBytes decodes an AETH at the start of data.
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < wire.AETHLen {
-		df.SetTruncated()
-		return truncated("AETH", 0, wire.AETHLen, len(data))
+	if err := decodeHeader(&a.BaseLayer, "AETH", wire.AETHLen, data, df); err != nil {
+		return err
 	}
 	w := binary.BigEndian.Uint32(data)
 	a.Syndrome = uint8(w >> 24)
 	a.MSN = w & 0xFFFFFF
-	a.Contents = data[:wire.AETHLen]
-	a.Payload = data[wire.AETHLen:]
 	return nil
 }
 

@@ -26,13 +26,10 @@ func (i *ImmDt) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePa
 
 // DecodeFromBytes decodes an ImmDt at the start of data.
 func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < wire.ImmDtLen {
-		df.SetTruncated()
-		return truncated("ImmDt", 0, wire.ImmDtLen, len(data))
+	if err := decodeHeader(&i.BaseLayer, "ImmDt", wire.ImmDtLen, data, df); err != nil {
+		return err
 	}
 	i.Imm = binary.BigEndian.Uint32(data)
-	i.Contents = data[:wire.ImmDtLen]
-	i.Payload = data[wire.ImmDtLen:]
 	return nil
 }
 

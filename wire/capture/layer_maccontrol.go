@@ -34,13 +34,10 @@ func (m *MACControl) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes the opcode at the start of data.
 func (m *MACControl) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < 2 {
-		df.SetTruncated()
-		return truncated("MAC control", 0, 2, len(data))
+	if err := decodeHeader(&m.BaseLayer, "MAC control", 2, data, df); err != nil {
+		return err
 	}
 	m.Opcode = binary.BigEndian.Uint16(data)
-	m.Contents = data[:2]
-	m.Payload = data[2:]
 	return nil
 }
 

@@ -27,12 +27,10 @@ func (f *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZe
 
 // DecodeFromBytes decodes the pause time at the start of data.
 func (f *Pause) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < 2 {
-		df.SetTruncated()
-		return truncated("PAUSE", 0, 2, len(data))
+	if err := decodeHeader(&f.BaseLayer, "PAUSE", 2, data, df); err != nil {
+		return err
 	}
 	f.Quanta = binary.BigEndian.Uint16(data)
-	f.Contents = data[:2]
 	f.Payload = nil
 	return nil
 }

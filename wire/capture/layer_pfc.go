@@ -38,15 +38,13 @@ func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero
 
 // DecodeFromBytes decodes the PFC parameters at the start of data.
 func (f *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < wire.PFCLen {
-		df.SetTruncated()
-		return truncated("PFC", 0, wire.PFCLen, len(data))
+	if err := decodeHeader(&f.BaseLayer, "PFC", wire.PFCLen, data, df); err != nil {
+		return err
 	}
 	f.ClassEnable = data[1]
 	for i := range f.Quanta {
 		f.Quanta[i] = binary.BigEndian.Uint16(data[2+2*i:])
 	}
-	f.Contents = data[:wire.PFCLen]
 	f.Payload = nil
 	return nil
 }

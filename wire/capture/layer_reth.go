@@ -45,16 +45,13 @@ func (r *RETH) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes a RETH at the start of data.
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < wire.RETHLen {
-		df.SetTruncated()
-		return truncated("RETH", 0, wire.RETHLen, len(data))
+	if err := decodeHeader(&r.BaseLayer, "RETH", wire.RETHLen, data, df); err != nil {
+		return err
 	}
 	r.VA = binary.BigEndian.Uint64(data)
 	r.RKey = binary.BigEndian.Uint32(data[8:])
 	r.DMALen = binary.BigEndian.Uint32(data[12:])
 	r.next = 0
-	r.Contents = data[:wire.RETHLen]
-	r.Payload = data[wire.RETHLen:]
 	return nil
 }
 

@@ -71,6 +71,19 @@ type header interface {
 	gopacket.Layer
 }
 
+// decodeHeader takes the first n bytes of data as the header of the layer
+// called name (its Contents) and the rest as its Payload, or fails
+// truncated. A layer that ends the frame (PFC, PAUSE) then sets its Payload
+// to nil: the rest is padding.
+func decodeHeader(b *layers.BaseLayer, name string, n int, data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < n {
+		df.SetTruncated()
+		return truncated(name, 0, n, len(data))
+	}
+	b.Contents, b.Payload = data[:n], data[n:]
+	return nil
+}
+
 // decodeInto decodes l from the start of data and adds it to p.
 func decodeInto(l header, data []byte, p gopacket.PacketBuilder) error {
 	if err := l.DecodeFromBytes(data, p); err != nil {
