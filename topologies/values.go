@@ -88,29 +88,32 @@ func ParseRatio(s string) (float64, error) {
 }
 
 func (v *SizeOrAuto) parseScalar(s string) error {
-	if s == "auto" {
-		*v = SizeOrAuto{Auto: true}
-		return nil
+	n, auto, err := parseOrWord(s, "auto", ParseSize)
+	if err == nil {
+		*v = SizeOrAuto{Bytes: n, Auto: auto}
 	}
-	n, err := ParseSize(s)
-	if err != nil {
-		return fmt.Errorf("%w, or auto", err)
-	}
-	*v = SizeOrAuto{Bytes: n}
-	return nil
+	return err
 }
 
 func (v *RateOrOff) parseScalar(s string) error {
-	if s == "off" {
-		*v = RateOrOff{Off: true}
-		return nil
+	r, off, err := parseOrWord(s, "off", ParseRate)
+	if err == nil {
+		*v = RateOrOff{Rate: r, Off: off}
 	}
-	r, err := ParseRate(s)
-	if err != nil {
-		return fmt.Errorf("%w, or off", err)
+	return err
+}
+
+// parseOrWord parses s with parse, or reports that s is word: a quantity
+// or a keyword (auto, off). Its error names the keyword as the other
+// choice.
+func parseOrWord[T any](s, word string, parse func(string) (T, error)) (v T, isWord bool, err error) {
+	if s == word {
+		return v, true, nil
 	}
-	*v = RateOrOff{Rate: r}
-	return nil
+	if v, err = parse(s); err != nil {
+		return v, false, fmt.Errorf("%w, or %s", err, word)
+	}
+	return v, false, nil
 }
 
 const (
