@@ -36,24 +36,22 @@ func (p *Prefixes) Len() int { return int(p.n) }
 // if it is new.
 func (p *Prefixes) number(pfx netip.Prefix) int32 {
 	a, bits := pfx.Addr(), pfx.Bits()
-	var i int32
-	var ok bool
 	if a.Is4() {
-		k := key4(addr4(a), bits)
-		if i, ok = p.v4[k]; !ok {
-			i = p.n
-			p.v4[k] = i
-			p.n++
-			p.lens4 = addLen(p.lens4, bits)
-		}
-		return i
+		return numberIn(p, p.v4, &p.lens4, key4(addr4(a), bits), bits)
 	}
-	k := key6(a, bits)
-	if i, ok = p.v6[k]; !ok {
+	return numberIn(p, p.v6, &p.lens6, key6(a, bits), bits)
+}
+
+// numberIn returns the number of the prefix k (bits long) in m, one
+// family's map of p, numbering it next and adding bits to that family's
+// lengths if it is new.
+func numberIn[K comparable](p *Prefixes, m map[K]int32, lens *[]int, k K, bits int) int32 {
+	i, ok := m[k]
+	if !ok {
 		i = p.n
-		p.v6[k] = i
+		m[k] = i
 		p.n++
-		p.lens6 = addLen(p.lens6, bits)
+		*lens = addLen(*lens, bits)
 	}
 	return i
 }
