@@ -77,12 +77,7 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	} else if spec.Warmup == 0 {
 		spec.Warmup = 1
 	}
-	if spec.Mode == "" {
-		spec.Mode = l.mode.String()
-	}
-	if spec.CC == "" {
-		spec.CC = l.opts.CC
-	}
+	l.defaultModeCC(&spec.Mode, &spec.CC)
 	j := &CollJob{l: l, spec: spec}
 	var err error
 	if j.op, err = collective.ParseOp(spec.Op); err != nil {

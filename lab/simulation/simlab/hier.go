@@ -62,12 +62,7 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.Size <= 0 {
 		spec.Size = 64 << 20
 	}
-	if spec.Mode == "" {
-		spec.Mode = l.mode.String()
-	}
-	if spec.CC == "" {
-		spec.CC = l.opts.CC
-	}
+	l.defaultModeCC(&spec.Mode, &spec.CC)
 	g, n := spec.GroupSize, len(spec.Ranks)
 	if n%g != 0 || n/g < 2 {
 		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two groups of %d", spec.Name, n, g)

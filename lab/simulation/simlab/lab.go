@@ -220,6 +220,17 @@ func (l *Lab) firstNIC() string {
 	return l.nics[0].Name()
 }
 
+// defaultModeCC fills a job spec's empty reliability mode and congestion
+// control with the lab's defaults.
+func (l *Lab) defaultModeCC(mode, cc *string) {
+	if *mode == "" {
+		*mode = l.mode.String()
+	}
+	if *cc == "" {
+		*cc = l.opts.CC
+	}
+}
+
 // addJob registers j; it counts as running until finished is called.
 func (l *Lab) addJob(j job) {
 	l.jobs = append(l.jobs, j)
