@@ -36,6 +36,20 @@ func ParseOp(s string) (Op, error) {
 	return 0, fmt.Errorf("unknown perftest operation %q (write, read, send)", s)
 }
 
+// Opcode is the WR opcode a test of o posts. A latency test's WRITE
+// carries immediate data: the peer learns of it from its completion.
+func (o Op) Opcode(latency bool) endpoint.WROpcode {
+	switch {
+	case o == Read:
+		return endpoint.WRRead
+	case o == Send:
+		return endpoint.WRSend
+	case latency:
+		return endpoint.WRWriteImm
+	}
+	return endpoint.WRWrite
+}
+
 // The defaults of a test, shared by every driver and front end that runs
 // one (the endpoint node's perf job, the simulator's, scenario files and
 // the CLI).
@@ -204,19 +218,8 @@ func (p *pair) recv(qp *endpoint.QP, mr *endpoint.MR) {
 // wr returns the WR the client (or, ping-pong, the server) posts.
 func (p *pair) wr(from, to *endpoint.MR) endpoint.SendWR {
 	cfg := p.t.cfg
-	wr := endpoint.SendWR{Signaled: true, Local: endpoint.SGE{Addr: from.Addr, Length: uint32(cfg.Size), LKey: from.LKey},
-		RemoteAddr: to.Addr, RKey: to.RKey}
-	switch {
-	case cfg.Op == Read:
-		wr.Opcode = endpoint.WRRead
-	case cfg.Op == Send:
-		wr.Opcode = endpoint.WRSend
-	case cfg.Latency:
-		wr.Opcode = endpoint.WRWriteImm // the peer learns of the WRITE from its completion
-	default:
-		wr.Opcode = endpoint.WRWrite
-	}
-	return wr
+	return endpoint.SendWR{Opcode: cfg.Op.Opcode(cfg.Latency), Signaled: true,
+		Local: endpoint.SGE{Addr: from.Addr, Length: uint32(cfg.Size), LKey: from.LKey}, RemoteAddr: to.Addr, RKey: to.RKey}
 }
 
 func (p *pair) post() {

@@ -73,24 +73,16 @@ func (ep *epState) startPerf(r *http.Request) (any, error) {
 	default:
 		return nil, badRequest("role %q: want client or server", req.Role)
 	}
-	switch req.Op {
-	case "write":
-		p.wr = endpoint.WRWrite
-		if req.Latency {
-			p.wr = endpoint.WRWriteImm // the peer learns of the WRITE from its completion
-		}
-	case "read":
-		p.wr = endpoint.WRRead
-	case "send":
-		p.wr = endpoint.WRSend
-	default:
+	op, err := perftest.ParseOp(req.Op)
+	if err != nil {
 		return nil, badRequest("op %q: want write, read or send", req.Op)
 	}
+	p.wr = op.Opcode(req.Latency)
 	if len(req.QPs) == 0 {
 		return nil, badRequest("no qps")
 	}
 	var out nodeapi.JobStatus
-	err := ep.do(r.Context(), func() error {
+	err = ep.do(r.Context(), func() error {
 		j, err := ep.addJob("perf", req.QPs)
 		if err != nil {
 			ep.nextJb--

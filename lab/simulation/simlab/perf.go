@@ -122,23 +122,13 @@ func (l *Lab) Perf(spec PerfSpec) (*PerfJob, error) {
 	if spec.TxDepth <= 0 {
 		spec.TxDepth = 32
 	}
-	if spec.Mode == "" {
-		spec.Mode = l.mode.String()
-	}
-	if spec.CC == "" {
-		spec.CC = l.opts.CC
-	}
+	l.defaultModeCC(&spec.Mode, &spec.CC)
 	j := &PerfJob{l: l, spec: spec}
-	switch spec.Op {
-	case "write":
-		j.write = endpoint.WRWrite
-	case "read":
-		j.write = endpoint.WRRead
-	case "send":
-		j.write = endpoint.WRSend
-	default:
+	op, err := perftest.ParseOp(spec.Op)
+	if err != nil {
 		return nil, fmt.Errorf("perf %s: unknown operation %q (write, read, send)", spec.Name, spec.Op)
 	}
+	j.write = op.Opcode(false)
 	if _, err := endpoint.ParseMode(spec.Mode); err != nil {
 		return nil, fmt.Errorf("perf %s: %w", spec.Name, err)
 	}
