@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/rocelab/rocelab/core/clock"
 )
 
 // Spec is a fault's kind and parameters, as typed on the command line
@@ -136,14 +138,11 @@ func kindParams(kind Kind, args []string) (Params, error) {
 	case KindLoss:
 		return parseLoss(args)
 	case KindCorrupt, KindDuplicate:
-		if len(args) == 0 {
-			return nil, fmt.Errorf("want a probability like 1%%")
-		}
-		prob, err := ParseProb(args[0])
+		prob, rest, err := leading(args, "want a probability like 1%", ParseProb)
 		if err != nil {
 			return nil, err
 		}
-		kv, err := keywords(args[1:], "bits")
+		kv, err := keywords(rest, "bits")
 		if err != nil {
 			return nil, err
 		}
@@ -154,12 +153,8 @@ func kindParams(kind Kind, args []string) (Params, error) {
 			return Duplication{P: prob}, nil
 		}
 		c := Corruption{P: prob, Bits: 1}
-		if v, ok := kv["bits"]; ok {
-			n, err := parseInt(v, 1, 64)
-			if err != nil {
-				return nil, fmt.Errorf("bits: %w", err)
-			}
-			c.Bits = int(n)
+		if err := intKey(kv, "bits", 1, 64, func(n int64) { c.Bits = int(n) }); err != nil {
+			return nil, err
 		}
 		return c, nil
 	case KindDelay, KindReorder:
@@ -169,14 +164,11 @@ func kindParams(kind Kind, args []string) (Params, error) {
 		}
 		return d, nil
 	case KindRate:
-		if len(args) == 0 {
-			return nil, fmt.Errorf("want a rate like 100G")
-		}
-		r, err := ParseRate(args[0])
+		r, rest, err := leading(args, "want a rate like 100G", ParseRate)
 		if err != nil {
 			return nil, err
 		}
-		kv, err := keywords(args[1:], "queue")
+		kv, err := keywords(rest, "queue")
 		if err != nil {
 			return nil, err
 		}
@@ -188,33 +180,16 @@ func kindParams(kind Kind, args []string) (Params, error) {
 		}
 		return m, nil
 	case KindDown:
-		if len(args) > 0 {
-			return nil, fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " "))
-		}
-		return Flap{}, nil
+		return Flap{}, noParams(args)
 	case KindFlap:
 		kv, err := keywords(args, "period", "down", "offset")
 		if err != nil {
 			return nil, err
 		}
 		var m Flap
-		for _, f := range []struct {
-			key string
-			dst *int64
-			req bool
-		}{{"period", (*int64)(&m.Period), true}, {"down", (*int64)(&m.Down), true}, {"offset", (*int64)(&m.Offset), false}} {
-			v, ok := kv[f.key]
-			if !ok {
-				if f.req {
-					return nil, fmt.Errorf("missing %s (flap period 100ms down 20ms)", f.key)
-				}
-				continue
-			}
-			d, err := ParseDuration(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.key, err)
-			}
-			*f.dst = int64(d)
+		if err := setDurations(kv, durationKey{"period", &m.Period, "missing period (flap period 100ms down 20ms)"},
+			durationKey{"down", &m.Down, "missing down (flap period 100ms down 20ms)"}, durationKey{"offset", &m.Offset, ""}); err != nil {
+			return nil, err
 		}
 		if m.Period <= 0 || m.Down <= 0 || m.Down > m.Period {
 			return nil, fmt.Errorf("want period > 0 and 0 < down ≤ period (got period %s down %s)", m.Period, m.Down)
@@ -226,38 +201,21 @@ func kindParams(kind Kind, args []string) (Params, error) {
 			return nil, err
 		}
 		m := PFCStorm{Prio: DefaultStormPrio, Quanta: DefaultStormQuanta, Interval: DefaultStormInterval}
-		if v, ok := kv["prio"]; ok {
-			n, err := parseInt(v, 0, 7)
-			if err != nil {
-				return nil, fmt.Errorf("prio: %w", err)
-			}
-			m.Prio = int(n)
+		if err := intKey(kv, "prio", 0, 7, func(n int64) { m.Prio = int(n) }); err != nil {
+			return nil, err
 		}
-		if v, ok := kv["quanta"]; ok {
-			n, err := parseInt(v, 0, 0xFFFF)
-			if err != nil {
-				return nil, fmt.Errorf("quanta: %w", err)
-			}
-			m.Quanta = uint16(n)
+		if err := intKey(kv, "quanta", 0, 0xFFFF, func(n int64) { m.Quanta = uint16(n) }); err != nil {
+			return nil, err
 		}
-		for key, dst := range map[string]*int64{"interval": (*int64)(&m.Interval), "for": (*int64)(&m.For)} {
-			if v, ok := kv[key]; ok {
-				d, err := ParseDuration(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", key, err)
-				}
-				*dst = int64(d)
-			}
+		if err := setDurations(kv, durationKey{"interval", &m.Interval, ""}, durationKey{"for", &m.For, ""}); err != nil {
+			return nil, err
 		}
 		if m.Interval <= 0 {
 			return nil, fmt.Errorf("interval must be positive")
 		}
 		return m, nil
 	case KindECNOff:
-		if len(args) > 0 {
-			return nil, fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " "))
-		}
-		return ECNOff{}, nil
+		return ECNOff{}, noParams(args)
 	case KindPFCOff:
 		if len(args) == 2 && args[0] == "prio" {
 			args = args[1:]
@@ -330,6 +288,70 @@ func keywords(args []string, allowed ...string) (map[string]string, error) {
 	return kv, nil
 }
 
+// leading parses the value args start with, or fails with want when there
+// is none; it returns the rest of args after the value.
+func leading[T any](args []string, want string, parse func(string) (T, error)) (T, []string, error) {
+	var v T
+	if len(args) == 0 {
+		return v, args, errors.New(want)
+	}
+	v, err := parse(args[0])
+	if err != nil {
+		return v, args, err
+	}
+	return v, args[1:], nil
+}
+
+// noParams fails a kind that takes no parameters when it is given some.
+func noParams(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("takes no parameters (got %q)", strings.Join(args, " "))
+	}
+	return nil
+}
+
+// intKey hands set the integer in [lo, hi] that kv holds under key, if
+// it holds one.
+func intKey(kv map[string]string, key string, lo, hi int64, set func(int64)) error {
+	v, ok := kv[key]
+	if !ok {
+		return nil
+	}
+	n, err := parseInt(v, lo, hi)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	set(n)
+	return nil
+}
+
+// durationKey is a keyword whose value is a duration, where the value
+// goes, and the error when the keyword is absent ("": it is optional).
+type durationKey struct {
+	key     string
+	dst     *clock.Duration
+	missing string
+}
+
+// setDurations stores the durations kv holds under keys, in keys' order.
+func setDurations(kv map[string]string, keys ...durationKey) error {
+	for _, k := range keys {
+		v, ok := kv[k.key]
+		if !ok {
+			if k.missing != "" {
+				return errors.New(k.missing)
+			}
+			continue
+		}
+		d, err := ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k.key, err)
+		}
+		*k.dst = d
+	}
+	return nil
+}
+
 func parseLoss(args []string) (Params, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("want a probability (loss 1%%), a burst model (loss 1%% burst 4) or loss gemodel p [r [1-h [1-k]]]")
@@ -392,29 +414,18 @@ func parseLoss(args []string) (Params, error) {
 
 func parseDelay(kind Kind, args []string) (Delay, error) {
 	var m Delay
+	var err error
 	if kind == KindDelay {
-		if len(args) == 0 {
-			return m, fmt.Errorf("want a delay like 10us")
-		}
-		d, err := ParseDuration(args[0])
-		if err != nil {
+		if m.Delay, args, err = leading(args, "want a delay like 10us", ParseDuration); err != nil {
 			return m, err
 		}
-		m.Delay, args = d, args[1:]
 		if len(args) > 0 { // netem style: delay 10us 2us
 			if j, err := ParseDuration(args[0]); err == nil {
 				m.Jitter, args = j, args[1:]
 			}
 		}
-	} else {
-		if len(args) == 0 {
-			return m, fmt.Errorf("want a fraction like 5%%")
-		}
-		r, err := ParseProb(args[0])
-		if err != nil {
-			return m, err
-		}
-		m.Reorder, args = r, args[1:]
+	} else if m.Reorder, args, err = leading(args, "want a fraction like 5%", ParseProb); err != nil {
+		return m, err
 	}
 	allowed := []string{"jitter", "dist", "distribution", "alpha", "reorder", "hold"}
 	if kind == KindReorder {
@@ -533,17 +544,9 @@ func parseTraffic(kind Kind, args []string) (Traffic, error) {
 			f.set(n)
 		}
 	}
-	for _, f := range []struct {
-		key string
-		dst *int64
-	}{{"on", (*int64)(&m.On)}, {"off", (*int64)(&m.Off)}, {"period", (*int64)(&m.Period)}, {"for", (*int64)(&m.For)}} {
-		if v, ok := kv[f.key]; ok {
-			d, err := ParseDuration(v)
-			if err != nil {
-				return m, fmt.Errorf("%s: %w", f.key, err)
-			}
-			*f.dst = int64(d)
-		}
+	if err := setDurations(kv, durationKey{"on", &m.On, ""}, durationKey{"off", &m.Off, ""},
+		durationKey{"period", &m.Period, ""}, durationKey{"for", &m.For, ""}); err != nil {
+		return m, err
 	}
 	if (m.On == 0) != (m.Off == 0) {
 		return m, fmt.Errorf("on and off go together (on 1ms off 1ms)")
