@@ -138,11 +138,7 @@ func kindParams(kind Kind, args []string) (Params, error) {
 	case KindLoss:
 		return parseLoss(args)
 	case KindCorrupt, KindDuplicate:
-		prob, rest, err := leading(args, "want a probability like 1%", ParseProb)
-		if err != nil {
-			return nil, err
-		}
-		kv, err := keywords(rest, "bits")
+		prob, kv, err := leadingKeywords(args, "want a probability like 1%", ParseProb, "bits")
 		if err != nil {
 			return nil, err
 		}
@@ -164,11 +160,7 @@ func kindParams(kind Kind, args []string) (Params, error) {
 		}
 		return d, nil
 	case KindRate:
-		r, rest, err := leading(args, "want a rate like 100G", ParseRate)
-		if err != nil {
-			return nil, err
-		}
-		kv, err := keywords(rest, "queue")
+		r, kv, err := leadingKeywords(args, "want a rate like 100G", ParseRate, "queue")
 		if err != nil {
 			return nil, err
 		}
@@ -300,6 +292,17 @@ func leading[T any](args []string, want string, parse func(string) (T, error)) (
 		return v, args, err
 	}
 	return v, args[1:], nil
+}
+
+// leadingKeywords parses a leading value as leading does, then the
+// keywords after it, allowing only the given keys.
+func leadingKeywords[T any](args []string, want string, parse func(string) (T, error), allowed ...string) (T, map[string]string, error) {
+	v, rest, err := leading(args, want, parse)
+	if err != nil {
+		return v, nil, err
+	}
+	kv, err := keywords(rest, allowed...)
+	return v, kv, err
 }
 
 // noParams fails a kind that takes no parameters when it is given some.
