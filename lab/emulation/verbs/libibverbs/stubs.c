@@ -11,20 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define STUB_NULL(name)                                                                                      \
-	void *name(void);                                                                                    \
-	void *name(void)                                                                                     \
+#define STUB_FAIL(type, name, ret)                                                                           \
+	type name(void);                                                                                     \
+	type name(void)                                                                                      \
 	{                                                                                                    \
 		errno = EOPNOTSUPP;                                                                          \
-		return NULL;                                                                                 \
+		return ret;                                                                                  \
 	}
-#define STUB_ERR(name)                                                                                       \
-	int name(void);                                                                                      \
-	int name(void)                                                                                       \
-	{                                                                                                    \
-		errno = EOPNOTSUPP;                                                                          \
-		return EOPNOTSUPP;                                                                           \
-	}
+#define STUB_NULL(name) STUB_FAIL(void *, name, NULL)
+#define STUB_ERR(name) STUB_FAIL(int, name, EOPNOTSUPP)
 #define STUB_VOID(name)                                                                                      \
 	void name(void);                                                                                     \
 	void name(void)                                                                                      \
