@@ -77,3 +77,34 @@ awk '/^BenchmarkDeploy\// {
 	for (i = 2; i <= NF; i++) { if ($(i+1) == "deploy-s") d = $i; if ($(i+1) == "destroy-s") x = $i }
 	printf "%s: deploy %.2f s, destroy %.2f s\n", topo, d, x
 }' bench-out/deploy.txt
+
+echo
+echo "== a node process's start: exec in its namespace to its first /health ok (laptop lab, 40 restarts)"
+go test -run='^$' -bench='^BenchmarkNodeStart$' -benchtime=40x ./lab/emulation/deploy | tee bench-out/nodestart.txt
+awk '/^BenchmarkNodeStart/ {
+	for (i = 2; i <= NF; i++) v[$(i+1)] = $i
+	printf "node start: mean %.1f ms, median %.1f ms, slowest %.1f ms\n", v["start-ms"], v["start-p50-ms"], v["start-max-ms"]
+}' bench-out/nodestart.txt
+
+echo
+# The emulation's per-hop cost against an earlier tree, in one run: both
+# builds probe the laptop demo at the same k, alternated, so that the
+# machine's state is shared (BASELINE: a commit; default the tree before
+# the receive-side link delay).
+BASELINE="${BASELINE:-56f18ab}"
+PROBE_K="${PROBE_K:-2000}"
+ROUNDS="${ROUNDS:-2}"
+echo "== the laptop demo's loops at k = $PROBE_K: this tree against $BASELINE, alternated, $ROUNDS rounds"
+base_dir=$(mktemp -d)
+trap 'git worktree remove --force "$base_dir/src" >/dev/null 2>&1; rm -rf "$base_dir"' EXIT
+git worktree add --detach "$base_dir/src" "$BASELINE" >/dev/null 2>&1
+(cd "$base_dir/src" && go build -o "$base_dir/bin/rocelab" ./cmd/rocelab && go build -o "$base_dir/bin/rocelab-node" ./cmd/rocelab-node)
+mkdir -p "$base_dir/now"
+go build -o "$base_dir/now/rocelab" ./cmd/rocelab && go build -o "$base_dir/now/rocelab-node" ./cmd/rocelab-node
+for r in $(seq "$ROUNDS"); do
+	for v in bin now; do
+		label=$([ "$v" = bin ] && echo "$BASELINE" || echo "this tree")
+		line=$("$base_dir/$v/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$v" 2>&1 | grep "^# k=" || true)
+		echo "round $r, $label (load $(cut -d' ' -f1 /proc/loadavg)): ${line#\# }"
+	done
+done

@@ -99,6 +99,10 @@ var nicCases = []Case{
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
 			t.PFC(1<<3, 0xFFFF)
+			// The pause crosses the cable (1 us in a lab) before the
+			// post, which reaches the NIC at once: without the wait
+			// the data may rightly leave before the pause arrives.
+			t.Collect(5 * us)
 			c.Post(WR{WRID: 1, Op: "write", Len: 64, RemoteAddr: 0x100, RKey: 1})
 			// Refreshed, as a switch keeps a paused queue paused: in
 			// emulation the post may take long enough for the first pause
