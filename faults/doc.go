@@ -25,7 +25,7 @@
 //
 // # Plugging into the simulator
 //
-//	inj := faults.NewInjector(e, e.Rand)            // e is the *sim.Engine
+//	inj := inject.New(e, e.Rand)                    // faults/inject; e is the *sim.Engine
 //	fab, _ := fabric.BuildSim(e, topo, fabric.SimOptions{Wrap: inj.Wrap})
 //	spec, _ := faults.ParseSpec("loss 1% burst 4")
 //	id, _ := inj.Add("leaf1:p3", spec)              // or a Schedule

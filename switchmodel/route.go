@@ -2,6 +2,7 @@ package switchmodel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"net/netip"
 	"slices"
@@ -287,4 +288,25 @@ func mix64(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
 	z = (z ^ z>>27) * 0x94D049BB133111EB
 	return z ^ z>>31
+}
+
+// Route is one forwarding entry of a switch: a prefix and its equal-cost
+// egress ports. switchmodel/fabric computes a fabric's routes from its
+// topology; a switch node receives its own in its configuration.
+type Route struct {
+	Prefix netip.Prefix
+	// Ports are the egress ports, ascending: 0-based indices into the
+	// switch's ports (topology port Index − 1), which are also the switch
+	// model's port numbers.
+	Ports []int
+}
+
+// InstallRoutes adds routes to the switch's table, in order.
+func (s *Switch) InstallRoutes(routes []Route) error {
+	for _, r := range routes {
+		if err := s.AddRoute(r.Prefix, r.Ports...); err != nil {
+			return fmt.Errorf("install routes: %w", err)
+		}
+	}
+	return nil
 }

@@ -2,23 +2,12 @@ package fabric
 
 import (
 	"cmp"
-	"fmt"
 	"net/netip"
 	"slices"
 
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
 )
-
-// Route is one forwarding entry of a switch: a prefix and its equal-cost
-// egress ports.
-type Route struct {
-	Prefix netip.Prefix
-	// Ports are the egress ports, ascending: 0-based indices into the
-	// switch's Node.Ports (topology port Index − 1), which are also the
-	// switch model's port numbers.
-	Ports []int
-}
 
 // Routes computes every switch's forwarding table from the addressing
 // plan, by switch name. Each plane (BE, FE) is routed on its own: a switch
@@ -34,8 +23,8 @@ type Route struct {
 // Traffic never transits a host. A switch has no route to its own
 // addresses (the model has no local delivery). Routes are sorted by
 // prefix.
-func Routes(t *topologies.Topology) map[string][]Route {
-	out := map[string][]Route{}
+func Routes(t *topologies.Topology) map[string][]switchmodel.Route {
+	out := map[string][]switchmodel.Route{}
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
 			out[n.Name] = nil
@@ -43,11 +32,11 @@ func Routes(t *topologies.Topology) map[string][]Route {
 	}
 	eachRoute(t, func(s *topologies.Node, prefixes []netip.Prefix, ports []int) {
 		for _, pfx := range prefixes {
-			out[s.Name] = append(out[s.Name], Route{Prefix: pfx, Ports: ports})
+			out[s.Name] = append(out[s.Name], switchmodel.Route{Prefix: pfx, Ports: ports})
 		}
 	})
 	for name, rs := range out {
-		slices.SortFunc(rs, func(a, b Route) int {
+		slices.SortFunc(rs, func(a, b switchmodel.Route) int {
 			return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()))
 		})
 		out[name] = rs
@@ -179,14 +168,4 @@ func countOwned(t *topologies.Topology) (n4, n6 int) {
 		}
 	}
 	return n4, n6
-}
-
-// Install adds routes to sw.
-func Install(sw *switchmodel.Switch, routes []Route) error {
-	for _, r := range routes {
-		if err := sw.AddRoute(r.Prefix, r.Ports...); err != nil {
-			return fmt.Errorf("install routes: %w", err)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -39,8 +40,8 @@ func loadTopo(t testing.TB, name string) *topologies.Topology {
 }
 
 // lpm is the longest-prefix match of a in routes.
-func lpm(routes []Route, a netip.Addr) *Route {
-	var best *Route
+func lpm(routes []switchmodel.Route, a netip.Addr) *switchmodel.Route {
+	var best *switchmodel.Route
 	for i := range routes {
 		r := &routes[i]
 		if r.Prefix.Contains(a) && (best == nil || r.Prefix.Bits() > best.Prefix.Bits()) {
@@ -54,7 +55,7 @@ func lpm(routes []Route, a netip.Addr) *Route {
 // ECMP choice, memoising the switch count of each (switch, address).
 type walker struct {
 	topo   *topologies.Topology
-	routes map[string][]Route
+	routes map[string][]switchmodel.Route
 	memo   map[string]int
 	onPath map[*topologies.Node]bool
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -149,7 +148,7 @@ func runSwitch(tb testing.TB, ns, p0, p1 string, sinkMAC net.HardwareAddr) (stop
 			{IfName: p1, PeerMAC: sinkMAC.String(), Rate: 400 * clock.Gbps, Delay: clock.Microsecond},
 		},
 		Switch: &sc,
-		Routes: []fabric.Route{{Prefix: netip.MustParsePrefix(benchDst.String() + "/32"), Ports: []int{1}}},
+		Routes: []switchmodel.Route{{Prefix: netip.MustParsePrefix(benchDst.String() + "/32"), Ports: []int{1}}},
 	}
 	nio, err := node.OpenIO(cfg)
 	if err != nil {

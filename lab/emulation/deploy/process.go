@@ -10,10 +10,12 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -45,16 +47,16 @@ func (d *deployer) processes() ([]*nodeProc, error) {
 // processFor returns the node config of n's process, or ok false for a
 // node that runs none: switches run the switch model, hosts (and storage
 // with BE ports) run the endpoint node with one RDMA NIC per BE port.
-func (d *deployer) processFor(n *topologies.Node, routes map[string][]fabric.Route) (cfg node.Config, ok bool, err error) {
+func (d *deployer) processFor(n *topologies.Node, routes map[string][]switchmodel.Route) (cfg node.Config, ok bool, err error) {
 	switch n.Kind {
 	case topologies.KindSwitch:
-		cfg, err = node.FromTopology(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
+		cfg, err = nodeplan.Switch(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
 		return cfg, err == nil, err
 	case topologies.KindHost, topologies.KindStorage:
 		// The endpoint node owns the BE NICs; the FE NIC stays the
 		// kernel's. A node with no BE port runs no process.
-		cfg, err = node.EndpointFromTopology(n, d.scale, d.seed, d.path(n.Name, ".sock"))
-		if errors.Is(err, node.ErrNoBackEnd) {
+		cfg, err = nodeplan.Endpoint(n, d.scale, d.seed, d.path(n.Name, ".sock"))
+		if errors.Is(err, nodeplan.ErrNoBackEnd) {
 			return node.Config{}, false, nil
 		}
 		return cfg, err == nil, err

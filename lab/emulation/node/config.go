@@ -12,8 +12,6 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
-	"github.com/rocelab/rocelab/topologies"
 )
 
 // Config is a node process's whole configuration, written by the lab as
@@ -45,9 +43,9 @@ type Config struct {
 	Ports []PortConfig `json:"ports"`
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
-	Routes []fabric.Route      `json:"routes,omitempty"`
+	Routes []switchmodel.Route `json:"routes,omitempty"`
 	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
-	// Ports[i] (see EndpointFromTopology).
+	// Ports[i] (see nodeplan.Endpoint).
 	NICs []NICConfig `json:"nics,omitempty"`
 	// Mutant (tests only) names an endpoint.Mutant, a deliberate defect
 	// of every NIC of an endpoint node, so that the compliance suite can
@@ -173,31 +171,4 @@ func parseMAC(s string) ([6]byte, error) {
 	}
 	copy(m[:], hw)
 	return m, nil
-}
-
-// FromTopology builds the Config of switch n of a resolved topology:
-// ports from n.Ports (ifname, MAC, peer's MAC, rate, delay), the switch
-// config from its profile (fabric.NodeConfig), and routes (from
-// fabric.Routes(t)[n.Name]).
-func FromTopology(n *topologies.Node, routes []fabric.Route, scale int, seed uint64, socket string) (Config, error) {
-	sc, err := fabric.NodeConfig(n)
-	if err != nil {
-		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
-	}
-	if h := lagHeadroom(&sc, n.Ports, n.Profile.PFC.HeadroomAuto, scale); h > 0 {
-		sc.PFC.Headroom = h
-	}
-	c := Config{Kind: nodeapi.KindSwitch, Name: n.Name, Scale: scale, Seed: seed, Socket: socket, Switch: &sc, Routes: routes}
-	for _, p := range n.Ports {
-		pc := PortConfig{IfName: p.IfName, MAC: p.MAC.String(), Rate: p.Rate, Delay: p.Delay}
-		if p.Peer == nil {
-			return Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
-		}
-		pc.PeerMAC = p.Peer.MAC.String()
-		c.Ports = append(c.Ports, pc)
-	}
-	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
-	}
-	return c, nil
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
-	"github.com/rocelab/rocelab/topologies"
 )
 
 // switchConfig is a two-port switch node config; port i leads to
@@ -29,7 +27,7 @@ func switchConfig(socket string) node.Config {
 			{IfName: "sw1-p2", MAC: "02:00:00:00:00:11", PeerMAC: "02:00:00:00:00:21", Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
 		},
 		Switch: &sc,
-		Routes: []fabric.Route{
+		Routes: []switchmodel.Route{
 			{Prefix: netip.MustParsePrefix("10.0.0.0/24"), Ports: []int{0}},
 			{Prefix: netip.MustParsePrefix("10.0.1.0/24"), Ports: []int{1}},
 		},
@@ -81,37 +79,6 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate: %v, want an error with %q", err, c.want)
 			}
 		})
-	}
-}
-
-func TestFromTopology(t *testing.T) {
-	topo, err := topologies.Builtin("laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := fabric.Routes(topo)
-	n := 0
-	for _, nd := range topo.Nodes {
-		if nd.Kind != topologies.KindSwitch {
-			continue
-		}
-		n++
-		c, err := node.FromTopology(nd, routes[nd.Name], 500, 1, "/run/rocelab/t/"+nd.Name+".sock")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(c.Ports) != len(nd.Ports) || len(c.Routes) != len(routes[nd.Name]) {
-			t.Errorf("%s: %d ports, %d routes; want %d, %d", nd.Name, len(c.Ports), len(c.Routes), len(nd.Ports), len(routes[nd.Name]))
-		}
-		for i, p := range nd.Ports {
-			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay}
-			if diff := cmp.Diff(want, c.Ports[i]); diff != "" {
-				t.Errorf("%s port %d (-want +got):\n%s", nd.Name, i, diff)
-			}
-		}
-	}
-	if n == 0 {
-		t.Fatal("laptop topology has no switch")
 	}
 }
 

@@ -7,17 +7,18 @@
 // through which the CLI reads telemetry, captures frames, adds faults,
 // runs perf and collective jobs, and stops the node.
 //
-// The lab writes one JSON Config per node (FromTopology for switches,
-// built from the resolved topology and fabric.Routes; EndpointFromTopology
-// for hosts) and starts `rocelab node --config FILE` inside the node's
-// namespace; the node then serves its socket until SIGTERM or POST
-// /shutdown.
+// The lab writes one JSON Config per node (nodeplan.Switch for switches,
+// built from the resolved topology and fabric.Routes; nodeplan.Endpoint
+// for hosts) and starts rocelab-node (or `rocelab node`) with --config
+// FILE inside the node's namespace; the node then serves its socket until
+// SIGTERM or POST /shutdown. The node reads only that JSON: it does not
+// link the topology loader, and starts in milliseconds.
 //
 // Two deliberate departures from the simulator keep the emulation lossless
-// on a busy machine (see headroom.go and priority_linux.go): node
-// processes run at nice DefaultNice, and switches with automatic PFC
-// headroom size it as if every cable were longer by LagBudget/scale of
-// fabric time, the stall of a node loop the kernel kept waiting.
+// on a busy machine (see priority_linux.go and nodeplan's headroom.go):
+// node processes run at nice DefaultNice, and switches with automatic PFC
+// headroom size it as if every cable were longer by nodeplan.LagBudget /
+// scale of fabric time, the stall of a node loop the kernel kept waiting.
 //
 // # API
 //

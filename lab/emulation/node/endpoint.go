@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -14,7 +13,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/verbs"
-	"github.com/rocelab/rocelab/topologies"
 )
 
 // NICConfig is one RDMA NIC of an endpoint node, on the port of the same
@@ -28,44 +26,6 @@ type NICConfig struct {
 	IP string `json:"ip"`
 	// MTU is the RDMA payload per packet (0 = 4096).
 	MTU int `json:"mtu,omitempty"`
-}
-
-// ErrNoBackEnd is returned by EndpointFromTopology for a node without a
-// back-end NIC: it runs no endpoint process.
-var ErrNoBackEnd = errors.New("no back-end NIC")
-
-// EndpointFromTopology builds the Config of the endpoint node of host n:
-// one port and one NIC per back-end port cabled to a switch (gpu0, gpu1,
-// …), with the plan's interface name, MAC, address, the link's rate and
-// one-way delay (the node delays its own direction), and an RDMA MTU that
-// fits the link's IP MTU — what the simulator (simlab) gives the same NIC.
-// The FE NIC is the kernel's and is left out. A node with no BE port
-// gives ErrNoBackEnd.
-func EndpointFromTopology(n *topologies.Node, scale int, seed uint64, socket string) (Config, error) {
-	if n.Kind == topologies.KindSwitch {
-		return Config{}, fmt.Errorf("node %s is a switch, not an endpoint", n.Name)
-	}
-	c := Config{Kind: nodeapi.KindEndpoint, Name: n.Name, Scale: scale, Seed: seed, Socket: socket}
-	for _, p := range n.Ports {
-		if p.Plane != topologies.BE {
-			continue
-		}
-		if p.Peer == nil {
-			return Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
-		}
-		if !p.Addr.IsValid() {
-			return Config{}, fmt.Errorf("node %s: port %s has no address", n.Name, p.Name)
-		}
-		c.Ports = append(c.Ports, PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay})
-		c.NICs = append(c.NICs, NICConfig{Name: n.Name + ":" + p.Name, IP: p.Addr.Addr().String(), MTU: endpoint.PayloadMTU(p.MTU)})
-	}
-	if len(c.Ports) == 0 {
-		return Config{}, fmt.Errorf("node %s: %w", n.Name, ErrNoBackEnd)
-	}
-	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("node %s: %w", n.Name, err)
-	}
-	return c, nil
 }
 
 // validateEndpoint checks the endpoint part of c.

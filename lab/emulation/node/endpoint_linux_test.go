@@ -13,7 +13,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
 
 // openNode builds node cfg over AF_PACKET sockets in its namespace and
@@ -66,7 +65,7 @@ func TestEndpointOverVeth(t *testing.T) {
 			{IfName: ifS1, MAC: macS1, PeerMAC: macB, Rate: 100 * clock.Gbps, Delay: clock.Microsecond},
 		},
 		Switch: &sc,
-		Routes: []fabric.Route{
+		Routes: []switchmodel.Route{
 			{Prefix: netip.MustParsePrefix(hostIP(1, 0) + "/32"), Ports: []int{0}},
 			{Prefix: netip.MustParsePrefix(hostIP(2, 0) + "/32"), Ports: []int{1}},
 		},

@@ -12,14 +12,11 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
-	"github.com/rocelab/rocelab/topologies"
 )
 
 // testScale is the dilation of the in-process tests: 100G links run at
@@ -280,7 +277,7 @@ func TestEndpointCollective(t *testing.T) {
 		for i := range 2 {
 			sp := len(scfg.Ports)
 			scfg.Ports = append(scfg.Ports, node.PortConfig{IfName: fmt.Sprintf("sw-p%d", sp), MAC: swMAC(sp), PeerMAC: hostMAC(h, i), Rate: 100 * clock.Gbps, Delay: clock.Microsecond})
-			scfg.Routes = append(scfg.Routes, fabric.Route{Prefix: netip.PrefixFrom(netip.MustParseAddr(hostIP(h, i)), 32), Ports: []int{sp}})
+			scfg.Routes = append(scfg.Routes, switchmodel.Route{Prefix: netip.PrefixFrom(netip.MustParseAddr(hostIP(h, i)), 32), Ports: []int{sp}})
 			a, b := ws.NewPort(), hw[h].NewPort()
 			emu.Join(a, b)
 			swPorts[0] = append(swPorts[0], a)
@@ -322,42 +319,6 @@ func TestEndpointCollective(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestEndpointFromTopology builds every host's endpoint config of the
-// laptop topology: its BE ports and NICs, the FE NIC left to the kernel.
-func TestEndpointFromTopology(t *testing.T) {
-	topo, err := topologies.Builtin("laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hosts := 0
-	for _, nd := range topo.Nodes {
-		c, err := node.EndpointFromTopology(nd, 100, 1, "/run/rocelab/t/"+nd.Name+".sock")
-		if nd.Kind != topologies.KindHost || nd.GPUs == 0 {
-			if err == nil {
-				t.Errorf("%s (%s): endpoint config without BE NICs", nd.Name, nd.Kind)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		hosts++
-		if len(c.Ports) != nd.GPUs || len(c.NICs) != nd.GPUs {
-			t.Errorf("%s: %d ports, %d NICs for %d GPUs", nd.Name, len(c.Ports), len(c.NICs), nd.GPUs)
-		}
-		for i, nc := range c.NICs {
-			p := nd.Port(fmt.Sprintf("gpu%d", i))
-			if nc.Name != nd.Name+":"+p.Name || nc.IP != p.Addr.Addr().String() || c.Ports[i].IfName != p.IfName ||
-				c.Ports[i].PeerMAC != p.Peer.MAC.String() || c.Ports[i].Rate != p.Rate || c.Ports[i].Delay != p.Delay || nc.MTU != endpoint.PayloadMTU(p.MTU) {
-				t.Errorf("%s NIC %d: %+v port %+v", nd.Name, i, nc, c.Ports[i])
-			}
-		}
-	}
-	if hosts == 0 {
-		t.Fatal("laptop topology has no host with GPUs")
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/verbs"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
 
 // IO is a node's frame I/O: one PortIO per Config.Ports entry, the Waiter
@@ -85,7 +84,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		// Model → fault chain (empty: pass-through) → loop.
 		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
 	}
-	if err := fabric.Install(sw, cfg.Routes); err != nil {
+	if err := sw.InstallRoutes(cfg.Routes); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
 	n.srcs = []telemetry.Source{sw, n.fx, procStats{cfg.Name}}

@@ -19,7 +19,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/switchmodel"
-	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -76,7 +75,7 @@ func TestNodeOverVeth(t *testing.T) {
 			{IfName: ifS1, PeerMAC: mac(4).String(), Rate: 10 * clock.Gbps, Delay: clock.Microsecond},
 		},
 		Switch: &sc,
-		Routes: []fabric.Route{{Prefix: netip.MustParsePrefix("10.0.1.0/24"), Ports: []int{1}}},
+		Routes: []switchmodel.Route{{Prefix: netip.MustParsePrefix("10.0.1.0/24"), Ports: []int{1}}},
 	}
 	io, err := node.OpenIO(cfg)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -211,7 +211,7 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	// (lab/emulation/node's lag allowance): the comparison is of the drivers, not
 	// of two configurations.
 	configure := func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := node.FromTopology(n, nil, fidelityScale, 1, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, fidelityScale, 1, "/unused.sock")
 		if err != nil {
 			t.Fatalf("switch config of %s: %v", n.Name, err)
 		}

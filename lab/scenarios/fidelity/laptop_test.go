@@ -11,7 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
@@ -110,7 +110,7 @@ type pgPause struct{ xon, xoff, seconds float64 }
 func simulateLaptop(t *testing.T, sc *scenario.Scenario, w *scenario.Workload) simRun {
 	t.Helper()
 	configure := func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := node.FromTopology(n, nil, sc.Scale.Factor, sc.Seed, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, sc.Scale.Factor, sc.Seed, "/unused.sock")
 		if err != nil {
 			t.Fatalf("switch config of %s: %v", n.Name, err)
 		}

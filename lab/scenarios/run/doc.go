@@ -3,7 +3,7 @@
 //
 // A simulated run builds the lab (real frame bytes only when an
 // expectation checks collective data), puts a faults.Chain on every link
-// direction through fabric.SimOptions.Wrap (a faults.Injector), starts
+// direction through fabric.SimOptions.Wrap (an inject.Injector), starts
 // every workload at its start time — perf and collective workloads as
 // simlab jobs, background elephants and incast bursts as faults.Traffic
 // generators on the senders' NICs (they obey PFC: the frames their NIC

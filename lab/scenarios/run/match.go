@@ -6,7 +6,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
@@ -43,11 +43,11 @@ func emulationScale(sc *scenario.Scenario, override int) int {
 
 // emulatedSwitches returns a fabric Configure hook that gives every switch
 // the configuration the emulation's switch process runs at scale
-// (node.FromTopology: the PFC headroom includes the allowance for loop
-// stalls, node.LagBudget). The first error is stored in *errp.
+// (nodeplan.Switch: the PFC headroom includes the allowance for loop
+// stalls, nodeplan.LagBudget). The first error is stored in *errp.
 func emulatedSwitches(scale int, seed uint64, errp *error) func(*topologies.Node, *switchmodel.Config) {
 	return func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := node.FromTopology(n, nil, scale, seed, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, scale, seed, "/unused.sock")
 		if err != nil {
 			if *errp == nil {
 				*errp = err

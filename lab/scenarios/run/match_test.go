@@ -6,7 +6,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 )
@@ -65,7 +65,7 @@ func TestEmulatedSwitches(t *testing.T) {
 		if cerr != nil {
 			t.Fatal(cerr)
 		}
-		want, err := node.FromTopology(n, nil, scale, 1, "/x.sock")
+		want, err := nodeplan.Switch(n, nil, scale, 1, "/x.sock")
 		if err != nil {
 			t.Fatal(err)
 		}

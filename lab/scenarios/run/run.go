@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/faults/inject"
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
@@ -48,7 +49,7 @@ type Options struct {
 	// MatchEmulation makes Sim run the scenario as Emulate does, so that
 	// the two runs of a file compare (lab/scenarios/fidelity): every switch gets the
 	// configuration the emulation's switch process runs at Scale
-	// (node.FromTopology: its PFC headroom includes an allowance for the
+	// (nodeplan.Switch: its PFC headroom includes an allowance for the
 	// host stalling the node loops, which depends on the scale), the run
 	// goes on past the scenario's duration until every workload finished
 	// (at most as long as the emulation waits for it), and perf goodput is
@@ -118,7 +119,7 @@ type runner struct {
 	opts Options
 	seed uint64 // the run's seed (the scenario's or Options.Seed)
 	lab  *simlab.Lab
-	inj  *faults.Injector
+	inj  *inject.Injector
 	raw  bool
 	// scale is the emulation's time dilation the run matches
 	// (Options.MatchEmulation), else 0.
@@ -168,7 +169,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r := &runner{sc: sc, opts: opts, seed: seed, raw: needsRaw(sc), gens: map[*topologies.Port][]*faults.TrafficSource{}}
 	wallStart := time.Now()
 	proxy := &engineProxy{}
-	r.inj = faults.NewInjector(proxy, func(name string) *rand.Rand { return proxy.e.Rand(name) })
+	r.inj = inject.New(proxy, func(name string) *rand.Rand { return proxy.e.Rand(name) })
 	r.inj.Raw = r.raw
 	fo := fabric.SimOptions{Wrap: func(from *topologies.Port, s wire.Sink) wire.Sink {
 		if p := from.Peer; from.Node.Kind == topologies.KindSwitch && p != nil && p.Node.Kind != topologies.KindSwitch {

@@ -1,4 +1,4 @@
-package faults_test
+package inject_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/faults/inject"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/switchmodel/testbench"
@@ -17,7 +18,7 @@ import (
 type lab struct {
 	e        *sim.Engine
 	f        *fabric.SimFabric
-	inj      *faults.Injector
+	inj      *inject.Injector
 	sender   *testbench.Host
 	receiver *testbench.Host
 }
@@ -32,7 +33,7 @@ func newLab(t *testing.T) *lab {
 		t.Fatal(err)
 	}
 	e := sim.New(1)
-	inj := faults.NewInjector(e, e.Rand)
+	inj := inject.New(e, e.Rand)
 	f, err := fabric.BuildSim(e, topo, fabric.SimOptions{
 		Wrap: inj.Wrap,
 		Configure: func(_ *topologies.Node, c *switchmodel.Config) {

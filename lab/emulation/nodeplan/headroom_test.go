@@ -1,4 +1,4 @@
-package node
+package nodeplan
 
 import (
 	"testing"
@@ -43,11 +43,11 @@ func TestLagHeadroom(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := FromTopology(n, nil, k, 1, "/tmp/x.sock")
+	cfg, err := Switch(n, nil, k, 1, "/tmp/x.sock")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Switch.PFC.Headroom != want {
-		t.Errorf("FromTopology headroom = %d, want %d", cfg.Switch.PFC.Headroom, want)
+		t.Errorf("Switch headroom = %d, want %d", cfg.Switch.PFC.Headroom, want)
 	}
 }

@@ -1,4 +1,10 @@
-package faults
+// Package inject places faults on a simulated fabric: an Injector owns a
+// faults.Chain on every link direction of a fabric built with
+// switchmodel/fabric and resolves targets (node:port, node/in, …/both)
+// over the topology. It is the simulator's side of faults; a node process
+// applies faults to its own ports through package faults alone, so it
+// does not link the topology.
+package inject
 
 import (
 	"fmt"
@@ -8,6 +14,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -16,7 +23,7 @@ import (
 // places faults on them by target. Its Wrap method is the
 // fabric.SimOptions.Wrap hook:
 //
-//	inj := faults.NewInjector(e, e.Rand)
+//	inj := inject.New(e, e.Rand)
 //	f, _ := fabric.BuildSim(e, topo, fabric.SimOptions{Wrap: inj.Wrap})
 //	id, err := inj.Add("leaf1:p3", spec)
 //
@@ -36,29 +43,29 @@ type Injector struct {
 	// Raw makes generators build frame bytes (emulation).
 	Raw bool
 
-	chains map[*topologies.Port]*Chain
+	chains map[*topologies.Port]*faults.Chain
 	order  []*topologies.Port
-	placed map[ID][]placement
-	nextID ID
+	placed map[faults.ID][]placement
+	nextID faults.ID
 }
 
 type placement struct {
 	port  *topologies.Port
-	local ID
+	local faults.ID
 }
 
-var _ Applier = (*Injector)(nil)
+var _ faults.Applier = (*Injector)(nil)
 
-// NewInjector returns an injector on sched whose faults draw from
+// New returns an injector on sched whose faults draw from
 // rnd(name) — pass a sim.Engine's Rand.
-func NewInjector(sched clock.Scheduler, rnd func(name string) *rand.Rand) *Injector {
-	return &Injector{sched: sched, rnd: rnd, chains: map[*topologies.Port]*Chain{}, placed: map[ID][]placement{}}
+func New(sched clock.Scheduler, rnd func(name string) *rand.Rand) *Injector {
+	return &Injector{sched: sched, rnd: rnd, chains: map[*topologies.Port]*faults.Chain{}, placed: map[faults.ID][]placement{}}
 }
 
 // Wrap puts an empty Chain in front of s, the direction leaving from.
 // Its signature is fabric.SimOptions.Wrap's.
 func (in *Injector) Wrap(from *topologies.Port, s wire.Sink) wire.Sink {
-	c := NewChain(s, telemetry.Label{Name: "target", Value: portName(from)})
+	c := faults.NewChain(s, telemetry.Label{Name: "target", Value: portName(from)})
 	if _, ok := in.chains[from]; !ok {
 		in.order = append(in.order, from)
 	}
@@ -69,7 +76,7 @@ func (in *Injector) Wrap(from *topologies.Port, s wire.Sink) wire.Sink {
 func portName(p *topologies.Port) string { return p.Node.Name + ":" + p.Name }
 
 // Chain returns the chain of the direction leaving node:port, or nil.
-func (in *Injector) Chain(nodePort string) *Chain {
+func (in *Injector) Chain(nodePort string) *faults.Chain {
 	for _, p := range in.order {
 		if portName(p) == nodePort {
 			return in.chains[p]
@@ -116,15 +123,15 @@ func (in *Injector) Resolve(target string) ([]*topologies.Port, error) {
 
 // Add builds spec on every direction target names and returns one ID for
 // all of them. It fails, adding nothing, if any build fails.
-func (in *Injector) Add(target string, spec Spec) (ID, error) {
+func (in *Injector) Add(target string, spec faults.Spec) (faults.ID, error) {
 	ports, err := in.Resolve(target)
 	if err != nil {
 		return 0, err
 	}
 	id := in.nextID + 1
-	built := make([]Fault, len(ports))
+	built := make([]faults.Fault, len(ports))
 	for i, p := range ports {
-		env := Env{Sched: in.sched, Rate: p.Rate, Raw: in.Raw}
+		env := faults.Env{Sched: in.sched, Rate: p.Rate, Raw: in.Raw}
 		copy(env.SrcMAC[:], p.MAC)
 		if p.Addr.IsValid() {
 			env.SrcIP = p.Addr.Addr()
@@ -152,7 +159,7 @@ func (in *Injector) Add(target string, spec Spec) (ID, error) {
 }
 
 // Remove takes fault id off every direction it was placed on.
-func (in *Injector) Remove(id ID) error {
+func (in *Injector) Remove(id faults.ID) error {
 	pl, ok := in.placed[id]
 	if !ok {
 		return fmt.Errorf("no fault %s", id)
@@ -178,7 +185,7 @@ func (in *Injector) Clear(target string) (int, error) {
 			ports[p] = true
 		}
 	}
-	var ids []ID
+	var ids []faults.ID
 	for id, pl := range in.placed {
 		for _, x := range pl {
 			if ports == nil || ports[x.port] {
@@ -196,7 +203,7 @@ func (in *Injector) Clear(target string) (int, error) {
 
 // Placed describes one fault the injector holds.
 type Placed struct {
-	ID      ID
+	ID      faults.ID
 	Spec    string
 	Targets []string // node:port of each direction
 }
