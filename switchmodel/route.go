@@ -2,7 +2,6 @@ package switchmodel
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 	"net/netip"
 	"slices"
@@ -299,14 +298,4 @@ type Route struct {
 	// switch's ports (topology port Index − 1), which are also the switch
 	// model's port numbers.
 	Ports []int
-}
-
-// InstallRoutes adds routes to the switch's table, in order.
-func (s *Switch) InstallRoutes(routes []Route) error {
-	for _, r := range routes {
-		if err := s.AddRoute(r.Prefix, r.Ports...); err != nil {
-			return fmt.Errorf("install routes: %w", err)
-		}
-	}
-	return nil
 }

@@ -84,7 +84,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		// Model → fault chain (empty: pass-through) → loop.
 		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
 	}
-	if err := sw.InstallRoutes(cfg.Routes); err != nil {
+	if err := cfg.Routes.install(sw); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
 	n.srcs = []telemetry.Source{sw, n.fx, procStats{cfg.Name}}
