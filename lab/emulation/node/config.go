@@ -43,7 +43,7 @@ type Config struct {
 	Ports []PortConfig `json:"ports"`
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
-	Routes RouteTable `json:"routes,omitempty"`
+	Routes RouteTable          `json:"routes,omitempty"`
 	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
 	// Ports[i] (see nodeplan.Endpoint).
 	NICs []NICConfig `json:"nics,omitempty"`
