@@ -24,10 +24,14 @@ func (c *Client) WaitHealthy(ctx context.Context, timeout time.Duration, exited 
 		logTail = func() string { return "" }
 	}
 	deadline := time.Now().Add(timeout)
-	// A node answers within milliseconds of its start: poll often at
-	// first (a 5 ms first step doubling to 100 ms used to add up to half
-	// a node's start time to every deploy), then back off.
-	for sleep := time.Millisecond; ; sleep = min(sleep*3/2, 50*time.Millisecond) {
+	// A node answers within about 10 ms of its start: poll every
+	// millisecond for the first 100 ms (a 5 ms first step doubling to
+	// 100 ms used to add up to half a node's start time to every
+	// deploy), then back off to 50 ms.
+	for polls, sleep := 0, time.Millisecond; ; polls++ {
+		if polls >= 100 {
+			sleep = min(sleep*3/2, 50*time.Millisecond)
+		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		h, err := c.Health(cctx)
 		cancel()

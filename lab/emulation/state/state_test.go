@@ -169,10 +169,18 @@ func TestNames(t *testing.T) {
 	if NetnsOf("lab1", "rl-lab10-x") || NetnsOf("lab1", "rl-lab1-") {
 		t.Error("NetnsOf matches another lab")
 	}
-	for _, bad := range []string{"", "-x", "a:b", "a/b", strings.Repeat("a", 49)} {
+	for _, bad := range []string{"", "-x", ".x", "a:b", "a/b", "a b", "é", strings.Repeat("a", 49)} {
 		if ValidName(bad) == nil {
 			t.Errorf("ValidName(%q) = nil", bad)
 		}
+	}
+	for _, good := range []string{"a", "9", "A.b_c-9", "x-", strings.Repeat("a", 48)} {
+		if err := ValidName(good); err != nil {
+			t.Errorf("ValidName(%q) = %v", good, err)
+		}
+	}
+	if got := NetnsName("lab1", "n.o_d-e"); got != "rl-lab1-n.o_d-e" {
+		t.Errorf("NetnsName of a file-safe node = %q", got)
 	}
 	a := IfAlias("lab1", "node:x", "p3")
 	if lab, node, port, ok := ParseAlias(a); !ok || lab != "lab1" || node != "node:x" || port != "p3" {
