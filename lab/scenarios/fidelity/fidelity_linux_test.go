@@ -44,7 +44,9 @@ const (
 	// laptopFramesTolerance, not issue 26's 10 %: measured 0.8–7.2 % in
 	// runs on an idle machine, +10.9 % in a CI run beside the simulator
 	// benchmark (a switch port whose XOFF cycles host jitter split in two:
-	// 32 XOFF frames against 17, for the same 63 µs paused).
+	// 32 XOFF frames against 17, for the same 63 µs paused); since the
+	// loops read quietly (emu.QuietWaiter), −7.9 to +16.3 % in ten runs
+	// (docs/performance.md).
 	laptopTolerance       = 0.05
 	laptopFramesTolerance = 0.20
 )
