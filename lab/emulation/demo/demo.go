@@ -231,6 +231,7 @@ func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, nodeClients, error) {
 		}
 	}
 	if len(refs) < 2 {
+		clients.Close()
 		return nil, nil, fmt.Errorf("demo: lab %s has %d GPU NICs, want at least 2", lab.Name, len(refs))
 	}
 	return refs, clients, nil
