@@ -45,8 +45,8 @@ const (
 	// runs on an idle machine, +10.9 % in a CI run beside the simulator
 	// benchmark (a switch port whose XOFF cycles host jitter split in two:
 	// 32 XOFF frames against 17, for the same 63 µs paused); since the
-	// loops read quietly (emu.QuietWaiter), −7.9 to +16.3 % in ten runs
-	// (docs/performance.md).
+	// loops read quietly (emu.QuietWaiter), −5.6 to +16.3 % over the two
+	// files in five runs each (docs/performance.md).
 	laptopTolerance       = 0.05
 	laptopFramesTolerance = 0.20
 )
