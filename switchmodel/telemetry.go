@@ -81,15 +81,16 @@ func (pt *Port) PG(i int) PGStats {
 		HeadroomSize: g.headroom,
 		XOff:         g.xoff, XOffFrames: g.xoffFrames, XOnFrames: g.xonFrames,
 		XOffTime:                g.xoffTotal,
-		RefusedNoHeadroom:       pt.drops[i][dropNoHeadroom].pkts,
-		RefusedIngressAdmission: pt.drops[i][dropIngress].pkts,
+		RefusedNoHeadroom:       pt.dropped(i, dropNoHeadroom).pkts,
+		RefusedIngressAdmission: pt.dropped(i, dropIngress).pkts,
 	}
 	if g.xoff {
 		st.XOffTime += pt.sw.sched.Now().Sub(g.xoffSince)
 	}
 	for r := dropReason(0); r < dropEgressLimit; r++ {
-		st.DropPackets += pt.drops[i][r].pkts
-		st.DropBytes += pt.drops[i][r].bytes
+		d := pt.dropped(i, r)
+		st.DropPackets += d.pkts
+		st.DropBytes += d.bytes
 	}
 	return st
 }
@@ -102,9 +103,9 @@ func (pt *Port) Stats() PortStats {
 		PFCRx: pt.pfcRx, PFCTx: pt.pfcTx,
 		Drops: map[string]int64{},
 	}
-	for tc := range pt.drops {
-		for r, d := range pt.drops[tc] {
-			if d.pkts > 0 {
+	for tc := range NumTC {
+		for r := range numReasons {
+			if d := pt.dropped(tc, dropReason(r)); d.pkts > 0 {
 				st.Drops[reasonNames[r]] += d.pkts
 			}
 		}
@@ -117,9 +118,9 @@ func (pt *Port) Stats() PortStats {
 func (s *Switch) Drops(reason string) int64 {
 	var n int64
 	for _, pt := range s.ports {
-		for tc := range pt.drops {
-			for r, d := range pt.drops[tc] {
-				if reasonNames[r] == reason {
+		for tc := range NumTC {
+			for r := range numReasons {
+				if d := pt.dropped(tc, dropReason(r)); reasonNames[r] == reason {
 					n += d.pkts
 				}
 			}
@@ -189,7 +190,8 @@ func (s *Switch) Collect(emit func(telemetry.Sample)) {
 			c("switch_pg_pfc_xon_frames_total", float64(p.XOnFrames), gl)
 			c("switch_pg_xoff_seconds_total", p.XOffTime.Seconds(), gl)
 
-			for r, d := range pt.drops[i] {
+			for r := range numReasons {
+				d := pt.dropped(i, dropReason(r))
 				if d.pkts == 0 {
 					continue
 				}
