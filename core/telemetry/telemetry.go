@@ -89,10 +89,18 @@ func Gather(srcs ...Source) []Sample {
 // sources emitted them: the part of Gather that must see the sources'
 // state (an emulation node runs it on its loop goroutine, and sorts
 // after, off the loop).
-func Collect(srcs ...Source) []Sample {
+func Collect(srcs ...Source) []Sample { return CollectIf(nil, srcs...) }
+
+// CollectIf is Collect keeping only the samples whose name keep accepts
+// (nil: all).
+func CollectIf(keep func(name string) bool, srcs ...Source) []Sample {
 	var out []Sample
 	for _, src := range srcs {
-		src.Collect(func(s Sample) { out = append(out, s) })
+		src.Collect(func(s Sample) {
+			if keep == nil || keep(s.Name) {
+				out = append(out, s)
+			}
+		})
 	}
 	return out
 }

@@ -127,3 +127,25 @@ func BenchmarkSort(b *testing.B) {
 		})
 	}
 }
+
+func TestCollectIf(t *testing.T) {
+	a := fakeSource{{Name: "x_total", Value: 1}, {Name: "y_bytes", Value: 2}}
+	b := fakeSource{{Name: "x_total", Value: 3}}
+	for _, c := range []struct {
+		name string
+		keep func(string) bool
+		want []float64
+	}{
+		{"all", nil, []float64{1, 2, 3}},
+		{"one name", func(n string) bool { return n == "x_total" }, []float64{1, 3}},
+		{"none", func(string) bool { return false }, nil},
+	} {
+		var got []float64
+		for _, s := range CollectIf(c.keep, a, b) {
+			got = append(got, s.Value)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: values %v, want %v", c.name, got, c.want)
+		}
+	}
+}

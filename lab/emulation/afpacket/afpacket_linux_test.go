@@ -211,6 +211,27 @@ func TestPoller(t *testing.T) {
 	if err != nil || len(ready) != 1 || ready[0] != 2 {
 		t.Fatalf("Wait after send = %v, %v (want [2])", ready, err)
 	}
+	// WaitQuiet sleeps through the pending frame, then reports it; a Wake
+	// still ends it early.
+	start = time.Now()
+	ready, woken, err = p.WaitQuiet(20*time.Millisecond, ready)
+	if err != nil || woken || len(ready) != 1 || ready[0] != 2 {
+		t.Fatalf("WaitQuiet with a frame pending = %v, woken %v, %v (want [2])", ready, woken, err)
+	}
+	if d := time.Since(start); d < 15*time.Millisecond {
+		t.Errorf("WaitQuiet(20ms) returned after %v: it woke for the frame", d)
+	}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(10 * time.Millisecond)
+		p.Wake()
+	}()
+	ready, woken, err = p.WaitQuiet(time.Minute, ready)
+	<-done
+	if err != nil || !woken || len(ready) != 1 {
+		t.Fatalf("WaitQuiet after Wake = %v, woken %v, %v", ready, woken, err)
+	}
 	if err := p.Remove(cb); err != nil {
 		t.Fatal(err)
 	}

@@ -141,14 +141,13 @@ func (p *Poller) wait(timeout time.Duration) (int, error) {
 // everything that arrived meanwhile in one turn.
 func (p *Poller) WaitQuiet(timeout time.Duration, ready []int) ([]int, bool, error) {
 	if timeout > 0 {
-		fds := [1]unix.PollFd{{Fd: int32(p.evfd), Events: unix.POLLIN}}
+		fds := []unix.PollFd{{Fd: int32(p.evfd), Events: unix.POLLIN}}
 		ts := unix.NsecToTimespec(int64(timeout))
-		_, _, errno := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		if errno != 0 && errno != unix.EINTR {
-			if errno == unix.EBADF {
+		if _, err := unix.Ppoll(fds, &ts, nil); err != nil && !errors.Is(err, unix.EINTR) {
+			if errors.Is(err, unix.EBADF) {
 				return ready[:0], false, ErrClosed
 			}
-			return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", errno)
+			return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", err)
 		}
 	}
 	return p.Wait(0, ready)

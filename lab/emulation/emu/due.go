@@ -3,7 +3,7 @@ package emu
 import "github.com/rocelab/rocelab/core/clock"
 
 // dueHeap is a binary min-heap of the due times of everything the Loop
-// scheduled (model timers and frames on delay lines): its minimum is when
+// scheduled (model timers and frames read but not yet due): its minimum is when
 // the Loop must next wake. The engine keeps the events themselves; it does
 // not say when its next one is due, so the Loop keeps this shadow of the
 // times. A cancelled timer's time stays until it passes, which at worst

@@ -323,6 +323,14 @@ func TestTelemetry(t *testing.T) {
 	})
 }
 
+// wallAfter is the wall-clock time d of fabric time after wall time at,
+// on a loop started at start: at is mapped to fabric time (rounded down,
+// as the loop does), d added, and the sum mapped back.
+func wallAfter(start, at time.Time, d clock.Duration) time.Time {
+	fabric := at.Sub(start).Nanoseconds()*int64(clock.Nanosecond)/scale + int64(d)
+	return start.Add(time.Duration(fabric * scale / int64(clock.Nanosecond)))
+}
+
 // TestLinkDelayOnReceive: the link's delay is applied by the receiving
 // end, from the frame's receive stamp: a frame the loop reads late, but
 // within the delay, is delivered exactly a delay after it arrived, and a
@@ -353,8 +361,7 @@ func TestLinkDelayOnReceive(t *testing.T) {
 			t.Fatalf("port 1 wrote %d frames, want 1", len(got))
 		}
 		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(in)))
-		fabric := stamp.Sub(start).Nanoseconds()*int64(clock.Nanosecond)/scale + int64(hop+ser)
-		want := start.Add(time.Duration(fabric * scale / int64(clock.Nanosecond)))
+		want := wallAfter(start, stamp, hop+ser)
 		if d := got[0].At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {
 			t.Errorf("written %v after start, want %v: the delay was not counted from the stamp", got[0].At.Sub(start), want.Sub(start))
 		}
@@ -386,8 +393,7 @@ func TestQuietReads(t *testing.T) {
 		}
 		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(frame(t, 0, 1, 26, 512, 0))))
 		for i, w := range got {
-			fabric := stamps[i].Sub(start).Nanoseconds()*int64(clock.Nanosecond)/scale + int64(hop+ser)
-			want := start.Add(time.Duration(fabric * scale / int64(clock.Nanosecond)))
+			want := wallAfter(start, stamps[i], hop+ser)
 			if d := w.At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {
 				t.Errorf("frame %d written %v after start, want %v", i, w.At.Sub(start), want.Sub(start))
 			}

@@ -209,19 +209,7 @@ func (l *Loop) GatherOnly(ctx context.Context, keep func(name string) bool, srcs
 	var now clock.Time
 	var out []telemetry.Sample
 	collect := func() {
-		now = l.Now()
-		all := append([]telemetry.Source{l}, srcs...)
-		if keep == nil {
-			out = telemetry.Collect(all...)
-			return
-		}
-		for _, src := range all {
-			src.Collect(func(s telemetry.Sample) {
-				if keep(s.Name) {
-					out = append(out, s)
-				}
-			})
-		}
+		now, out = l.Now(), telemetry.CollectIf(keep, append([]telemetry.Source{l}, srcs...)...)
 	}
 	if err := l.Do(ctx, collect); err != nil {
 		return 0, nil, err

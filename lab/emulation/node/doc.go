@@ -25,6 +25,7 @@
 //	GET  /health         Health
 //	GET  /info           Info: ports, scale, fabric time, lag, captures
 //	GET  /telemetry      Telemetry: the loop's and the model's samples
+//	                     (?name=N, repeatable: only those samples)
 //	POST /capture        CaptureRequest → CaptureStatus (starts a pcap)
 //	POST /capture/stop   CaptureStopRequest → CaptureStatus
 //	POST /faults, GET /faults, DELETE /faults[/{id}]   live faults
