@@ -53,3 +53,6 @@ func (m *Maker) WaitUp(timeout time.Duration) error { return errUnsupported }
 
 // Close releases the Maker.
 func (m *Maker) Close() error { return nil }
+
+// CreateTunnel makes one VXLAN tunnel end.
+func CreateTunnel(t Tunnel) error { return errUnsupported }
