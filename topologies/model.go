@@ -106,6 +106,9 @@ type Node struct {
 	// Zone and Rack as written or generated (0 = unset).
 	Zone int `json:"zone,omitempty"`
 	Rack int `json:"rack,omitempty"`
+	// Machine pins the node to a machine of a lab that spans machines
+	// ("" = placed by rack; see lab/emulation/placement).
+	Machine string `json:"machine,omitempty"`
 	// Profile of a switch, shared with other switches of the same profile.
 	Profile *Profile `json:"-"`
 	// ProfileName of a switch.

@@ -172,7 +172,7 @@ func (r *resolver) resolveNode(s *NodeSpec) {
 		r.e.add(s.At, "duplicate node name %q (also at line %d)", s.Name, old.Pos.Line)
 		return
 	}
-	n := &Node{Name: s.Name, Index: len(r.t.Nodes) + 1, Kind: Kind(s.Kind), Zone: s.Zone, Rack: s.Rack, Pos: s.At}
+	n := &Node{Name: s.Name, Index: len(r.t.Nodes) + 1, Kind: Kind(s.Kind), Zone: s.Zone, Rack: s.Rack, Machine: s.Machine, Pos: s.At}
 	notFor := func(key string, set bool) {
 		if set {
 			r.e.add(s.at(key), "node %s: %s is not for a %s", s.Name, key, s.Kind)
@@ -180,6 +180,9 @@ func (r *resolver) resolveNode(s *NodeSpec) {
 	}
 	if s.Zone < 0 || s.Rack < 0 {
 		r.e.add(s.At, "node %s: zone and rack must not be negative", s.Name)
+	}
+	if s.Machine != "" && !machineName(s.Machine) {
+		r.e.add(s.at("machine"), "node %s: machine %q: want lower-case letters, digits, '.' and '-', starting with a letter or digit, at most 63", s.Name, s.Machine)
 	}
 	switch n.Kind {
 	case KindHost:
@@ -357,4 +360,19 @@ func (r *resolver) hasPlane(n *Node, plane Plane) bool {
 		}
 	}
 	return false
+}
+
+// machineName reports whether s is a valid machine name: a DNS label
+// (Kubernetes node names are) of lower-case letters, digits, '.' and '-'.
+func machineName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i, c := range []byte(s) {
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -92,6 +92,8 @@ type NodeSpec struct {
 	Zone int `yaml:"zone,omitempty" jsonschema:"minimum=0"`
 	// Rack the node belongs to (generators set it; used for drawing).
 	Rack int `yaml:"rack,omitempty" jsonschema:"minimum=0"`
+	// The machine that runs the node when a lab spans machines (pins the placement; its rack follows it). Default: placed by rack.
+	Machine string `yaml:"machine,omitempty" jsonschema:"pattern=^[a-z0-9][a-z0-9.-]{0,62}$"`
 	// host, storage: the user's container image the node runs in (docker runtime; present locally, never pulled).
 	Image string `yaml:"image,omitempty"`
 	// host, storage: the container's command, replacing the image's CMD; it must keep running.

@@ -68,6 +68,9 @@ func nodeFields(n *NodeSpec) []string {
 	if n.Rack != 0 {
 		f = append(f, fmt.Sprintf("rack: %d", n.Rack))
 	}
+	if n.Machine != "" {
+		f = append(f, "machine: "+n.Machine)
+	}
 	return f
 }
 
