@@ -110,6 +110,11 @@ type Options struct {
 	// time of their receive stamp rather than at the turn's now (default
 	// ReplayNone); see the package doc, "Late turns".
 	Replay Replay
+	// Origin, if not zero, is the wall-clock instant of fabric time 0
+	// (CLOCK_REALTIME): a lab-wide origin that every node of a lab
+	// spanning machines shares. Zero: the instant Run starts. Before an
+	// origin in the future, fabric time stays 0.
+	Origin time.Time
 }
 
 // Replay is which received frames a Loop delivers at their receive
@@ -130,6 +135,7 @@ type Loop struct {
 	name    string
 	scale   int64
 	eng     *sim.Engine
+	origin  time.Time // Options.Origin
 	waiter  Waiter
 	ports   []*port
 	bufSize int
@@ -181,6 +187,7 @@ func New(opts Options) (*Loop, error) {
 		batch:   opts.ReadBatch,
 		recycle: opts.Recycle,
 		replay:  opts.Replay,
+		origin:  opts.Origin,
 		done:    make(chan struct{}),
 	}
 	if l.bufSize <= 0 {
@@ -267,7 +274,8 @@ func (l *Loop) PortMAC(i int) [6]byte { return l.ports[i].mac }
 // PortName returns port i's name.
 func (l *Loop) PortName(i int) string { return l.ports[i].name }
 
-// fabricAt maps a wall-clock time to fabric time.
+// fabricAt maps a wall-clock time to fabric time (negative before the
+// origin: nothing is due then, and the engine stays at 0).
 func (l *Loop) fabricAt(w time.Time) clock.Time {
 	return clock.Time(w.Sub(l.start).Nanoseconds() * int64(clock.Nanosecond) / l.scale)
 }
@@ -363,8 +371,14 @@ func (l *Loop) Run(ctx context.Context) error {
 	l.stats.cpuOK = true
 	defer func() { l.stats.cpuOK = false }()
 
-	l.start = time.Now()
-	l.stats.started = l.start
+	now := time.Now()
+	l.start = now
+	if !l.origin.IsZero() {
+		// The origin's wall-clock reading, kept on this process's
+		// monotonic clock from here on.
+		l.start = now.Add(l.origin.Sub(now))
+	}
+	l.stats.started = now
 	l.waiter.Wake() // run what was posted before Run
 	for _, p := range l.ports {
 		if p.model == nil {

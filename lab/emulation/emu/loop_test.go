@@ -407,3 +407,50 @@ func TestQuietReads(t *testing.T) {
 		}
 	})
 }
+
+// TestOrigin: a loop given a lab-wide origin keys fabric time to it, not
+// to its own start: fabric time stays 0 until an origin in the future and
+// is already (now − origin)/k after one in the past.
+func TestOrigin(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		offset time.Duration // origin − start
+	}{{"future", 5 * time.Millisecond}, {"past", -3 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				origin := start.Add(c.offset)
+				l, err := emu.New(emu.Options{Name: "n", Scale: scale, Seed: 1, Waiter: emu.NewMemWaiter(), Origin: origin})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fired := make(chan time.Time, 1)
+				l.Post(func() { l.AfterFunc(0, func() { fired <- time.Now() }) })
+				ctx, cancel := context.WithCancel(t.Context())
+				errc := make(chan error, 1)
+				go func() { errc <- l.Run(ctx) }()
+				at := <-fired
+				want := start
+				if origin.After(start) {
+					want = origin
+				}
+				if at.Sub(want) < 0 || at.Sub(want) > time.Millisecond {
+					t.Errorf("an event at fabric 0 ran %v after the start, want at %v", at.Sub(start), want.Sub(start))
+				}
+				time.Sleep(time.Until(start.Add(10 * time.Millisecond)))
+				var now clock.Time
+				if err := l.Do(t.Context(), func() { now = l.Now() }); err != nil {
+					t.Fatal(err)
+				}
+				wantNow := clock.Time((10*time.Millisecond - c.offset).Nanoseconds() * int64(clock.Nanosecond) / scale)
+				if now != wantNow {
+					t.Errorf("fabric time 10 ms after the start = %v, want %v", now, wantNow)
+				}
+				cancel()
+				if err := <-errc; err != nil {
+					t.Error(err)
+				}
+			})
+		})
+	}
+}

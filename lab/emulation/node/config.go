@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
@@ -39,8 +40,11 @@ type Config struct {
 	Socket string `json:"socket"`
 	// NetNS names the namespace whose interfaces the ports are; "" is the
 	// process's own (the usual case: the lab starts the node inside it).
-	NetNS string       `json:"netns,omitempty"`
-	Ports []PortConfig `json:"ports"`
+	NetNS string `json:"netns,omitempty"`
+	// Origin is fabric time 0 in Unix nanoseconds (CLOCK_REALTIME), shared
+	// by every node of a lab that spans machines; 0 = when the node starts.
+	Origin int64        `json:"origin_unix_ns,omitempty"`
+	Ports  []PortConfig `json:"ports"`
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
 	Routes RouteTable          `json:"routes,omitempty"`
@@ -52,6 +56,14 @@ type Config struct {
 	// show it catches it through the node (lab/compliance/emu). A lab
 	// never sets it.
 	Mutant string `json:"mutant,omitempty"`
+}
+
+// OriginTime is Origin as a time (zero when unset).
+func (c *Config) OriginTime() time.Time {
+	if c.Origin == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, c.Origin)
 }
 
 // PortConfig is one interface of the node; port i of the model is Ports[i].

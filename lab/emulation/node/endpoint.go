@@ -101,7 +101,7 @@ type epQP struct {
 // Recycle: the NICs own the frames they build) and one raw NIC per port.
 func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	ports := emuPorts(cfg, io)
-	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter})
+	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Origin: cfg.OriginTime()})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}

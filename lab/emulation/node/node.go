@@ -63,7 +63,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
 	}
 	loop, err := emu.New(emu.Options{
-		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Recycle: true,
+		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Recycle: true, Origin: cfg.OriginTime(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
