@@ -83,6 +83,13 @@ type Options struct {
 	// Hook, if set, runs before each unit of work of each step; an error
 	// fails the deploy there (tests inject failures with it).
 	Hook func(step Step, name string) error
+	// Part, if set, deploys one machine's share of a lab that spans
+	// machines (see Part).
+	Part *Part
+	// Origin, if not zero, is fabric time 0 of every node: a lab-wide
+	// instant (CLOCK_REALTIME) that the nodes on every machine share.
+	// Zero: each node's own start.
+	Origin time.Time
 }
 
 // Lab is a deployed lab: what Deploy returns and writes to LabFile.
@@ -99,6 +106,11 @@ type Lab struct {
 	Seed       uint64    `json:"seed"`
 	Binary     string    `json:"binary"`
 	Created    time.Time `json:"created"`
+	// Machine is the machine whose share of the lab this is, for a lab
+	// that spans machines ("" for a lab on one machine).
+	Machine string `json:"machine,omitempty"`
+	// Origin is the lab-wide fabric time 0 (zero: each node's start).
+	Origin time.Time `json:"origin,omitzero"`
 	// Timings of each step.
 	Timings []Timing `json:"timings"`
 	Nodes   []Node   `json:"nodes"`
@@ -153,6 +165,10 @@ type deployer struct {
 	scaleBasis string
 	seed       uint64
 	rt         runtime.Runtime
+	// part is Options.Part; here and local are its nodes and links.
+	part  *Part
+	local []*topologies.Node
+	links []*topologies.Link
 
 	mu    sync.Mutex // guards books and progress
 	books *state.Lab
@@ -263,6 +279,12 @@ func newDeployer(o Options) (*deployer, error) {
 	if err := d.t.Address(d.name); err != nil {
 		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)
 	}
+	if d.part = o.Part; d.part != nil {
+		if err := d.part.check(d.t); err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+	}
+	d.local, d.links = d.localNodes(), d.localLinks()
 	// The API socket path must fit sun_path (108 bytes with its NUL).
 	for _, n := range d.t.Nodes {
 		if s := d.path(n.Name, ".sock"); len(s) > 107 {
@@ -303,6 +325,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	for k, v := range map[string]string{
 		"topology": d.t.Name, "source": d.t.Source, "runtime": d.rt.Name(),
 		"scale": strconv.Itoa(d.scale), "seed": strconv.FormatUint(d.seed, 10), "binary": d.binary,
+		"machine": d.machine(),
 	} {
 		if err := d.books.SetInfo(k, v); err != nil {
 			return nil, err
@@ -316,11 +339,11 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	if err := d.installVerbs(); err != nil {
 		return nil, err
 	}
-	for _, n := range d.t.Nodes {
+	for _, n := range d.local {
 		d.nodes[n.Name] = &Node{Name: n.Name, Kind: n.Kind, Role: n.Role}
 	}
 	var linkNames []string
-	for _, l := range d.t.Links {
+	for _, l := range d.links {
 		linkNames = append(linkNames, l.AName+" -- "+l.BName)
 	}
 	// The netns runtime records each step's objects in one write of the
@@ -333,11 +356,11 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 			return nil, err
 		}
 	}
-	if err := d.each(ctx, StepNode, nodeNames(d.t.Nodes), func(i int) error {
+	if err := d.each(ctx, StepNode, nodeNames(d.local), func(i int) error {
 		if d.containerNodes() {
-			return d.createContainer(ctx, d.t.Nodes[i])
+			return d.createContainer(ctx, d.local[i])
 		}
-		return d.createNode(d.t.Nodes[i], nodeIDs[i])
+		return d.createNode(d.local[i], nodeIDs[i])
 	}); err != nil {
 		return nil, err
 	}
@@ -350,7 +373,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	d.maker = &links.Maker{OwnNamespaces: true}
 	defer d.maker.Close()
 	if err := d.each(ctx, StepLink, linkNames, func(i int) error {
-		return d.createLink(d.t.Links[i])
+		return d.createLink(d.links[i])
 	}); err != nil {
 		return nil, err
 	}
@@ -399,6 +422,15 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 		return nil, fmt.Errorf("write %s: %w", LabFile, err)
 	}
 	return lab, nil
+}
+
+// machine is the name of the machine whose share this deploy makes, ""
+// for a lab on one machine.
+func (d *deployer) machine() string {
+	if d.part == nil {
+		return ""
+	}
+	return d.part.Machine
 }
 
 func nodeNames(nodes []*topologies.Node) []string {
@@ -510,7 +542,7 @@ func (d *deployer) created(id int, update func(*state.Object)) error {
 // feNodes are the hosts and storage nodes with an FE port.
 func (d *deployer) feNodes() []*topologies.Node {
 	var out []*topologies.Node
-	for _, n := range d.t.Nodes {
+	for _, n := range d.local {
 		if n.Kind == topologies.KindSwitch {
 			continue
 		}
@@ -527,8 +559,9 @@ func (d *deployer) feNodes() []*topologies.Node {
 // result assembles the Lab.
 func (d *deployer) result() *Lab {
 	lab := &Lab{Name: d.name, Topology: d.t.Name, Source: d.t.Source, Runtime: d.rt.Name(), Dir: state.Dir(d.root, d.name),
-		Scale: d.scale, ScaleBasis: d.scaleBasis, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing}
-	for _, n := range d.t.Nodes {
+		Scale: d.scale, ScaleBasis: d.scaleBasis, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing,
+		Machine: d.machine(), Origin: d.opts.Origin}
+	for _, n := range d.local {
 		nd := d.nodes[n.Name]
 		nd.NetNS = d.ns[n.Name]
 		for _, p := range n.Ports {

@@ -32,10 +32,13 @@ type nodeProc struct {
 func (d *deployer) processes() ([]*nodeProc, error) {
 	routes := fabric.Routes(d.t)
 	var out []*nodeProc
-	for _, n := range d.t.Nodes {
+	for _, n := range d.local {
 		cfg, ok, err := d.processFor(n, routes)
 		if err != nil {
 			return nil, fmt.Errorf("config of %s: %w", n.Name, err)
+		}
+		if !d.opts.Origin.IsZero() {
+			cfg.Origin = d.opts.Origin.UnixNano()
 		}
 		if ok {
 			out = append(out, &nodeProc{node: n, cfg: cfg})

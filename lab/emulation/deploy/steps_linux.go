@@ -26,8 +26,8 @@ func netnsRuntime() runtime.Runtime { return &netns.Runtime{} }
 // checking that none exists (a leftover, or someone else's: the lab must
 // not take it over). It returns their IDs, in node order.
 func (d *deployer) recordNodes() ([]int, error) {
-	objs := make([]state.Object, len(d.t.Nodes))
-	for i, n := range d.t.Nodes {
+	objs := make([]state.Object, len(d.local))
+	for i, n := range d.local {
 		name := state.NetnsName(d.name, n.Name)
 		if netns.Exists(name) {
 			return nil, fmt.Errorf("node %s: namespace %s exists already (a leftover? rocelab destroy --all)", n.Name, name)
@@ -79,8 +79,16 @@ func (d *deployer) veth(l *topologies.Link) links.Veth {
 // stay recorded as intents: rollback removes intents and created objects
 // alike, and both ends of a pair are born inside recorded namespaces.
 func (d *deployer) recordLinks() error {
-	objs := make([]state.Object, len(d.t.Links))
-	for i, l := range d.t.Links {
+	objs := make([]state.Object, len(d.links))
+	for i, l := range d.links {
+		if tun, ok := d.tunnel(l); ok {
+			p := l.A
+			if !d.here(p.Node) {
+				p = l.B
+			}
+			objs[i] = state.Object{Kind: state.KindLink, Node: p.Node.Name, Port: p.Name, Name: tun.End.Name, NetNS: tun.End.NetNS}
+			continue
+		}
 		v := d.veth(l)
 		objs[i] = state.Object{
 			Kind: state.KindVeth, Node: l.A.Node.Name, Port: l.A.Name,
@@ -91,8 +99,12 @@ func (d *deployer) recordLinks() error {
 	return err
 }
 
-// createLink creates link l's veth pair (recorded by recordLinks).
+// createLink creates link l's veth pair, or this machine's end of it
+// when it crosses machines (recorded by recordLinks).
 func (d *deployer) createLink(l *topologies.Link) error {
+	if tun, ok := d.tunnel(l); ok {
+		return d.maker.CreateTunnel(tun)
+	}
 	return d.maker.Create(d.veth(l))
 }
 
