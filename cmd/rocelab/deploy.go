@@ -48,6 +48,7 @@ func progress(w io.Writer) func(deploy.Event) {
 	verb := map[deploy.Step]string{
 		deploy.StepNode: "nodes created", deploy.StepLink: "links created", deploy.StepAddress: "FE NICs addressed",
 		deploy.StepStart: "node processes started", deploy.StepHealthy: "node processes healthy",
+		deploy.StepPart: "machines deployed",
 	}
 	return func(e deploy.Event) {
 		switch {
@@ -64,6 +65,7 @@ func progress(w io.Writer) func(deploy.Event) {
 
 func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
+	var agents []string
 	var repair bool
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
@@ -86,6 +88,11 @@ beside it; such a topology picks --runtime docker when none is given, and
 (default: the topology's name); --scale is the time dilation factor k (auto:
 picked from the back end's aggregate rate). Progress goes to stderr, the
 table of nodes to stdout (-o json: the whole lab as JSON).
+
+--agents HOST:PORT,… spreads the lab over the machines those agents run on
+(rocelab agent; docs/multi-machine.md): racks stay whole, links between
+machines become VXLAN tunnels, and every node shares one fabric clock. The
+other commands then reach the nodes through the agents.
 
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
@@ -136,8 +143,11 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if err := requireRoot("deploy"); err != nil {
 				return err
 			}
-			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr)}
-			if rt == docker.Name {
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents}
+			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
+				return badInput(fmt.Errorf("--agents and --runtime exclude each other: the agents run the netns runtime"))
+			}
+			if rt == docker.Name && len(agents) == 0 {
 				// The node image holds this very binary (it must be static).
 				drt, err := docker.New(docker.Options{})
 				if err != nil {
@@ -168,6 +178,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
+	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")
 	addRootFlag(cmd, &root)
 	return cmd
 }

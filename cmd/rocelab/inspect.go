@@ -45,6 +45,9 @@ its socket) and of each user container and its endpoint sidecar. Needs root.`,
 					continue
 				}
 				fmt.Fprintf(opts.stdout, "lab %s: %s (%s, runtime %s, scale %d, since %s)\n", l.Name, l.Status, l.Topology, l.Runtime, l.Scale, l.Created.Local().Format("2006-01-02 15:04:05"))
+				if err := deploy.WriteMachines(opts.stdout, l.Lab); err != nil {
+					return err
+				}
 				if err := deploy.WriteTable(opts.stdout, l.Nodes, true); err != nil {
 					return err
 				}

@@ -86,6 +86,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newRunCmd(opts),
 		newFaultCmd(opts),
 		newRestartCmd(opts),
+		newAgentCmd(opts),
 	)
 	return root
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
 	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/emulation/placement"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
@@ -88,8 +89,12 @@ type Options struct {
 	Part *Part
 	// Origin, if not zero, is fabric time 0 of every node: a lab-wide
 	// instant (CLOCK_REALTIME) that the nodes on every machine share.
-	// Zero: each node's own start.
+	// Zero: each node's own start (across machines: the deploy's start).
 	Origin time.Time
+	// Agents, if set, are the agents ("host:port") of the machines the lab
+	// spans: the deploy places the lab over their machines and each agent
+	// deploys its part (RuntimeMachines), instead of building it here.
+	Agents []string
 }
 
 // Lab is a deployed lab: what Deploy returns and writes to LabFile.
@@ -111,6 +116,9 @@ type Lab struct {
 	Machine string `json:"machine,omitempty"`
 	// Origin is the lab-wide fabric time 0 (zero: each node's start).
 	Origin time.Time `json:"origin,omitzero"`
+	// Machines and Placement of a lab that spans machines.
+	Machines  []MachineRef         `json:"machines,omitempty"`
+	Placement *placement.Placement `json:"placement,omitempty"`
 	// Timings of each step.
 	Timings []Timing `json:"timings"`
 	Nodes   []Node   `json:"nodes"`
@@ -125,10 +133,12 @@ type Timing struct {
 
 // Node is one node of a deployed lab.
 type Node struct {
-	Name  string          `json:"name"`
-	Kind  topologies.Kind `json:"kind"`
-	Role  topologies.Role `json:"role,omitempty"`
-	NetNS string          `json:"netns"`
+	Name string          `json:"name"`
+	Kind topologies.Kind `json:"kind"`
+	Role topologies.Role `json:"role,omitempty"`
+	// Machine runs the node, in a lab that spans machines.
+	Machine string `json:"machine,omitempty"`
+	NetNS   string `json:"netns"`
 	// PID and StartTime of the node process (0: none).
 	PID       int    `json:"pid,omitempty"`
 	StartTime uint64 `json:"start_time,omitempty"`
@@ -165,7 +175,8 @@ type deployer struct {
 	scaleBasis string
 	seed       uint64
 	rt         runtime.Runtime
-	// part is Options.Part; here and local are its nodes and links.
+	// part is Options.Part; local and links are the nodes and links this
+	// deploy creates (all, without a part).
 	part  *Part
 	local []*topologies.Node
 	links []*topologies.Link
@@ -184,6 +195,12 @@ type deployer struct {
 // Deploy builds the lab described by o and returns it. On error nothing
 // it created is left (see the package comment).
 func Deploy(ctx context.Context, o Options) (*Lab, error) {
+	if len(o.Agents) > 0 {
+		if o.Topology == nil {
+			return nil, errors.New("deploy: no topology")
+		}
+		return deployAcross(ctx, o)
+	}
 	d, err := newDeployer(o)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,12 @@ func prepare(ctx context.Context, root, lab string) (removed []string, needDocke
 		return nil, false, fmt.Errorf("destroy %s: %w", lab, err)
 	}
 	needDocker = l.Info("runtime") == "docker"
+	if l.Info("runtime") == RuntimeMachines {
+		// Its parts first: lifecycle cannot reach other machines.
+		if err := removeParts(ctx, l); err != nil {
+			return nil, false, fmt.Errorf("destroy %s: %w", lab, err)
+		}
+	}
 	removed, err = removeContainers(ctx, l)
 	teardown(l, 2*time.Second)
 	return removed, needDocker, err

@@ -2,96 +2,23 @@ package deploy_test
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/lab/emulation/agent/agenttest"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 	"github.com/rocelab/rocelab/lab/emulation/placement"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/topologies"
-	"github.com/vishvananda/netlink"
 )
-
-// machine is a "machine" of a test: a namespace with an address on an
-// underlay shared with the others, and a run-directory root of its own.
-type machine struct {
-	name, netns, dev, root string
-	addr                   netip.Addr
-}
-
-// testMachines makes n machines joined by an underlay of MTU 9000: a
-// bridge in a namespace of its own, one veth per machine.
-func testMachines(t *testing.T, n int) []machine {
-	t.Helper()
-	mk := func(name string) string {
-		if err := netns.Create(name); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := netns.Delete(name); err != nil {
-				t.Error(err)
-			}
-		})
-		return name
-	}
-	id := fmt.Sprintf("%04x", os.Getpid()&0xffff)
-	under := mk("rltest-ul" + id)
-	h, err := netns.Handle(under)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "ul", MTU: 9000}}
-	if err := h.LinkAdd(br); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.LinkSetUp(br); err != nil {
-		t.Fatal(err)
-	}
-	var ms []machine
-	for i := range n {
-		m := machine{name: fmt.Sprintf("m%d", i+1), dev: "eth0", root: runRoot(t), addr: netip.AddrFrom4([4]byte{198, 18, 7, byte(i + 1)})}
-		m.netns = mk(fmt.Sprintf("rltest-%s-%s", m.name, id))
-		port := fmt.Sprintf("ul%s%d", id, i+1)
-		if err := links.Create(links.Veth{A: links.End{NetNS: m.netns, Name: m.dev}, B: links.End{NetNS: under, Name: port}, MTU: 9000}); err != nil {
-			t.Fatal(err)
-		}
-		p, err := h.LinkByName(port)
-		if err == nil {
-			err = h.LinkSetMaster(p, br)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		mh, err := netns.Handle(m.netns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := mh.LinkByName(m.dev)
-		if err == nil {
-			a, _ := netlink.ParseAddr(m.addr.String() + "/24")
-			err = mh.AddrAdd(l, a)
-		}
-		mh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
-	}
-	return ms
-}
 
 // deployAcross deploys topology topo as lab over machines: each
 // machine's part by its own Deploy, in parallel, all sharing one origin.
-func deployAcross(t *testing.T, topo, lab string, ms []machine) (map[string]*deploy.Lab, *placement.Placement) {
+func deployAcross(t *testing.T, topo, lab string, ms []agenttest.Machine) (map[string]*deploy.Lab, *placement.Placement) {
 	t.Helper()
 	tp, err := topologies.Builtin(topo)
 	if err != nil {
@@ -100,8 +27,8 @@ func deployAcross(t *testing.T, topo, lab string, ms []machine) (map[string]*dep
 	var specs []placement.Machine
 	under := map[string]netip.Addr{}
 	for _, m := range ms {
-		specs = append(specs, placement.Machine{Name: m.name})
-		under[m.name] = m.addr
+		specs = append(specs, placement.Machine{Name: m.Name})
+		under[m.Name] = m.Addr
 	}
 	pl, err := placement.Place(tp, lab, specs)
 	if err != nil {
@@ -113,22 +40,22 @@ func deployAcross(t *testing.T, topo, lab string, ms []machine) (map[string]*dep
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		t.Cleanup(func() {
-			if _, err := deploy.Destroy(context.Background(), m.root, lab); err != nil {
-				t.Errorf("cleanup %s: %v", m.name, err)
+			if _, err := deploy.Destroy(context.Background(), m.Root, lab); err != nil {
+				t.Errorf("cleanup %s: %v", m.Name, err)
 			}
 		})
 		wg.Go(func() {
 			tp, _ := topologies.Builtin(topo) // a topology per deploy: Deploy addresses it
 			l, err := deploy.Deploy(t.Context(), deploy.Options{
-				Topology: tp, LabName: lab, Root: m.root, Binary: binary(t), Origin: origin,
-				Part: &deploy.Part{Machine: m.name, Placement: pl, Underlay: under, UnderlayNS: m.netns, Device: m.dev},
+				Topology: tp, LabName: lab, Root: m.Root, Binary: binary(t), Origin: origin,
+				Part: &deploy.Part{Machine: m.Name, Placement: pl, Underlay: under, UnderlayNS: m.NetNS, Device: m.Dev},
 			})
 			if err != nil {
-				t.Errorf("deploy %s on %s: %v", lab, m.name, err)
+				t.Errorf("deploy %s on %s: %v", lab, m.Name, err)
 				return
 			}
 			mu.Lock()
-			labs[m.name] = l
+			labs[m.Name] = l
 			mu.Unlock()
 		})
 	}
@@ -177,16 +104,16 @@ func counter(t *testing.T, c *nodeapi.Client, name, port string) float64 {
 func TestAcrossMachines(t *testing.T) {
 	requireRoot(t)
 	before := snap(t)
-	ms := testMachines(t, 2)
+	ms := agenttest.New(t, 2).Machines
 	lab := labName(t, "mm")
 	labs, pl := deployAcross(t, "laptop", lab, ms)
 	if pl.Of["host1"] == pl.Of["host3"] {
 		t.Fatalf("host1 and host3 on one machine: %v", pl.Of)
 	}
 	for _, m := range ms {
-		l := labs[m.name]
-		if l.Machine != m.name || len(l.Nodes) == 0 || len(l.Nodes) == 10 {
-			t.Errorf("%s's part: machine %q, %d nodes", m.name, l.Machine, len(l.Nodes))
+		l := labs[m.Name]
+		if l.Machine != m.Name || len(l.Nodes) == 0 || len(l.Nodes) == 10 {
+			t.Errorf("%s's part: machine %q, %d nodes", m.Name, l.Machine, len(l.Nodes))
 		}
 	}
 	// Verified data from a host on one machine to one on the other.
@@ -224,7 +151,7 @@ func TestAcrossMachines(t *testing.T) {
 		t.Logf("all-reduce %d B across machines: busbw %.1f GB/s", r.Size, r.BusBW)
 	}
 	for _, m := range ms {
-		if _, err := deploy.Destroy(t.Context(), m.root, lab); err != nil {
+		if _, err := deploy.Destroy(t.Context(), m.Root, lab); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,6 +32,9 @@ func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if l.Runtime == RuntimeMachines {
+		return restartAcross(ctx, l, n)
+	}
 	books, err := state.Open(rootOr(root), l.Name, false)
 	if errors.Is(err, state.ErrBusy) {
 		return nil, fmt.Errorf("restart %s: lab %s: %w (a deploy or destroy of it is running)", nodeName, l.Name, err)
@@ -69,6 +72,9 @@ func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, 
 	l, err := pickLab(root, lab)
 	if err != nil {
 		return nil, err
+	}
+	if l.Runtime == RuntimeMachines {
+		return repairAcross(ctx, l)
 	}
 	books, err := state.Open(rootOr(root), l.Name, false)
 	if errors.Is(err, state.ErrBusy) {

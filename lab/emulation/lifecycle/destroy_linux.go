@@ -124,6 +124,9 @@ func remove(o state.Object, grace time.Duration) error {
 		return links.Delete(o.NetNS, o.Name)
 	case state.KindContainer:
 		return fmt.Errorf("remove container %s: no container runtime is wired in yet", o.Name)
+	case state.KindPart:
+		// Its agent removes it: deploy.Destroy asks it first.
+		return fmt.Errorf("remove the part on machine %s: its agent %s did not remove it", o.Name, o.Agent)
 	}
 	return fmt.Errorf("remove %s %s: unknown kind", o.Kind, o.Name)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -16,15 +17,22 @@ import (
 	"github.com/rocelab/rocelab/faults"
 )
 
-// Client calls a node's API over its Unix socket. It is safe for
-// concurrent use.
+// Client calls a node's API over its Unix socket, or through the agent
+// of the machine that runs it. It is safe for concurrent use.
 type Client struct {
 	socket string
+	base   string // the URL paths are appended to
 	hc     *http.Client
 }
 
-// NewClient returns a client for the node listening on socket.
+// NewClient returns a client for the node listening on socket: a Unix
+// socket path, or the http:// URL under which an agent serves the node's
+// API for a lab that spans machines (agentapi.Client.NodeURL).
 func NewClient(socket string) *Client {
+	if strings.HasPrefix(socket, "http://") {
+		tr := &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}
+		return &Client{socket: socket, base: strings.TrimSuffix(socket, "/"), hc: &http.Client{Transport: tr}}
+	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -32,7 +40,7 @@ func NewClient(socket string) *Client {
 		},
 		MaxIdleConns: 2,
 	}
-	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+	return &Client{socket: socket, base: "http://node", hc: &http.Client{Transport: tr}}
 }
 
 // Close releases the client's idle connections.
@@ -120,7 +128,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://node"+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return fmt.Errorf("node api %s: %w", path, err)
 	}

@@ -29,6 +29,7 @@ const (
 	KindLink      Kind = "link"      // any other interface: Name in NetNS
 	KindProcess   Kind = "process"   // a node process (PID, StartTime)
 	KindContainer Kind = "container" // a container (Name is its ID or name)
+	KindPart      Kind = "part"      // a machine's share of a lab that spans machines (Name is the machine, Agent its agent)
 )
 
 // Status is where an object is in its lifecycle.
@@ -59,6 +60,8 @@ type Object struct {
 	// Peer and PeerNetNS are a veth's other end.
 	Peer      string `json:"peer,omitempty"`
 	PeerNetNS string `json:"peer_netns,omitempty"`
+	// Agent is the URL of the agent that made a part.
+	Agent string `json:"agent,omitempty"`
 	// PID and StartTime identify a process (StartTime in clock ticks since
 	// boot, field 22 of /proc/PID/stat): a PID alone may be recycled.
 	PID       int    `json:"pid,omitempty"`

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocelab/rocelab/lab/emulation/agent"
+	"github.com/rocelab/rocelab/lab/emulation/agentapi"
+	"github.com/rocelab/rocelab/lab/emulation/links"
+)
+
+// newAgentCmd is `rocelab agent`: one machine's share of the labs that
+// span machines (docs/multi-machine.md).
+func newAgentCmd(opts *options) *cobra.Command {
+	var (
+		listen, machine, underlay, dev, root string
+		port                                 uint16
+	)
+	cmd := &cobra.Command{
+		Use:   "agent --underlay ADDR [--listen ADDR:PORT] [--machine NAME] [--underlay-dev IF]",
+		Short: "Run this machine's part of labs that span machines",
+		Long: `Agent serves, on one machine, its share of every lab that spans machines:
+rocelab deploy --agents A,B,… on any machine places the lab over the agents'
+machines, and each agent builds its part with the netns runtime — its nodes,
+veth pairs between them, and one VXLAN tunnel (UDP 14789) per link to another
+machine — and serves its nodes' APIs, so that inspect, stats, perf,
+collective, fault and destroy work from the deploying machine.
+
+--underlay is this machine's address on the network between the machines
+(the far end of the tunnels to it); --listen defaults to it, port 7470. The
+agent has no authentication: listen only on a network that only the lab's
+machines reach. At start it restarts the nodes of its parts that died while
+it was away. Needs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ul, err := netip.ParseAddr(underlay)
+			if err != nil {
+				return badInput(fmt.Errorf("--underlay %q: want this machine's IP address toward the others", underlay))
+			}
+			if listen == "" {
+				listen = net.JoinHostPort(ul.String(), strconv.Itoa(agentapi.DefaultPort))
+			}
+			if machine == "" {
+				if machine, err = os.Hostname(); err != nil {
+					return err
+				}
+			}
+			if err := requireRoot("agent"); err != nil {
+				return err
+			}
+			s, err := agent.New(agent.Config{Machine: machine, Underlay: ul, Device: dev, VXLANPort: port, Root: root, Version: version, Log: opts.log})
+			if err != nil {
+				return badInput(err)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			fmt.Fprintf(opts.stderr, "agent %s serving on %s (underlay %s)\n", machine, ln.Addr(), ul)
+			return s.Run(cmdContext(cmd), ln)
+		},
+	}
+	cmd.Flags().StringVar(&underlay, "underlay", "", "this machine's address toward the other machines (required)")
+	cmd.Flags().StringVar(&listen, "listen", "", "address:port of the API (default: the underlay address, port 7470)")
+	cmd.Flags().StringVar(&machine, "machine", "", "this machine's name (default: the host name)")
+	cmd.Flags().StringVar(&dev, "underlay-dev", "", "interface the tunnels leave by (default: by route); its MTU is checked")
+	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
+	cmd.MarkFlagRequired("underlay")
+	addRootFlag(cmd, &root)
+	return cmd
+}

@@ -1,0 +1,172 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/internal/testenv"
+	"github.com/rocelab/rocelab/lab/emulation/agent/agenttest"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/state"
+)
+
+// run runs rocelab in the harness's client namespace against its own
+// root, and fails the test unless it exits with want.
+func run(t *testing.T, u *agenttest.Underlay, bin string, want int, args ...string) string {
+	t.Helper()
+	code, out := u.Run(t, 3*time.Minute, bin, append(args, "--root", u.Client.Root)...)
+	if code != want {
+		t.Fatalf("rocelab %s: exit %d, want %d:\n%s", strings.Join(args, " "), code, want, out)
+	}
+	return out
+}
+
+// leftovers lists what lab left on the machine: namespaces, and run
+// directories under the harness's roots.
+func leftovers(t *testing.T, u *agenttest.Underlay, lab string) []string {
+	t.Helper()
+	var out []string
+	names, err := netns.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, state.NetnsPrefix+lab+"-") {
+			out = append(out, "netns "+n)
+		}
+	}
+	for _, m := range append(u.Machines, u.Client) {
+		if _, err := os.Stat(state.Dir(m.Root, lab)); err == nil {
+			out = append(out, "run dir on "+m.Name)
+		}
+	}
+	return out
+}
+
+// TestLabAcrossAgents deploys laptop over two machines, each with its
+// agent, from a third: the commands reach the nodes through the agents;
+// when one machine's agent and nodes die, a new agent brings its part
+// back; destroy leaves nothing on any machine.
+func TestLabAcrossAgents(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
+	bin := testenv.BuildRocelab(t)
+	u := agenttest.New(t, 2)
+	a1 := u.Machines[0].StartAgent(t, bin)
+	a2 := u.Machines[1].StartAgent(t, bin)
+	lab := fmt.Sprintf("ag%04x", os.Getpid()&0xffff)
+	t.Cleanup(func() {
+		u.Run(t, time.Minute, bin, "destroy", "--name", lab, "--root", u.Client.Root)
+	})
+
+	start := time.Now()
+	out := run(t, u, bin, 0, "deploy", "-t", "laptop", "--name", lab, "--agents", agenttest.Agents(a1, a2))
+	t.Logf("deploy across 2 machines: %v\n%s", time.Since(start).Round(time.Millisecond), out)
+	out = run(t, u, bin, 0, "inspect", "--name", lab)
+	for _, want := range []string{"running", "MACHINE", "m1", "m2", "links cross machines (VXLAN)", "rtsw2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
+	var l deploy.Lab
+	if err := json.Unmarshal([]byte(run(t, u, bin, 0, "inspect", "--name", lab, "-o", "json")), &[]*deploy.Lab{&l}); err != nil {
+		// inspect -o json prints the statuses; decode what we need.
+		t.Logf("inspect -o json: %v", err)
+	}
+
+	// Verified RDMA between the machines, then a collective over all.
+	out = run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "200")
+	t.Logf("perf across machines:\n%s", out)
+	out = run(t, u, bin, 0, "collective", "allreduce", "--name", lab, "--sizes", "1MB", "--iters", "2")
+	t.Logf("collective across machines:\n%s", out)
+	out = run(t, u, bin, 0, "stats", "--name", lab, "ctsw1")
+	if !strings.Contains(out, "ctsw1") {
+		t.Errorf("stats ctsw1:\n%s", out)
+	}
+
+	// Machine m2 loses its agent and every node process of its part.
+	partLab, err := os.ReadFile(filepath.Join(state.Dir(u.Machines[1].Root, lab), deploy.LabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part deploy.Lab
+	if err := json.Unmarshal(partLab, &part); err != nil {
+		t.Fatal(err)
+	}
+	a2.Kill()
+	killed := 0
+	for _, n := range part.Nodes {
+		if n.PID != 0 {
+			proc.Process{PID: n.PID, StartTime: n.StartTime}.Stop(0)
+			killed++
+		}
+	}
+	if killed == 0 {
+		t.Fatal("m2's part runs no node process")
+	}
+	code, out := u.Run(t, time.Minute, bin, "inspect", "--name", lab, "--root", u.Client.Root)
+	if !strings.Contains(out, "degraded") {
+		t.Errorf("inspect with m2 gone (exit %d) does not say degraded:\n%s", code, out)
+	}
+	code, out = u.Run(t, time.Minute, bin, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "10", "--root", u.Client.Root)
+	if code != 1 || !strings.Contains(out, "host3") {
+		t.Errorf("perf to a dead machine: exit %d, want 1 and an error naming host3:\n%s", code, out)
+	}
+	// Its engine starts the agent again: the part comes back.
+	u.Machines[1].StartAgent(t, bin)
+	out = run(t, u, bin, 0, "inspect", "--name", lab)
+	if strings.Contains(out, "degraded") {
+		t.Errorf("after the agent came back:\n%s", out)
+	}
+	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "50")
+
+	start = time.Now()
+	run(t, u, bin, 0, "destroy", "--name", lab)
+	t.Logf("destroy across 2 machines: %v", time.Since(start).Round(time.Millisecond))
+	if left := leftovers(t, u, lab); len(left) > 0 {
+		t.Errorf("destroy left %v", left)
+	}
+}
+
+// TestDeployAcrossFailures: an agent that does not answer is named and
+// nothing is made; a part that fails to deploy takes the other parts down
+// with it.
+func TestDeployAcrossFailures(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
+	bin := testenv.BuildRocelab(t)
+	u := agenttest.New(t, 2)
+	a1 := u.Machines[0].StartAgent(t, bin)
+	a2 := u.Machines[1].StartAgent(t, bin)
+	lab := fmt.Sprintf("af%04x", os.Getpid()&0xffff)
+
+	code, out := u.Run(t, time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", a1.Addr+",198.18.7.99:7470", "--root", u.Client.Root)
+	if code != 1 || !strings.Contains(out, "198.18.7.99:7470") {
+		t.Errorf("deploy with a dead agent: exit %d, want 1 naming it:\n%s", code, out)
+	}
+	if left := leftovers(t, u, lab); len(left) > 0 {
+		t.Errorf("a refused deploy left %v", left)
+	}
+
+	// A namespace in the way of one of m2's nodes fails m2's part.
+	blocker := state.NetnsName(lab, "host3")
+	if err := netns.Create(blocker); err != nil {
+		t.Fatal(err)
+	}
+	defer netns.Delete(blocker)
+	code, out = u.Run(t, 2*time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", agenttest.Agents(a1, a2), "--root", u.Client.Root)
+	if code != 1 || !strings.Contains(out, "m2") {
+		t.Errorf("deploy with m2's part failing: exit %d, want 1 naming m2:\n%s", code, out)
+	}
+	netns.Delete(blocker)
+	if left := leftovers(t, u, lab); len(left) > 0 {
+		t.Errorf("a failed deploy left %v", left)
+	}
+}
