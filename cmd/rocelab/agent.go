@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/agent"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
+	"github.com/rocelab/rocelab/lab/emulation/kube"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 )
 
@@ -20,6 +22,7 @@ func newAgentCmd(opts *options) *cobra.Command {
 	var (
 		listen, machine, underlay, dev, root string
 		port                                 uint16
+		k                                    kubeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --underlay ADDR [--listen ADDR:PORT] [--machine NAME] [--underlay-dev IF]",
@@ -29,7 +32,9 @@ rocelab deploy --agents A,B,… on any machine places the lab over the agents'
 machines, and each agent builds its part with the netns runtime — its nodes,
 veth pairs between them, and one VXLAN tunnel (UDP 14789) per link to another
 machine — and serves its nodes' APIs, so that inspect, stats, perf,
-collective, fault and destroy work from the deploying machine.
+collective, fault and destroy work from the deploying machine. With
+--kubeconfig (or inside a pod) it also announces itself with a Lease in
+--namespace, where rocelab controller finds it.
 
 --underlay is this machine's address on the network between the machines
 (the far end of the tunnels to it); --listen defaults to it, port 7470. The
@@ -62,7 +67,19 @@ it was away. Needs root.`,
 				return fmt.Errorf("agent: %w", err)
 			}
 			fmt.Fprintf(opts.stderr, "agent %s serving on %s (underlay %s)\n", machine, ln.Addr(), ul)
-			return s.Run(cmdContext(cmd), ln)
+			ctx := cmdContext(cmd)
+			if cmd.Flags().Changed("kubeconfig") || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+				c, err := k.client()
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				actx, stop := context.WithCancel(ctx)
+				announced := make(chan struct{})
+				go func() { kube.Announce(actx, c, k.namespace, machine, ln.Addr().String(), opts.log); close(announced) }()
+				defer func() { stop(); <-announced }()
+			}
+			return s.Run(ctx, ln)
 		},
 	}
 	cmd.Flags().StringVar(&underlay, "underlay", "", "this machine's address toward the other machines (required)")
@@ -70,6 +87,7 @@ it was away. Needs root.`,
 	cmd.Flags().StringVar(&machine, "machine", "", "this machine's name (default: the host name)")
 	cmd.Flags().StringVar(&dev, "underlay-dev", "", "interface the tunnels leave by (default: by route); its MTU is checked")
 	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
+	k.add(cmd)
 	cmd.MarkFlagRequired("underlay")
 	addRootFlag(cmd, &root)
 	return cmd

@@ -67,6 +67,7 @@ func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
 	var agents []string
 	var repair bool
+	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
 		Short: "Build a lab from a topology and leave it running",
@@ -93,6 +94,10 @@ table of nodes to stdout (-o json: the whole lab as JSON).
 (rocelab agent; docs/multi-machine.md): racks stay whole, links between
 machines become VXLAN tunnels, and every node shares one fabric clock. The
 other commands then reach the nodes through the agents.
+
+--runtime kubernetes creates a Lab resource (--kubeconfig, --namespace) that
+rocelab controller deploys across the agents announced in that namespace,
+and waits until it runs; destroy deletes it.
 
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
@@ -137,11 +142,14 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 					rt = docker.Name
 				}
 			}
-			if rt != "netns" && rt != docker.Name {
-				return badInput(fmt.Errorf("--runtime %q: want netns or docker", rt))
+			if rt != "netns" && rt != docker.Name && rt != "kubernetes" {
+				return badInput(fmt.Errorf("--runtime %q: want netns, docker or kubernetes", rt))
 			}
 			if err := requireRoot("deploy"); err != nil {
 				return err
+			}
+			if rt == "kubernetes" {
+				return deployOnKube(cmd, opts, kf, t, name, root, k)
 			}
 			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents}
 			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
@@ -178,6 +186,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
+	kf.add(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")
 	addRootFlag(cmd, &root)
 	return cmd

@@ -14,6 +14,7 @@ import (
 func newDestroyCmd(opts *options) *cobra.Command {
 	var file, name, root, onlyPrefix string
 	var all, images bool
+	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "destroy (-t FILE | --name N | --all)",
 		Short: "Take a lab down",
@@ -66,6 +67,10 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 				rep, err = deploy.DestroyAll(cmd.Context(), root, o)
 			} else {
 				existed := state.Exists(root, name)
+				// A lab deployed on Kubernetes goes with its Lab resource.
+				if err := destroyOnKube(cmd, kf, root, name); err != nil {
+					return err
+				}
 				rep, err = deploy.Destroy(cmd.Context(), root, name)
 				if err == nil && !existed && len(rep.Removed) == 0 {
 					return badInput(fmt.Errorf("lab %s is not deployed: nothing to destroy (rocelab inspect lists the labs)", name))
@@ -89,6 +94,7 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name")
 	cmd.Flags().BoolVar(&all, "all", false, "destroy every lab")
 	cmd.Flags().BoolVar(&images, "images", false, "with --all: also remove the docker runtime's node images no container uses")
+	cmd.Flags().StringVar(&kf.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster of a lab deployed with --runtime kubernetes")
 	addRootFlag(cmd, &root)
 	cmd.Flags().StringVar(&onlyPrefix, "only-prefix", "", "with --all, only labs whose names start with this (tests)")
 	cmd.Flags().MarkHidden("only-prefix")

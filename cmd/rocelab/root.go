@@ -87,6 +87,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newFaultCmd(opts),
 		newRestartCmd(opts),
 		newAgentCmd(opts),
+		newControllerCmd(opts),
 	)
 	return root
 }

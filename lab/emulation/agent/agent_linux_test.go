@@ -75,11 +75,6 @@ func TestLabAcrossAgents(t *testing.T) {
 			t.Errorf("inspect lacks %q:\n%s", want, out)
 		}
 	}
-	var l deploy.Lab
-	if err := json.Unmarshal([]byte(run(t, u, bin, 0, "inspect", "--name", lab, "-o", "json")), &[]*deploy.Lab{&l}); err != nil {
-		// inspect -o json prints the statuses; decode what we need.
-		t.Logf("inspect -o json: %v", err)
-	}
 
 	// Verified RDMA between the machines, then a collective over all.
 	out = run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "200")
@@ -92,25 +87,8 @@ func TestLabAcrossAgents(t *testing.T) {
 	}
 
 	// Machine m2 loses its agent and every node process of its part.
-	partLab, err := os.ReadFile(filepath.Join(state.Dir(u.Machines[1].Root, lab), deploy.LabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var part deploy.Lab
-	if err := json.Unmarshal(partLab, &part); err != nil {
-		t.Fatal(err)
-	}
 	a2.Kill()
-	killed := 0
-	for _, n := range part.Nodes {
-		if n.PID != 0 {
-			proc.Process{PID: n.PID, StartTime: n.StartTime}.Stop(0)
-			killed++
-		}
-	}
-	if killed == 0 {
-		t.Fatal("m2's part runs no node process")
-	}
+	killPart(t, u.Machines[1], lab)
 	code, out := u.Run(t, time.Minute, bin, "inspect", "--name", lab, "--root", u.Client.Root)
 	if !strings.Contains(out, "degraded") {
 		t.Errorf("inspect with m2 gone (exit %d) does not say degraded:\n%s", code, out)
@@ -132,6 +110,30 @@ func TestLabAcrossAgents(t *testing.T) {
 	t.Logf("destroy across 2 machines: %v", time.Since(start).Round(time.Millisecond))
 	if left := leftovers(t, u, lab); len(left) > 0 {
 		t.Errorf("destroy left %v", left)
+	}
+}
+
+// killPart kills every node process of m's part of lab, as a machine
+// whose engine killed the agent's pod would lose them.
+func killPart(t *testing.T, m agenttest.Machine, lab string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(state.Dir(m.Root, lab), deploy.LabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part deploy.Lab
+	if err := json.Unmarshal(b, &part); err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, n := range part.Nodes {
+		if n.PID != 0 {
+			proc.Process{PID: n.PID, StartTime: n.StartTime}.Stop(0)
+			killed++
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("%s's part runs no node process", m.Name)
 	}
 }
 

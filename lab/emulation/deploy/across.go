@@ -376,3 +376,49 @@ func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
 	slices.Sort(fixed)
 	return fixed, errors.Join(errs...)
 }
+
+// Adopt records l, a lab that spans machines which was deployed elsewhere
+// (by a Kubernetes controller, package kube), under root: its parts in
+// books of its own, and its Lab, so that this machine's commands reach its
+// nodes through their agents and destroy removes its parts. A lab already
+// recorded is left as it is.
+func Adopt(root string, l *Lab) error {
+	if l.Runtime != RuntimeMachines || len(l.Machines) == 0 {
+		return fmt.Errorf("adopt %s: not a lab that spans machines", l.Name)
+	}
+	if _, err := readLab(root, l.Name); err == nil {
+		return nil
+	}
+	books, err := state.Open(rootOr(root), l.Name, false)
+	if err != nil {
+		return fmt.Errorf("adopt %s: %w", l.Name, err)
+	}
+	if len(books.Objects()) == 0 {
+		for k, v := range map[string]string{"topology": l.Topology, "source": l.Source, "runtime": RuntimeMachines,
+			"scale": strconv.Itoa(l.Scale), "seed": strconv.FormatUint(l.Seed, 10)} {
+			if err := books.SetInfo(k, v); err != nil {
+				books.Close()
+				return fmt.Errorf("adopt %s: %w", l.Name, err)
+			}
+		}
+		objs := make([]state.Object, len(l.Machines))
+		for i, m := range l.Machines {
+			objs[i] = state.Object{Kind: state.KindPart, Name: m.Name, Agent: m.Agent}
+		}
+		ids, err := books.IntendAll(objs)
+		if err == nil {
+			err = books.CreatedAll(ids, nil)
+		}
+		if err != nil {
+			books.Close()
+			return fmt.Errorf("adopt %s: %w", l.Name, err)
+		}
+	}
+	c := *l
+	c.Dir = books.Dir()
+	if err := writeLab(&c); err != nil {
+		books.Close()
+		return fmt.Errorf("adopt %s: %w", l.Name, err)
+	}
+	return books.Close()
+}

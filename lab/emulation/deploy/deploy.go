@@ -119,6 +119,9 @@ type Lab struct {
 	// Machines and Placement of a lab that spans machines.
 	Machines  []MachineRef         `json:"machines,omitempty"`
 	Placement *placement.Placement `json:"placement,omitempty"`
+	// Kubernetes is the Lab resource ("namespace/name") of a lab that a
+	// Kubernetes controller deployed (package kube).
+	Kubernetes string `json:"kubernetes,omitempty"`
 	// Timings of each step.
 	Timings []Timing `json:"timings"`
 	Nodes   []Node   `json:"nodes"`

@@ -159,13 +159,13 @@ type Agent struct {
 	log  *bytes.Buffer
 }
 
-// StartAgent starts `bin agent` in m's namespace, waits until it answers
-// and stops it at the end of the test (SIGTERM, by PID).
-func (m Machine) StartAgent(t *testing.T, bin string) *Agent {
+// StartAgent starts `bin agent` (with extra flags) in m's namespace, waits
+// until it answers and stops it at the end of the test (SIGTERM, by PID).
+func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 	t.Helper()
 	addr := net.JoinHostPort(m.Addr.String(), "7470")
 	a := &Agent{Addr: addr, log: &bytes.Buffer{}}
-	a.cmd = exec.Command(bin, "agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root)
+	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root}, extra...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	p, err := netns.Start(m.NetNS, a.cmd)
 	if err != nil {

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/kube"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// kubeFlags are the flags of the commands that talk to a Kubernetes
+// cluster.
+type kubeFlags struct {
+	kubeconfig, namespace string
+}
+
+func (k *kubeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	cmd.Flags().StringVar(&k.namespace, "namespace", "default", "Kubernetes namespace of the Lab resources and agent leases")
+}
+
+// client connects to the cluster.
+func (k *kubeFlags) client() (client.Client, error) {
+	cfg, err := kube.Config(k.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kube.NewClient(cfg)
+}
+
+// splitRef splits "namespace/name".
+func splitRef(ref string) (ns, name string) {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "default", ref
+	}
+	return ns, name
+}
+
+// newControllerCmd is `rocelab controller`: the Kubernetes controller of
+// Lab resources.
+func newControllerCmd(opts *options) *cobra.Command {
+	var k kubeFlags
+	var root string
+	cmd := &cobra.Command{
+		Use:   "controller [--kubeconfig FILE]",
+		Short: "Run the Kubernetes controller of Lab resources",
+		Long: `Controller installs the Lab custom resource (labs.rocelab.dev) and deploys
+every Lab across the rocelab agents that announce themselves in its
+namespace (rocelab agent --kubeconfig), repairs its dead nodes, and
+destroys it on every machine when the Lab is deleted. It keeps the labs'
+records under its run directory; one that lost them rebuilds them from the
+Labs' status. See docs/multi-machine.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := kube.Config(k.kubeconfig)
+			if err != nil {
+				return err
+			}
+			return kube.RunController(cmdContext(cmd), cfg, root, opts.log)
+		},
+	}
+	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	addRootFlag(cmd, &root)
+	return cmd
+}
+
+// deployOnKube creates the Lab for t, waits until it runs, and records it
+// here so that the other commands reach its nodes through their agents.
+func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies.Topology, name, root string, scale int) error {
+	c, err := kf.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmdContext(cmd), 10*time.Minute)
+	defer cancel()
+	lab, err := kube.Deploy(ctx, c, kf.namespace, name, t, scale, 0, func(phase, msg string) {
+		fmt.Fprintf(opts.stderr, "Lab %s/%s: %s %s\n", kf.namespace, name, phase, msg)
+	})
+	if errors.Is(err, deploy.ErrExists) {
+		return badInput(err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := deploy.Adopt(root, lab); err != nil {
+		return err
+	}
+	if opts.wantJSON() {
+		return opts.printJSON(lab)
+	}
+	fmt.Fprintf(opts.stdout, "lab %s (%s, Lab %s, runtime %s, scale %d)\n", lab.Name, lab.Topology, lab.Kubernetes, lab.Runtime, lab.Scale)
+	if err := deploy.WriteMachines(opts.stdout, lab); err != nil {
+		return err
+	}
+	return deploy.WriteTable(opts.stdout, lab.Nodes, false)
+}
+
+// destroyOnKube deletes the Lab resource of lab, a lab deployed with
+// --runtime kubernetes, if it has one, and waits until it is gone.
+func destroyOnKube(cmd *cobra.Command, kf kubeFlags, root, lab string) error {
+	l, err := deploy.Deployed(root, lab)
+	if err != nil || l.Kubernetes == "" {
+		return nil
+	}
+	c, err := kf.client()
+	if err != nil {
+		return err
+	}
+	ns, name := splitRef(l.Kubernetes)
+	ctx, cancel := context.WithTimeout(cmdContext(cmd), 5*time.Minute)
+	defer cancel()
+	return kube.Destroy(ctx, c, ns, name)
+}

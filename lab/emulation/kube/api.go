@@ -1,0 +1,128 @@
+// Package kube runs labs that span machines on Kubernetes: a Lab custom
+// resource (group rocelab.dev) holds a lab's topology; a controller
+// deploys it across the rocelab agents of the cluster's machines (see
+// package agent) and destroys it when the resource is deleted (a
+// finalizer); the agents announce themselves with Leases. Kubernetes
+// places and restarts the agents (a DaemonSet); rocelab wires and models
+// (docs/multi-machine.md).
+package kube
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Group and Version of the Lab resource.
+const (
+	Group   = "rocelab.dev"
+	Version = "v1alpha1"
+	// Finalizer keeps a deleted Lab until its parts are destroyed.
+	Finalizer = "rocelab.dev/parts"
+)
+
+// GroupVersion is the Lab resource's group and version.
+var GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+// Phases of a Lab.
+const (
+	PhasePending   = ""          // not deployed yet
+	PhaseDeploying = "Deploying" // the controller asked the agents
+	PhaseRunning   = "Running"   // every part is up
+	PhaseDegraded  = "Degraded"  // a node does not answer; the controller repairs it
+	PhaseFailed    = "Failed"    // the deploy failed and was rolled back (Message says why)
+)
+
+// Lab is a lab that spans the cluster's machines.
+type Lab struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              LabSpec   `json:"spec"`
+	Status            LabStatus `json:"status,omitempty"`
+}
+
+// LabSpec is what to deploy.
+type LabSpec struct {
+	// Topology is the topology file's text; Source names it.
+	Topology string `json:"topology"`
+	Source   string `json:"source,omitempty"`
+	// Scale is the time dilation k (0: auto); Seed the lab's seed.
+	Scale int    `json:"scale,omitempty"`
+	Seed  uint64 `json:"seed,omitempty"`
+}
+
+// LabStatus is how the lab is doing.
+type LabStatus struct {
+	Phase   string `json:"phase,omitempty"`
+	Message string `json:"message,omitempty"`
+	// ObservedGeneration is the spec generation the phase is about.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Deployed is when the parts were all up.
+	Deployed *metav1.Time `json:"deployed,omitempty"`
+	// Lab is the deployed lab's record (deploy.Lab, JSON): machines,
+	// placement, nodes and the URLs their agents serve them at.
+	Lab json.RawMessage `json:"lab,omitempty"`
+}
+
+// LabList is a list of Labs.
+type LabList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Lab `json:"items"`
+}
+
+// DeepCopyInto copies l into out.
+func (l *Lab) DeepCopyInto(out *Lab) {
+	*out = *l
+	out.TypeMeta = l.TypeMeta
+	l.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Spec = l.Spec
+	out.Status = l.Status
+	if l.Status.Deployed != nil {
+		t := *l.Status.Deployed
+		out.Status.Deployed = &t
+	}
+	if l.Status.Lab != nil {
+		out.Status.Lab = append(json.RawMessage(nil), l.Status.Lab...)
+	}
+}
+
+// DeepCopy returns a copy of l.
+func (l *Lab) DeepCopy() *Lab {
+	if l == nil {
+		return nil
+	}
+	out := new(Lab)
+	l.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (l *Lab) DeepCopyObject() runtime.Object { return l.DeepCopy() }
+
+// DeepCopyObject implements runtime.Object.
+func (l *LabList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := &LabList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	out.Items = make([]Lab, len(l.Items))
+	for i := range l.Items {
+		l.Items[i].DeepCopyInto(&out.Items[i])
+	}
+	return out
+}
+
+// AddToScheme registers Lab and LabList with s.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Lab{}, &LabList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
+
+// now is metav1.Now, for the status.
+func now() *metav1.Time { t := metav1.NewTime(time.Now().UTC()); return &t }
