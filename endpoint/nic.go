@@ -10,6 +10,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
+	"github.com/rocelab/rocelab/wire/pause"
 )
 
 // Options configure a NIC. Zero fields take the defaults named on them.
@@ -135,10 +136,7 @@ type NIC struct {
 	wakeFn   func()
 	buf      []byte // scratch for MetaRoCE payloads
 
-	paused      [8]bool
-	pausedUntil [8]clock.Time
-	pausedSince [8]clock.Time
-	pauseTimer  [8]clock.Timer
+	pfc pause.Receiver // the PFC and PAUSE frames received
 
 	creditRx cc.Receiver
 
@@ -176,6 +174,7 @@ func NewNIC(opts Options) (*NIC, error) {
 	n.txDoneFn = n.txDone
 	n.fast, _ = n.sched.(clock.HandlerScheduler)
 	n.wakeFn = func() { n.wake = nil; n.kick() }
+	n.pfc.Init(n.sched, opts.LineRate, n.kick)
 	return n, nil
 }
 
@@ -192,7 +191,7 @@ func (n *NIC) LineRate() clock.Rate { return n.opts.LineRate }
 func (n *NIC) Attach(out wire.Sink) { n.out = out }
 
 // Paused reports whether priority prio is paused by PFC now.
-func (n *NIC) Paused(prio int) bool { return n.paused[prio&7] }
+func (n *NIC) Paused(prio int) bool { return n.pfc.Paused(prio) }
 
 func (n *NIC) prio(dscp uint8) int { return int(n.opts.DSCPToPrio[dscp&63] & 7) }
 
@@ -237,7 +236,7 @@ func (n *NIC) kickOnce() {
 		return
 	}
 	for pr := 7; pr >= 0; pr-- {
-		if q := n.ctrl[pr]; len(q) > 0 && !n.paused[pr] {
+		if q := n.ctrl[pr]; len(q) > 0 && !n.pfc.Paused(pr) {
 			p := q[0]
 			q[0] = nil
 			n.ctrl[pr] = q[1:]
@@ -254,7 +253,7 @@ func (n *NIC) kickOnce() {
 	for k := range len(n.active) {
 		i := (n.rr + k) % len(n.active)
 		qp := n.active[i]
-		if n.paused[qp.dataPrio] {
+		if n.pfc.Paused(qp.dataPrio) {
 			continue
 		}
 		p, at := qp.pull(now)
@@ -325,16 +324,10 @@ func (n *NIC) Receive(p *wire.Packet) {
 		if n.mut(MutIgnorePFC) {
 			return
 		}
-		for i := range 8 {
-			if p.ClassEnable&(1<<uint(i)) != 0 {
-				n.pause(i, p.Quanta[i])
-			}
-		}
+		n.pfc.Receive(p)
 		return
 	case wire.KindPause:
-		for i := range 8 {
-			n.pause(i, p.Quanta[0])
-		}
+		n.pfc.Receive(p)
 		return
 	case wire.KindCNP:
 		n.ctr.cnpRx++
@@ -376,48 +369,8 @@ func (n *NIC) qp(qpn uint32) *QP {
 	return qp
 }
 
-func (n *NIC) pause(i int, quanta uint16) {
-	n.ctr.pauseRx[i]++
-	now := n.sched.Now()
-	if n.pauseTimer[i] != nil {
-		n.pauseTimer[i].Stop()
-		n.pauseTimer[i] = nil
-	}
-	if quanta == 0 {
-		n.resume(i)
-		return
-	}
-	if !n.paused[i] {
-		n.paused[i] = true
-		n.pausedSince[i] = now
-	}
-	d := wire.PauseTime(n.opts.LineRate, quanta)
-	n.pausedUntil[i] = now.Add(d)
-	n.pauseTimer[i] = n.sched.AfterFunc(d, func() {
-		if n.paused[i] && n.sched.Now() >= n.pausedUntil[i] {
-			n.pauseTimer[i] = nil
-			n.resume(i)
-		}
-	})
-}
-
-func (n *NIC) resume(i int) {
-	if !n.paused[i] {
-		return
-	}
-	n.paused[i] = false
-	n.ctr.pausedTime[i] += n.sched.Now().Sub(n.pausedSince[i])
-	n.kick()
-}
-
 // PausedTime returns how long priority prio has been paused in total.
-func (n *NIC) PausedTime(prio int) clock.Duration {
-	d := n.ctr.pausedTime[prio&7]
-	if n.paused[prio&7] {
-		d += n.sched.Now().Sub(n.pausedSince[prio&7])
-	}
-	return d
-}
+func (n *NIC) PausedTime(prio int) clock.Duration { return n.pfc.PausedTime(prio) }
 
 // creditReceiver returns the NIC's receiver-driven controller, built on
 // first use (nil when the registry lacks the algorithm).

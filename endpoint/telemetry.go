@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/rocelab/rocelab/core/clock"
-
 	"github.com/rocelab/rocelab/core/telemetry"
 )
 
@@ -14,8 +12,6 @@ type nicCounters struct {
 	txPkts, txBytes, rxPkts, rxBytes int64
 	rxOther, badICRC, noQP           int64
 	cnpRx                            int64
-	pauseRx                          [8]int64
-	pausedTime                       [8]clock.Duration
 }
 
 func sortedQPNs(m map[uint32]*QP) []uint32 {
@@ -75,11 +71,11 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 	c("nic_cnp_rx_total", n.ctr.cnpRx)
 	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(len(n.qps))})
 	for i := range 8 {
-		if n.ctr.pauseRx[i] == 0 {
+		if n.pfc.Frames[i] == 0 {
 			continue
 		}
 		l := telemetry.With(node, telemetry.Label{Name: "prio", Value: strconv.Itoa(i)})
-		emit(telemetry.Sample{Name: "nic_pfc_rx_frames_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.ctr.pauseRx[i])})
+		emit(telemetry.Sample{Name: "nic_pfc_rx_frames_total", Kind: telemetry.Counter, Labels: l, Value: float64(n.pfc.Frames[i])})
 		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
 	}
 	others := n.othersGone

@@ -205,16 +205,16 @@ func TestXOffRefresh(t *testing.T) {
 	e.At(0, func() { sw.Port(1).Receive(pfc(3, 0xFFFF)) })
 	h0.AddFlow(flow(roce(0, 1, 26, 1), 3, 1000))
 	e.RunUntil(clock.Time(110 * clock.Microsecond))
-	if !h0.Paused(3) || h0.PausedTime[3] != 0 {
-		t.Errorf("sender paused now: %v; ended pauses total %v (want none)", h0.Paused(3), h0.PausedTime[3])
+	if !h0.Paused(3) || h0.Pauses.Ended[3] != 0 {
+		t.Errorf("sender paused now: %v; ended pauses total %v (want none)", h0.Paused(3), h0.Pauses.Ended[3])
 	}
-	if f := h0.PauseFrames[3]; f < 38 || f > 42 {
+	if f := h0.Pauses.Frames[3]; f < 38 || f > 42 {
 		t.Errorf("sender got %d pause frames, want ≈ 41 (first XOFF at ≈ 2 µs, then every 2.56 µs)", f)
 	}
 	g := sw.Port(0).PG(3)
 	// The last frame sent may still be on the cable.
-	if d := g.XOffFrames - h0.PauseFrames[3]; d < 0 || d > 1 || g.XOnFrames != 0 {
-		t.Errorf("switch sent %d XOFF, %d XON; host got %d", g.XOffFrames, g.XOnFrames, h0.PauseFrames[3])
+	if d := g.XOffFrames - h0.Pauses.Frames[3]; d < 0 || d > 1 || g.XOnFrames != 0 {
+		t.Errorf("switch sent %d XOFF, %d XON; host got %d", g.XOffFrames, g.XOnFrames, h0.Pauses.Frames[3])
 	}
 }
 

@@ -100,25 +100,25 @@ func TestPFCBackPressureHOL(t *testing.T) {
 		t.Errorf("leaf1 uplink queue 3: %d PFC received, paused %v", q.PFCRx, q.PausedTime)
 	}
 	for i, h := range append(hol.a, hol.v) {
-		if g := hol.leaf1.Port(i).PG(3); g.XOffFrames == 0 || h.PauseFrames[3] == 0 {
-			t.Errorf("leaf1 port %d: %d XOFF sent, host got %d", i, g.XOffFrames, h.PauseFrames[3])
+		if g := hol.leaf1.Port(i).PG(3); g.XOffFrames == 0 || h.Pauses.Frames[3] == 0 {
+			t.Errorf("leaf1 port %d: %d XOFF sent, host got %d", i, g.XOffFrames, h.Pauses.Frames[3])
 		}
 	}
 	for i, h := range hol.b {
-		if h.PauseFrames[3] == 0 {
+		if h.Pauses.Frames[3] == 0 {
 			t.Errorf("B%d never paused", i+1)
 		}
 	}
 
 	t.Logf("victim rate: HOL %.1f Gb/s, control %.1f Gb/s; victim paused %v (HOL) vs %v (control)",
-		hol.victimRate/1e9, ctl.victimRate/1e9, hol.v.PausedTime[3], ctl.v.PausedTime[4])
+		hol.victimRate/1e9, ctl.victimRate/1e9, hol.v.Pauses.Ended[3], ctl.v.Pauses.Ended[4])
 	if hol.victimRate > 0.5*float64(g100) {
 		t.Errorf("victim got %.1f Gb/s despite head-of-line blocking, want < 50 Gb/s", hol.victimRate/1e9)
 	}
 	if ctl.victimRate < 0.97*float64(g100) {
 		t.Errorf("control victim got %.1f Gb/s, want ≈ 100 Gb/s", ctl.victimRate/1e9)
 	}
-	if ctl.v.PauseFrames[4] != 0 || hol.v.PauseFrames[3] == 0 {
-		t.Errorf("victim pause frames: HOL %d, control %d", hol.v.PauseFrames[3], ctl.v.PauseFrames[4])
+	if ctl.v.Pauses.Frames[4] != 0 || hol.v.Pauses.Frames[3] == 0 {
+		t.Errorf("victim pause frames: HOL %d, control %d", hol.v.Pauses.Frames[3], ctl.v.Pauses.Frames[4])
 	}
 }

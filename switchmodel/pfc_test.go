@@ -101,8 +101,8 @@ func TestPFCIncastLossless(t *testing.T) {
 		if g.PeakHeadroom == 0 || g.PeakHeadroom > g.HeadroomSize {
 			t.Errorf("port %d: peak headroom %d, want in (0, %d]", i, g.PeakHeadroom, g.HeadroomSize)
 		}
-		if g.XOffFrames == 0 || hosts[i].PauseFrames[3] == 0 {
-			t.Errorf("port %d: %d XOFF frames sent, host got %d", i, g.XOffFrames, hosts[i].PauseFrames[3])
+		if g.XOffFrames == 0 || hosts[i].Pauses.Frames[3] == 0 {
+			t.Errorf("port %d: %d XOFF frames sent, host got %d", i, g.XOffFrames, hosts[i].Pauses.Frames[3])
 		}
 		if g.XOff || g.Used != 0 {
 			t.Errorf("port %d: still paused (%v) or holding %d B after the run", i, g.XOff, g.Used)
@@ -122,8 +122,8 @@ func TestIncastLossyDrops(t *testing.T) {
 	var sent int64
 	for i := range n {
 		sent += hosts[i].Sent
-		if hosts[i].PauseFrames != [8]int64{} {
-			t.Errorf("host %d paused on a lossy priority: %v", i, hosts[i].PauseFrames)
+		if hosts[i].Pauses.Frames != [8]int64{} {
+			t.Errorf("host %d paused on a lossy priority: %v", i, hosts[i].Pauses.Frames)
 		}
 	}
 	lost := sent - hosts[n].Packets

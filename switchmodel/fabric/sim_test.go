@@ -203,7 +203,7 @@ func TestSimIncastPFC(t *testing.T) {
 		t.Errorf("no PFC: %v frames sent, %v XOFF for PG3", pfcTx, xoff)
 	}
 	for _, p := range senders {
-		if b.hosts[p].PauseFrames[3] == 0 {
+		if b.hosts[p].Pauses.Frames[3] == 0 {
 			t.Errorf("%s was never paused", p.Node.Name)
 		}
 	}

@@ -8,6 +8,7 @@ package testbench
 import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/pause"
 )
 
 // Flow is a stream of identical packets a Host sends.
@@ -56,17 +57,11 @@ type Host struct {
 	wakeAt clock.Time
 	doneFn func()
 
-	paused      [8]bool
-	pausedUntil [8]clock.Time
-	pausedSince [8]clock.Time
-	pauseTimer  [8]clock.Timer
-
 	// Sent and SentBytes count the data frames transmitted.
 	Sent, SentBytes int64
-	// PauseFrames counts the PFC frames received, per priority enabled.
-	PauseFrames [8]int64
-	// PausedTime is the total time each priority was paused (ended pauses).
-	PausedTime [8]clock.Duration
+	// Pauses obeys the PFC and PAUSE frames received; its Frames and
+	// Ended count them and the time of the ended pauses, per priority.
+	Pauses pause.Receiver
 }
 
 var _ wire.Sink = (*Host)(nil)
@@ -75,6 +70,7 @@ var _ wire.Sink = (*Host)(nil)
 func NewHost(name string, sched clock.Scheduler, rate clock.Rate, out wire.Sink) *Host {
 	h := &Host{Name: name, sched: sched, rate: rate, out: out}
 	h.doneFn = h.txDone
+	h.Pauses.Init(sched, rate, h.kick)
 	return h
 }
 
@@ -97,59 +93,16 @@ func (h *Host) SendControl(p *wire.Packet) {
 }
 
 // Paused reports whether priority prio is paused now.
-func (h *Host) Paused(prio int) bool { return h.paused[prio] }
+func (h *Host) Paused(prio int) bool { return h.Pauses.Paused(prio) }
 
 // Receive takes a frame from the network.
 func (h *Host) Receive(p *wire.Packet) {
 	switch p.Kind {
-	case wire.KindPFC:
-		for i := range 8 {
-			if p.ClassEnable&(1<<uint(i)) != 0 {
-				h.PauseFrames[i]++
-				h.pause(i, p.Quanta[i])
-			}
-		}
-	case wire.KindPause:
-		for i := range 8 {
-			h.PauseFrames[i]++
-			h.pause(i, p.Quanta[0])
-		}
+	case wire.KindPFC, wire.KindPause:
+		h.Pauses.Receive(p)
 	default:
 		h.Counter.Receive(p)
 	}
-}
-
-func (h *Host) pause(i int, quanta uint16) {
-	now := h.sched.Now()
-	if h.pauseTimer[i] != nil {
-		h.pauseTimer[i].Stop()
-		h.pauseTimer[i] = nil
-	}
-	if quanta == 0 {
-		h.resume(i)
-		return
-	}
-	if !h.paused[i] {
-		h.paused[i] = true
-		h.pausedSince[i] = now
-	}
-	d := wire.PauseTime(h.rate, quanta)
-	h.pausedUntil[i] = now.Add(d)
-	h.pauseTimer[i] = h.sched.AfterFunc(d, func() {
-		if h.paused[i] && h.sched.Now() >= h.pausedUntil[i] {
-			h.pauseTimer[i] = nil
-			h.resume(i)
-		}
-	})
-}
-
-func (h *Host) resume(i int) {
-	if !h.paused[i] {
-		return
-	}
-	h.paused[i] = false
-	h.PausedTime[i] += h.sched.Now().Sub(h.pausedSince[i])
-	h.kick()
 }
 
 // kick starts the next frame if the host is idle: control frames first,
@@ -191,7 +144,7 @@ func (h *Host) nextData() *wire.Packet {
 	for k := range n {
 		i := (h.rr + k) % n
 		f := h.flows[i]
-		if f.done() || h.paused[f.Priority&7] {
+		if f.done() || h.Pauses.Paused(f.Priority) {
 			continue
 		}
 		if f.next > now {
