@@ -49,5 +49,7 @@
 // In the simulator every rank's NIC is in one process and New wires all
 // QPs. The emulation's processes would exchange endpoint.ConnInfo and each
 // region's (address, rkey) out of band instead; that exchange belongs to the
-// lab's node API and is not here.
+// lab's node API and is not here, but the protocol on each QP is: the
+// node's collective job speaks it through a Channel per QP, as the
+// Transport does.
 package rdmacomm

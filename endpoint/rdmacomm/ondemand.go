@@ -12,7 +12,7 @@ type pair struct {
 	used   uint64 // Transport.uses at the last write either way
 }
 
-func (p *pair) idle() bool { return len(p.ab.pending) == 0 && len(p.ba.pending) == 0 }
+func (p *pair) idle() bool { return p.ab.Pending() == 0 && p.ba.Pending() == 0 }
 
 // connectOnDemand connects ranks from and to, then trims both ranks'
 // pairs back to MaxPairs where idle ones allow.

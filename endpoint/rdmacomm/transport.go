@@ -93,19 +93,10 @@ type rankRes struct {
 
 // conn is one direction of a connected QP pair: from's QP toward to.
 type conn struct {
+	Channel
 	t        *Transport
 	from, to int
-	qp       *endpoint.QP
-	nextID   uint64
-	pending  map[uint64]pendingWrite
-	announce bool   // receive side: an offset was announced
-	off      uint32 // receive side: the announced offset
-	pair     *pair  // OnDemand only
-}
-
-type pendingWrite struct {
-	mr   *endpoint.MR // registered source to deregister, or nil
-	done func(error)
+	pair     *pair // OnDemand only
 }
 
 // New connects the QPs of the pattern in opts and posts their receives.
@@ -217,7 +208,6 @@ func (t *Transport) connect(a, b int) error {
 // newConn creates rank from's QP toward rank to, with its own CQs.
 func (t *Transport) newConn(from, to int) (*conn, error) {
 	r := t.ranks[from]
-	c := &conn{t: t, from: from, to: to, pending: map[uint64]pendingWrite{}}
 	cfg := t.opts.QP
 	cfg.SendCQ, cfg.RecvCQ = r.nic.CreateCQ(0), r.nic.CreateCQ(0)
 	cfg.MaxRecvWR = max(cfg.MaxRecvWR, t.opts.RecvDepth)
@@ -225,7 +215,7 @@ func (t *Transport) newConn(from, to int) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rdmacomm: QP %d→%d: %w", from, to, err)
 	}
-	c.qp = qp
+	c := &conn{Channel: NewChannel(qp), t: t, from: from, to: to}
 	cfg.SendCQ.OnCompletion(c.sendDone)
 	cfg.RecvCQ.OnCompletion(c.recvDone)
 	t.conns[[2]int{from, to}] = c
@@ -294,39 +284,14 @@ func (t *Transport) Write(w collective.Write, done func(error)) error {
 	if dst.region != nil {
 		raddr, rkey = dst.region.Addr, dst.region.RKey
 	}
-	src := t.ranks[w.From].nullSrc
-	var reg *endpoint.MR
-	if w.Src != nil && w.Len > 0 {
-		mr, err := t.ranks[w.From].pd.RegMR(w.Src[:w.Len], 0)
-		if err != nil {
-			return fmt.Errorf("rdmacomm: register source: %w", err)
-		}
-		src, reg = mr, mr
-	}
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = pendingWrite{mr: reg, done: done}
+	r := t.ranks[w.From]
 	t.inWrite = true
 	defer func() { t.inWrite = false }()
-	err := c.qp.PostSend(endpoint.SendWR{WRID: id << 1, Opcode: endpoint.WRWriteImm,
-		RemoteAddr: raddr, RKey: rkey, Imm: uint32(w.Off)})
-	if err == nil {
-		err = c.qp.PostSend(endpoint.SendWR{WRID: id<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
-			Local:      endpoint.SGE{Addr: src.Addr, Length: uint32(w.Len), LKey: src.LKey},
-			RemoteAddr: raddr + uint64(w.Off), RKey: rkey, Imm: w.Imm})
-	}
-	if err != nil {
-		delete(c.pending, id)
-		if reg != nil {
-			reg.Dereg()
-		}
-		return fmt.Errorf("rdmacomm: post write %d→%d: %w", w.From, w.To, err)
+	if err := c.Channel.Write(w, r.pd, r.nullSrc, raddr, rkey, done); err != nil {
+		return fmt.Errorf("rdmacomm: %w", err)
 	}
 	return nil
 }
-
-// errNotDone marks a write whose announcement failed.
-var errNotDone = errors.New("offset announcement failed")
 
 // sendDone completes a write on its data WR's completion.
 func (c *conn) sendDone(wc endpoint.WC) {
@@ -334,29 +299,7 @@ func (c *conn) sendDone(wc endpoint.WC) {
 		c.t.opts.Sched.AfterFunc(0, func() { c.sendDone(wc) })
 		return
 	}
-	id := wc.WRID >> 1
-	pw, ok := c.pending[id]
-	if !ok {
-		return
-	}
-	var err error
-	if wc.Status != endpoint.StatusSuccess {
-		err = fmt.Errorf("rank %d→%d: %v: %w", c.from, c.to, wc.Status, errOr(wc.Err))
-	} else if wc.WRID&1 == 0 {
-		return // a successful announcement (SignalAll)
-	}
-	delete(c.pending, id)
-	if pw.mr != nil {
-		pw.mr.Dereg()
-	}
-	pw.done(err)
-}
-
-func errOr(err error) error {
-	if err == nil {
-		return errNotDone
-	}
-	return err
+	c.SendDone(wc, c.from, c.to)
 }
 
 // recvDone pairs announcements with data and reports arrivals on the
@@ -366,17 +309,8 @@ func (c *conn) recvDone(wc endpoint.WC) {
 		c.t.opts.Sched.AfterFunc(0, func() { c.recvDone(wc) })
 		return
 	}
-	if wc.Status != endpoint.StatusSuccess {
-		return // flushed: the QP failed; the writer's completion reports it
-	}
-	_ = c.qp.PostRecv(endpoint.RecvWR{})
-	if !c.announce {
-		c.announce, c.off = true, wc.Imm
-		return
-	}
-	c.announce = false
-	r := c.t.ranks[c.from]
-	if r.arrived != nil {
-		r.arrived(c.to, int(c.off), int(wc.ByteLen), wc.Imm)
+	off, n, imm, ok := c.RecvDone(wc)
+	if r := c.t.ranks[c.from]; ok && r.arrived != nil {
+		r.arrived(c.to, off, n, imm)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/rdmacomm"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
@@ -44,22 +45,15 @@ type collRank struct {
 }
 
 // collConn is local rank from's QP toward peer to (both directions of the
-// pair are served by it: sends to to, arrivals from to).
+// pair are served by it: sends to to, arrivals from to), speaking
+// rdmacomm's write protocol.
 type collConn struct {
+	rdmacomm.Channel
 	c        *collJob
 	from, to int
 	q        *epQP
 	remote   nodeapi.BufferInfo
-	nextID   uint64
-	pending  map[uint64]pendingWrite
-	announce bool
-	off      uint32
 	inWrite  bool
-}
-
-type pendingWrite struct {
-	mr   *endpoint.MR
-	done func(error)
 }
 
 // recvDepth is the receive WRs each collective QP keeps posted (two per
@@ -149,7 +143,7 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 			case q.qp.State() != endpoint.StateRTS:
 				return fail(fmt.Errorf("conn %d: qp %d is %v, not connected", k, q.id, q.qp.State()))
 			}
-			cc := &collConn{c: cj, from: c.Rank, to: c.Peer, q: q, pending: map[uint64]pendingWrite{}}
+			cc := &collConn{Channel: rdmacomm.NewChannel(q.qp), c: cj, from: c.Rank, to: c.Peer, q: q}
 			q.onWC = cc.completion
 			for range recvDepth {
 				if err := q.qp.PostRecv(endpoint.RecvWR{}); err != nil {
@@ -325,10 +319,9 @@ func (c *collJob) Listen(rank int, region []byte, size int, arrived collective.A
 	rk.region, rk.size, rk.arrived = region, size, arrived
 }
 
-// Write implements collective.Transport, as rdmacomm does it: an offset
-// announcement (a zero-length RDMA WRITE WITH IMMEDIATE carrying the
-// offset) then the data (RDMA WRITE WITH IMMEDIATE carrying the engine's
-// immediate), on the QP from→to; done runs on the data's completion.
+// Write implements collective.Transport with rdmacomm's protocol (an
+// offset announcement, then the data; rdmacomm.Channel) on the QP from→to;
+// done runs on the data's completion.
 func (c *collJob) Write(w collective.Write, done func(error)) error {
 	if c.freed {
 		return errors.New("collective: the job ended")
@@ -341,32 +334,10 @@ func (c *collJob) Write(w collective.Write, done func(error)) error {
 		return fmt.Errorf("collective: write [%d,+%d) outside rank %d's %d-byte region", w.Off, w.Len, w.To, cc.remote.Len)
 	}
 	rk := c.ranks[w.From]
-	src, reg := rk.null, (*endpoint.MR)(nil)
-	if w.Src != nil && w.Len > 0 {
-		mr, err := c.ep.pds[rk.nic].RegMR(w.Src[:w.Len], 0)
-		if err != nil {
-			return fmt.Errorf("collective: register source: %w", err)
-		}
-		src, reg = mr, mr
-	}
-	cc.nextID++
-	id := cc.nextID
-	cc.pending[id] = pendingWrite{mr: reg, done: done}
 	cc.inWrite = true
 	defer func() { cc.inWrite = false }()
-	qp := cc.q.qp
-	err := qp.PostSend(endpoint.SendWR{WRID: id << 1, Opcode: endpoint.WRWriteImm, RemoteAddr: cc.remote.Addr, RKey: cc.remote.RKey, Imm: uint32(w.Off)})
-	if err == nil {
-		err = qp.PostSend(endpoint.SendWR{WRID: id<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
-			Local:      endpoint.SGE{Addr: src.Addr, Length: uint32(w.Len), LKey: src.LKey},
-			RemoteAddr: cc.remote.Addr + uint64(w.Off), RKey: cc.remote.RKey, Imm: w.Imm})
-	}
-	if err != nil {
-		delete(cc.pending, id)
-		if reg != nil {
-			reg.Dereg()
-		}
-		return fmt.Errorf("collective: post write %d→%d: %w", w.From, w.To, err)
+	if err := cc.Channel.Write(w, c.ep.pds[rk.nic], rk.null, cc.remote.Addr, cc.remote.RKey, done); err != nil {
+		return fmt.Errorf("collective: %w", err)
 	}
 	return nil
 }
@@ -382,46 +353,22 @@ func (cc *collConn) completion(wc endpoint.WC) {
 		cc.received(wc)
 		return
 	}
-	id := wc.WRID >> 1
-	pw, ok := cc.pending[id]
-	if !ok {
-		return
-	}
-	var err error
-	if wc.Status != endpoint.StatusSuccess {
-		err = fmt.Errorf("rank %d→%d: %v", cc.from, cc.to, wc.Status)
-		if wc.Err != nil {
-			err = fmt.Errorf("%w: %v", err, wc.Err)
-		}
-	} else if wc.WRID&1 == 0 {
-		return // a successful announcement
-	}
-	delete(cc.pending, id)
-	if pw.mr != nil {
-		pw.mr.Dereg()
-	}
-	pw.done(err)
+	cc.SendDone(wc, cc.from, cc.to)
 }
 
 func (cc *collConn) received(wc endpoint.WC) {
-	if wc.Status != endpoint.StatusSuccess {
-		return // flushed: the writer's completion reports the failure
-	}
-	_ = cc.q.qp.PostRecv(endpoint.RecvWR{})
-	if !cc.announce {
-		cc.announce, cc.off = true, wc.Imm
+	off, n, imm, ok := cc.RecvDone(wc)
+	if !ok {
 		return
 	}
-	cc.announce = false
 	rk := cc.c.ranks[cc.from]
 	if rk == nil {
 		return // the job ended
 	}
-	off, n := int(cc.off), int(wc.ByteLen)
 	if rk.region != nil && off >= 0 && off+n <= len(rk.region) && off+n <= len(rk.mr.Buf) {
 		copy(rk.region[off:off+n], rk.mr.Buf[off:off+n])
 	}
 	if rk.arrived != nil {
-		rk.arrived(cc.to, off, n, wc.Imm)
+		rk.arrived(cc.to, off, n, imm)
 	}
 }
