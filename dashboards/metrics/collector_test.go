@@ -34,8 +34,8 @@ func simReading(t *testing.T) metrics.Reading {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Incast(simlab.IncastSpec{Name: "incast", Senders: []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"},
-		Receiver: "host4:gpu1", Op: "write", Size: 64 << 10, TxDepth: 128, Duration: clock.Millisecond}); err != nil {
+	if _, err := l.Incast("host4:gpu1", simlab.PerfSpec{Name: "incast", From: []string{"host1:gpu0", "host2:gpu0", "host3:gpu0"},
+		Op: "write", Size: 64 << 10, TxDepth: 128, Duration: clock.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	l.RunFor(600 * clock.Microsecond) // mid-incast: queues and pauses are live

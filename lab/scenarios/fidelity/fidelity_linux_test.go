@@ -223,7 +223,7 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := lab.Incast(simlab.IncastSpec{Name: "incast", Senders: senders, Receiver: receiver,
+	job, err := lab.Incast(receiver, simlab.PerfSpec{Name: "incast", From: senders,
 		Op: "write", Size: msgSize, Duration: incastFor, QPs: 1, TxDepth: txDepth})
 	if err != nil {
 		t.Fatal(err)

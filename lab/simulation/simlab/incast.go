@@ -10,41 +10,25 @@ import (
 	"github.com/rocelab/rocelab/switchmodel"
 )
 
-// IncastSpec is Perf from many senders to one receiver.
-type IncastSpec struct {
-	Name     string
-	Senders  []string // NIC names; empty means every BE NIC but the receiver
-	Receiver string
-	// Op, Size, Iterations, Duration, QPs, TxDepth, Mode, CC, Start: as
-	// in PerfSpec.
-	Op         string
-	Size       int
-	Iterations int
-	Duration   clock.Duration
-	QPs        int
-	TxDepth    int
-	Mode, CC   string
-	Start      clock.Time
-}
-
-// Incast adds an incast job: a Perf job from every sender to the receiver.
-func (l *Lab) Incast(spec IncastSpec) (*PerfJob, error) {
-	senders := spec.Senders
-	if len(senders) == 0 {
+// Incast adds an incast job: spec, a Perf job, from every NIC of
+// spec.From to receiver. An empty spec.From means every BE NIC but the
+// receiver; spec.To and spec.Pairwise must be left unset.
+func (l *Lab) Incast(receiver string, spec PerfSpec) (*PerfJob, error) {
+	if len(spec.From) == 0 {
 		for _, n := range l.nics {
-			if n.Name() != spec.Receiver {
-				senders = append(senders, n.Name())
+			if n.Name() != receiver {
+				spec.From = append(spec.From, n.Name())
 			}
 		}
 	}
-	if spec.Receiver == "" {
+	switch {
+	case receiver == "":
 		return nil, fmt.Errorf("incast %s: no receiver", spec.Name)
+	case len(spec.To) > 0 || spec.Pairwise:
+		return nil, fmt.Errorf("incast %s: To and Pairwise are the incast's own", spec.Name)
 	}
-	return l.Perf(PerfSpec{
-		Name: spec.Name, Op: spec.Op, From: senders, To: []string{spec.Receiver},
-		Size: spec.Size, Iterations: spec.Iterations, Duration: spec.Duration,
-		QPs: spec.QPs, TxDepth: spec.TxDepth, Mode: spec.Mode, CC: spec.CC, Start: spec.Start,
-	})
+	spec.To = []string{receiver}
+	return l.Perf(spec)
 }
 
 // IncastReport is what the fidelity check compares between the emulation

@@ -14,7 +14,7 @@ func runIncast(t *testing.T, opts Options, cc string) (*Lab, *PerfJob, *Sampler)
 	t.Helper()
 	l := build(t, "incast", opts)
 	s := l.Sample(SamplerSpec{Interval: 10 * clock.Microsecond, MaxPoints: 64})
-	j, err := l.Incast(IncastSpec{Name: "incast", Receiver: "receiver:gpu0", Duration: 2 * clock.Millisecond, CC: cc})
+	j, err := l.Incast("receiver:gpu0", PerfSpec{Name: "incast", Duration: 2 * clock.Millisecond, CC: cc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func mixed(t *testing.T, opts Options) (*Lab, *Sampler) {
 	if _, err := l.Perf(PerfSpec{Op: "write", From: []string{"host1:gpu0"}, To: []string{"host4:gpu0"}, Iterations: 100, Mode: "metaroce", Paths: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Incast(IncastSpec{Receiver: "host3:gpu1", Senders: []string{"host1:gpu1", "host2:gpu0", "host2:gpu1", "host4:gpu1"}, Duration: time(150), CC: "dcqcn"}); err != nil {
+	if _, err := l.Incast("host3:gpu1", PerfSpec{From: []string{"host1:gpu1", "host2:gpu0", "host2:gpu1", "host4:gpu1"}, Duration: time(150), CC: "dcqcn"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.RunUntilIdle(clock.Second); err != nil {
