@@ -16,6 +16,7 @@ all: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rocelab
 	$(GO) build -o $(dir $(BIN))rocelab-node ./cmd/rocelab-node
+	$(GO) build -o $(dir $(BIN))rocelab-controller ./cmd/rocelab-controller
 	@scripts/build-verbs-lib.sh bin/lib/libibverbs.so.1 || \
 		echo "note: bin/lib/libibverbs.so.1 not built: verbs programs (perftest, ibv_*) will find no lab NIC"
 
@@ -24,6 +25,7 @@ PREFIX    ?= /usr/local
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rocelab
 	install -D -m 0755 $(dir $(BIN))rocelab-node $(DESTDIR)$(PREFIX)/bin/rocelab-node
+	install -D -m 0755 $(dir $(BIN))rocelab-controller $(DESTDIR)$(PREFIX)/bin/rocelab-controller
 	if [ -f bin/lib/libibverbs.so.1 ]; then install -D -m 0755 bin/lib/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/rocelab/libibverbs.so.1; fi
 
 ## test: lint, every unit/integration test, then each fuzz target briefly.

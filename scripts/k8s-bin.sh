@@ -17,7 +17,10 @@ if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ]; then
 fi
 mkdir -p "$cache"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# While it builds, $cache.building holds its PID: the tests that need the
+# binaries wait for a build in progress (.ci/run starts one beside make test).
+echo $$ >"$cache.building"
+trap 'rm -rf "$work" "$cache.building"' EXIT
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 if [ ! -x "$cache/etcd" ]; then

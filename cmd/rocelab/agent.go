@@ -12,7 +12,6 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/agent"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
-	"github.com/rocelab/rocelab/lab/emulation/kube"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 )
 
@@ -76,7 +75,7 @@ it was away. Needs root.`,
 				}
 				actx, stop := context.WithCancel(ctx)
 				announced := make(chan struct{})
-				go func() { kube.Announce(actx, c, k.namespace, machine, ln.Addr().String(), opts.log); close(announced) }()
+				go func() { c.Announce(actx, k.namespace, machine, ln.Addr().String(), opts.log); close(announced) }()
 				defer func() { stop(); <-announced }()
 			}
 			return s.Run(ctx, ln)

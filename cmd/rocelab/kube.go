@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/kube"
@@ -27,7 +26,7 @@ func (k *kubeFlags) add(cmd *cobra.Command) {
 }
 
 // client connects to the cluster.
-func (k *kubeFlags) client() (client.Client, error) {
+func (k *kubeFlags) client() (*kube.Client, error) {
 	cfg, err := kube.Config(k.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -44,34 +43,6 @@ func splitRef(ref string) (ns, name string) {
 	return ns, name
 }
 
-// newControllerCmd is `rocelab controller`: the Kubernetes controller of
-// Lab resources.
-func newControllerCmd(opts *options) *cobra.Command {
-	var k kubeFlags
-	var root string
-	cmd := &cobra.Command{
-		Use:   "controller [--kubeconfig FILE]",
-		Short: "Run the Kubernetes controller of Lab resources",
-		Long: `Controller installs the Lab custom resource (labs.rocelab.dev) and deploys
-every Lab across the rocelab agents that announce themselves in its
-namespace (rocelab agent --kubeconfig), repairs its dead nodes, and
-destroys it on every machine when the Lab is deleted. It keeps the labs'
-records under its run directory; one that lost them rebuilds them from the
-Labs' status. See docs/multi-machine.md.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := kube.Config(k.kubeconfig)
-			if err != nil {
-				return err
-			}
-			return kube.RunController(cmdContext(cmd), cfg, root, opts.log)
-		},
-	}
-	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	addRootFlag(cmd, &root)
-	return cmd
-}
-
 // deployOnKube creates the Lab for t, waits until it runs, and records it
 // here so that the other commands reach its nodes through their agents.
 func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies.Topology, name, root string, scale int) error {
@@ -81,7 +52,7 @@ func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies
 	}
 	ctx, cancel := context.WithTimeout(cmdContext(cmd), 10*time.Minute)
 	defer cancel()
-	lab, err := kube.Deploy(ctx, c, kf.namespace, name, t, scale, 0, func(phase, msg string) {
+	lab, err := c.Deploy(ctx, kf.namespace, name, t, scale, 0, func(phase, msg string) {
 		fmt.Fprintf(opts.stderr, "Lab %s/%s: %s %s\n", kf.namespace, name, phase, msg)
 	})
 	if errors.Is(err, deploy.ErrExists) {
@@ -117,5 +88,5 @@ func destroyOnKube(cmd *cobra.Command, kf kubeFlags, root, lab string) error {
 	ns, name := splitRef(l.Kubernetes)
 	ctx, cancel := context.WithTimeout(cmdContext(cmd), 5*time.Minute)
 	defer cancel()
-	return kube.Destroy(ctx, c, ns, name)
+	return c.Destroy(ctx, ns, name)
 }

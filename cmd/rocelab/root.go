@@ -87,7 +87,6 @@ through them, injects faults, and shows what the fabric did.`,
 		newFaultCmd(opts),
 		newRestartCmd(opts),
 		newAgentCmd(opts),
-		newControllerCmd(opts),
 	)
 	return root
 }

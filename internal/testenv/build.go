@@ -45,6 +45,25 @@ func BuildRocelabTo(path string) error {
 	return nil
 }
 
+// BuildCommand builds the command cmd/NAME of this module (statically,
+// with the test binary's build tags) into t's temporary directory and
+// returns its path: for the binaries BuildRocelab does not build
+// (rocelab-controller).
+func BuildCommand(t testing.TB, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
+	args := []string{"build", "-o", out}
+	if buildTags != "" {
+		args = append(args, "-tags", buildTags)
+	}
+	cmd := exec.Command("go", append(args, "github.com/rocelab/rocelab/cmd/"+name)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", name, err, msg)
+	}
+	return out
+}
+
 // RunRoot returns a fresh lab run-directory root for t, removed when t
 // ends: on tmpfs under /run when it can (the lab's state file is fsynced
 // on every change, which is slow on a disk), else in t's temporary

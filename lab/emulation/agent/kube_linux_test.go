@@ -14,7 +14,7 @@ import (
 // TestLabOnKubernetes runs a lab through a Lab resource on a real
 // control plane (etcd and kube-apiserver, in the client namespace): the
 // agents of two machines announce themselves with Leases, rocelab
-// controller deploys the Lab across them, the commands on the client
+// rocelab-controller deploys the Lab across them, the commands on the client
 // reach the nodes through the agents, a machine that loses its agent and
 // nodes comes back with a new agent, and deleting the Lab (rocelab
 // destroy) removes everything from every machine. Not covered: agents as
@@ -22,13 +22,14 @@ import (
 // would keep them running), and the controller as a Deployment.
 func TestLabOnKubernetes(t *testing.T) {
 	testenv.RequireRoot(t)
+	agenttest.K8sBinaries(t) // may wait for a build: not while holding the lock
 	testenv.Exclusive(t)
-	agenttest.K8sBinaries(t)
 	bin := testenv.BuildRocelab(t)
 	u := agenttest.New(t, 2)
 	cp := u.StartControlPlane(t)
 	kc := []string{"--kubeconfig", cp.Kubeconfig}
-	u.StartDaemon(t, "controller", bin, append([]string{"controller", "--root", u.Client.Root + "/controller"}, kc...)...)
+	ctl := testenv.BuildCommand(t, "rocelab-controller")
+	u.StartDaemon(t, "controller", ctl, append([]string{"--root", u.Client.Root + "/controller"}, kc...)...)
 	u.Machines[0].StartAgent(t, bin, kc...)
 	a2 := u.Machines[1].StartAgent(t, bin, kc...)
 	lab := fmt.Sprintf("kb%04x", os.Getpid()&0xffff)

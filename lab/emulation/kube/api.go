@@ -1,10 +1,16 @@
 // Package kube runs labs that span machines on Kubernetes: a Lab custom
-// resource (group rocelab.dev) holds a lab's topology; a controller
-// deploys it across the rocelab agents of the cluster's machines (see
-// package agent) and destroys it when the resource is deleted (a
-// finalizer); the agents announce themselves with Leases. Kubernetes
-// places and restarts the agents (a DaemonSet); rocelab wires and models
-// (docs/multi-machine.md).
+// resource (group rocelab.dev) holds a lab's topology; the controller
+// (kube/controller, its own binary rocelab-controller) deploys it across
+// the rocelab agents of the cluster's machines (package agent) and
+// destroys it when the resource is deleted (a finalizer); the agents
+// announce themselves with Leases. Kubernetes places and restarts the
+// agents (a DaemonSet); rocelab wires and models (docs/multi-machine.md).
+//
+// This package is what the rocelab command links: the Lab type, a client
+// of Labs and Leases over client-go's dynamic client, and the agent's
+// announcement. controller-runtime, the typed clientsets and their scheme
+// registrations stay in the controller's binary (they doubled rocelab's
+// size and added 30 ms to every start of it).
 package kube
 
 import (
@@ -124,5 +130,5 @@ func AddToScheme(s *runtime.Scheme) error {
 	return nil
 }
 
-// now is metav1.Now, for the status.
-func now() *metav1.Time { t := metav1.NewTime(time.Now().UTC()); return &t }
+// Now is the time for a status, in UTC.
+func Now() *metav1.Time { t := metav1.NewTime(time.Now().UTC()); return &t }

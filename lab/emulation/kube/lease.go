@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // An agent announces itself with a Lease of its own, renewed while it
@@ -34,17 +34,17 @@ func leaseName(machine string) string { return "rocelab-agent-" + machine }
 // namespace ns, renewing it until ctx ends (then it deletes it: a stopped
 // agent leaves at once rather than when its lease runs out). Errors are
 // logged and retried: the API server may come and go.
-func Announce(ctx context.Context, c client.Client, ns, machine, addr string, log *slog.Logger) {
+func (c *Client) Announce(ctx context.Context, ns, machine, addr string, log *slog.Logger) {
 	tick := time.NewTicker(LeaseDuration / 3)
 	defer tick.Stop()
 	for {
-		if err := renew(ctx, c, ns, machine, addr); err != nil && ctx.Err() == nil {
+		if err := c.renew(ctx, ns, machine, addr); err != nil && ctx.Err() == nil {
 			log.Warn("agent lease", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			c.Delete(dctx, &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaseName(machine)}})
+			c.dyn.Resource(LeasesResource).Namespace(ns).Delete(dctx, leaseName(machine), metav1.DeleteOptions{})
 			cancel()
 			return
 		case <-tick.C:
@@ -52,24 +52,33 @@ func Announce(ctx context.Context, c client.Client, ns, machine, addr string, lo
 	}
 }
 
-func renew(ctx context.Context, c client.Client, ns, machine, addr string) error {
+func (c *Client) renew(ctx context.Context, ns, machine, addr string) error {
+	leases := c.dyn.Resource(LeasesResource).Namespace(ns)
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(LeaseDuration / time.Second)
 	var l coordv1.Lease
-	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: leaseName(machine)}, &l)
-	if apierrors.IsNotFound(err) {
+	u, err := leases.Get(ctx, leaseName(machine), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
 		l = coordv1.Lease{
+			TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaseName(machine),
 				Labels: map[string]string{AgentLabel: AgentLabelValue}, Annotations: map[string]string{AgentAnnotation: addr}},
 			Spec: coordv1.LeaseSpec{HolderIdentity: &machine, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
-		if err := c.Create(ctx, &l); err != nil {
+		nu, err := toUnstructured(&l)
+		if err != nil {
+			return err
+		}
+		if _, err := leases.Create(ctx, nu, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create lease %s: %w", l.Name, err)
 		}
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("get lease: %w", err)
+	}
+	if err := fromUnstructured(u, &l); err != nil {
+		return err
 	}
 	if l.Labels == nil {
 		l.Labels = map[string]string{}
@@ -80,22 +89,31 @@ func renew(ctx context.Context, c client.Client, ns, machine, addr string) error
 	l.Labels[AgentLabel] = AgentLabelValue
 	l.Annotations[AgentAnnotation] = addr
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &machine, &secs, &now
-	if err := c.Update(ctx, &l); err != nil {
+	nu, err := toUnstructured(&l)
+	if err != nil {
+		return err
+	}
+	if _, err := leases.Update(ctx, nu, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("renew lease %s: %w", l.Name, err)
 	}
 	return nil
 }
 
 // Agents returns the addresses of the agents in namespace ns whose lease
-// is fresh, sorted by machine.
-func Agents(ctx context.Context, c client.Reader, ns string) ([]string, error) {
-	var ls coordv1.LeaseList
-	if err := c.List(ctx, &ls, client.InNamespace(ns), client.MatchingLabels{AgentLabel: AgentLabelValue}); err != nil {
+// is fresh, in machine order.
+func (c *Client) Agents(ctx context.Context, ns string) ([]string, error) {
+	sel := labels.SelectorFromSet(labels.Set{AgentLabel: AgentLabelValue}).String()
+	list, err := c.dyn.Resource(LeasesResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
 		return nil, fmt.Errorf("list agent leases in %s: %w", ns, err)
 	}
 	type agent struct{ machine, addr string }
 	var out []agent
-	for _, l := range ls.Items {
+	for i := range list.Items {
+		var l coordv1.Lease
+		if err := fromUnstructured(&list.Items[i], &l); err != nil {
+			return nil, err
+		}
 		addr := l.Annotations[AgentAnnotation]
 		if addr == "" || l.Spec.RenewTime == nil || l.Spec.HolderIdentity == nil {
 			continue
@@ -109,15 +127,7 @@ func Agents(ctx context.Context, c client.Reader, ns string) ([]string, error) {
 		}
 		out = append(out, agent{*l.Spec.HolderIdentity, addr})
 	}
-	slices.SortFunc(out, func(a, b agent) int {
-		if a.machine < b.machine {
-			return -1
-		}
-		if a.machine > b.machine {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b agent) int { return strings.Compare(a.machine, b.machine) })
 	addrs := make([]string, len(out))
 	for i, a := range out {
 		addrs[i] = a.addr

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 )
 
 // ControlPlane is a real Kubernetes control plane — etcd and
@@ -35,23 +36,60 @@ type ControlPlane struct {
 }
 
 // K8sBinaries returns the directory holding kube-apiserver and etcd
-// (scripts/k8s-bin.sh builds them; ROCELAB_K8S_BIN names another), or
-// reports them missing: a skip, a failure under CI.
+// (scripts/k8s-bin.sh builds them; ROCELAB_K8S_BIN names another), waiting
+// for a build of them in progress (up to BuildWait), or reports them
+// missing: a skip, a failure under CI.
 func K8sBinaries(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("ROCELAB_K8S_BIN")
-	if dir == "" {
-		out, err := exec.Command("bash", "-c", `d="${ROCELAB_K8S_CACHE:-/var/cache/rocelab/k8s}"; ls -d "$d"/kubernetes-* 2>/dev/null | tail -n 1`).Output()
-		if err == nil {
-			dir = strings.TrimSpace(string(out))
+	if dir := os.Getenv("ROCELAB_K8S_BIN"); dir != "" {
+		if !haveK8s(dir) {
+			testenv.Missing(t, "kube-apiserver and etcd in $ROCELAB_K8S_BIN "+dir)
 		}
+		return dir
 	}
+	cache := os.Getenv("ROCELAB_K8S_CACHE")
+	if cache == "" {
+		cache = "/var/cache/rocelab/k8s"
+	}
+	deadline := time.Now().Add(BuildWait)
+	for logged := false; ; {
+		dirs, _ := filepath.Glob(filepath.Join(cache, "kubernetes-*"))
+		building := false
+		for _, d := range dirs {
+			if strings.HasSuffix(d, ".building") {
+				b, _ := os.ReadFile(d)
+				var pid int
+				fmt.Sscan(string(b), &pid)
+				building = building || pid > 0 && proc.Process{PID: pid}.Alive()
+				continue
+			}
+			if haveK8s(d) {
+				return d
+			}
+		}
+		if !building || time.Now().After(deadline) {
+			testenv.Missing(t, "kube-apiserver and etcd (scripts/k8s-bin.sh builds them into "+cache+")")
+			return ""
+		}
+		if !logged {
+			t.Logf("waiting for scripts/k8s-bin.sh to build kube-apiserver and etcd (up to %v)", BuildWait)
+			logged = true
+		}
+		time.Sleep(5 * time.Second)
+	}
+}
+
+// BuildWait is how long K8sBinaries waits for a build in progress: a cold
+// build of kube-apiserver takes 10–16 minutes of a 2-core machine.
+const BuildWait = 25 * time.Minute
+
+func haveK8s(dir string) bool {
 	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if fi, err := os.Stat(filepath.Join(dir, b)); dir == "" || err != nil || fi.Mode()&0o111 == 0 {
-			testenv.Missing(t, "kube-apiserver and etcd (scripts/k8s-bin.sh builds them into /var/cache/rocelab/k8s)")
+		if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.Mode()&0o111 == 0 {
+			return false
 		}
 	}
-	return dir
+	return true
 }
 
 // StartControlPlane starts etcd and kube-apiserver in the client

@@ -1,4 +1,9 @@
-package kube
+// Package controller is the Kubernetes controller of Lab resources
+// (package kube): it deploys each Lab across the agents that announce
+// themselves in its namespace, repairs it, and destroys it behind a
+// finalizer when the Lab is deleted. It runs in its own binary,
+// rocelab-controller, so that controller-runtime stays out of rocelab.
+package controller
 
 import (
 	"context"
@@ -22,6 +27,7 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/kube"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -31,7 +37,7 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	clientgoscheme.AddToScheme(s)
 	apiextv1.AddToScheme(s)
-	AddToScheme(s)
+	kube.AddToScheme(s)
 	return s
 }
 
@@ -42,6 +48,8 @@ const Recheck = 10 * time.Second
 // them, and destroys them when they are deleted.
 type Reconciler struct {
 	Client client.Client
+	// Kube lists the agents' leases.
+	Kube *kube.Client
 	// Root is where the controller keeps the labs' records (the run
 	// directory of a lab that spans machines: its parts and agents); a
 	// controller that lost it rebuilds it from the Lab's status.
@@ -51,13 +59,13 @@ type Reconciler struct {
 
 // Reconcile brings one Lab to what it says.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var lab Lab
+	var lab kube.Lab
 	if err := r.Client.Get(ctx, req.NamespacedName, &lab); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := r.Log.With("lab", req.String())
 	if !lab.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(&lab, Finalizer) {
+		if !controllerutil.ContainsFinalizer(&lab, kube.Finalizer) {
 			return ctrl.Result{}, nil
 		}
 		if err := r.destroy(ctx, &lab); err != nil {
@@ -65,10 +73,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
 		log.Info("destroyed")
-		controllerutil.RemoveFinalizer(&lab, Finalizer)
+		controllerutil.RemoveFinalizer(&lab, kube.Finalizer)
 		return ctrl.Result{}, r.Client.Update(ctx, &lab)
 	}
-	if controllerutil.AddFinalizer(&lab, Finalizer) {
+	if controllerutil.AddFinalizer(&lab, kube.Finalizer) {
 		if err := r.Client.Update(ctx, &lab); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -76,17 +84,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := state.ValidName(lab.Name); err != nil {
 		return r.fail(ctx, &lab, fmt.Errorf("the Lab's name is the lab's: %w", err))
 	}
-	if lab.Status.Phase != PhasePending && lab.Status.ObservedGeneration != lab.Generation && lab.Status.Phase != PhaseFailed {
+	if lab.Status.Phase != kube.PhasePending && lab.Status.ObservedGeneration != lab.Generation && lab.Status.Phase != kube.PhaseFailed {
 		// The spec changed under a deployed lab: take it down, deploy anew.
 		if err := r.destroy(ctx, &lab); err != nil {
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
-		lab.Status = LabStatus{}
+		lab.Status = kube.LabStatus{}
 	}
 	switch lab.Status.Phase {
-	case PhasePending:
+	case kube.PhasePending:
 		return r.deploy(ctx, &lab, log)
-	case PhaseDeploying:
+	case kube.PhaseDeploying:
 		// A deploy that ended without its status written (a conflict, a
 		// restarted controller): its record says whether it finished.
 		if dl, err := deploy.Deployed(r.Root, lab.Name); err == nil {
@@ -96,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
 		return r.deploy(ctx, &lab, log)
-	case PhaseFailed:
+	case kube.PhaseFailed:
 		if lab.Status.ObservedGeneration != lab.Generation {
 			return r.deploy(ctx, &lab, log)
 		}
@@ -106,20 +114,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // deploy deploys lab across its namespace's agents.
-func (r *Reconciler) deploy(ctx context.Context, lab *Lab, log *slog.Logger) (ctrl.Result, error) {
-	agents, err := Agents(ctx, r.Client, lab.Namespace)
+func (r *Reconciler) deploy(ctx context.Context, lab *kube.Lab, log *slog.Logger) (ctrl.Result, error) {
+	agents, err := r.Kube.Agents(ctx, lab.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(agents) == 0 {
-		lab.Status.Phase, lab.Status.Message = PhasePending, fmt.Sprintf("no rocelab agent announced itself in namespace %s (is the agent DaemonSet running?)", lab.Namespace)
+		lab.Status.Phase, lab.Status.Message = kube.PhasePending, fmt.Sprintf("no rocelab agent announced itself in namespace %s (is the agent DaemonSet running?)", lab.Namespace)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, r.Client.Status().Update(ctx, lab)
 	}
 	t, err := topologies.Parse(or(lab.Spec.Source, lab.Name+".yaml"), []byte(lab.Spec.Topology))
 	if err != nil {
 		return r.fail(ctx, lab, err)
 	}
-	lab.Status = LabStatus{Phase: PhaseDeploying, Message: fmt.Sprintf("deploying across %d machines", len(agents)), ObservedGeneration: lab.Generation}
+	lab.Status = kube.LabStatus{Phase: kube.PhaseDeploying, Message: fmt.Sprintf("deploying across %d machines", len(agents)), ObservedGeneration: lab.Generation}
 	if err := r.Client.Status().Update(ctx, lab); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -136,14 +144,14 @@ func (r *Reconciler) deploy(ctx context.Context, lab *Lab, log *slog.Logger) (ct
 // running writes the status of lab deployed as dl, retrying on conflicts
 // with writes of the Lab in between (the status is the controller's
 // alone).
-func (r *Reconciler) running(ctx context.Context, lab *Lab, dl *deploy.Lab, how string) error {
+func (r *Reconciler) running(ctx context.Context, lab *kube.Lab, dl *deploy.Lab, how string) error {
 	dl.Kubernetes = lab.Namespace + "/" + lab.Name
 	rec, err := json.Marshal(dl)
 	if err != nil {
 		return err
 	}
-	st := LabStatus{Phase: PhaseRunning, Message: fmt.Sprintf("%d nodes on %d machines, k = %d, %s", len(dl.Nodes), len(dl.Machines), dl.Scale, how),
-		ObservedGeneration: lab.Generation, Deployed: now(), Lab: rec}
+	st := kube.LabStatus{Phase: kube.PhaseRunning, Message: fmt.Sprintf("%d nodes on %d machines, k = %d, %s", len(dl.Nodes), len(dl.Machines), dl.Scale, how),
+		ObservedGeneration: lab.Generation, Deployed: kube.Now(), Lab: rec}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(lab), lab); err != nil {
 			return err
@@ -155,8 +163,8 @@ func (r *Reconciler) running(ctx context.Context, lab *Lab, dl *deploy.Lab, how 
 
 // fail records err as the Lab's failure (a failed deploy has rolled
 // back: nothing of it is left).
-func (r *Reconciler) fail(ctx context.Context, lab *Lab, err error) (ctrl.Result, error) {
-	st := LabStatus{Phase: PhaseFailed, Message: err.Error(), ObservedGeneration: lab.Generation}
+func (r *Reconciler) fail(ctx context.Context, lab *kube.Lab, err error) (ctrl.Result, error) {
+	st := kube.LabStatus{Phase: kube.PhaseFailed, Message: err.Error(), ObservedGeneration: lab.Generation}
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(lab), lab); err != nil {
 			return err
@@ -168,7 +176,7 @@ func (r *Reconciler) fail(ctx context.Context, lab *Lab, err error) (ctrl.Result
 
 // record returns the lab's record under the controller's root, adopting
 // it from the status when the root lost it (a restarted controller).
-func (r *Reconciler) record(ctx context.Context, lab *Lab) (*deploy.Lab, error) {
+func (r *Reconciler) record(ctx context.Context, lab *kube.Lab) (*deploy.Lab, error) {
 	if len(lab.Status.Lab) == 0 {
 		return nil, nil
 	}
@@ -183,7 +191,7 @@ func (r *Reconciler) record(ctx context.Context, lab *Lab) (*deploy.Lab, error) 
 }
 
 // check looks at a running lab's nodes; the agents restart dead ones.
-func (r *Reconciler) check(ctx context.Context, lab *Lab, log *slog.Logger) (ctrl.Result, error) {
+func (r *Reconciler) check(ctx context.Context, lab *kube.Lab, log *slog.Logger) (ctrl.Result, error) {
 	if _, err := r.record(ctx, lab); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -191,10 +199,10 @@ func (r *Reconciler) check(ctx context.Context, lab *Lab, log *slog.Logger) (ctr
 	if err != nil {
 		return ctrl.Result{RequeueAfter: Recheck}, nil
 	}
-	phase, msg := PhaseRunning, lab.Status.Message
+	phase, msg := kube.PhaseRunning, lab.Status.Message
 	if st.Status != "running" {
 		fixed, err := deploy.Repair(ctx, r.Root, lab.Name, deploy.RestartOptions{})
-		phase, msg = PhaseDegraded, fmt.Sprintf("restarted %v", fixed)
+		phase, msg = kube.PhaseDegraded, fmt.Sprintf("restarted %v", fixed)
 		if err != nil {
 			msg = fmt.Sprintf("repair: %v", err)
 		}
@@ -210,7 +218,7 @@ func (r *Reconciler) check(ctx context.Context, lab *Lab, log *slog.Logger) (ctr
 }
 
 // destroy removes the lab's parts from every machine.
-func (r *Reconciler) destroy(ctx context.Context, lab *Lab) error {
+func (r *Reconciler) destroy(ctx context.Context, lab *kube.Lab) error {
 	if _, err := r.record(ctx, lab); err != nil {
 		return err
 	}
@@ -228,9 +236,9 @@ func or(s, d string) string {
 	return s
 }
 
-// RunController installs the Lab CRD and runs the controller on cfg's
+// Run installs the Lab CRD and runs the controller on cfg's
 // cluster until ctx ends, keeping lab records under root.
-func RunController(ctx context.Context, cfg *rest.Config, root string, log *slog.Logger) error {
+func Run(ctx context.Context, cfg *rest.Config, root string, log *slog.Logger) error {
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
@@ -247,8 +255,12 @@ func RunController(ctx context.Context, cfg *rest.Config, root string, log *slog
 	if err := InstallCRD(ctx, c); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Root: root, Log: log}
-	if err := ctrl.NewControllerManagedBy(mgr).For(&Lab{}).Named("lab").Complete(r); err != nil {
+	kc, err := kube.NewClient(cfg)
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Kube: kc, Root: root, Log: log}
+	if err := ctrl.NewControllerManagedBy(mgr).For(&kube.Lab{}).Named("lab").Complete(r); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
 	log.Info("controller running", "root", root)

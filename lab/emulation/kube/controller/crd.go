@@ -1,10 +1,11 @@
-package kube
+package controller
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/kube"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,13 +21,13 @@ func CRD() *apiextv1.CustomResourceDefinition {
 	integer := apiextv1.JSONSchemaProps{Type: "integer", Minimum: ptr(0.0)}
 	return &apiextv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-		ObjectMeta: metav1.ObjectMeta{Name: "labs." + Group},
+		ObjectMeta: metav1.ObjectMeta{Name: "labs." + kube.Group},
 		Spec: apiextv1.CustomResourceDefinitionSpec{
-			Group: Group,
+			Group: kube.Group,
 			Names: apiextv1.CustomResourceDefinitionNames{Plural: "labs", Singular: "lab", Kind: "Lab", ListKind: "LabList", ShortNames: []string{"rlab"}},
 			Scope: apiextv1.NamespaceScoped,
 			Versions: []apiextv1.CustomResourceDefinitionVersion{{
-				Name: Version, Served: true, Storage: true,
+				Name: kube.Version, Served: true, Storage: true,
 				Subresources: &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{}},
 				AdditionalPrinterColumns: []apiextv1.CustomResourceColumnDefinition{
 					{Name: "Phase", Type: "string", JSONPath: ".status.phase"},
