@@ -33,7 +33,7 @@ veth pairs between them, and one VXLAN tunnel (UDP 14789) per link to another
 machine — and serves its nodes' APIs, so that inspect, stats, perf,
 collective, fault and destroy work from the deploying machine. With
 --kubeconfig (or inside a pod) it also announces itself with a Lease in
---namespace, where rocelab controller finds it.
+--namespace, where rocelab-controller finds it.
 
 --underlay is this machine's address on the network between the machines
 (the far end of the tunnels to it); --listen defaults to it, port 7470. The

@@ -96,7 +96,7 @@ machines become VXLAN tunnels, and every node shares one fabric clock. The
 other commands then reach the nodes through the agents.
 
 --runtime kubernetes creates a Lab resource (--kubeconfig, --namespace) that
-rocelab controller deploys across the agents announced in that namespace,
+rocelab-controller deploys across the agents announced in that namespace,
 and waits until it runs; destroy deletes it.
 
 --repair (with --name, or alone for the only lab) restarts every node of a

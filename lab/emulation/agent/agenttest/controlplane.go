@@ -173,7 +173,7 @@ func (u *Underlay) start(t *testing.T, name, path string, args ...string) {
 }
 
 // StartDaemon starts `path args…` in the client namespace for the rest of
-// the test (rocelab controller, say).
+// the test (rocelab-controller, say).
 func (u *Underlay) StartDaemon(t *testing.T, name, path string, args ...string) {
 	t.Helper()
 	u.start(t, name, path, args...)
