@@ -61,7 +61,7 @@ func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies
 	if err != nil {
 		return err
 	}
-	if err := deploy.Adopt(root, lab); err != nil {
+	if err := deploy.Adopt(root, lab, t.Text()); err != nil {
 		return err
 	}
 	if opts.wantJSON() {

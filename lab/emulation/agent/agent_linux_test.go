@@ -85,6 +85,13 @@ func TestLabAcrossAgents(t *testing.T) {
 	if !strings.Contains(out, "ctsw1") {
 		t.Errorf("stats ctsw1:\n%s", out)
 	}
+	// A fault on a link that crosses machines, set through the agent of
+	// the machine that sends on it.
+	run(t, u, bin, 0, "fault", "add", "rtsw2", "to", "ctsw1", "loss", "1%", "--name", lab)
+	if out = run(t, u, bin, 0, "fault", "list", "--name", lab); !strings.Contains(out, "rtsw2") || !strings.Contains(out, "loss") {
+		t.Errorf("fault list:\n%s", out)
+	}
+	run(t, u, bin, 0, "fault", "clear", "--all", "--name", lab)
 
 	// Machine m2 loses its agent and every node process of its part.
 	a2.Kill()

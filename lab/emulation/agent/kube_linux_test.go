@@ -1,23 +1,30 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/agent/agenttest"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/stats"
 )
 
 // TestLabOnKubernetes runs a lab through a Lab resource on a real
 // control plane (etcd and kube-apiserver, in the client namespace): the
 // agents of two machines announce themselves with Leases, rocelab
-// rocelab-controller deploys the Lab across them, the commands on the client
-// reach the nodes through the agents, a machine that loses its agent and
-// nodes comes back with a new agent, and deleting the Lab (rocelab
-// destroy) removes everything from every machine. Not covered: agents as
+// rocelab-controller deploys the Lab across them (racks whole: back-end
+// leaf–spine and front-end links cross as VXLAN tunnels), and from the
+// client: perf between machines checks its data, a 3:1 incast into host3
+// makes its leaf send PFC frames that the spine on the other machine
+// receives, an all-reduce over both machines completes, a machine that
+// loses its agent and nodes comes back with a new agent, and deleting the
+// Lab (rocelab destroy) removes everything from every machine. Not covered: agents as
 // pods of a kubelet (the harness starts them as processes, as a DaemonSet
 // would keep them running), and the controller as a Deployment.
 func TestLabOnKubernetes(t *testing.T) {
@@ -45,7 +52,12 @@ func TestLabOnKubernetes(t *testing.T) {
 			t.Errorf("deploy output lacks %q", want)
 		}
 	}
-	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host4", "--name", lab, "--iters", "100")
+	out = run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host4", "--name", lab, "--iters", "100")
+	if !strings.Contains(out, "Data check: ok") {
+		t.Errorf("perf across machines did not check its data:\n%s", out)
+	}
+	incastOverTunnels(t, u, bin, lab)
+	run(t, u, bin, 0, "collective", "allreduce", "--name", lab, "--sizes", "1MB", "--iters", "2")
 
 	// m2 loses its agent and its nodes; its engine starts a new agent.
 	a2.Kill()
@@ -80,4 +92,60 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// incastOverTunnels runs a 3:1 incast into host3:gpu0 from the other
+// rack's hosts (rocelab perf three times at once) and checks, with rocelab
+// inspect and stats, that host3's leaf paused the spines across the
+// machines: the far ends of its links that cross machines received PFC
+// frames, and forwarded the incast's bytes.
+func incastOverTunnels(t *testing.T, u *agenttest.Underlay, bin, lab string) {
+	t.Helper()
+	var st []deploy.LabStatus
+	if err := json.Unmarshal([]byte(run(t, u, bin, 0, "inspect", "--name", lab, "-o", "json")), &st); err != nil || len(st) != 1 || st[0].Lab == nil || st[0].Placement == nil {
+		t.Fatalf("inspect -o json: %v", err)
+	}
+	l := st[0].Lab
+	far := map[string]bool{} // "node/port" of the spine ends of rtsw2's crossing links
+	for _, c := range l.Placement.Crossings {
+		a, b, _ := strings.Cut(c.Name, " -- ")
+		if strings.HasPrefix(a, "rtsw2:") {
+			far[strings.Replace(b, ":", "/", 1)] = true
+		}
+		if strings.HasPrefix(b, "rtsw2:") {
+			far[strings.Replace(a, ":", "/", 1)] = true
+		}
+	}
+	if len(far) == 0 {
+		t.Fatalf("no link of rtsw2 crosses machines: %+v", l.Placement.Crossings)
+	}
+	pfc := func() (frames, bps float64) {
+		var r stats.Report
+		if err := json.Unmarshal([]byte(run(t, u, bin, 0, "stats", "--name", lab, "-o", "json")), &r); err != nil {
+			t.Fatalf("stats -o json: %v", err)
+		}
+		for _, p := range r.Ports {
+			if far[p.Node+"/"+p.Port] {
+				frames += p.PFCRx
+				bps += p.TxBps
+			}
+		}
+		return frames, bps
+	}
+	before, _ := pfc()
+	var wg sync.WaitGroup
+	for _, from := range []string{"host1:gpu0", "host1:gpu1", "host2:gpu0"} {
+		wg.Go(func() {
+			code, out := u.Run(t, 3*time.Minute, bin, "perf", "write", "--from", from, "--to", "host3:gpu0", "--name", lab, "--duration", "2ms", "--root", u.Client.Root)
+			if code != 0 {
+				t.Errorf("incast %s -> host3:gpu0: exit %d\n%s", from, code, out)
+			}
+		})
+	}
+	wg.Wait()
+	after, _ := pfc()
+	if after <= before {
+		t.Errorf("the 3:1 incast into host3 sent no PFC frame over the tunnels to %v (%v before, %v after)", far, before, after)
+	}
+	t.Logf("incast into host3: %v PFC frames crossed the machines to %v", after-before, far)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -212,6 +213,10 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 			return nil, err
 		}
 	}
+	// The lab keeps its topology here too: fault targets resolve on it.
+	if err := os.WriteFile(filepath.Join(books.Dir(), TopologyFile), t.Text(), 0o600); err != nil {
+		return nil, fmt.Errorf("keep the topology: %w", err)
+	}
 	objs := make([]state.Object, len(agents))
 	for i, a := range agents {
 		objs[i] = state.Object{Kind: state.KindPart, Name: infos[i].Machine, Agent: a.URL()}
@@ -379,10 +384,10 @@ func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
 
 // Adopt records l, a lab that spans machines which was deployed elsewhere
 // (by a Kubernetes controller, package kube), under root: its parts in
-// books of its own, and its Lab, so that this machine's commands reach its
-// nodes through their agents and destroy removes its parts. A lab already
-// recorded is left as it is.
-func Adopt(root string, l *Lab) error {
+// books of its own, its topology file's text, and its Lab, so that this
+// machine's commands reach its nodes through their agents and destroy
+// removes its parts. A lab already recorded is left as it is.
+func Adopt(root string, l *Lab, topology []byte) error {
 	if l.Runtime != RuntimeMachines || len(l.Machines) == 0 {
 		return fmt.Errorf("adopt %s: not a lab that spans machines", l.Name)
 	}
@@ -412,6 +417,12 @@ func Adopt(root string, l *Lab) error {
 		if err != nil {
 			books.Close()
 			return fmt.Errorf("adopt %s: %w", l.Name, err)
+		}
+	}
+	if topology != nil {
+		if err := os.WriteFile(filepath.Join(books.Dir(), TopologyFile), topology, 0o600); err != nil {
+			books.Close()
+			return fmt.Errorf("adopt %s: keep the topology: %w", l.Name, err)
 		}
 	}
 	c := *l

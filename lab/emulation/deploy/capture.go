@@ -91,6 +91,10 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 	if n.Socket == "" {
 		return CaptureResult{}, fmt.Errorf("node %s runs no node process to capture on", nodeName)
 	}
+	if l.Runtime == RuntimeMachines {
+		// The node writes the capture file on its own machine.
+		return CaptureResult{}, fmt.Errorf("capture %s: lab %s spans machines, and captures to a file do not cross machines yet: run rocelab capture --name %s %s … on machine %s", target, l.Name, l.Name, target, n.Machine)
+	}
 	ifname := ""
 	for _, pi := range n.Interfaces {
 		p, ifn, _ := strings.Cut(pi, "=")

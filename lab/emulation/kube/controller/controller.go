@@ -184,7 +184,7 @@ func (r *Reconciler) record(ctx context.Context, lab *kube.Lab) (*deploy.Lab, er
 	if err := json.Unmarshal(lab.Status.Lab, &dl); err != nil {
 		return nil, fmt.Errorf("the Lab's status record: %w", err)
 	}
-	if err := deploy.Adopt(r.Root, &dl); err != nil {
+	if err := deploy.Adopt(r.Root, &dl, []byte(lab.Spec.Topology)); err != nil {
 		return nil, err
 	}
 	return &dl, nil
