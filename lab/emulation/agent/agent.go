@@ -10,6 +10,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/state"
@@ -97,19 +99,11 @@ func (s *Server) Handler() http.Handler {
 	h := func(pattern string, fn func(*http.Request) (any, int, error)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			out, code, err := fn(r)
-			w.Header().Set("Content-Type", "application/json")
 			if err != nil {
-				if code == 0 {
-					code = http.StatusInternalServerError
-				}
-				w.WriteHeader(code)
-				json.NewEncoder(w).Encode(agentapi.ErrorBody{Error: err.Error()})
+				jsonapi.WriteError(w, cmp.Or(code, http.StatusInternalServerError), err)
 				return
 			}
-			if code != 0 {
-				w.WriteHeader(code)
-			}
-			json.NewEncoder(w).Encode(out)
+			jsonapi.Write(w, code, out)
 		})
 	}
 	h("GET /v1/info", s.info)
@@ -268,11 +262,7 @@ func (s *Server) Repair(ctx context.Context) (map[string][]string, error) {
 // proxy forwards a node API call to the node's Unix socket.
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	lab, node := r.PathValue("lab"), r.PathValue("node")
-	fail := func(code int, err error) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(agentapi.ErrorBody{Error: err.Error()})
-	}
+	fail := func(code int, err error) { jsonapi.WriteError(w, code, err) }
 	if err := state.ValidName(lab); err != nil {
 		fail(http.StatusBadRequest, err)
 		return

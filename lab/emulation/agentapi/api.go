@@ -23,6 +23,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/placement"
 )
 
@@ -68,6 +69,4 @@ type Repaired struct {
 }
 
 // ErrorBody is the body of every error response.
-type ErrorBody struct {
-	Error string `json:"error"`
-}
+type ErrorBody = jsonapi.ErrorBody

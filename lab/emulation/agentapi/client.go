@@ -1,16 +1,15 @@
 package agentapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rocelab/rocelab/internal/jsonapi"
 )
 
 // ErrExists is wrapped by Deploy when the agent runs a part of the lab
@@ -85,55 +84,19 @@ func (c *Client) Restart(ctx context.Context, lab, node string, out any) error {
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, CallTimeout)
-		defer cancel()
-	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("agent %s: %w", c.base, err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("agent %s: %s %s: no answer in time: %w", c.base, method, path, err)
-		}
+	err := jsonapi.Call(ctx, c.hc, CallTimeout, method, c.base+path, in, out)
+	var se *jsonapi.StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && se.Status == http.StatusConflict:
+		return fmt.Errorf("agent %s: %s: %w", c.base, se.Message, ErrExists)
+	case errors.As(err, &se):
+		return fmt.Errorf("agent %s: %s", c.base, se.Message)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("agent %s: %s %s: no answer in time: %w", c.base, method, path, err)
+	case errors.As(err, new(*url.Error)):
 		return fmt.Errorf("agent %s is unreachable: %w", c.base, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e ErrorBody
-		msg := strings.TrimSpace(string(b))
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		err := fmt.Errorf("agent %s: %s", c.base, msg)
-		if resp.StatusCode == http.StatusConflict {
-			err = fmt.Errorf("%w: %w", err, ErrExists)
-		}
-		return err
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
-	}
-	return nil
+	return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
@@ -33,7 +34,6 @@ func (n *Node) handler(shutdown func()) http.Handler {
 	h := func(pattern string, f func(*http.Request) (any, error)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			v, err := f(r)
-			w.Header().Set("Content-Type", "application/json")
 			if err != nil {
 				code := http.StatusInternalServerError
 				var he *httpError
@@ -43,11 +43,10 @@ func (n *Node) handler(shutdown func()) http.Handler {
 				case errors.Is(err, emu.ErrStopped):
 					code = http.StatusServiceUnavailable
 				}
-				w.WriteHeader(code)
-				json.NewEncoder(w).Encode(nodeapi.ErrorBody{Error: err.Error()})
+				jsonapi.WriteError(w, code, err)
 				return
 			}
-			json.NewEncoder(w).Encode(v)
+			jsonapi.Write(w, 0, v)
 		})
 	}
 	h("GET /health", n.health)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/internal/jsonapi"
 )
 
 // Kind is what a node runs.
@@ -112,9 +113,7 @@ type CaptureStatus struct {
 }
 
 // ErrorBody is the body of a failed call.
-type ErrorBody struct {
-	Error string `json:"error"`
-}
+type ErrorBody = jsonapi.ErrorBody
 
 // EncodeSamples turns telemetry samples into their JSON form (the
 // server side of GET /telemetry).

@@ -1,11 +1,9 @@
 package nodeapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
+	"github.com/rocelab/rocelab/internal/jsonapi"
 )
 
 // Client calls a node's API over its Unix socket, or through the agent
@@ -115,49 +114,17 @@ func (e *APIError) Error() string { return fmt.Sprintf("node api: %d: %s", e.Sta
 const CallTimeout = 30 * time.Second
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, CallTimeout)
-		defer cancel()
-	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("node api %s: %w", path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("node api %s: %w", path, err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
+	err := jsonapi.Call(ctx, c.hc, CallTimeout, method, c.base+path, in, out)
+	var se *jsonapi.StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return &APIError{Status: se.Status, Message: se.Message}
+	case errors.As(err, new(*url.Error)):
 		return fmt.Errorf("node api %s on %s: %w", path, c.socket, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("node api %s: %w", path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e ErrorBody
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = string(bytes.TrimSpace(b))
-		}
-		return &APIError{Status: resp.StatusCode, Message: e.Error}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("node api %s: %w", path, err)
-	}
-	return nil
+	return fmt.Errorf("node api %s: %w", path, err)
 }
 
 // AddFault is POST /faults: spec on the egress of target (a port or
