@@ -10,18 +10,22 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"os"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +33,7 @@ import (
 	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -112,6 +117,8 @@ func (s *Server) Handler() http.Handler {
 	h("DELETE /v1/labs/{lab}", s.destroy)
 	h("POST /v1/labs/{lab}/repair", s.repair)
 	h("POST /v1/labs/{lab}/restart/{node}", s.restart)
+	h("POST /v1/labs/{lab}/exec/{node}", s.exec)
+	mux.HandleFunc("POST /v1/labs/{lab}/capture/{node}", s.capture)
 	mux.HandleFunc("/v1/labs/{lab}/nodes/{node}/{rest...}", s.proxy)
 	return mux
 }
@@ -351,4 +358,78 @@ func (s *Server) forget(dir string) {
 			delete(s.toNode, socket)
 		}
 	}
+}
+
+// limited keeps the first n bytes written to it and drops the rest.
+type limited struct {
+	buf bytes.Buffer
+	n   int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (s *Server) exec(r *http.Request) (any, int, error) {
+	lab, err := labName(r)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	var req agentapi.ExecRequest
+	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(&req); err != nil || len(req.Argv) == 0 {
+		return nil, http.StatusBadRequest, fmt.Errorf("exec: want {\"argv\": [...]}: %v", err)
+	}
+	out, errOut := &limited{n: agentapi.MaxExecOutput}, &limited{n: agentapi.MaxExecOutput}
+	code, err := deploy.Exec(r.Context(), s.cfg.Root, lab, r.PathValue("node"), req.Argv, runtime.Stdio{Out: out, Err: errOut, Env: req.Env})
+	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrNoLab) {
+		return nil, http.StatusNotFound, err
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return agentapi.ExecResult{Exit: code, Stdout: out.buf.Bytes(), Stderr: errOut.buf.Bytes()}, 0, nil
+}
+
+// capture records a node port's frames into a file of the agent's and
+// sends it back.
+func (s *Server) capture(w http.ResponseWriter, r *http.Request) {
+	lab, err := labName(r)
+	if err != nil {
+		jsonapi.WriteError(w, http.StatusBadRequest, err)
+		return
+	}
+	var req agentapi.CaptureRequest
+	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(&req); err != nil {
+		jsonapi.WriteError(w, http.StatusBadRequest, fmt.Errorf("capture: %w", err))
+		return
+	}
+	if req.Frames <= 0 && req.Duration <= 0 {
+		jsonapi.WriteError(w, http.StatusBadRequest, errors.New("capture: give a frame count or a duration"))
+		return
+	}
+	f, err := os.CreateTemp(state.Dir(s.cfg.Root, lab), "capture-*.pcap")
+	if err != nil {
+		jsonapi.WriteError(w, http.StatusNotFound, fmt.Errorf("capture: lab %s: %w", lab, err))
+		return
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	res, err := deploy.Capture(r.Context(), s.cfg.Root, lab, r.PathValue("node")+":"+req.Port,
+		deploy.CaptureOptions{File: f.Name(), Frames: req.Frames, Dir: req.Dir, Duration: req.Duration})
+	if err != nil {
+		jsonapi.WriteError(w, http.StatusInternalServerError, err)
+		return
+	}
+	pcap, err := os.Open(f.Name())
+	if err != nil {
+		jsonapi.WriteError(w, http.StatusInternalServerError, err)
+		return
+	}
+	defer pcap.Close()
+	w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
+	w.Header().Set(agentapi.FramesHeader, strconv.Itoa(res.Frames))
+	io.Copy(w, pcap)
 }

@@ -85,6 +85,31 @@ func TestLabAcrossAgents(t *testing.T) {
 	if !strings.Contains(out, "ctsw1") {
 		t.Errorf("stats ctsw1:\n%s", out)
 	}
+	// A command in a node on another machine: its output and exit code.
+	exec := func(argv ...string) (int, string) {
+		return u.Run(t, time.Minute, bin, append([]string{"exec", "--name", lab, "--root", u.Client.Root, "host3", "--"}, argv...)...)
+	}
+	if code, out := exec("cat", "/proc/net/dev"); code != 0 || !strings.Contains(out, "-3p1") {
+		t.Errorf("exec cat /proc/net/dev in host3: exit %d, its ports not listed:\n%s", code, out)
+	}
+	if code, out := exec("sh", "-c", "exit 3"); code != 3 {
+		t.Errorf("exec sh -c 'exit 3' in host3: exit %d:\n%s", code, out)
+	}
+	// A capture on another machine's node, beside a perf into it.
+	pcap := filepath.Join(t.TempDir(), "host3.pcap")
+	captured := make(chan string, 1)
+	go func() {
+		code, out := u.Run(t, time.Minute, bin, "capture", "host3:gpu0", "-w", pcap, "-c", "50", "--name", lab, "--root", u.Client.Root)
+		captured <- fmt.Sprintf("exit %d: %s", code, out)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "200")
+	if got := <-captured; !strings.HasPrefix(got, "exit 0") {
+		t.Errorf("capture across machines: %s", got)
+	}
+	if b, err := os.ReadFile(pcap); err != nil || len(b) < 24+50*16 || string(b[:4]) != "\xd4\xc3\xb2\xa1" && string(b[:4]) != "\x4d\x3c\xb2\xa1" {
+		t.Errorf("capture file: %d bytes, %v", len(b), err)
+	}
 	// A fault on a link that crosses machines, set through the agent of
 	// the machine that sends on it.
 	run(t, u, bin, 0, "fault", "add", "rtsw2", "to", "ctsw1", "loss", "1%", "--name", lab)

@@ -13,6 +13,8 @@
 //	DELETE /v1/labs/{lab}                 destroy the part (lifecycle.Report)
 //	POST   /v1/labs/{lab}/repair          restart the part's dead nodes (Repaired)
 //	POST   /v1/labs/{lab}/restart/{node}  restart one node (deploy.Node)
+//	POST   /v1/labs/{lab}/exec/{node}     run a command in a node (ExecRequest → ExecResult)
+//	POST   /v1/labs/{lab}/capture/{node}  record a port's frames (CaptureRequest → the pcap)
 //	ANY    /v1/labs/{lab}/nodes/{node}/…  the node's own API (package node), proxied
 //
 // Errors are an ErrorBody with a 4xx (the request is wrong: bad topology,
@@ -70,3 +72,36 @@ type Repaired struct {
 
 // ErrorBody is the body of every error response.
 type ErrorBody = jsonapi.ErrorBody
+
+// ExecRequest runs a command in a node of a part (POST
+// /v1/labs/{lab}/exec/{node}); the answer is an ExecResult. The command
+// gets no standard input, and its output comes back when it ends.
+type ExecRequest struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env,omitempty"`
+}
+
+// ExecResult is how a command ended and what it wrote (at most
+// MaxExecOutput bytes of each stream).
+type ExecResult struct {
+	Exit   int    `json:"exit"`
+	Stdout []byte `json:"stdout"`
+	Stderr []byte `json:"stderr"`
+}
+
+// MaxExecOutput bounds each output stream of a command run through an
+// agent.
+const MaxExecOutput = 16 << 20
+
+// CaptureRequest records a node port's frames (POST
+// /v1/labs/{lab}/capture/{node}); the answer is the pcap itself, its frame
+// count in the FramesHeader. Frames or Duration must bound it.
+type CaptureRequest struct {
+	Port     string        `json:"port"`
+	Frames   int           `json:"frames,omitempty"`
+	Dir      string        `json:"dir,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// FramesHeader carries a capture's frame count.
+const FramesHeader = "X-Rocelab-Frames"

@@ -1,11 +1,15 @@
 package agentapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,4 +103,54 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("agent %s is unreachable: %w", c.base, err)
 	}
 	return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
+}
+
+// ExecTimeout bounds a command run through an agent whose context has no
+// deadline.
+const ExecTimeout = time.Hour
+
+// Exec is POST /v1/labs/{lab}/exec/{node}.
+func (c *Client) Exec(ctx context.Context, lab, node string, req ExecRequest) (ExecResult, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, ExecTimeout)
+		defer cancel()
+	}
+	var r ExecResult
+	return r, c.call(ctx, http.MethodPost, "/v1/labs/"+url.PathEscape(lab)+"/exec/"+url.PathEscape(node), req, &r)
+}
+
+// Capture is POST /v1/labs/{lab}/capture/{node}: the pcap goes to w, and
+// Capture returns its frame count.
+func (c *Client) Capture(ctx context.Context, lab, node string, req CaptureRequest, w io.Writer) (int, error) {
+	if req.Frames <= 0 && req.Duration <= 0 {
+		return 0, fmt.Errorf("agent %s: a capture through an agent needs a frame count or a duration", c.base)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return 0, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/labs/"+url.PathEscape(lab)+"/capture/"+url.PathEscape(node), bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		return 0, fmt.Errorf("agent %s is unreachable: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		var e ErrorBody
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(msg, &e) == nil && e.Error != "" {
+			msg = []byte(e.Error)
+		}
+		return 0, fmt.Errorf("agent %s: %s", c.base, bytes.TrimSpace(msg))
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return 0, fmt.Errorf("agent %s: capture: %w", c.base, err)
+	}
+	frames, _ := strconv.Atoi(resp.Header.Get(FramesHeader))
+	return frames, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/netip"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/placement"
+	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -432,4 +434,59 @@ func Adopt(root string, l *Lab, topology []byte) error {
 		return fmt.Errorf("adopt %s: %w", l.Name, err)
 	}
 	return books.Close()
+}
+
+// execAcross runs argv in node n of l through its machine's agent. The
+// command gets no standard input; its output is written when it ends.
+func execAcross(ctx context.Context, l *Lab, n *Node, argv []string, stdio runtime.Stdio) (int, error) {
+	if stdio.In != nil {
+		if f, ok := stdio.In.(*os.File); !ok || f != os.Stdin {
+			return -1, fmt.Errorf("exec %s: a command on another machine gets no standard input", n.Name)
+		}
+	}
+	a, err := agentOf(l, n)
+	if err != nil {
+		return -1, err
+	}
+	defer a.Close()
+	r, err := a.Exec(ctx, l.Name, n.Name, agentapi.ExecRequest{Argv: argv, Env: stdio.Env})
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s on machine %s: %w", n.Name, n.Machine, err)
+	}
+	for _, o := range []struct {
+		w io.Writer
+		b []byte
+	}{{stdio.Out, r.Stdout}, {stdio.Err, r.Stderr}} {
+		if o.w != nil {
+			o.w.Write(o.b)
+		}
+	}
+	return r.Exit, nil
+}
+
+// captureAcross records port of node n of l through its machine's agent
+// into o.File.
+func captureAcross(ctx context.Context, l *Lab, n *Node, port string, o CaptureOptions) (CaptureResult, error) {
+	res := CaptureResult{Node: n.Name, Port: port, File: o.File}
+	if o.Frames <= 0 && o.Duration <= 0 {
+		return res, fmt.Errorf("capture %s:%s: the node runs on machine %s: give -c N or --duration, the capture comes back when it ends", n.Name, port, n.Machine)
+	}
+	a, err := agentOf(l, n)
+	if err != nil {
+		return res, err
+	}
+	defer a.Close()
+	f, err := os.Create(o.File)
+	if err != nil {
+		return res, fmt.Errorf("capture: %w", err)
+	}
+	res.Frames, err = a.Capture(ctx, l.Name, n.Name, agentapi.CaptureRequest{Port: port, Frames: o.Frames, Dir: o.Dir, Duration: o.Duration}, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(o.File)
+		return res, fmt.Errorf("capture %s:%s on machine %s: %w", n.Name, port, n.Machine, err)
+	}
+	return res, nil
 }

@@ -92,8 +92,9 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 		return CaptureResult{}, fmt.Errorf("node %s runs no node process to capture on", nodeName)
 	}
 	if l.Runtime == RuntimeMachines {
-		// The node writes the capture file on its own machine.
-		return CaptureResult{}, fmt.Errorf("capture %s: lab %s spans machines, and captures to a file do not cross machines yet: run rocelab capture --name %s %s … on machine %s", target, l.Name, l.Name, target, n.Machine)
+		// The node writes the capture on its own machine: its agent
+		// sends it over.
+		return captureAcross(ctx, l, n, port, o)
 	}
 	ifname := ""
 	for _, pi := range n.Interfaces {

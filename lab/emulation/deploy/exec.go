@@ -17,7 +17,7 @@ func Exec(ctx context.Context, root, lab, nodeName string, argv []string, stdio 
 		return -1, err
 	}
 	if l.Runtime == RuntimeMachines {
-		return -1, fmt.Errorf("exec %s: lab %s spans machines, and exec does not reach other machines yet: run rocelab exec --name %s %s … on machine %s", nodeName, l.Name, l.Name, nodeName, n.Machine)
+		return execAcross(ctx, l, n, argv, stdio)
 	}
 	rt, release, err := openRuntime(l.Runtime)
 	if err != nil {
