@@ -518,6 +518,8 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 		if t < now {
 			// Read after it was due: the loop was late by more than
 			// the link's delay.
+			a.pt.rxLate++
+			a.pt.rxLateBy += now.Sub(t)
 			if l.replay == ReplayAll || l.replay == ReplayPauses && isXOFF(a.p) {
 				t = max(t, floor)
 			} else {

@@ -2,6 +2,7 @@ package emu_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -67,6 +68,9 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 		inject func(p *emu.MemPort, start time.Time, f []byte)
 		want   []string
 		wantRx clock.Time
+		// lateBy is how late the frame was read: its stamp's fabric time
+		// (the link has no delay) to the turn at 200 µs that read it.
+		lateBy clock.Duration
 	}{
 		{
 			name:   "pfc stamped on arrival",
@@ -74,12 +78,14 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 			inject: func(p *emu.MemPort, _ time.Time, f []byte) { p.Inject(f) },
 			want:   []string{"rx", "held"},
 			wantRx: clock.Time(50 * clock.Microsecond),
+			lateBy: 150 * clock.Microsecond,
 		},
 		{
 			name:   "pfc, ReplayNone",
 			inject: func(p *emu.MemPort, _ time.Time, f []byte) { p.Inject(f) },
 			want:   []string{"sent", "rx"},
 			wantRx: clock.Time(200 * clock.Microsecond),
+			lateBy: 150 * clock.Microsecond,
 		},
 		{
 			name:   "data, ReplayPauses",
@@ -88,6 +94,7 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 			inject: func(p *emu.MemPort, _ time.Time, f []byte) { p.Inject(f) },
 			want:   []string{"sent", "rx"},
 			wantRx: clock.Time(200 * clock.Microsecond),
+			lateBy: 150 * clock.Microsecond,
 		},
 		{
 			name:   "data, replay",
@@ -96,6 +103,7 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 			inject: func(p *emu.MemPort, _ time.Time, f []byte) { p.Inject(f) },
 			want:   []string{"rx", "held"},
 			wantRx: clock.Time(50 * clock.Microsecond),
+			lateBy: 150 * clock.Microsecond,
 		},
 		{
 			name:   "stamped earlier than injected",
@@ -106,6 +114,7 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 			},
 			want:   []string{"rx", "held"},
 			wantRx: clock.Time(30 * clock.Microsecond),
+			lateBy: 170 * clock.Microsecond,
 		},
 		{
 			name:   "stamped after the timer",
@@ -116,6 +125,7 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 			},
 			want:   []string{"sent", "rx"},
 			wantRx: clock.Time(120 * clock.Microsecond),
+			lateBy: 80 * clock.Microsecond,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,6 +178,10 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 				}
 				if n := telemetry.Sum(samples, "emu_rx_unstamped_frames_total"); n != 0 {
 					t.Errorf("%v unstamped frames", n)
+				}
+				late, by := telemetry.Sum(samples, "emu_rx_late_frames_total"), telemetry.Sum(samples, "emu_rx_late_seconds_total")
+				if late != 1 || math.Abs(by-tc.lateBy.Seconds()) > 1e-12 {
+					t.Errorf("late: %v frames by %v s, want 1 by %v", late, by, tc.lateBy.Seconds())
 				}
 			})
 		})

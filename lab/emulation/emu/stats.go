@@ -139,6 +139,8 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 		c("emu_rx_errors_total", p.rxErrors, lb)
 		c("emu_rx_unstamped_frames_total", p.rxUnstamped, lb)
 		c("emu_rx_stamp_clamped_total", p.rxStampClamped, lb)
+		c("emu_rx_late_frames_total", p.rxLate, lb)
+		emit(telemetry.Sample{Name: "emu_rx_late_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxLateBy.Seconds()})
 		c("emu_tx_frames_total", p.txFrames, lb)
 		c("emu_tx_bytes_total", p.txBytes, lb)
 		c("emu_tx_errors_total", p.txErrors, lb)
