@@ -61,10 +61,10 @@ type port struct {
 	// rxLate counts the frames read after they were due (their receive
 	// stamp plus the link's delay), rxLateBy sums by how much (fabric
 	// time): the link's lateness as this end delivers it.
-	rxLate   int64
-	rxLateBy clock.Duration
-	rxBatches, txBatches                     int64 // ReadBatch calls that returned frames, WriteBatch calls
-	txFrames, txBytes, txErrors, txEncode    int64
+	rxLate                                int64
+	rxLateBy                              clock.Duration
+	rxBatches, txBatches                  int64 // ReadBatch calls that returned frames, WriteBatch calls
+	txFrames, txBytes, txErrors, txEncode int64
 }
 
 func newPort(l *Loop, i int, p Port) *port {
