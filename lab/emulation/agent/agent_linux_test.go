@@ -110,6 +110,16 @@ func TestLabAcrossAgents(t *testing.T) {
 	if b, err := os.ReadFile(pcap); err != nil || len(b) < 24+50*16 || string(b[:4]) != "\xd4\xc3\xb2\xa1" && string(b[:4]) != "\x4d\x3c\xb2\xa1" {
 		t.Errorf("capture file: %d bytes, %v", len(b), err)
 	}
+	// The dashboard's /metrics reads every node through its agent.
+	u.StartDaemon(t, "dashboard", bin, "dashboard", "--name", lab, "--root", u.Client.Root, "--listen", "127.0.0.1:9464")
+	metrics := u.Get(t, "http://127.0.0.1:9464/metrics", 20*time.Second)
+	for _, node := range []string{"ctsw2", "rtsw1"} { // one on each machine
+		if want := fmt.Sprintf(`rocelab_switch_port_rx_packets_total{lab=%q,node=%q`, lab, node); !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// A node restarted through its machine's agent.
+	run(t, u, bin, 0, "restart", "--name", lab, "host3")
 	// A fault on a link that crosses machines, set through the agent of
 	// the machine that sends on it.
 	run(t, u, bin, 0, "fault", "add", "rtsw2", "to", "ctsw1", "loss", "1%", "--name", lab)

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -179,8 +180,16 @@ func (u *Underlay) StartDaemon(t *testing.T, name, path string, args ...string) 
 	u.start(t, name, path, args...)
 }
 
-// waitReady polls url from the client namespace until it answers 200.
-func (u *Underlay) waitReady(t *testing.T, url, token string, timeout time.Duration) {
+// Get reads url from the client namespace, retrying until it answers 200
+// or timeout passes, and returns the body.
+func (u *Underlay) Get(t *testing.T, url string, timeout time.Duration) string {
+	t.Helper()
+	return u.waitReady(t, url, "", timeout)
+}
+
+// waitReady polls url from the client namespace until it answers 200, and
+// returns the body.
+func (u *Underlay) waitReady(t *testing.T, url, token string, timeout time.Duration) string {
 	t.Helper()
 	tr := &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
@@ -199,12 +208,15 @@ func (u *Underlay) waitReady(t *testing.T, url, token string, timeout time.Durat
 	var last string
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		resp, err := hc.Do(req)
 		if err == nil {
+			body, rerr := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
+			if resp.StatusCode == http.StatusOK && rerr == nil {
+				return string(body)
 			}
 			last = resp.Status
 		} else {
@@ -212,5 +224,6 @@ func (u *Underlay) waitReady(t *testing.T, url, token string, timeout time.Durat
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("the API server is not ready after %v: %s", timeout, last)
+	t.Fatalf("%s does not answer 200 after %v: %s", url, timeout, last)
+	return ""
 }
