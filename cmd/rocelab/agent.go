@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/agent"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/links"
@@ -19,9 +20,9 @@ import (
 // span machines (docs/multi-machine.md).
 func newAgentCmd(opts *options) *cobra.Command {
 	var (
-		listen, machine, underlay, dev, root string
-		port                                 uint16
-		k                                    kubeFlags
+		listen, machine, underlay, dev, root, tokenFile string
+		port                                            uint16
+		k                                               kubeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --underlay ADDR [--listen ADDR:PORT] [--machine NAME] [--underlay-dev IF]",
@@ -31,15 +32,19 @@ rocelab deploy --agents A,B,… on any machine places the lab over the agents'
 machines, and each agent builds its part with the netns runtime — its nodes,
 veth pairs between them, and one VXLAN tunnel (UDP 14789) per link to another
 machine — and serves its nodes' APIs, so that inspect, stats, perf,
-collective, fault and destroy work from the deploying machine. With
+collective, fault, exec, capture and destroy work from the deploying
+machine. With --token-file (or $ROCELAB_AGENT_TOKEN) every request must
+carry that token: the commands that reach the agents send the one in
+their environment ($ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE). With
 --kubeconfig (or inside a pod) it also announces itself with a Lease in
 --namespace, where rocelab-controller finds it.
 
 --underlay is this machine's address on the network between the machines
-(the far end of the tunnels to it); --listen defaults to it, port 7470. The
-agent has no authentication: listen only on a network that only the lab's
-machines reach. At start it restarts the nodes of its parts that died while
-it was away. Needs root.`,
+(the far end of the tunnels to it); --listen defaults to it, port 7470.
+Listen only on a network that only the lab's machines reach, and give a
+token: the API deploys labs and runs commands in their nodes as root. At
+start the agent restarts the nodes of its parts that died while it was
+away. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ul, err := netip.ParseAddr(underlay)
@@ -57,7 +62,17 @@ it was away. Needs root.`,
 			if err := requireRoot("agent"); err != nil {
 				return err
 			}
-			s, err := agent.New(agent.Config{Machine: machine, Underlay: ul, Device: dev, VXLANPort: port, Root: root, Version: version, Log: opts.log})
+			token, err := jsonapi.TokenFromEnv()
+			if tokenFile != "" {
+				token, err = jsonapi.ReadToken(tokenFile)
+			}
+			if err != nil {
+				return badInput(err)
+			}
+			if token == "" {
+				fmt.Fprintf(opts.stderr, "warning: no token (--token-file): anyone who reaches %s can deploy labs and run commands in their nodes as root\n", listen)
+			}
+			s, err := agent.New(agent.Config{Machine: machine, Underlay: ul, Device: dev, VXLANPort: port, Root: root, Version: version, Log: opts.log, Token: token})
 			if err != nil {
 				return badInput(err)
 			}
@@ -86,6 +101,7 @@ it was away. Needs root.`,
 	cmd.Flags().StringVar(&machine, "machine", "", "this machine's name (default: the host name)")
 	cmd.Flags().StringVar(&dev, "underlay-dev", "", "interface the tunnels leave by (default: by route); its MTU is checked")
 	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file whose first line is the token every request must carry (default $ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE; none: no check)")
 	k.add(cmd)
 	cmd.MarkFlagRequired("underlay")
 	addRootFlag(cmd, &root)

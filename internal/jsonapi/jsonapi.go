@@ -7,10 +7,13 @@ package jsonapi
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -91,4 +94,72 @@ func Write(w http.ResponseWriter, code int, v any) {
 // WriteError answers err as an ErrorBody with status code.
 func WriteError(w http.ResponseWriter, code int, err error) {
 	Write(w, code, ErrorBody{Error: err.Error()})
+}
+
+// TokenEnv is the environment variable that holds the bearer token of
+// rocelab's agents (rocelab agent --token-file), and TokenFileEnv one that
+// names a file holding it: every client of an agent, and of a node through
+// an agent, sends it.
+const (
+	TokenEnv     = "ROCELAB_AGENT_TOKEN"
+	TokenFileEnv = "ROCELAB_AGENT_TOKEN_FILE"
+)
+
+// TokenFromEnv returns the agents' token from the environment ("" when
+// none is set).
+func TokenFromEnv() (string, error) {
+	if t := os.Getenv(TokenEnv); t != "" {
+		return t, nil
+	}
+	if f := os.Getenv(TokenFileEnv); f != "" {
+		return ReadToken(f)
+	}
+	return "", nil
+}
+
+// ReadToken reads a token file: its first line, trimmed.
+func ReadToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	t, _, _ := strings.Cut(string(b), "\n")
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return "", fmt.Errorf("token: %s is empty", path)
+	}
+	return t, nil
+}
+
+// Bearer sends Token as a bearer token on every request through Base.
+type Bearer struct {
+	Base  http.RoundTripper
+	Token string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.Token == "" {
+		return b.Base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	return b.Base.RoundTrip(r)
+}
+
+// RequireBearer wraps h so that only requests carrying token as a bearer
+// token reach it; the others get 401. An empty token lets every request
+// through.
+func RequireBearer(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			WriteError(w, http.StatusUnauthorized, fmt.Errorf("this agent wants its token (%s or %s)", TokenEnv, TokenFileEnv))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -53,3 +54,36 @@ func TestCall(t *testing.T) {
 }
 
 func jsonDecode(r *http.Request, v any) error { return json.NewDecoder(r.Body).Decode(v) }
+
+func TestBearer(t *testing.T) {
+	h := jsonapi.RequireBearer("s3cret", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		jsonapi.Write(w, 0, map[string]string{"ok": "yes"})
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, c := range []struct {
+		token string
+		want  int
+	}{{"s3cret", 0}, {"", http.StatusUnauthorized}, {"s3cre", http.StatusUnauthorized}} {
+		hc := &http.Client{Transport: jsonapi.Bearer{Base: http.DefaultTransport, Token: c.token}}
+		err := jsonapi.Call(t.Context(), hc, time.Second, http.MethodGet, srv.URL, nil, nil)
+		var se *jsonapi.StatusError
+		switch {
+		case c.want == 0 && err != nil:
+			t.Errorf("token %q: %v", c.token, err)
+		case c.want != 0 && (!errors.As(err, &se) || se.Status != c.want):
+			t.Errorf("token %q: %v, want %d", c.token, err, c.want)
+		}
+	}
+	t.Setenv(jsonapi.TokenEnv, "")
+	f := t.TempDir() + "/token"
+	os.WriteFile(f, []byte("  abc  \nrest\n"), 0o600)
+	t.Setenv(jsonapi.TokenFileEnv, f)
+	if tok, err := jsonapi.TokenFromEnv(); tok != "abc" || err != nil {
+		t.Errorf("TokenFromEnv = %q, %v", tok, err)
+	}
+	t.Setenv(jsonapi.TokenEnv, "xyz")
+	if tok, _ := jsonapi.TokenFromEnv(); tok != "xyz" {
+		t.Errorf("TokenFromEnv with %s = %q", jsonapi.TokenEnv, tok)
+	}
+}

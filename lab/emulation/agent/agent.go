@@ -59,6 +59,10 @@ type Config struct {
 	CapacityPPS float64
 	// Version is reported by Info.
 	Version string
+	// Token, if set, is the bearer token every request must carry
+	// (jsonapi.RequireBearer): the API deploys labs and runs commands in
+	// their nodes as root.
+	Token string
 	// Log receives a line per request that changes something.
 	Log *slog.Logger
 }
@@ -120,7 +124,7 @@ func (s *Server) Handler() http.Handler {
 	h("POST /v1/labs/{lab}/exec/{node}", s.exec)
 	mux.HandleFunc("POST /v1/labs/{lab}/capture/{node}", s.capture)
 	mux.HandleFunc("/v1/labs/{lab}/nodes/{node}/{rest...}", s.proxy)
-	return mux
+	return jsonapi.RequireBearer(s.cfg.Token, mux)
 }
 
 func (s *Server) info(*http.Request) (any, int, error) {

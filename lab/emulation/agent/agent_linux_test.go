@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/agent/agenttest"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
@@ -195,6 +196,17 @@ func TestDeployAcrossFailures(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "198.18.7.99:7470") {
 		t.Errorf("deploy with a dead agent: exit %d, want 1 naming it:\n%s", code, out)
 	}
+	// An agent with a token answers nobody without it.
+	t.Setenv(jsonapi.TokenEnv, "not-the-token")
+	code, out = u.Run(t, time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", agenttest.Agents(a1, a2), "--root", u.Client.Root)
+	if code != 1 || !strings.Contains(out, "wants its token") {
+		t.Errorf("deploy with a wrong token: exit %d, want 1 saying the agent wants its token:\n%s", code, out)
+	}
+	token, err := jsonapi.ReadToken(u.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(jsonapi.TokenEnv, token)
 	if left := leftovers(t, u, lab); len(left) > 0 {
 		t.Errorf("a refused deploy left %v", left)
 	}

@@ -24,6 +24,7 @@ var ErrExists = errors.New("lab exists on the agent")
 type Client struct {
 	base string
 	hc   *http.Client
+	err  error // reading the token failed: every call says so
 }
 
 // CallTimeout bounds a call without a deadline of its own; deploys of big
@@ -31,12 +32,15 @@ type Client struct {
 const CallTimeout = 30 * time.Second
 
 // NewClient returns a client of the agent at addr: "host:port" or an
-// http:// URL.
+// http:// URL. It sends the agents' token of the environment
+// (jsonapi.TokenEnv, TokenFileEnv), if one is set.
 func NewClient(addr string) *Client {
 	if !strings.HasPrefix(addr, "http://") {
 		addr = "http://" + addr
 	}
-	return &Client{base: strings.TrimSuffix(addr, "/"), hc: &http.Client{Transport: &http.Transport{MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}}}
+	token, err := jsonapi.TokenFromEnv()
+	tr := jsonapi.Bearer{Base: &http.Transport{MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}, Token: token}
+	return &Client{base: strings.TrimSuffix(addr, "/"), hc: &http.Client{Transport: tr}, err: err}
 }
 
 // URL is the agent's base URL.
@@ -88,6 +92,9 @@ func (c *Client) Restart(ctx context.Context, lab, node string, out any) error {
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	if c.err != nil {
+		return fmt.Errorf("agent %s: %w", c.base, c.err)
+	}
 	err := jsonapi.Call(ctx, c.hc, CallTimeout, method, c.base+path, in, out)
 	var se *jsonapi.StatusError
 	switch {
@@ -125,6 +132,9 @@ func (c *Client) Exec(ctx context.Context, lab, node string, req ExecRequest) (E
 func (c *Client) Capture(ctx context.Context, lab, node string, req CaptureRequest, w io.Writer) (int, error) {
 	if req.Frames <= 0 && req.Duration <= 0 {
 		return 0, fmt.Errorf("agent %s: a capture through an agent needs a frame count or a duration", c.base)
+	}
+	if c.err != nil {
+		return 0, fmt.Errorf("agent %s: %w", c.base, c.err)
 	}
 	b, err := json.Marshal(req)
 	if err != nil {

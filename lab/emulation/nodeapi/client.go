@@ -22,6 +22,7 @@ type Client struct {
 	socket string
 	base   string // the URL paths are appended to
 	hc     *http.Client
+	err    error // the agents' token could not be read
 }
 
 // NewClient returns a client for the node listening on socket: a Unix
@@ -29,8 +30,10 @@ type Client struct {
 // API for a lab that spans machines (agentapi.Client.NodeURL).
 func NewClient(socket string) *Client {
 	if strings.HasPrefix(socket, "http://") {
-		tr := &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}
-		return &Client{socket: socket, base: strings.TrimSuffix(socket, "/"), hc: &http.Client{Transport: tr}}
+		// Through an agent, with the agents' token of the environment.
+		token, err := jsonapi.TokenFromEnv()
+		tr := jsonapi.Bearer{Base: &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}, Token: token}
+		return &Client{socket: socket, base: strings.TrimSuffix(socket, "/"), hc: &http.Client{Transport: tr}, err: err}
 	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -114,6 +117,9 @@ func (e *APIError) Error() string { return fmt.Sprintf("node api: %d: %s", e.Sta
 const CallTimeout = 30 * time.Second
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	if c.err != nil {
+		return fmt.Errorf("node api %s on %s: %w", path, c.socket, c.err)
+	}
 	err := jsonapi.Call(ctx, c.hc, CallTimeout, method, c.base+path, in, out)
 	var se *jsonapi.StatusError
 	switch {

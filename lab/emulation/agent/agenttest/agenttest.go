@@ -16,9 +16,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
@@ -37,7 +39,8 @@ type Machine struct {
 	Name, NetNS, Dev string
 	Addr             netip.Addr
 	// Root is a run-directory root of its own (its agent's).
-	Root string
+	Root  string
+	token string // the agents' token file
 }
 
 // Underlay is a harness: machines and a client on one underlay.
@@ -47,14 +50,23 @@ type Underlay struct {
 	// Machines, and the Client namespace that runs commands.
 	Machines []Machine
 	Client   Machine
-	id       string
+	// TokenFile holds the agents' token: New puts it in the test's
+	// environment (jsonapi.TokenEnv), which the commands inherit, and
+	// StartAgent gives it to every agent.
+	TokenFile string
+	id        string
 }
 
 // New makes an underlay with n machines and a client. Names start with
 // "rltest-" and carry the test process's PID.
 func New(t *testing.T, n int) *Underlay {
 	t.Helper()
-	u := &Underlay{id: fmt.Sprintf("%04x", os.Getpid()&0xffff)}
+	u := &Underlay{id: fmt.Sprintf("%04x", os.Getpid()&0xffff), TokenFile: filepath.Join(t.TempDir(), "agent-token")}
+	token := fmt.Sprintf("rltest-%x", time.Now().UnixNano())
+	if err := os.WriteFile(u.TokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(jsonapi.TokenEnv, token)
 	u.NetNS = u.newNS(t, "ul")
 	h, err := netns.Handle(u.NetNS)
 	if err != nil {
@@ -84,6 +96,7 @@ func New(t *testing.T, n int) *Underlay {
 		if err := address(m); err != nil {
 			t.Fatal(err)
 		}
+		m.token = u.TokenFile
 		if i == n {
 			u.Client = m
 		} else {
@@ -165,7 +178,7 @@ func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 	t.Helper()
 	addr := net.JoinHostPort(m.Addr.String(), "7470")
 	a := &Agent{Addr: addr, log: &bytes.Buffer{}}
-	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root}, extra...)...)
+	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root, "--token-file", m.token}, extra...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	p, err := netns.Start(m.NetNS, a.cmd)
 	if err != nil {
