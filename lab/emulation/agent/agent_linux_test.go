@@ -225,4 +225,24 @@ func TestDeployAcrossFailures(t *testing.T) {
 	if left := leftovers(t, u, lab); len(left) > 0 {
 		t.Errorf("a failed deploy left %v", left)
 	}
+
+	// m2 runs a lab of this name for someone else (another deploying
+	// machine): a deploy over m1 and m2 is refused, and its rollback
+	// leaves m2's lab alone.
+	other := filepath.Join(u.Client.Root, "other")
+	code, out = u.Run(t, 2*time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", a2.Addr, "--root", other)
+	if code != 0 {
+		t.Fatalf("deploy on m2 alone: exit %d\n%s", code, out)
+	}
+	defer u.Run(t, time.Minute, bin, "destroy", "--name", lab, "--root", other)
+	code, out = u.Run(t, 2*time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", agenttest.Agents(a1, a2), "--root", u.Client.Root)
+	if code != 2 || !strings.Contains(out, "m2") {
+		t.Errorf("deploy over a machine that runs the lab already: exit %d, want 2 naming m2:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(state.Dir(u.Machines[1].Root, lab), deploy.LabFile)); err != nil {
+		t.Errorf("the rollback took m2's lab, which it did not make: %v", err)
+	}
+	if _, err := os.Stat(state.Dir(u.Machines[0].Root, lab)); err == nil {
+		t.Error("the rollback left m1's part")
+	}
 }

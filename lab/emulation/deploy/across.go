@@ -256,6 +256,16 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		// A machine that runs a lab of this name already runs someone
+		// else's: the rollback must not destroy it.
+		for i, e := range errs {
+			if errors.Is(e, agentapi.ErrExists) {
+				if ferr := books.Forget(ids[i]); ferr != nil {
+					err = errors.Join(err, ferr)
+				}
+				err = fmt.Errorf("%w (%w)", err, ErrExists)
+			}
+		}
 		return nil, err
 	}
 	if err := books.CreatedAll(ids, nil); err != nil {
