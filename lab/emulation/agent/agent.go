@@ -156,6 +156,9 @@ func (s *Server) deploy(r *http.Request) (any, int, error) {
 	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<20)).Decode(&req); err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("deploy %s: bad request: %w", lab, err)
 	}
+	if req.Placement == nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("deploy %s: the request has no placement", lab)
+	}
 	t, err := topologies.Parse(req.Source, req.Topology)
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("deploy %s: %w", lab, err)
@@ -193,8 +196,11 @@ func (s *Server) status(r *http.Request) (any, int, error) {
 	if errors.Is(err, deploy.ErrNoLab) {
 		return nil, http.StatusNotFound, err
 	}
-	if err != nil || len(st) != 1 {
+	if err != nil {
 		return nil, 0, err
+	}
+	if len(st) != 1 {
+		return nil, http.StatusNotFound, fmt.Errorf("lab %s: %w", lab, deploy.ErrNoLab)
 	}
 	return st[0], 0, nil
 }
