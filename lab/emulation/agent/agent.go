@@ -231,6 +231,9 @@ func (s *Server) repair(r *http.Request) (any, int, error) {
 	if fixed == nil {
 		fixed = []string{}
 	}
+	if errors.Is(err, deploy.ErrNoLab) {
+		return nil, http.StatusNotFound, err
+	}
 	if err != nil {
 		return nil, 0, err
 	}

@@ -141,10 +141,21 @@ func TestLabAcrossAgents(t *testing.T) {
 		t.Errorf("perf to a dead machine: exit %d, want 1 and an error naming host3:\n%s", code, out)
 	}
 	// Its engine starts the agent again: the part comes back.
-	u.Machines[1].StartAgent(t, bin)
+	a2 = u.Machines[1].StartAgent(t, bin)
 	out = run(t, u, bin, 0, "inspect", "--name", lab)
 	if strings.Contains(out, "degraded") {
 		t.Errorf("after the agent came back:\n%s", out)
+	}
+	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "50")
+
+	// m2 reboots: its agent, processes, namespaces (and tunnels with
+	// them) and run directory go; its agent starts again with nothing.
+	// deploy --repair has the agent deploy the part again.
+	a2.Kill()
+	rebootPart(t, u.Machines[1], lab)
+	u.Machines[1].StartAgent(t, bin)
+	if out := run(t, u, bin, 0, "deploy", "--repair", "--name", lab); !strings.Contains(out, "restarted host3") {
+		t.Errorf("deploy --repair after m2 lost its part:\n%s", out)
 	}
 	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "50")
 
@@ -177,6 +188,31 @@ func killPart(t *testing.T, m agenttest.Machine, lab string) {
 	}
 	if killed == 0 {
 		t.Fatalf("%s's part runs no node process", m.Name)
+	}
+}
+
+// rebootPart does to m's part of lab what a reboot of m would once its
+// agent is gone: its node processes, namespaces (their tunnels with them)
+// and run directory go. (rocelab destroy would not do: on this one machine, its
+// sweep of the lab's leftovers would take the other machines' parts.)
+func rebootPart(t *testing.T, m agenttest.Machine, lab string) {
+	t.Helper()
+	killPart(t, m, lab)
+	b, err := os.ReadFile(filepath.Join(state.Dir(m.Root, lab), deploy.LabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part deploy.Lab
+	if err := json.Unmarshal(b, &part); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range part.Nodes {
+		if err := netns.Delete(n.NetNS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(state.Dir(m.Root, lab)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -17,8 +17,12 @@ import (
 )
 
 // ErrExists is wrapped by Deploy when the agent runs a part of the lab
-// already (409).
-var ErrExists = errors.New("lab exists on the agent")
+// already (409); ErrNoPart by calls about a lab the agent has no part of
+// (404).
+var (
+	ErrExists = errors.New("lab exists on the agent")
+	ErrNoPart = errors.New("no part of the lab on the agent")
+)
 
 // Client calls one agent. It is safe for concurrent use.
 type Client struct {
@@ -102,6 +106,8 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return nil
 	case errors.As(err, &se) && se.Status == http.StatusConflict:
 		return fmt.Errorf("agent %s: %s: %w", c.base, se.Message, ErrExists)
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		return fmt.Errorf("agent %s: %s: %w", c.base, se.Message, ErrNoPart)
 	case errors.As(err, &se):
 		return fmt.Errorf("agent %s: %s", c.base, se.Message)
 	case errors.Is(err, context.DeadlineExceeded):

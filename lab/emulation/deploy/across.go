@@ -368,7 +368,8 @@ func restartAcross(ctx context.Context, l *Lab, n *Node) (*Node, error) {
 }
 
 // repairAcross has every machine's agent restart the dead nodes of its
-// part of l.
+// part of l, and deploys again the part of a machine that has none any
+// more (it rebooted: its namespaces and run directory went with it).
 func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
 	var (
 		mu    sync.Mutex
@@ -381,6 +382,9 @@ func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
 			a := agentapi.NewClient(m.Agent)
 			defer a.Close()
 			r, err := a.Repair(ctx, l.Name)
+			if errors.Is(err, agentapi.ErrNoPart) {
+				r.Restarted, err = redeployPart(ctx, l, a, m)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -499,4 +503,29 @@ func captureAcross(ctx context.Context, l *Lab, n *Node, port string, o CaptureO
 		return res, fmt.Errorf("capture %s:%s on machine %s: %w", n.Name, port, n.Machine, err)
 	}
 	return res, nil
+}
+
+// redeployPart has agent a deploy machine m's part of l again, as it was
+// (the same placement, k, seed and origin), and returns its nodes.
+func redeployPart(ctx context.Context, l *Lab, a *agentapi.Client, m MachineRef) ([]string, error) {
+	text, err := os.ReadFile(filepath.Join(l.Dir, TopologyFile))
+	if err != nil {
+		return nil, fmt.Errorf("deploy the part again: %w", err)
+	}
+	under := map[string]netip.Addr{}
+	for _, mm := range l.Machines {
+		under[mm.Name] = mm.Underlay
+	}
+	req := agentapi.PartRequest{Topology: text, Source: l.Source, Placement: l.Placement, Underlay: under, Scale: l.Scale, Seed: l.Seed, Origin: l.Origin}
+	var part Lab
+	cctx, cancel := context.WithTimeout(ctx, partTimeout(Options{}))
+	defer cancel()
+	if err := a.Deploy(cctx, l.Name, req, &part); err != nil {
+		return nil, fmt.Errorf("deploy the part again: %w", err)
+	}
+	var nodes []string
+	for _, n := range part.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	return nodes, nil
 }
