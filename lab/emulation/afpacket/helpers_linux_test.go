@@ -6,10 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/afpacket"
 	"github.com/rocelab/rocelab/lab/emulation/links"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
 )
 
 // testEtherType is the IEEE local experimental EtherType 1.
@@ -27,17 +26,7 @@ func uniq(tb testing.TB, tag string) string {
 // newNS creates a unique namespace, removed at cleanup.
 func newNS(tb testing.TB, tag string) string {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	name := "rltest-" + uniq(tb, tag)
-	if err := netns.Create(name); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := netns.Delete(name); err != nil {
-			tb.Error(err)
-		}
-	})
-	return name
+	return netnstest.New(tb, "rltest-"+uniq(tb, tag))
 }
 
 // newVeth joins namespaces a and b with a veth (offloads off, no IPv6)

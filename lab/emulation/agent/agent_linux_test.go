@@ -18,6 +18,19 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/state"
 )
 
+// twoAgents sets a test up with two machines, each running its agent,
+// and returns them, the rocelab binary and a lab name starting with tag.
+func twoAgents(t *testing.T, tag string) (u *agenttest.Underlay, bin string, a1, a2 *agenttest.Agent, lab string) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	testenv.Exclusive(t)
+	bin = testenv.BuildRocelab(t)
+	u = agenttest.New(t, 2)
+	a1 = u.Machines[0].StartAgent(t, bin)
+	a2 = u.Machines[1].StartAgent(t, bin)
+	return u, bin, a1, a2, fmt.Sprintf("%s%04x", tag, os.Getpid()&0xffff)
+}
+
 // run runs rocelab in the harness's client namespace against its own
 // root, and fails the test unless it exits with want.
 func run(t *testing.T, u *agenttest.Underlay, bin string, want int, args ...string) string {
@@ -56,13 +69,7 @@ func leftovers(t *testing.T, u *agenttest.Underlay, lab string) []string {
 // when one machine's agent and nodes die, a new agent brings its part
 // back; destroy leaves nothing on any machine.
 func TestLabAcrossAgents(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.Exclusive(t)
-	bin := testenv.BuildRocelab(t)
-	u := agenttest.New(t, 2)
-	a1 := u.Machines[0].StartAgent(t, bin)
-	a2 := u.Machines[1].StartAgent(t, bin)
-	lab := fmt.Sprintf("ag%04x", os.Getpid()&0xffff)
+	u, bin, a1, a2, lab := twoAgents(t, "ag")
 	t.Cleanup(func() {
 		u.Run(t, time.Minute, bin, "destroy", "--name", lab, "--root", u.Client.Root)
 	})
@@ -220,13 +227,7 @@ func rebootPart(t *testing.T, m agenttest.Machine, lab string) {
 // nothing is made; a part that fails to deploy takes the other parts down
 // with it.
 func TestDeployAcrossFailures(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.Exclusive(t)
-	bin := testenv.BuildRocelab(t)
-	u := agenttest.New(t, 2)
-	a1 := u.Machines[0].StartAgent(t, bin)
-	a2 := u.Machines[1].StartAgent(t, bin)
-	lab := fmt.Sprintf("af%04x", os.Getpid()&0xffff)
+	u, bin, a1, a2, lab := twoAgents(t, "af")
 
 	code, out := u.Run(t, time.Minute, bin, "deploy", "-t", "laptop", "--name", lab, "--agents", a1.Addr+",198.18.7.99:7470", "--root", u.Client.Root)
 	if code != 1 || !strings.Contains(out, "198.18.7.99:7470") {

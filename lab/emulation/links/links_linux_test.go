@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/emulation/afpacket"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
 	"github.com/vishvananda/netlink"
 )
 
@@ -24,22 +24,12 @@ func uniq() string {
 	return fmt.Sprintf("%x%x", os.Getpid()&0xfffff, seq&0xff)
 }
 
-func newNS(t *testing.T) string {
-	t.Helper()
-	testenv.RequireRoot(t)
-	name := "rltest-" + uniq()
-	if err := netns.Create(name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := netns.Delete(name); err != nil {
-			t.Error(err)
-		}
-	})
-	return name
+func newNS(tb testing.TB) string {
+	tb.Helper()
+	return netnstest.New(tb, "rltest-"+uniq())
 }
 
-func newVeth(t *testing.T, v links.Veth) {
+func newVeth(t testing.TB, v links.Veth) {
 	t.Helper()
 	if err := links.Create(v); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // machines makes two "machines" — namespaces joined by an underlay veth
 // of MTU mtu, addressed 198.18.9.1 and .2 — and returns them with the
 // underlay's interface names.
-func machines(t *testing.T, mtu int) (m1, m2, dev1, dev2 string) {
+func machines(t testing.TB, mtu int) (m1, m2, dev1, dev2 string) {
 	t.Helper()
 	m1, m2 = newNS(t), newNS(t)
 	id := uniq()
@@ -47,7 +47,7 @@ var under1, under2 = netip.MustParseAddr("198.18.9.1"), netip.MustParseAddr("198
 
 // tunnelPair makes a link from a node namespace on m1 to one on m2 over
 // VXLAN with vni and returns both ends.
-func tunnelPair(t *testing.T, m1, m2, dev1, dev2 string, vni uint32, mtu int) (a, b links.Tunnel) {
+func tunnelPair(t testing.TB, m1, m2, dev1, dev2 string, vni uint32, mtu int) (a, b links.Tunnel) {
 	t.Helper()
 	n1, n2 := newNS(t), newNS(t)
 	id := uniq()
@@ -202,57 +202,18 @@ func BenchmarkHop(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			var txNS, txIf, rxNS, rxIf string
 			var src net.HardwareAddr
-			cleanup := []func(){}
-			defer func() {
-				for i := len(cleanup) - 1; i >= 0; i-- {
-					cleanup[i]()
-				}
-			}()
-			mk := func() string {
-				name := "rltest-" + uniq()
-				if err := netns.Create(name); err != nil {
-					b.Fatal(err)
-				}
-				cleanup = append(cleanup, func() { netns.Delete(name) })
-				return name
-			}
-			id := uniq()
-			src, _ = net.ParseMAC("02:3f:c0:00:01:01")
 			switch kind {
 			case "veth":
-				txNS, rxNS = mk(), mk()
+				id := uniq()
+				src, _ = net.ParseMAC("02:3f:c0:00:01:01")
+				txNS, rxNS = newNS(b), newNS(b)
 				txIf, rxIf = "rlha"+id, "rlhb"+id
-				if err := links.Create(links.Veth{A: links.End{NetNS: txNS, Name: txIf, MAC: src, NoIPv6: true}, B: links.End{NetNS: rxNS, Name: rxIf, NoIPv6: true}, MTU: 4264}); err != nil {
-					b.Fatal(err)
-				}
+				newVeth(b, links.Veth{A: links.End{NetNS: txNS, Name: txIf, MAC: src, NoIPv6: true}, B: links.End{NetNS: rxNS, Name: rxIf, NoIPv6: true}, MTU: 4264})
 			case "vxlan":
-				m1, m2 := mk(), mk()
-				d1, d2 := "rlu1"+id, "rlu2"+id
-				if err := links.Create(links.Veth{A: links.End{NetNS: m1, Name: d1}, B: links.End{NetNS: m2, Name: d2}, MTU: 9000}); err != nil {
-					b.Fatal(err)
-				}
-				for _, e := range []struct{ ns, dev, ip string }{{m1, d1, "198.18.9.1/24"}, {m2, d2, "198.18.9.2/24"}} {
-					h, _ := netns.Handle(e.ns)
-					l, err := h.LinkByName(e.dev)
-					if err == nil {
-						a, _ := netlink.ParseAddr(e.ip)
-						err = h.AddrAdd(l, a)
-					}
-					h.Close()
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				txNS, rxNS = mk(), mk()
-				txIf, rxIf = "rlxa"+id, "rlxb"+id
-				for _, tun := range []links.Tunnel{
-					{End: links.End{NetNS: txNS, Name: txIf, MAC: src, NoIPv6: true}, Underlay: m1, Device: d1, VNI: 99, Local: under1, Remote: under2, MTU: 4264},
-					{End: links.End{NetNS: rxNS, Name: rxIf, NoIPv6: true}, Underlay: m2, Device: d2, VNI: 99, Local: under2, Remote: under1, MTU: 4264},
-				} {
-					if err := links.CreateTunnel(tun); err != nil {
-						b.Fatal(err)
-					}
-				}
+				m1, m2, d1, d2 := machines(b, 9000)
+				a, z := tunnelPair(b, m1, m2, d1, d2, 99, 4264)
+				txNS, txIf, src = a.End.NetNS, a.End.Name, a.End.MAC
+				rxNS, rxIf = z.End.NetNS, z.End.Name
 			}
 			tx, err := afpacket.Open(txNS, txIf, nil)
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -25,18 +25,7 @@ import (
 // uniq is a short tag unique to this test run.
 func uniq() string { return fmt.Sprintf("%x%02x", os.Getpid()&0xffff, rand.IntN(256)) }
 
-func newNS(t *testing.T, name string) string {
-	t.Helper()
-	if err := netns.Create(name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := netns.Delete(name); err != nil {
-			t.Error(err)
-		}
-	})
-	return name
-}
+func newNS(t *testing.T, name string) string { return netnstest.New(t, name) }
 
 func newVeth(t *testing.T, a, b links.End) {
 	t.Helper()

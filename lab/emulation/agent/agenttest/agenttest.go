@@ -23,6 +23,7 @@ import (
 	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -108,16 +109,7 @@ func New(t *testing.T, n int) *Underlay {
 
 func (u *Underlay) newNS(t *testing.T, what string) string {
 	t.Helper()
-	name := "rltest-" + what + "-" + u.id
-	if err := netns.Create(name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := netns.Delete(name); err != nil {
-			t.Error(err)
-		}
-	})
-	return name
+	return netnstest.New(t, "rltest-"+what+"-"+u.id)
 }
 
 func enslave(h *netlink.Handle, port string, br *netlink.Bridge) error {
