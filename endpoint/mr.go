@@ -76,23 +76,29 @@ func (pd *PD) RegMRAt(buf []byte, addr uint64, access Access) (*MR, error) {
 	return mr, nil
 }
 
+// A region's keys: LKey is its index (the NIC's count of registrations)
+// over eight bits of a per-NIC salt; RKey is LKey with rkeyFlip's bits
+// flipped, so the two differ and neither alone names the other's region.
+const rkeyFlip = 0x5A5A00
+
+// keyIndex returns the index part of an LKey (the table's number).
+func keyIndex(lkey uint32) uint32 { return lkey >> 8 }
+
 func (pd *PD) reg(buf []byte, length uint64, access Access) *MR {
 	n := pd.nic
 	n.nextKey++
 	key := n.nextKey<<8 | uint32(n.keySalt)
-	mr := &MR{pd: pd, Addr: n.nextVA, Length: length, LKey: key, RKey: key ^ 0x5A5A00, Access: access, Buf: buf}
+	mr := &MR{pd: pd, Addr: n.nextVA, Length: length, LKey: key, RKey: key ^ rkeyFlip, Access: access, Buf: buf}
 	n.nextVA += (length + 0xFFFF) &^ 0xFFFF // 64 KiB aligned, with a gap
 	n.nextVA += 0x10000
-	n.mrs[mr.LKey] = mr
-	n.rkeys[mr.RKey] = mr
+	n.mrs.put(keyIndex(mr.LKey), mr)
 	return mr
 }
 
 // Dereg deregisters the region; later accesses through its keys fail.
 func (mr *MR) Dereg() {
 	mr.dead = true
-	delete(mr.pd.nic.mrs, mr.LKey)
-	delete(mr.pd.nic.rkeys, mr.RKey)
+	mr.pd.nic.mrs.del(keyIndex(mr.LKey))
 }
 
 // errAccess is the class of faults on a memory access.
@@ -112,9 +118,11 @@ var (
 func (n *NIC) lookup(key uint32, remote bool, pd *PD, addr, length uint64, need Access) (*MR, error) {
 	var mr *MR
 	if remote {
-		mr = n.rkeys[key]
-	} else {
-		mr = n.mrs[key]
+		if mr = n.mrs.get(keyIndex(key ^ rkeyFlip)); mr != nil && mr.RKey != key {
+			mr = nil
+		}
+	} else if mr = n.mrs.get(keyIndex(key)); mr != nil && mr.LKey != key {
+		mr = nil
 	}
 	switch {
 	case mr == nil || mr.dead:

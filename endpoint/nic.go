@@ -102,8 +102,8 @@ type NIC struct {
 	rng   *rand.Rand
 	out   wire.Sink
 
-	qps    map[uint32]*QP
-	lastQP *QP // the QP qp found last (see qp)
+	qps    seqTable[QP] // by QPN
+	lastQP *QP          // the QP qp found last (see qp)
 	// retired sums the counters of destroyed QPs (retiredQPs of them).
 	retired    qpCounters
 	retiredQPs int64
@@ -114,8 +114,7 @@ type NIC struct {
 	othersGone qpCounters
 	anyOthers  bool
 	nextQPN    uint32
-	mrs        map[uint32]*MR
-	rkeys      map[uint32]*MR
+	mrs        seqTable[MR] // by key index (see keyIndex)
 	nextPD     uint32
 	nextKey    uint32
 	keySalt    uint8
@@ -169,7 +168,6 @@ func NewNIC(opts Options) (*NIC, error) {
 		rng = rand.New(rand.NewPCG(seed, 0x4e1c))
 	}
 	n := &NIC{opts: opts, sched: opts.Sched, rng: rng,
-		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, rkeys: map[uint32]*MR{},
 		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
 	n.txDoneFn = n.txDone
 	n.fast, _ = n.sched.(clock.HandlerScheduler)
@@ -362,7 +360,7 @@ func (n *NIC) qp(qpn uint32) *QP {
 	if qp := n.lastQP; qp != nil && qp.qpn == qpn {
 		return qp
 	}
-	qp := n.qps[qpn]
+	qp := n.qps.get(qpn)
 	if qp != nil {
 		n.lastQP = qp
 	}
@@ -394,7 +392,7 @@ func (n *NIC) creditReceiver() cc.Receiver {
 // sendGrant turns a receiver grant into a credit packet; Flow is the local
 // QPN << 8 | the sender's path index.
 func (n *NIC) sendGrant(g cc.Grant) {
-	qp := n.qps[g.Flow>>8]
+	qp := n.qps.get(g.Flow >> 8)
 	if qp == nil || qp.state == StateError {
 		return
 	}

@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"slices"
 	"strconv"
 	"unsafe"
 
@@ -12,15 +11,6 @@ type nicCounters struct {
 	txPkts, txBytes, rxPkts, rxBytes int64
 	rxOther, badICRC, noQP           int64
 	cnpRx                            int64
-}
-
-func sortedQPNs(m map[uint32]*QP) []uint32 {
-	out := make([]uint32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // TelemetryQPRows is how many QPs of a NIC have telemetry rows of their
@@ -69,7 +59,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 	c("nic_rx_no_qp_total", n.ctr.noQP)
 	c("nic_rx_other_total", n.ctr.rxOther)
 	c("nic_cnp_rx_total", n.ctr.cnpRx)
-	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(len(n.qps))})
+	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(n.qps.len())})
 	for i := range 8 {
 		if n.pfc.Frames[i] == 0 {
 			continue
@@ -79,13 +69,13 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
 	}
 	others := n.othersGone
-	for _, qpn := range sortedQPNs(n.qps) {
-		if qp := n.qps[qpn]; qp.aggregated {
+	n.qps.each(func(_ uint32, qp *QP) {
+		if qp.aggregated {
 			others.add(&qp.ctr)
 		} else {
 			qp.collect(node, emit)
 		}
-	}
+	})
 	if n.anyOthers {
 		// QPs past the first TelemetryQPRows, summed: a NIC with
 		// thousands of QPs keeps its telemetry (and a scrape) small.
