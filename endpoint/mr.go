@@ -91,14 +91,14 @@ func (pd *PD) reg(buf []byte, length uint64, access Access) *MR {
 	mr := &MR{pd: pd, Addr: n.nextVA, Length: length, LKey: key, RKey: key ^ rkeyFlip, Access: access, Buf: buf}
 	n.nextVA += (length + 0xFFFF) &^ 0xFFFF // 64 KiB aligned, with a gap
 	n.nextVA += 0x10000
-	n.mrs.put(keyIndex(mr.LKey), mr)
+	n.mrs.Put(keyIndex(mr.LKey), mr)
 	return mr
 }
 
 // Dereg deregisters the region; later accesses through its keys fail.
 func (mr *MR) Dereg() {
 	mr.dead = true
-	mr.pd.nic.mrs.del(keyIndex(mr.LKey))
+	mr.pd.nic.mrs.Delete(keyIndex(mr.LKey))
 }
 
 // errAccess is the class of faults on a memory access.
@@ -118,10 +118,10 @@ var (
 func (n *NIC) lookup(key uint32, remote bool, pd *PD, addr, length uint64, need Access) (*MR, error) {
 	var mr *MR
 	if remote {
-		if mr = n.mrs.get(keyIndex(key ^ rkeyFlip)); mr != nil && mr.RKey != key {
+		if mr, _ = n.mrs.Get(keyIndex(key ^ rkeyFlip)); mr != nil && mr.RKey != key {
 			mr = nil
 		}
-	} else if mr = n.mrs.get(keyIndex(key)); mr != nil && mr.LKey != key {
+	} else if mr, _ = n.mrs.Get(keyIndex(key)); mr != nil && mr.LKey != key {
 		mr = nil
 	}
 	switch {

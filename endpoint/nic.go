@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/seqtab"
 	"github.com/rocelab/rocelab/endpoint/cc"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
@@ -102,8 +103,8 @@ type NIC struct {
 	rng   *rand.Rand
 	out   wire.Sink
 
-	qps    seqTable[QP] // by QPN
-	lastQP *QP          // the QP qp found last (see qp)
+	qps    seqtab.Table[*QP] // by QPN
+	lastQP *QP              // the QP qp found last (see qp)
 	// retired sums the counters of destroyed QPs (retiredQPs of them).
 	retired    qpCounters
 	retiredQPs int64
@@ -114,7 +115,7 @@ type NIC struct {
 	othersGone qpCounters
 	anyOthers  bool
 	nextQPN    uint32
-	mrs        seqTable[MR] // by key index (see keyIndex)
+	mrs        seqtab.Table[*MR] // by key index (see keyIndex)
 	nextPD     uint32
 	nextKey    uint32
 	keySalt    uint8
@@ -360,7 +361,7 @@ func (n *NIC) qp(qpn uint32) *QP {
 	if qp := n.lastQP; qp != nil && qp.qpn == qpn {
 		return qp
 	}
-	qp := n.qps.get(qpn)
+	qp, _ := n.qps.Get(qpn)
 	if qp != nil {
 		n.lastQP = qp
 	}
@@ -392,7 +393,7 @@ func (n *NIC) creditReceiver() cc.Receiver {
 // sendGrant turns a receiver grant into a credit packet; Flow is the local
 // QPN << 8 | the sender's path index.
 func (n *NIC) sendGrant(g cc.Grant) {
-	qp := n.qps.get(g.Flow >> 8)
+	qp, _ := n.qps.Get(g.Flow >> 8)
 	if qp == nil || qp.state == StateError {
 		return
 	}

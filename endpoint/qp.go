@@ -218,7 +218,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	} else {
 		qp.aggregated, n.anyOthers = true, true
 	}
-	n.qps.put(qp.qpn, qp)
+	n.qps.Put(qp.qpn, qp)
 	return qp, nil
 }
 
@@ -410,7 +410,7 @@ func (qp *QP) ToError() { qp.fail(errors.New("moved to ERROR by the user")) }
 func (qp *QP) Destroy() {
 	qp.fail(errors.New("destroyed"))
 	qp.req.closeCC()
-	if qp.nic.qps.get(qp.qpn) == qp {
+	if held, _ := qp.nic.qps.Get(qp.qpn); held == qp {
 		if qp.aggregated {
 			qp.nic.othersGone.add(&qp.ctr)
 		} else {
@@ -419,7 +419,7 @@ func (qp *QP) Destroy() {
 			qp.nic.shownQPs--
 		}
 	}
-	qp.nic.qps.del(qp.qpn)
+	qp.nic.qps.Delete(qp.qpn)
 	if qp.nic.lastQP == qp {
 		qp.nic.lastQP = nil
 	}

@@ -59,7 +59,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 	c("nic_rx_no_qp_total", n.ctr.noQP)
 	c("nic_rx_other_total", n.ctr.rxOther)
 	c("nic_cnp_rx_total", n.ctr.cnpRx)
-	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(n.qps.len())})
+	emit(telemetry.Sample{Name: "nic_qps", Kind: telemetry.Gauge, Labels: node, Value: float64(n.qps.Len())})
 	for i := range 8 {
 		if n.pfc.Frames[i] == 0 {
 			continue
@@ -69,7 +69,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "nic_paused_seconds_total", Kind: telemetry.Counter, Labels: l, Value: n.PausedTime(i).Seconds()})
 	}
 	others := n.othersGone
-	n.qps.each(func(_ uint32, qp *QP) {
+	n.qps.Each(func(_ uint32, qp *QP) {
 		if qp.aggregated {
 			others.add(&qp.ctr)
 		} else {

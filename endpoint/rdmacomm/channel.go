@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rocelab/rocelab/core/seqtab"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 )
@@ -15,10 +16,10 @@ import (
 // QPs are connected through the node API instead.
 type Channel struct {
 	qp       *endpoint.QP
-	nextID   uint64
-	pending  map[uint64]pendingWrite
-	announce bool   // receive side: an offset was announced
-	off      uint32 // receive side: the announced offset
+	nextID   uint32
+	pending  seqtab.Table[pendingWrite] // by write ID
+	announce bool                       // receive side: an offset was announced
+	off      uint32                     // receive side: the announced offset
 }
 
 type pendingWrite struct {
@@ -28,11 +29,11 @@ type pendingWrite struct {
 
 // NewChannel returns a channel over qp.
 func NewChannel(qp *endpoint.QP) Channel {
-	return Channel{qp: qp, pending: map[uint64]pendingWrite{}}
+	return Channel{qp: qp}
 }
 
 // Pending returns the number of writes posted and not completed.
-func (c *Channel) Pending() int { return len(c.pending) }
+func (c *Channel) Pending() int { return c.pending.Len() }
 
 // Write posts w toward the peer's region at raddr under rkey: the
 // announcement of w.Off, then w.Len bytes to raddr+w.Off carrying w.Imm.
@@ -49,18 +50,18 @@ func (c *Channel) Write(w collective.Write, pd *endpoint.PD, null *endpoint.MR, 
 		}
 		src, reg = mr, mr
 	}
-	c.nextID++
+	c.nextID = (c.nextID + 1) & seqtab.Mask
 	id := c.nextID
-	c.pending[id] = pendingWrite{mr: reg, done: done}
-	err := c.qp.PostSend(endpoint.SendWR{WRID: id << 1, Opcode: endpoint.WRWriteImm,
+	c.pending.Put(id, pendingWrite{mr: reg, done: done})
+	err := c.qp.PostSend(endpoint.SendWR{WRID: uint64(id) << 1, Opcode: endpoint.WRWriteImm,
 		RemoteAddr: raddr, RKey: rkey, Imm: uint32(w.Off)})
 	if err == nil {
-		err = c.qp.PostSend(endpoint.SendWR{WRID: id<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
+		err = c.qp.PostSend(endpoint.SendWR{WRID: uint64(id)<<1 | 1, Opcode: endpoint.WRWriteImm, Signaled: true,
 			Local:      endpoint.SGE{Addr: src.Addr, Length: uint32(w.Len), LKey: src.LKey},
 			RemoteAddr: raddr + uint64(w.Off), RKey: rkey, Imm: w.Imm})
 	}
 	if err != nil {
-		delete(c.pending, id)
+		c.pending.Delete(id)
 		if reg != nil {
 			reg.Dereg()
 		}
@@ -77,8 +78,8 @@ var errNotDone = errors.New("offset announcement failed")
 // when either WR completes with any status but success. Then its source
 // is deregistered and its done runs.
 func (c *Channel) SendDone(wc endpoint.WC, from, to int) {
-	id := wc.WRID >> 1
-	pw, ok := c.pending[id]
+	id := uint32(wc.WRID>>1) & seqtab.Mask
+	pw, ok := c.pending.Get(id)
 	if !ok {
 		return
 	}
@@ -88,7 +89,7 @@ func (c *Channel) SendDone(wc endpoint.WC, from, to int) {
 	} else if wc.WRID&1 == 0 {
 		return // a successful announcement (SignalAll)
 	}
-	delete(c.pending, id)
+	c.pending.Delete(id)
 	if pw.mr != nil {
 		pw.mr.Dereg()
 	}

@@ -1,4 +1,4 @@
-package endpoint
+package seqtab
 
 import (
 	"slices"
@@ -22,25 +22,25 @@ func TestSeqTable(t *testing.T) {
 		{"holes trimmed with the front", []op{{5, false}, {6, false}, {7, false}, {6, true}, {5, true}, {8, false}}, []uint32{7, 8}},
 		{"emptied then refilled elsewhere", []op{{5, false}, {5, true}, {900, false}}, []uint32{900}},
 		{"unknown removed", []op{{5, false}, {4, true}, {6, true}, {5000, true}}, []uint32{5}},
-		{"across the 24-bit wrap", []op{{seqMask - 1, false}, {seqMask, false}, {0, false}, {1, false}, {seqMask - 1, true}}, []uint32{seqMask, 0, 1}},
+		{"across the 24-bit wrap", []op{{Mask - 1, false}, {Mask, false}, {0, false}, {1, false}, {Mask - 1, true}}, []uint32{Mask, 0, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var tab seqTable[int]
+			var tab Table[*int]
 			live := map[uint32]*int{}
 			for _, o := range tc.ops {
 				if o.del {
-					tab.del(o.num)
+					tab.Delete(o.num)
 					delete(live, o.num)
 					continue
 				}
 				v := new(int)
 				*v = int(o.num)
-				tab.put(o.num, v)
+				tab.Put(o.num, v)
 				live[o.num] = v
 			}
 			var got []uint32
-			tab.each(func(num uint32, v *int) {
+			tab.Each(func(num uint32, v *int) {
 				if uint32(*v) != num {
 					t.Errorf("each: %d holds %d", num, *v)
 				}
@@ -49,17 +49,17 @@ func TestSeqTable(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("held %v, want %v", got, tc.want)
 			}
-			if tab.len() != len(tc.want) {
-				t.Errorf("len %d, want %d", tab.len(), len(tc.want))
+			if tab.Len() != len(tc.want) {
+				t.Errorf("len %d, want %d", tab.Len(), len(tc.want))
 			}
 			for num, v := range live {
-				if tab.get(num) != v {
-					t.Errorf("get(%d) = %p, want %p", num, tab.get(num), v)
+				if got, ok := tab.Get(num); !ok || got != v {
+					t.Errorf("Get(%d) = %p, %v, want %p", num, got, ok, v)
 				}
 			}
-			for _, absent := range []uint32{3, 4, 1000, seqMask - 5} {
-				if live[absent] == nil && tab.get(absent) != nil {
-					t.Errorf("get(%d) found %d", absent, *tab.get(absent))
+			for _, absent := range []uint32{3, 4, 1000, Mask - 5} {
+				if _, ok := tab.Get(absent); live[absent] == nil && ok {
+					t.Errorf("Get(%d) found a value", absent)
 				}
 			}
 		})
