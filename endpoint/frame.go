@@ -8,7 +8,8 @@ import (
 // addressing, DSCP and BTH fields every packet of qp shares.
 func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uint32) *wire.Packet {
 	n := qp.nic
-	p := &wire.Packet{
+	p := n.newPacket()
+	*p = wire.Packet{
 		Kind:      wire.KindRoCE,
 		DstMAC:    qp.remote.MAC,
 		SrcMAC:    n.opts.MAC,
@@ -33,6 +34,25 @@ func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uin
 		p.ECN = wire.ECNECT0
 	}
 	return p
+}
+
+// spareCap bounds a NIC's spare descriptors (see newPacket).
+const spareCap = 256
+
+// newPacket returns a descriptor for a packet the NIC builds: one the NIC
+// received and is done with when it has one (Receive keeps up to
+// spareCap), else a new one. A descriptor's life ends at the NIC that
+// receives it; nothing downstream of Receive keeps it (MetaRoCE's
+// out-of-order buffer keeps a copy). Reusing them spares the simulator
+// an allocation per packet, and the one reused was touched last and is
+// likely in cache. The caller overwrites every field.
+func (n *NIC) newPacket() *wire.Packet {
+	if k := len(n.spare); k > 0 {
+		p := n.spare[k-1]
+		n.spare = n.spare[:k-1]
+		return p
+	}
+	return new(wire.Packet)
 }
 
 // frameLen returns the length (FCS excluded) of a RoCEv2 frame whose BTH is

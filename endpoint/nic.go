@@ -104,7 +104,7 @@ type NIC struct {
 	out   wire.Sink
 
 	qps    seqtab.Table[*QP] // by QPN
-	lastQP *QP              // the QP qp found last (see qp)
+	lastQP *QP               // the QP qp found last (see qp)
 	// retired sums the counters of destroyed QPs (retiredQPs of them).
 	retired    qpCounters
 	retiredQPs int64
@@ -126,6 +126,7 @@ type NIC struct {
 	kicking  bool
 	rekick   bool
 	txPkt    *wire.Packet
+	spare    []*wire.Packet // descriptors received and done with (newPacket)
 	txDoneFn func()
 	fast     clock.HandlerScheduler // sched's allocation-free path, or nil
 	ctrl     [8][]*wire.Packet
@@ -314,8 +315,18 @@ func (n *NIC) txDone() {
 	n.kick()
 }
 
-// Receive takes a frame from the network.
+// Receive takes a frame from the network. The descriptor is the NIC's
+// from then on: it may reuse it for a packet it sends (newPacket), so the
+// caller must not touch it after Receive returns.
 func (n *NIC) Receive(p *wire.Packet) {
+	n.receive(p)
+	if len(n.spare) < spareCap {
+		p.Raw = nil // the bytes are not reused: their owner may want them back
+		n.spare = append(n.spare, p)
+	}
+}
+
+func (n *NIC) receive(p *wire.Packet) {
 	n.ctr.rxPkts++
 	n.ctr.rxBytes += int64(p.Len)
 	switch p.Kind {
