@@ -36,8 +36,8 @@ func (q *epQP) keep(wc endpoint.WC) {
 }
 
 func (ep *epState) adapterRoutes(h func(string, func(*http.Request) (any, error))) {
-	h("POST /qp/{id}/send", ep.postSend)
-	h("POST /qp/{id}/recv", ep.postRecv)
+	h("POST /qp/{id}/send", withBody(ep.postSend))
+	h("POST /qp/{id}/recv", withBody(ep.postRecv))
 	h("GET /qp/{id}/completions", ep.completions)
 	h("GET /qp/{id}/mem", ep.readMem)
 	h("PUT /qp/{id}/mem", ep.writeMem)
@@ -76,22 +76,14 @@ func (ep *epState) onAdapterQP(r *http.Request, f func(q *epQP) error) error {
 // verbs is q as the adapter drives it.
 func (q *epQP) verbs() adapter.QP { return adapter.QP{QP: q.qp, MR: q.mr, Buf: q.buf} }
 
-func (ep *epState) postSend(r *http.Request) (any, error) {
-	var wr nodeapi.WorkRequest
-	if err := decode(r, &wr); err != nil {
-		return nil, err
-	}
+func (ep *epState) postSend(r *http.Request, wr nodeapi.WorkRequest) (any, error) {
 	if _, err := adapter.Opcode(wr.Op); err != nil {
 		return nil, badRequest("%v", err) // before the loop is asked
 	}
 	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error { return q.verbs().PostSend(wr) })
 }
 
-func (ep *epState) postRecv(r *http.Request) (any, error) {
-	var wr nodeapi.RecvRequest
-	if err := decode(r, &wr); err != nil {
-		return nil, err
-	}
+func (ep *epState) postRecv(r *http.Request, wr nodeapi.RecvRequest) (any, error) {
 	return nodeapi.Empty{}, ep.onAdapterQP(r, func(q *epQP) error { return q.verbs().PostRecv(wr) })
 }
 

@@ -52,8 +52,8 @@ func (n *Node) handler(shutdown func()) http.Handler {
 	h("GET /health", n.health)
 	h("GET /info", n.info)
 	h("GET /telemetry", n.telemetry)
-	h("POST /capture", n.startCapture)
-	h("POST /capture/stop", n.stopCapture)
+	h("POST /capture", withBody(n.startCapture))
+	h("POST /capture/stop", withBody(n.stopCapture))
 	n.faultRoutes(h)
 	if n.ep != nil {
 		n.ep.routes(h)
@@ -127,7 +127,18 @@ func (n *Node) portIndex(s string) (int, error) {
 	return 0, badRequest("no port %q", s)
 }
 
-func decode(r *http.Request, v any) error { return decodeLimit(r, v, 1<<20) }
+// withBody is a handler that takes a JSON request body: it decodes the
+// body (at most 1 MiB, no unknown fields; else 400) into a T and hands it
+// to f.
+func withBody[T any](f func(*http.Request, T) (any, error)) func(*http.Request) (any, error) {
+	return func(r *http.Request) (any, error) {
+		var req T
+		if err := decodeLimit(r, &req, 1<<20); err != nil {
+			return nil, err
+		}
+		return f(r, req)
+	}
+}
 
 // decodeLimit decodes a request body of at most limit bytes into v.
 func decodeLimit(r *http.Request, v any, limit int64) error {
@@ -139,11 +150,7 @@ func decodeLimit(r *http.Request, v any, limit int64) error {
 	return nil
 }
 
-func (n *Node) startCapture(r *http.Request) (any, error) {
-	var req nodeapi.CaptureRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (n *Node) startCapture(r *http.Request, req nodeapi.CaptureRequest) (any, error) {
 	i, err := n.portIndex(req.Port)
 	if err != nil {
 		return nil, err
@@ -194,11 +201,7 @@ func (n *Node) startCapture(r *http.Request) (any, error) {
 	return st, nil
 }
 
-func (n *Node) stopCapture(r *http.Request) (any, error) {
-	var req nodeapi.CaptureStopRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (n *Node) stopCapture(r *http.Request, req nodeapi.CaptureStopRequest) (any, error) {
 	i, err := n.portIndex(req.Port)
 	if err != nil {
 		return nil, err

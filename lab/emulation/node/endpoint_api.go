@@ -39,17 +39,17 @@ const maxBuffer = 1 << 30
 
 func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("GET /nics", ep.listNICs)
-	h("POST /qp", ep.createQP)
+	h("POST /qp", withBody(ep.createQP))
 	h("GET /qp/{id}", ep.getQP)
-	h("POST /qp/{id}/connect", ep.connectQP)
+	h("POST /qp/{id}/connect", withBody(ep.connectQP))
 	h("DELETE /qp/{id}", ep.deleteQP)
-	h("POST /qps/delete", ep.deleteQPs)
-	h("POST /owners/renew", ep.renewOwner)
+	h("POST /qps/delete", withBody(ep.deleteQPs))
+	h("POST /owners/renew", withBody(ep.renewOwner))
 	ep.adapterRoutes(h)
-	h("POST /perf", ep.startPerf)
-	h("POST /collective", ep.setupCollective)
-	h("POST /jobs/{id}/start", ep.startCollective)
-	h("POST /jobs/{id}/release", ep.releaseBarrier)
+	h("POST /perf", withBody(ep.startPerf))
+	h("POST /collective", withBody(ep.setupCollective))
+	h("POST /jobs/{id}/start", withBody(ep.startCollective))
+	h("POST /jobs/{id}/release", withBody(ep.releaseBarrier))
 	h("POST /jobs/{id}/stop", ep.stopJob)
 	h("GET /jobs/{id}", ep.getJob)
 }
@@ -75,11 +75,7 @@ func (ep *epState) do(ctx context.Context, f func() error) error {
 	return ferr
 }
 
-func (ep *epState) createQP(r *http.Request) (any, error) {
-	var req nodeapi.QPRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error) {
 	i, err := 0, error(nil) // the adapter names no NIC: the node's first
 	if req.NIC != "" {
 		if i, err = ep.nicIndex(req.NIC); err != nil {
@@ -199,11 +195,7 @@ func (ep *epState) getQP(r *http.Request) (any, error) {
 	})
 }
 
-func (ep *epState) connectQP(r *http.Request) (any, error) {
-	var req nodeapi.ConnectRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) connectQP(r *http.Request, req nodeapi.ConnectRequest) (any, error) {
 	get, err := ep.qpByID(r)
 	if err != nil {
 		return nil, err
@@ -243,11 +235,7 @@ func (ep *epState) deleteQP(r *http.Request) (any, error) {
 // deleteQPs is POST /qps/delete: every QP of the list that exists and no
 // running job holds, in one turn of the loop (a perf of thousands of QPs
 // cleans up in one call, also when it was interrupted).
-func (ep *epState) deleteQPs(r *http.Request) (any, error) {
-	var req nodeapi.DeleteQPsRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) deleteQPs(r *http.Request, req nodeapi.DeleteQPsRequest) (any, error) {
 	var out nodeapi.QPsDeleted
 	err := ep.do(context.WithoutCancel(r.Context()), func() error {
 		ids := req.IDs
@@ -281,11 +269,7 @@ func (ep *epState) deleteQPs(r *http.Request) (any, error) {
 }
 
 // renewOwner is POST /owners/renew.
-func (ep *epState) renewOwner(r *http.Request) (any, error) {
-	var req nodeapi.RenewRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) renewOwner(r *http.Request, req nodeapi.RenewRequest) (any, error) {
 	if req.Owner == "" || req.LeaseMS <= 0 {
 		return nil, badRequest("renew: an owner and a positive lease_ms are required")
 	}

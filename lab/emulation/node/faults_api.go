@@ -24,7 +24,7 @@ import (
 // next turn: well within one millisecond of wall clock.
 
 func (n *Node) faultRoutes(h func(string, func(*http.Request) (any, error))) {
-	h("POST /faults", n.addFault)
+	h("POST /faults", withBody(n.addFault))
 	h("GET /faults", n.listFaults)
 	h("DELETE /faults/{id}", n.removeFault)
 	h("DELETE /faults", n.clearFaults)
@@ -59,11 +59,7 @@ func (n *Node) faultPorts(target string) ([]int, error) {
 	return []int{i}, nil
 }
 
-func (n *Node) addFault(r *http.Request) (any, error) {
-	var req nodeapi.FaultRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (n *Node) addFault(r *http.Request, req nodeapi.FaultRequest) (any, error) {
 	spec := req.Spec
 	if spec.Params == nil {
 		return nil, badRequest("fault request without a spec")

@@ -187,11 +187,7 @@ func (ep *epState) stopJob(r *http.Request) (any, error) {
 	})
 }
 
-func (ep *epState) releaseBarrier(r *http.Request) (any, error) {
-	var req nodeapi.Release
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) releaseBarrier(r *http.Request, req nodeapi.Release) (any, error) {
 	return ep.jobCall(r, func(j *job) error {
 		if j.coll == nil {
 			return badRequest("job %d is not a collective", j.id)

@@ -60,11 +60,7 @@ type collConn struct {
 // write).
 const recvDepth = 256
 
-func (ep *epState) setupCollective(r *http.Request) (any, error) {
-	var req nodeapi.CollectiveRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) setupCollective(r *http.Request, req nodeapi.CollectiveRequest) (any, error) {
 	op, err := collective.ParseOp(req.Op)
 	if err != nil {
 		return nil, badRequest("%v", err)
@@ -159,11 +155,7 @@ func (ep *epState) setupCollective(r *http.Request) (any, error) {
 	return out, err
 }
 
-func (ep *epState) startCollective(r *http.Request) (any, error) {
-	var req nodeapi.CollectiveStart
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) startCollective(r *http.Request, req nodeapi.CollectiveStart) (any, error) {
 	return ep.jobCall(r, func(j *job) error {
 		c := j.coll
 		if c == nil || j.state != nodeapi.JobSetup {

@@ -50,11 +50,7 @@ type perfQP struct {
 // maxSamples caps the completion times and latencies a job keeps.
 const maxSamples = 1 << 20
 
-func (ep *epState) startPerf(r *http.Request) (any, error) {
-	var req nodeapi.PerfRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+func (ep *epState) startPerf(r *http.Request, req nodeapi.PerfRequest) (any, error) {
 	perftest.Defaults(&req.Op, &req.Size, &req.Iterations, req.Duration > 0)
 	if req.Duration > 0 {
 		req.Iterations = 0
