@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -60,37 +61,19 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() {
-	if o.LineRate == 0 {
-		o.LineRate = 100 * clock.Gbps
-	}
-	if o.MTU == 0 {
-		o.MTU = 4096
-	}
-	if o.DataDSCP == 0 {
-		o.DataDSCP = 26
-	}
-	if o.AckDSCP == 0 {
-		o.AckDSCP = 26
-	}
-	if o.CNPDSCP == 0 {
-		o.CNPDSCP = 48
-	}
-	if o.CtrlDSCP == 0 {
-		o.CtrlDSCP = 48
-	}
-	if o.TrimDSCP == 0 {
-		o.TrimDSCP = 63
-	}
+	o.LineRate = cmp.Or(o.LineRate, 100*clock.Gbps)
+	o.MTU = cmp.Or(o.MTU, 4096)
+	o.DataDSCP = cmp.Or(o.DataDSCP, 26)
+	o.AckDSCP = cmp.Or(o.AckDSCP, 26)
+	o.CNPDSCP = cmp.Or(o.CNPDSCP, 48)
+	o.CtrlDSCP = cmp.Or(o.CtrlDSCP, 48)
+	o.TrimDSCP = cmp.Or(o.TrimDSCP, 63)
 	if o.DSCPToPrio == nil {
 		m := wire.DefaultDSCPToTC()
 		o.DSCPToPrio = &m
 	}
-	if o.CNPInterval == 0 {
-		o.CNPInterval = 50 * clock.Microsecond
-	}
-	if o.CreditReceiver == "" {
-		o.CreditReceiver = "credit"
-	}
+	o.CNPInterval = cmp.Or(o.CNPInterval, 50*clock.Microsecond)
+	o.CreditReceiver = cmp.Or(o.CreditReceiver, "credit")
 }
 
 // NIC is the model of one RDMA NIC port: it serializes frames at line rate,
