@@ -58,43 +58,45 @@ func (c *Client) renew(ctx context.Context, ns, machine, addr string) error {
 	secs := int32(LeaseDuration / time.Second)
 	var l coordv1.Lease
 	u, err := leases.Get(ctx, leaseName(machine), metav1.GetOptions{})
+	create := apierrors.IsNotFound(err)
 	switch {
-	case apierrors.IsNotFound(err):
+	case create:
 		l = coordv1.Lease{
 			TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaseName(machine),
 				Labels: map[string]string{AgentLabel: AgentLabelValue}, Annotations: map[string]string{AgentAnnotation: addr}},
 			Spec: coordv1.LeaseSpec{HolderIdentity: &machine, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
-		nu, err := toUnstructured(&l)
-		if err != nil {
-			return err
-		}
-		if _, err := leases.Create(ctx, nu, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create lease %s: %w", l.Name, err)
-		}
-		return nil
 	case err != nil:
 		return fmt.Errorf("get lease: %w", err)
+	default:
+		if err := fromUnstructured(u, &l); err != nil {
+			return err
+		}
+		if l.Labels == nil {
+			l.Labels = map[string]string{}
+		}
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Labels[AgentLabel] = AgentLabelValue
+		l.Annotations[AgentAnnotation] = addr
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &machine, &secs, &now
 	}
-	if err := fromUnstructured(u, &l); err != nil {
-		return err
-	}
-	if l.Labels == nil {
-		l.Labels = map[string]string{}
-	}
-	if l.Annotations == nil {
-		l.Annotations = map[string]string{}
-	}
-	l.Labels[AgentLabel] = AgentLabelValue
-	l.Annotations[AgentAnnotation] = addr
-	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &machine, &secs, &now
+	// One write: the new lease is created, a held one renewed.
 	nu, err := toUnstructured(&l)
 	if err != nil {
 		return err
 	}
-	if _, err := leases.Update(ctx, nu, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("renew lease %s: %w", l.Name, err)
+	verb := "renew"
+	if create {
+		verb = "create"
+		_, err = leases.Create(ctx, nu, metav1.CreateOptions{})
+	} else {
+		_, err = leases.Update(ctx, nu, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("%s lease %s: %w", verb, l.Name, err)
 	}
 	return nil
 }
