@@ -129,9 +129,8 @@ type Test struct {
 }
 
 type pair struct {
-	t            *Test
-	c, s         *endpoint.QP
-	cmr, smr     *endpoint.MR
+	t *Test
+	Conn
 	posted, done int
 	sent         clock.Time
 }
@@ -157,48 +156,23 @@ func Start(sched clock.Scheduler, client, server *endpoint.NIC, cfg Config, onDo
 	}
 	t := &Test{cfg: cfg, sched: sched, left: cfg.QPs, onDone: onDone}
 	cpd, spd := client.AllocPD(), server.AllocPD()
-	acc := endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead
-	reg := func(pd *endpoint.PD) (*endpoint.MR, error) {
-		if cfg.Raw {
-			return pd.RegMR(make([]byte, cfg.Size), acc)
-		}
-		return pd.RegMRLen(uint64(cfg.Size), acc)
-	}
 	for range cfg.QPs {
 		p := &pair{t: t}
 		var err error
-		if p.cmr, err = reg(cpd); err != nil {
+		if p.Conn, err = Connect(client, server, cpd, spd, cfg.QP, cfg.Size, cfg.Raw); err != nil {
 			return nil, fmt.Errorf("perftest: %w", err)
 		}
-		if p.smr, err = reg(spd); err != nil {
-			return nil, fmt.Errorf("perftest: %w", err)
-		}
-		ccfg, scfg := cfg.QP, cfg.QP
-		ccq, scq := client.CreateCQ(0), server.CreateCQ(0)
-		ccfg.SendCQ, ccfg.RecvCQ, scfg.SendCQ, scfg.RecvCQ = ccq, ccq, scq, scq
-		if p.c, err = cpd.CreateQP(ccfg); err != nil {
-			return nil, fmt.Errorf("perftest: client QP: %w", err)
-		}
-		if p.s, err = spd.CreateQP(scfg); err != nil {
-			return nil, fmt.Errorf("perftest: server QP: %w", err)
-		}
-		if err := p.c.Connect(p.s.Info()); err != nil {
-			return nil, fmt.Errorf("perftest: %w", err)
-		}
-		if err := p.s.Connect(p.c.Info()); err != nil {
-			return nil, fmt.Errorf("perftest: %w", err)
-		}
-		ccq.OnCompletion(p.clientWC)
-		scq.OnCompletion(p.serverWC)
+		p.CCQ.OnCompletion(p.clientWC)
+		p.SCQ.OnCompletion(p.serverWC)
 		t.pairs = append(t.pairs, p)
 	}
 	t.start = sched.Now()
 	for _, p := range t.pairs {
 		if cfg.Op == Send || cfg.Latency && cfg.Op == Write {
 			for range min(cfg.TxDepth, cfg.Iterations) + 1 {
-				p.recv(p.s, p.smr)
+				p.recv(p.S, p.SMR)
 				if cfg.Latency {
-					p.recv(p.c, p.cmr)
+					p.recv(p.C, p.CMR)
 				}
 			}
 		}
@@ -225,7 +199,7 @@ func (p *pair) wr(from, to *endpoint.MR) endpoint.SendWR {
 func (p *pair) post() {
 	p.posted++
 	p.sent = p.t.sched.Now()
-	if err := p.c.PostSend(p.wr(p.cmr, p.smr)); err != nil {
+	if err := p.C.PostSend(p.wr(p.CMR, p.SMR)); err != nil {
 		p.t.fail(err)
 	}
 }
@@ -239,7 +213,7 @@ func (p *pair) clientWC(wc endpoint.WC) {
 	switch {
 	case lat && t.cfg.Op != Read && (wc.Opcode == endpoint.WCRecv || wc.Opcode == endpoint.WCRecvWriteImm):
 		t.lats = append(t.lats, t.sched.Now().Sub(p.sent)/2) // half the round trip
-		p.recv(p.c, p.cmr)
+		p.recv(p.C, p.CMR)
 	case lat && t.cfg.Op != Read:
 		return // the send side of the ping
 	case lat:
@@ -263,9 +237,9 @@ func (p *pair) serverWC(wc endpoint.WC) {
 	if wc.Opcode != endpoint.WCRecv && wc.Opcode != endpoint.WCRecvWriteImm {
 		return
 	}
-	p.recv(p.s, p.smr)
+	p.recv(p.S, p.SMR)
 	if t.cfg.Latency {
-		if err := p.s.PostSend(p.wr(p.smr, p.cmr)); err != nil { // the pong
+		if err := p.S.PostSend(p.wr(p.SMR, p.CMR)); err != nil { // the pong
 			t.fail(err)
 		}
 	}

@@ -75,13 +75,12 @@ type Flow struct {
 }
 
 type perfQP struct {
-	f        *Flow
-	c, s     *endpoint.QP // client (From) and server (To)
-	cmr, smr *endpoint.MR
-	posted   int
-	done     int
-	posts    []clock.Time // post times of outstanding messages, in order
-	finished bool
+	f             *Flow
+	perftest.Conn // client (From) and server (To)
+	posted        int
+	done          int
+	posts         []clock.Time // post times of outstanding messages, in order
+	finished      bool
 }
 
 // FlowResult is what one flow measured.
@@ -223,40 +222,15 @@ func (f *Flow) setup() error {
 	cn, sn := l.byNIC[f.From], l.byNIC[f.To]
 	mode, _ := endpoint.ParseMode(spec.Mode)
 	cpd, spd := cn.AllocPD(), sn.AllocPD()
-	acc := endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead
-	reg := func(pd *endpoint.PD) (*endpoint.MR, error) {
-		if l.opts.Raw {
-			return pd.RegMR(make([]byte, spec.Size), acc)
-		}
-		return pd.RegMRLen(uint64(spec.Size), acc)
-	}
+	cfg := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}
 	for range spec.QPs {
 		q := &perfQP{f: f}
 		var err error
-		if q.cmr, err = reg(cpd); err != nil {
+		if q.Conn, err = perftest.Connect(cn, sn, cpd, spd, cfg, spec.Size, l.opts.Raw); err != nil {
 			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
 		}
-		if q.smr, err = reg(spd); err != nil {
-			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
-		}
-		ccq, scq := cn.CreateCQ(0), sn.CreateCQ(0)
-		cfg := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}
-		ccfg, scfg := cfg, cfg
-		ccfg.SendCQ, ccfg.RecvCQ, scfg.SendCQ, scfg.RecvCQ = ccq, ccq, scq, scq
-		if q.c, err = cpd.CreateQP(ccfg); err != nil {
-			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
-		}
-		if q.s, err = spd.CreateQP(scfg); err != nil {
-			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
-		}
-		if err := q.c.Connect(q.s.Info()); err != nil {
-			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
-		}
-		if err := q.s.Connect(q.c.Info()); err != nil {
-			return fmt.Errorf("flow %s → %s: %w", f.From, f.To, err)
-		}
-		ccq.OnCompletion(q.clientWC)
-		scq.OnCompletion(q.serverWC)
+		q.CCQ.OnCompletion(q.clientWC)
+		q.SCQ.OnCompletion(q.serverWC)
 		f.qps = append(f.qps, q)
 	}
 	f.left = len(f.qps)
@@ -265,7 +239,7 @@ func (f *Flow) setup() error {
 
 func (q *perfQP) recv() {
 	size := q.f.j.spec.Size
-	if err := q.s.PostRecv(endpoint.RecvWR{Local: endpoint.SGE{Addr: q.smr.Addr, Length: uint32(size), LKey: q.smr.LKey}}); err != nil {
+	if err := q.S.PostRecv(endpoint.RecvWR{Local: endpoint.SGE{Addr: q.SMR.Addr, Length: uint32(size), LKey: q.SMR.LKey}}); err != nil {
 		q.f.j.fail(err)
 	}
 }
@@ -287,9 +261,9 @@ func (q *perfQP) post() {
 	q.posted++
 	q.posts = append(q.posts, j.l.e.Now())
 	wr := endpoint.SendWR{WRID: uint64(q.posted), Opcode: j.write, Signaled: true,
-		Local:      endpoint.SGE{Addr: q.cmr.Addr, Length: uint32(j.spec.Size), LKey: q.cmr.LKey},
-		RemoteAddr: q.smr.Addr, RKey: q.smr.RKey}
-	if err := q.c.PostSend(wr); err != nil {
+		Local:      endpoint.SGE{Addr: q.CMR.Addr, Length: uint32(j.spec.Size), LKey: q.CMR.LKey},
+		RemoteAddr: q.SMR.Addr, RKey: q.SMR.RKey}
+	if err := q.C.PostSend(wr); err != nil {
 		j.fail(err)
 	}
 }
@@ -389,9 +363,9 @@ func (j *PerfJob) Flows() []*Flow { return j.flows }
 func (f *Flow) RxBytes() int64 {
 	var n int64
 	for _, q := range f.qps {
-		rx := q.s
+		rx := q.S
 		if f.j.write == endpoint.WRRead {
-			rx = q.c
+			rx = q.C
 		}
 		n += rx.Stats().RxDataBytes
 	}
@@ -404,9 +378,9 @@ func (f *Flow) lineRate() clock.Rate {
 		return 0
 	}
 	if f.j.write == endpoint.WRRead {
-		return f.qps[0].c.LineRate()
+		return f.qps[0].C.LineRate()
 	}
-	return f.qps[0].s.LineRate()
+	return f.qps[0].S.LineRate()
 }
 
 // Name returns "from->to".
