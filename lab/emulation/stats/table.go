@@ -21,50 +21,51 @@ func WriteTable(w io.Writer, r Report) error {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
-	sep := func() {} // a blank line between tables, not before the first
-	next := func() { sep(); sep = func() { fmt.Fprintln(w) } }
-	if len(r.Ports) > 0 {
-		next()
-		row("NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS")
-		for _, p := range r.Ports {
-			row(p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
-				count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.DropsTotal()))
+	first := true // a blank line between tables, not before the first
+	for _, t := range []table{
+		tableOf(r.Ports, []string{"NODE", "PORT", "IFNAME", "RX", "TX", "DEPTH", "PEAK", "ECN", "PFC-TX", "PFC-RX", "PAUSED", "DROPS"}, func(p Port) []string {
+			return []string{p.Node, p.Port, dash(p.IfName), Rate(p.RxBps), Rate(p.TxBps), Bytes(p.Depth), Bytes(p.Peak),
+				count(p.ECN), count(p.PFCTx), count(p.PFCRx), Seconds(p.Paused), count(p.DropsTotal())}
+		}),
+		tableOf(r.Queues, []string{"NODE", "PORT", "TC", "TX", "DEPTH", "PEAK", "ECN", "XOFF-TX", "PFC-RX", "PAUSED", "DROPS"}, func(q Queue) []string {
+			return []string{q.Node, q.Port, q.TC, Rate(q.TxBps), Bytes(q.Depth), Bytes(q.Peak), count(q.ECN), count(q.PFCTx),
+				count(q.PFCRx), Seconds(q.Paused), drops(q.Drops)}
+		}),
+		tableOf(r.NICs, []string{"NIC", "TX", "RX", "CNP-RX", "PFC-RX", "PAUSED", "BAD-ICRC"}, func(n NIC) []string {
+			return []string{n.Node, Rate(n.TxBps), Rate(n.RxBps), count(n.CNPs), count(n.PFCRx), Seconds(n.Paused), count(n.BadICRC)}
+		}),
+		tableOf(r.QPs, []string{"NIC", "QP", "TX", "RX", "RETX", "CNP-TX", "CNP-RX"}, func(q QP) []string {
+			return []string{q.Node, q.QP, Rate(q.TxBps), Rate(q.RxBps), count(q.Retransmits), count(q.CNPsTx), count(q.CNPsRx)}
+		}),
+	} {
+		if len(t) == 1 {
+			continue // the header alone: no rows
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		for _, cells := range t {
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-	}
-	if len(r.Queues) > 0 {
-		next()
-		row("NODE", "PORT", "TC", "TX", "DEPTH", "PEAK", "ECN", "XOFF-TX", "PFC-RX", "PAUSED", "DROPS")
-		for _, q := range r.Queues {
-			row(q.Node, q.Port, q.TC, Rate(q.TxBps), Bytes(q.Depth), Bytes(q.Peak), count(q.ECN), count(q.PFCTx),
-				count(q.PFCRx), Seconds(q.Paused), drops(q.Drops))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if len(r.NICs) > 0 {
-		next()
-		row("NIC", "TX", "RX", "CNP-RX", "PFC-RX", "PAUSED", "BAD-ICRC")
-		for _, n := range r.NICs {
-			row(n.Node, Rate(n.TxBps), Rate(n.RxBps), count(n.CNPs), count(n.PFCRx), Seconds(n.Paused), count(n.BadICRC))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if len(r.QPs) > 0 {
-		next()
-		row("NIC", "QP", "TX", "RX", "RETX", "CNP-TX", "CNP-RX")
-		for _, q := range r.QPs {
-			row(q.Node, q.QP, Rate(q.TxBps), Rate(q.RxBps), count(q.Retransmits), count(q.CNPsTx), count(q.CNPsRx))
-		}
-		return tw.Flush()
 	}
 	return nil
+}
+
+// table is one table of WriteTable: the header, then a row an item.
+type table [][]string
+
+// tableOf lays items out as a table under header; cells gives an item's
+// row.
+func tableOf[T any](items []T, header []string, cells func(T) []string) table {
+	t := table{header}
+	for _, it := range items {
+		t = append(t, cells(it))
+	}
+	return t
 }
 
 func dash(s string) string {
