@@ -69,6 +69,16 @@ var topKeys = []string{"name", "description", "topology", "scale", "duration", "
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
+// validName reports whether n, the value of node v, is a scenario or
+// workload name, and says why not as what when it is not.
+func (e *errs) validName(v *yaml.Node, what, n string) bool {
+	if nameRE.MatchString(n) {
+		return true
+	}
+	e.add(posOf(v), "%s %q: want letters, digits, '_', '-' and '.', starting with a letter", what, n)
+	return false
+}
+
 // Load reads and resolves the scenario file at path. A topology given as
 // a relative path is read relative to the scenario's directory. A file that
 // does not validate gives a topologies.ErrorList.
@@ -96,12 +106,8 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	}
 	s.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".yaml"), ".yml")
 	if v := vals["name"]; v != nil {
-		if n, ok := e.str(v, "name"); ok {
-			if nameRE.MatchString(n) {
-				s.Name = n
-			} else {
-				e.add(posOf(v), "name %q: want letters, digits, '_', '-' and '.', starting with a letter", n)
-			}
+		if n, ok := e.str(v, "name"); ok && e.validName(v, "name", n) {
+			s.Name = n
 		}
 	}
 	if v := vals["description"]; v != nil {

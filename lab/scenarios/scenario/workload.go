@@ -166,12 +166,10 @@ func (r *resolver) workload(n *yaml.Node) *Workload {
 	e.fields(n, "workload", allWorkloadKeys, func(k string, kn, v *yaml.Node) { vals[k], keyNodes[k] = v, kn })
 	if v := vals["name"]; v != nil {
 		if s, ok := e.str(v, "name"); ok {
-			if nameRE.MatchString(s) {
-				w.Name = s
-			} else {
-				e.add(posOf(v), "workload name %q: want letters, digits, '_', '-' and '.', starting with a letter", s)
+			if !e.validName(v, "workload name", s) {
 				return nil
 			}
+			w.Name = s
 		}
 	} else {
 		e.add(posOf(n), "workload: missing name")
