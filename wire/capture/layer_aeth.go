@@ -34,13 +34,11 @@ func (a *AETH) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePay
 
 // DecodeFromBytes decodes an AETH at the start of data.
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&a.BaseLayer, "AETH", wire.AETHLen, data, df); err != nil {
-		return err
-	}
-	w := binary.BigEndian.Uint32(data)
-	a.Syndrome = uint8(w >> 24)
-	a.MSN = w & 0xFFFFFF
-	return nil
+	return decodeHeader(&a.BaseLayer, "AETH", wire.AETHLen, data, df, func(h []byte) {
+		w := binary.BigEndian.Uint32(h)
+		a.Syndrome = uint8(w >> 24)
+		a.MSN = w & 0xFFFFFF
+	})
 }
 
 // SerializeTo prepends the AETH.
@@ -48,10 +46,7 @@ func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 	if a.MSN > 0xFFFFFF {
 		return invalid("AETH: MSN %#x wider than 24 bits", a.MSN)
 	}
-	h, err := b.PrependBytes(wire.AETHLen)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint32(h, uint32(a.Syndrome)<<24|a.MSN)
-	return nil
+	return prependHeader(b, wire.AETHLen, func(h []byte) {
+		binary.BigEndian.PutUint32(h, uint32(a.Syndrome)<<24|a.MSN)
+	})
 }

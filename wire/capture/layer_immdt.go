@@ -26,19 +26,14 @@ func (i *ImmDt) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePa
 
 // DecodeFromBytes decodes an ImmDt at the start of data.
 func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&i.BaseLayer, "ImmDt", wire.ImmDtLen, data, df); err != nil {
-		return err
-	}
-	i.Imm = binary.BigEndian.Uint32(data)
-	return nil
+	return decodeHeader(&i.BaseLayer, "ImmDt", wire.ImmDtLen, data, df, func(h []byte) {
+		i.Imm = binary.BigEndian.Uint32(h)
+	})
 }
 
 // SerializeTo prepends the ImmDt.
 func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(wire.ImmDtLen)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint32(h, i.Imm)
-	return nil
+	return prependHeader(b, wire.ImmDtLen, func(h []byte) {
+		binary.BigEndian.PutUint32(h, i.Imm)
+	})
 }

@@ -34,19 +34,14 @@ func (m *MACControl) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes the opcode at the start of data.
 func (m *MACControl) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&m.BaseLayer, "MAC control", 2, data, df); err != nil {
-		return err
-	}
-	m.Opcode = binary.BigEndian.Uint16(data)
-	return nil
+	return decodeHeader(&m.BaseLayer, "MAC control", 2, data, df, func(h []byte) {
+		m.Opcode = binary.BigEndian.Uint16(h)
+	})
 }
 
 // SerializeTo prepends the opcode.
 func (m *MACControl) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(2)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint16(h, m.Opcode)
-	return nil
+	return prependHeader(b, 2, func(h []byte) {
+		binary.BigEndian.PutUint16(h, m.Opcode)
+	})
 }

@@ -27,20 +27,15 @@ func (f *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZe
 
 // DecodeFromBytes decodes the pause time at the start of data.
 func (f *Pause) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&f.BaseLayer, "PAUSE", 2, data, df); err != nil {
-		return err
-	}
-	f.Quanta = binary.BigEndian.Uint16(data)
-	f.Payload = nil
-	return nil
+	return decodeHeader(&f.BaseLayer, "PAUSE", 2, data, df, func(h []byte) {
+		f.Quanta = binary.BigEndian.Uint16(h)
+		f.Payload = nil
+	})
 }
 
 // SerializeTo prepends the pause time.
 func (f *Pause) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(2)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint16(h, f.Quanta)
-	return nil
+	return prependHeader(b, 2, func(h []byte) {
+		binary.BigEndian.PutUint16(h, f.Quanta)
+	})
 }

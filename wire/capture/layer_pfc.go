@@ -38,26 +38,21 @@ func (f *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero
 
 // DecodeFromBytes decodes the PFC parameters at the start of data.
 func (f *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&f.BaseLayer, "PFC", wire.PFCLen, data, df); err != nil {
-		return err
-	}
-	f.ClassEnable = data[1]
-	for i := range f.Quanta {
-		f.Quanta[i] = binary.BigEndian.Uint16(data[2+2*i:])
-	}
-	f.Payload = nil
-	return nil
+	return decodeHeader(&f.BaseLayer, "PFC", wire.PFCLen, data, df, func(h []byte) {
+		f.ClassEnable = h[1]
+		for i := range f.Quanta {
+			f.Quanta[i] = binary.BigEndian.Uint16(h[2+2*i:])
+		}
+		f.Payload = nil
+	})
 }
 
 // SerializeTo prepends the PFC parameters.
 func (f *PFC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(wire.PFCLen)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint16(h, uint16(f.ClassEnable))
-	for i, q := range f.Quanta {
-		binary.BigEndian.PutUint16(h[2+2*i:], q)
-	}
-	return nil
+	return prependHeader(b, wire.PFCLen, func(h []byte) {
+		binary.BigEndian.PutUint16(h, uint16(f.ClassEnable))
+		for i, q := range f.Quanta {
+			binary.BigEndian.PutUint16(h[2+2*i:], q)
+		}
+	})
 }

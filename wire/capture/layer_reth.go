@@ -45,24 +45,19 @@ func (r *RETH) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes a RETH at the start of data.
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := decodeHeader(&r.BaseLayer, "RETH", wire.RETHLen, data, df); err != nil {
-		return err
-	}
-	r.VA = binary.BigEndian.Uint64(data)
-	r.RKey = binary.BigEndian.Uint32(data[8:])
-	r.DMALen = binary.BigEndian.Uint32(data[12:])
-	r.next = 0
-	return nil
+	return decodeHeader(&r.BaseLayer, "RETH", wire.RETHLen, data, df, func(h []byte) {
+		r.VA = binary.BigEndian.Uint64(h)
+		r.RKey = binary.BigEndian.Uint32(h[8:])
+		r.DMALen = binary.BigEndian.Uint32(h[12:])
+		r.next = 0
+	})
 }
 
 // SerializeTo prepends the RETH.
 func (r *RETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(wire.RETHLen)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint64(h, r.VA)
-	binary.BigEndian.PutUint32(h[8:], r.RKey)
-	binary.BigEndian.PutUint32(h[12:], r.DMALen)
-	return nil
+	return prependHeader(b, wire.RETHLen, func(h []byte) {
+		binary.BigEndian.PutUint64(h, r.VA)
+		binary.BigEndian.PutUint32(h[8:], r.RKey)
+		binary.BigEndian.PutUint32(h[12:], r.DMALen)
+	})
 }

@@ -73,14 +73,27 @@ type header interface {
 
 // decodeHeader takes the first n bytes of data as the header of the layer
 // called name (its Contents) and the rest as its Payload, or fails
-// truncated. A layer that ends the frame (PFC, PAUSE) then sets its Payload
-// to nil: the rest is padding.
-func decodeHeader(b *layers.BaseLayer, name string, n int, data []byte, df gopacket.DecodeFeedback) error {
+// truncated, and has get read the layer's fields from the header. A layer
+// that ends the frame (PFC, PAUSE) then sets its Payload to nil: the rest
+// is padding.
+func decodeHeader(b *layers.BaseLayer, name string, n int, data []byte, df gopacket.DecodeFeedback, get func(h []byte)) error {
 	if len(data) < n {
 		df.SetTruncated()
 		return truncated(name, 0, n, len(data))
 	}
 	b.Contents, b.Payload = data[:n], data[n:]
+	get(b.Contents)
+	return nil
+}
+
+// prependHeader prepends a header of n bytes to buf and has put write the
+// layer's fields into it.
+func prependHeader(buf gopacket.SerializeBuffer, n int, put func(h []byte)) error {
+	h, err := buf.PrependBytes(n)
+	if err != nil {
+		return err
+	}
+	put(h)
 	return nil
 }
 
