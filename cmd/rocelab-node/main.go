@@ -6,9 +6,10 @@
 // beside the rocelab binary (make build and make install put it there);
 // otherwise it starts `rocelab node`.
 //
-// Usage: rocelab-node --config FILE [--nice N]. Exit status 2 for a bad
-// flag or configuration, 1 when the node fails, 0 after SIGTERM or POST
-// /shutdown.
+// Usage: rocelab-node --config FILE [--config FILE…] [--nice N]. Several
+// configurations run one node.Group: switches whose models share one loop.
+// Exit status 2 for a bad flag or configuration, 1 when the node fails, 0
+// after SIGTERM or POST /shutdown.
 package main
 
 import (
@@ -26,19 +27,23 @@ import (
 
 func main() {
 	fs := flag.NewFlagSet("rocelab-node", flag.ContinueOnError)
-	config := fs.String("config", "", "node configuration (JSON, written by deploy)")
+	var configs []string
+	fs.Func("config", "node configuration (JSON, written by deploy); several run one group of switches on one loop", func(s string) error {
+		configs = append(configs, s)
+		return nil
+	})
 	nice := fs.Int("nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if *config == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: rocelab-node --config FILE [--nice N]")
+	if len(configs) == 0 || fs.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: rocelab-node --config FILE [--config FILE…] [--nice N]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	err := node.Run(ctx, *config, *nice, log)
+	err := node.RunConfigs(ctx, configs, *nice, log)
 	switch {
 	case errors.Is(err, node.ErrConfig):
 		fmt.Fprintln(os.Stderr, "rocelab-node:", err)

@@ -9,17 +9,18 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/node"
 )
 
-// newNodeCmd is the hidden `rocelab node`: the process behind one lab node,
-// started by deploy inside the node's namespace when no rocelab-node binary
-// stands beside rocelab (nodeapi.Command). It runs until SIGTERM (main
+// newNodeCmd is the hidden `rocelab node`: the process behind one lab node
+// (or, given several --config, a node.Group of switches), started by
+// deploy when no rocelab-node binary stands beside rocelab
+// (state.NodeCommand). It runs until SIGTERM (main
 // wires it to the command's context) or POST /shutdown on its socket.
 func newNodeCmd(opts *options) *cobra.Command {
 	var (
-		config string
-		nice   int
+		configs []string
+		nice    int
 	)
 	cmd := &cobra.Command{
-		Use:    "node --config FILE",
+		Use:    "node --config FILE [--config FILE…]",
 		Short:  "Run one lab node (started by deploy)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -28,14 +29,14 @@ func newNodeCmd(opts *options) *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			err := node.Run(ctx, config, nice, opts.log)
+			err := node.RunConfigs(ctx, configs, nice, opts.log)
 			if errors.Is(err, node.ErrConfig) {
 				return badInput(err)
 			}
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", "", "node configuration (JSON, written by deploy)")
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "node configuration (JSON, written by deploy); several run one group of switches on one loop")
 	cmd.Flags().IntVar(&nice, "nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
 	cmd.MarkFlagRequired("config")
 	return cmd

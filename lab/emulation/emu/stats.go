@@ -124,15 +124,48 @@ func (l *Loop) toWall(d clock.Duration) time.Duration {
 // clock=wall|fabric and quantile=0.5|0.99|1), busy share, fabric time and
 // scale. Call it on the loop goroutine (Do, or Gather).
 func (l *Loop) Collect(emit func(telemetry.Sample)) {
-	node := []telemetry.Label{{Name: "node", Value: l.name}}
+	l.collectPorts(emit, l.name, 0, len(l.ports))
+	l.collectLoop(emit, l.name)
+}
+
+// Share is the part of a Loop one node owns when several nodes' models
+// run on one loop (a node group): ports [first, first+n) of the loop,
+// numbered from 0 as the node's model numbers them. As a telemetry
+// source it reports those ports under the node's name, and the loop's
+// own counters (lag, wake-ups, CPU, events) when it is the loop's
+// leader, so that a sum over nodes counts them once.
+type Share struct {
+	l        *Loop
+	node     string
+	first, n int
+	leader   bool
+}
+
+// Share returns node's share of the loop: n ports from first.
+func (l *Loop) Share(node string, first, n int, leader bool) *Share {
+	return &Share{l: l, node: node, first: first, n: n, leader: leader}
+}
+
+// Collect emits the share's telemetry; call it on the loop goroutine.
+func (s *Share) Collect(emit func(telemetry.Sample)) {
+	s.l.collectPorts(emit, s.node, s.first, s.n)
+	if s.leader {
+		s.l.collectLoop(emit, s.node)
+	}
+}
+
+// collectPorts emits the counters of ports [first, first+n) labeled
+// node=name and port=their index from first.
+func (l *Loop) collectPorts(emit func(telemetry.Sample), name string, first, n int) {
+	node := []telemetry.Label{{Name: "node", Value: name}}
 	c := func(name string, v int64, lb []telemetry.Label) {
 		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: lb, Value: float64(v)})
 	}
 	g := func(name string, v float64, lb []telemetry.Label) {
 		emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: lb, Value: v})
 	}
-	for _, p := range l.ports {
-		lb := telemetry.With(node, telemetry.Label{Name: "port", Value: strconv.Itoa(p.idx)}, telemetry.Label{Name: "ifname", Value: p.name})
+	for _, p := range l.ports[first : first+n] {
+		lb := telemetry.With(node, telemetry.Label{Name: "port", Value: strconv.Itoa(p.idx - first)}, telemetry.Label{Name: "ifname", Value: p.name})
 		c("emu_rx_frames_total", p.rxFrames, lb)
 		c("emu_rx_bytes_total", p.rxBytes, lb)
 		c("emu_rx_malformed_total", p.rxMalformed, lb)
@@ -153,6 +186,17 @@ func (l *Loop) Collect(emit func(telemetry.Sample)) {
 			c("emu_rx_syscalls_total", int64(rx), lb)
 			c("emu_tx_syscalls_total", int64(tx), lb)
 		}
+	}
+}
+
+// collectLoop emits the loop's own counters labeled node=name.
+func (l *Loop) collectLoop(emit func(telemetry.Sample), name string) {
+	node := []telemetry.Label{{Name: "node", Value: name}}
+	c := func(name string, v int64, lb []telemetry.Label) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: lb, Value: float64(v)})
+	}
+	g := func(name string, v float64, lb []telemetry.Label) {
+		emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: lb, Value: v})
 	}
 	for _, w := range []struct {
 		cause string
@@ -208,10 +252,16 @@ func (l *Loop) Gather(ctx context.Context, srcs ...telemetry.Source) (clock.Time
 // GatherOnly is Gather keeping only the samples whose name keep accepts
 // (nil: all).
 func (l *Loop) GatherOnly(ctx context.Context, keep func(name string) bool, srcs ...telemetry.Source) (clock.Time, []telemetry.Sample, error) {
+	return l.GatherFrom(ctx, keep, append([]telemetry.Source{l}, srcs...)...)
+}
+
+// GatherFrom is GatherOnly over srcs alone, without the Loop's own
+// telemetry: for a node that owns a Share of the loop.
+func (l *Loop) GatherFrom(ctx context.Context, keep func(name string) bool, srcs ...telemetry.Source) (clock.Time, []telemetry.Sample, error) {
 	var now clock.Time
 	var out []telemetry.Sample
 	collect := func() {
-		now, out = l.Now(), telemetry.CollectIf(keep, append([]telemetry.Source{l}, srcs...)...)
+		now, out = l.Now(), telemetry.CollectIf(keep, srcs...)
 	}
 	if err := l.Do(ctx, collect); err != nil {
 		return 0, nil, err

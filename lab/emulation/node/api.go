@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -85,7 +86,7 @@ func (n *Node) info(r *http.Request) (any, error) {
 			if c := n.caps[i]; c != nil {
 				out.Captures = append(out.Captures, c.status())
 			}
-			macs = append(macs, n.loop.PortMAC(i))
+			macs = append(macs, n.loop.PortMAC(n.base+i))
 		}
 	})
 	for i, p := range n.cfg.Ports {
@@ -107,7 +108,7 @@ func (n *Node) telemetry(r *http.Request) (any, error) {
 	if names := r.URL.Query()["name"]; len(names) > 0 {
 		keep = func(name string) bool { return slices.Contains(names, name) }
 	}
-	now, samples, err := n.loop.GatherOnly(r.Context(), keep, n.srcs...)
+	now, samples, err := n.loop.GatherFrom(r.Context(), keep, append([]telemetry.Source{n.share}, n.srcs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (n *Node) startCapture(r *http.Request, req nodeapi.CaptureRequest) (any, e
 			return
 		}
 		n.caps[i] = c
-		n.loop.SetTap(i, c)
+		n.loop.SetTap(n.base+i, c)
 		st = c.status()
 	})
 	if err != nil {

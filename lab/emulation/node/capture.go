@@ -72,7 +72,7 @@ func (c *capture) stop() {
 	if c.done {
 		return
 	}
-	c.n.loop.SetTap(c.port, nil)
+	c.n.loop.SetTap(c.n.base+c.port, nil)
 	c.close()
 }
 

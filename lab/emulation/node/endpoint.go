@@ -106,7 +106,8 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
 	n := &Node{cfg: cfg, log: log, loop: loop, caps: map[int]*capture{}}
-	n.fx = newFaultSet(&n.cfg, loop)
+	n.share = loop
+	n.fx = newFaultSet(&n.cfg, loop, 0)
 	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
 	reg := endpoint.CCRegistry()
 	var mutant endpoint.Mutant

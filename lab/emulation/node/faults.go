@@ -22,6 +22,7 @@ import (
 type faultSet struct {
 	node   string
 	loop   *emu.Loop
+	base   int // the node's port 0 on the loop
 	cfg    *Config
 	chains []*faults.Chain
 	tees   []*pfcTee
@@ -31,9 +32,9 @@ type faultSet struct {
 
 var _ telemetry.Source = (*faultSet)(nil)
 
-func newFaultSet(cfg *Config, loop *emu.Loop) *faultSet {
+func newFaultSet(cfg *Config, loop *emu.Loop, base int) *faultSet {
 	n := len(cfg.Ports)
-	return &faultSet{node: cfg.Name, loop: loop, cfg: cfg, chains: make([]*faults.Chain, n), tees: make([]*pfcTee, n), placed: map[faults.ID][]int{}}
+	return &faultSet{node: cfg.Name, loop: loop, base: base, cfg: cfg, chains: make([]*faults.Chain, n), tees: make([]*pfcTee, n), placed: map[faults.ID][]int{}}
 }
 
 // portLabel is the name port i goes by in fault telemetry (target=): the
@@ -52,7 +53,7 @@ func (fs *faultSet) portLabel(i int) string {
 func (fs *faultSet) connect(i int, model wire.Sink) wire.Sink {
 	tee := &pfcTee{next: model}
 	fs.tees[i] = tee
-	c := faults.NewChain(fs.loop.Connect(i, tee), telemetry.Label{Name: "target", Value: fs.portLabel(i)})
+	c := faults.NewChain(fs.loop.Connect(fs.base+i, tee), telemetry.Label{Name: "target", Value: fs.portLabel(i)})
 	fs.chains[i] = c
 	return c
 }
@@ -64,7 +65,7 @@ func (fs *faultSet) add(ports []int, spec faults.Spec) (faults.ID, error) {
 	built := make([]faults.Fault, len(ports))
 	for k, i := range ports {
 		env := faults.Env{
-			Sched: fs.loop, Rate: fs.cfg.Ports[i].Rate, SrcMAC: fs.loop.PortMAC(i),
+			Sched: fs.loop, Rate: fs.cfg.Ports[i].Rate, SrcMAC: fs.loop.PortMAC(fs.base + i),
 			// Each fault ID is new: its stream is not kept by the loop
 			// (faults added and cleared for days would pile them up).
 			Rand: fs.loop.NewRand(fmt.Sprintf("fault/%s/%s", fs.portLabel(i), id)),

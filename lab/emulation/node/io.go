@@ -13,6 +13,18 @@ import (
 // OpenIO opens an AF_PACKET socket on every port's interface (in
 // cfg.NetNS) and a Poller watching them.
 func OpenIO(cfg Config) (IO, error) {
+	ios, err := openIOs([]Config{cfg})
+	if err != nil {
+		return IO{}, err
+	}
+	return ios[0], nil
+}
+
+// openIOs opens the ports of every node of cfgs and one Poller watching
+// them all, numbered in order across the nodes (a Group's loop numbers
+// its ports the same way). Each IO lists its node's ports; the first one
+// carries the Waiter, and its Close releases everything.
+func openIOs(cfgs []Config) ([]IO, error) {
 	var conns []*afpacket.Conn
 	// The sockets close in parallel: closing an AF_PACKET socket waits for
 	// a network-wide RCU grace period (synchronize_net), about 10 ms on a
@@ -28,34 +40,36 @@ func OpenIO(cfg Config) (IO, error) {
 		wg.Wait()
 		return errors.Join(errs...)
 	}
-	io := IO{}
-	for _, pc := range cfg.Ports {
-		c, err := afpacket.Open(cfg.NetNS, pc.IfName, nil)
-		if err != nil {
-			closeAll()
-			return IO{}, fmt.Errorf("node %s: %w", cfg.Name, err)
+	ios := make([]IO, len(cfgs))
+	for k, cfg := range cfgs {
+		for _, pc := range cfg.Ports {
+			c, err := afpacket.Open(cfg.NetNS, pc.IfName, nil)
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+			}
+			conns = append(conns, c)
+			ios[k].Ports = append(ios[k].Ports, c)
+			var mac [6]byte
+			copy(mac[:], c.HardwareAddr())
+			ios[k].MACs = append(ios[k].MACs, mac)
 		}
-		conns = append(conns, c)
-		io.Ports = append(io.Ports, c)
-		var mac [6]byte
-		copy(mac[:], c.HardwareAddr())
-		io.MACs = append(io.MACs, mac)
 	}
 	poller, err := afpacket.NewPoller()
 	if err != nil {
 		closeAll()
-		return IO{}, fmt.Errorf("node %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("node %s: %w", cfgs[0].Name, err)
 	}
 	for i, c := range conns {
 		if err := poller.Add(c, i); err != nil {
 			poller.Close()
 			closeAll()
-			return IO{}, fmt.Errorf("node %s: port %s: %w", cfg.Name, c.Interface(), err)
+			return nil, fmt.Errorf("node %s: port %s: %w", cfgs[0].Name, c.Interface(), err)
 		}
 	}
-	io.Waiter = pollWaiter{poller}
-	io.Close = func() error { return errors.Join(poller.Close(), closeAll()) }
-	return io, nil
+	ios[0].Waiter = pollWaiter{poller}
+	ios[0].Close = func() error { return errors.Join(poller.Close(), closeAll()) }
+	return ios, nil
 }
 
 // pollWaiter adapts an afpacket.Poller to emu.Waiter.

@@ -35,6 +35,8 @@ type Node struct {
 	cfg     Config
 	log     *slog.Logger
 	loop    *emu.Loop
+	base    int              // the node's port 0 on loop (0 unless in a Group)
+	share   telemetry.Source // the loop's telemetry, or the node's Share of it
 	sw      *switchmodel.Switch
 	srcs    []telemetry.Source
 	started time.Time
@@ -57,16 +59,21 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if cfg.Kind == nodeapi.KindEndpoint {
 		return newEndpoint(cfg, io, log)
 	}
-	ports := emuPorts(cfg, io)
-	var specs []switchmodel.PortSpec
-	for _, pc := range cfg.Ports {
-		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
-	}
 	loop, err := emu.New(emu.Options{
-		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Recycle: true, Origin: cfg.OriginTime(),
+		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: emuPorts(cfg, io), Waiter: io.Waiter, Recycle: true, Origin: cfg.OriginTime(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	return newSwitch(cfg, loop, 0, loop, log)
+}
+
+// newSwitch builds a switch node whose ports are loop's ports base …
+// base+len(cfg.Ports)-1; share is the loop's telemetry the node reports.
+func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, log *slog.Logger) (*Node, error) {
+	var specs []switchmodel.PortSpec
+	for _, pc := range cfg.Ports {
+		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
 	}
 	sw, err := switchmodel.New(switchmodel.Options{
 		Name:   cfg.Name,
@@ -78,8 +85,8 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	n := &Node{cfg: cfg, log: log, loop: loop, sw: sw, caps: map[int]*capture{}}
-	n.fx = newFaultSet(&n.cfg, loop)
+	n := &Node{cfg: cfg, log: log, loop: loop, base: base, share: share, sw: sw, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop, base)
 	for i := range cfg.Ports {
 		// Model → fault chain (empty: pass-through) → loop.
 		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
@@ -104,13 +111,26 @@ func (n *Node) Switch() *switchmodel.Switch { return n.sw }
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stop, err := n.serve(ctx, cancel)
+	if err != nil {
+		return err
+	}
+	runErr := n.loop.Run(ctx)
+	cancel()
+	return n.stopped(runErr, stop())
+}
+
+// serve starts the node's API (and, for an endpoint, its verbs server);
+// /shutdown calls shutdown. The returned stop waits for ctx's end to
+// reach them, shuts the API down and closes open captures: call it once
+// the loop has stopped.
+func (n *Node) serve(ctx context.Context, shutdown func()) (stop func() error, err error) {
 	ln, err := listen(n.cfg.Socket)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", n.cfg.Name, err)
+		return nil, fmt.Errorf("node %s: %w", n.cfg.Name, err)
 	}
-	defer os.Remove(n.cfg.Socket)
 	n.started = time.Now()
-	srv := &http.Server{Handler: n.handler(cancel), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: n.handler(shutdown), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	verbsDone := make(chan error, 1)
@@ -119,7 +139,8 @@ func (n *Node) Run(ctx context.Context) error {
 		if err != nil {
 			srv.Close()
 			<-served
-			return fmt.Errorf("node %s: %w", n.cfg.Name, err)
+			os.Remove(n.cfg.Socket)
+			return nil, fmt.Errorf("node %s: %w", n.cfg.Name, err)
 		}
 		go func() { verbsDone <- n.ep.verbs.Serve(ctx, vln) }()
 		go n.ep.sweepLeases(ctx)
@@ -127,24 +148,30 @@ func (n *Node) Run(ctx context.Context) error {
 		verbsDone <- nil
 	}
 	n.log.Info("node running", "name", n.cfg.Name, "kind", n.cfg.Kind, "ports", len(n.cfg.Ports), "scale", n.cfg.Scale, "socket", n.cfg.Socket)
+	return func() error {
+		defer os.Remove(n.cfg.Socket)
+		if err := <-verbsDone; err != nil {
+			n.log.Warn("verbs server", "err", err)
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		shutErr := srv.Shutdown(sctx)
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			shutErr = errors.Join(shutErr, err)
+		}
+		// The loop has stopped: its state is ours now.
+		for i, c := range n.caps {
+			c.close()
+			delete(n.caps, i)
+		}
+		n.log.Info("node stopped", "name", n.cfg.Name)
+		return shutErr
+	}, nil
+}
 
-	runErr := n.loop.Run(ctx)
-	cancel()
-	if err := <-verbsDone; err != nil {
-		n.log.Warn("verbs server", "err", err)
-	}
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	shutErr := srv.Shutdown(sctx)
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		shutErr = errors.Join(shutErr, err)
-	}
-	// The loop has stopped: its state is ours now.
-	for i, c := range n.caps {
-		c.close()
-		delete(n.caps, i)
-	}
-	n.log.Info("node stopped", "name", n.cfg.Name)
+// stopped is the error of a node whose loop ended with runErr and whose
+// API shut down with shutErr.
+func (n *Node) stopped(runErr, shutErr error) error {
 	if runErr != nil {
 		return fmt.Errorf("node %s: %w", n.cfg.Name, runErr)
 	}

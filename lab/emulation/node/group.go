@@ -1,0 +1,149 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+)
+
+// Group is several switch nodes in one process, their models on one
+// emu.Loop: one wake-up reads the frames of every member's ports, runs
+// every event due across their models and writes what they sent, where
+// nodes of their own would each wake for their share (docs/performance.md
+// measures what that saves). Each member keeps its own API socket,
+// faults, captures and telemetry; the loop's own counters (lag, wake-ups,
+// CPU) are reported by the first member. The members live and die
+// together: /shutdown on any of them stops the group.
+type Group struct {
+	loop  *emu.Loop
+	nodes []*Node
+}
+
+// NewGroup builds the switch nodes of cfgs on one loop over ios (one IO
+// per config, as openIOs returns them: the loop numbers the ports of all
+// members in order, and ios[0] carries the Waiter watching them all).
+// Every member must be a switch with the lab's scale, seed and origin.
+func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
+	if len(cfgs) == 0 || len(ios) != len(cfgs) {
+		return nil, fmt.Errorf("node group: %d configurations, %d port sets", len(cfgs), len(ios))
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	first := cfgs[0]
+	var ports []emu.Port
+	for k, cfg := range cfgs {
+		if cfg.Kind != nodeapi.KindSwitch {
+			return nil, fmt.Errorf("node %s: a group holds switches only, not a %s", cfg.Name, cfg.Kind)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+		}
+		switch {
+		case cfg.Scale != first.Scale || cfg.Seed != first.Seed || cfg.Origin != first.Origin:
+			return nil, fmt.Errorf("node %s: scale, seed or origin differ from %s's: one loop runs one clock", cfg.Name, first.Name)
+		case len(ios[k].Ports) != len(cfg.Ports):
+			return nil, fmt.Errorf("node %s: %d port I/Os for %d ports", cfg.Name, len(ios[k].Ports), len(cfg.Ports))
+		}
+		ports = append(ports, emuPorts(cfg, ios[k])...)
+	}
+	loop, err := emu.New(emu.Options{
+		Name: first.Name, Scale: first.Scale, Seed: first.Seed, Ports: ports, Waiter: ios[0].Waiter, Recycle: true, Origin: first.OriginTime(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node group %s: %w", first.Name, err)
+	}
+	g := &Group{loop: loop}
+	base := 0
+	for k, cfg := range cfgs {
+		n, err := newSwitch(cfg, loop, base, loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), log.With("node", cfg.Name))
+		if err != nil {
+			return nil, err
+		}
+		g.nodes = append(g.nodes, n)
+		base += len(cfg.Ports)
+	}
+	return g, nil
+}
+
+// Nodes returns the group's members, in the order they were given.
+func (g *Group) Nodes() []*Node { return g.nodes }
+
+// Run serves every member's API and drives the loop until ctx ends or a
+// client posts /shutdown to any member, then stops them all.
+func (g *Group) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
+		for i, stop := range stops {
+			if err := stop(); err != nil {
+				errs = append(errs, fmt.Errorf("node %s: api: %w", g.nodes[i].cfg.Name, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, n := range g.nodes {
+		stop, err := n.serve(ctx, cancel)
+		if err != nil {
+			cancel()
+			return errors.Join(err, stopAll())
+		}
+		stops = append(stops, stop)
+	}
+	runErr := g.loop.Run(ctx)
+	cancel()
+	if runErr != nil {
+		runErr = fmt.Errorf("node group %s: %w", g.nodes[0].cfg.Name, runErr)
+	}
+	return errors.Join(runErr, stopAll())
+}
+
+// MainGroup opens the ports of every member (each in its Config.NetNS:
+// the process itself may run in none of them), runs the group until ctx
+// ends and releases everything.
+func MainGroup(ctx context.Context, cfgs []Config, log *slog.Logger) (err error) {
+	ios, err := openIOs(cfgs)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, ios[0].Close()) }()
+	g, err := NewGroup(cfgs, ios, log)
+	if err != nil {
+		return err
+	}
+	return g.Run(ctx)
+}
+
+// RunGroup is a group process's whole life, as `rocelab-node --config A
+// --config B …` runs it: Run's, for several configurations.
+func RunGroup(ctx context.Context, configPaths []string, nice int, log *slog.Logger) error {
+	var cfgs []Config
+	for _, path := range configPaths {
+		cfg, err := Load(path)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	if nice != 0 {
+		if err := RaisePriority(nice); err != nil {
+			log.Debug("scheduling priority unchanged", "err", err)
+		}
+	}
+	return MainGroup(ctx, cfgs, log)
+}
+
+// RunConfigs runs the node of one configuration (Run) or, given several,
+// the Group of them (RunGroup): what a node process's --config flags say.
+func RunConfigs(ctx context.Context, configPaths []string, nice int, log *slog.Logger) error {
+	if len(configPaths) == 1 {
+		return Run(ctx, configPaths[0], nice, log)
+	}
+	return RunGroup(ctx, configPaths, nice, log)
+}

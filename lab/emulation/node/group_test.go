@@ -1,0 +1,131 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+)
+
+// TestGroup runs two switch nodes on one loop over in-memory ports: each
+// forwards through its own ports, answers on its own socket with its own
+// ports' telemetry (the loop's counters on the first member only), and
+// /shutdown on either stops both.
+func TestGroup(t *testing.T) {
+	dir := t.TempDir()
+	sw1 := switchConfig(filepath.Join(dir, "sw1.sock"))
+	sw2 := switchConfig(filepath.Join(dir, "sw2.sock"))
+	sw2.Name = "sw2"
+	for i := range sw2.Ports {
+		sw2.Ports[i].IfName = strings.Replace(sw2.Ports[i].IfName, "sw1", "sw2", 1)
+	}
+	w := emu.NewMemWaiter()
+	a0, a1, b0, b1 := w.NewPort(), w.NewPort(), w.NewPort(), w.NewPort()
+	ios := []node.IO{{Ports: []emu.PortIO{a0, a1}, Waiter: w}, {Ports: []emu.PortIO{b0, b1}}}
+	g, err := node.NewGroup([]node.Config{sw1, sw2}, ios, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- g.Run(ctx) }()
+	c1, c2 := nodeapi.NewClient(sw1.Socket), nodeapi.NewClient(sw2.Socket)
+	defer c1.Close()
+	defer c2.Close()
+	waitHealthy(t, c1)
+	waitHealthy(t, c2)
+
+	in := roce(t, "02:00:00:00:00:20", "02:00:00:00:00:10", "10.0.1.1", 1000, 0)
+	a0.Inject(in)
+	b0.Inject(in, in)
+	eventually(t, "1 frame out of sw1's port 2, 2 out of sw2's", func() bool { return len(a1.Written()) == 1 && len(b1.Written()) == 2 })
+
+	for _, tc := range []struct {
+		c        *nodeapi.Client
+		name     string
+		tx       float64
+		withLoop bool
+	}{{c1, "sw1", 1, true}, {c2, "sw2", 2, false}} {
+		s, err := tc.c.Telemetry(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		me := telemetry.Label{Name: "node", Value: tc.name}
+		if got := telemetry.Sum(s, "emu_tx_frames_total", me, telemetry.Label{Name: "port", Value: "1"}); got != tc.tx {
+			t.Errorf("%s: emu_tx_frames_total{port=1} = %v, want %v", tc.name, got, tc.tx)
+		}
+		if got := telemetry.Sum(s, "switch_port_tx_packets_total", telemetry.Label{Name: "port", Value: "1"}); got != tc.tx {
+			t.Errorf("%s: switch_port_tx_packets_total{port=1} = %v, want %v", tc.name, got, tc.tx)
+		}
+		ports, loops := map[string]bool{}, 0
+		for _, smp := range s {
+			if smp.Name == "emu_rx_frames_total" {
+				ports[smp.Label("ifname")] = true
+				if smp.Label("node") != tc.name {
+					t.Errorf("%s reports %s's port %s", tc.name, smp.Label("node"), smp.Label("ifname"))
+				}
+			}
+			if smp.Name == "emu_events_total" {
+				loops++
+			}
+		}
+		if len(ports) != 2 || !ports[tc.name+"-p1"] || !ports[tc.name+"-p2"] {
+			t.Errorf("%s reports the ports %v, want its own two", tc.name, ports)
+		}
+		if (loops == 1) != tc.withLoop {
+			t.Errorf("%s reports the loop's counters %d times, want them: %v", tc.name, loops, tc.withLoop)
+		}
+	}
+
+	if err := c2.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	for _, sock := range []string{sw1.Socket, sw2.Socket} {
+		if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("socket %s left behind: %v", sock, err)
+		}
+	}
+}
+
+// TestGroupRefuses: a group holds switches of one clock only.
+func TestGroupRefuses(t *testing.T) {
+	dir := t.TempDir()
+	sw1 := switchConfig(filepath.Join(dir, "sw1.sock"))
+	other := switchConfig(filepath.Join(dir, "sw2.sock"))
+	other.Name, other.Scale = "sw2", 2000
+	host := switchConfig(filepath.Join(dir, "h1.sock"))
+	host.Name, host.Kind = "h1", nodeapi.KindEndpoint
+	w := emu.NewMemWaiter()
+	ios := func() []node.IO {
+		return []node.IO{{Ports: []emu.PortIO{w.NewPort(), w.NewPort()}, Waiter: w}, {Ports: []emu.PortIO{w.NewPort(), w.NewPort()}}}
+	}
+	for _, tc := range []struct {
+		name string
+		cfgs []node.Config
+		ios  []node.IO
+		want string
+	}{
+		{"no members", nil, nil, "0 configurations"},
+		{"another scale", []node.Config{sw1, other}, ios(), "one loop runs one clock"},
+		{"an endpoint", []node.Config{sw1, host}, ios(), "switches only"},
+		{"ports missing", []node.Config{sw1, other}, []node.IO{{Waiter: w}, {}}, "0 port I/Os for 2 ports"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := node.NewGroup(tc.cfgs, tc.ios, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewGroup: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
