@@ -31,6 +31,10 @@ runtime only: a docker node's namespace dies with its container. Needs root.`,
 			if opts.wantJSON() {
 				return opts.printJSON(n)
 			}
+			if n.Group != "" {
+				fmt.Fprintf(opts.stdout, "restarted %s with its group %s (pid %d)\n", n.Name, n.Group, n.PID)
+				return nil
+			}
 			fmt.Fprintf(opts.stdout, "restarted %s (pid %d)\n", n.Name, n.PID)
 			return nil
 		},

@@ -23,6 +23,9 @@ import (
 // ErrExists is returned by Deploy for a lab that already exists.
 var ErrExists = errors.New("lab exists")
 
+// ErrOptions marks options that do not go together (the caller's mistake).
+var ErrOptions = errors.New("options")
+
 // LinkOverhead is added to a link's IP MTU on the veth pair (see the
 // package comment).
 const LinkOverhead = 64
@@ -95,6 +98,13 @@ type Options struct {
 	// spans: the deploy places the lab over their machines and each agent
 	// deploys its part (RuntimeMachines), instead of building it here.
 	Agents []string
+	// SwitchGroups, if above 0, runs the lab's switches in that many node
+	// processes (fewer if there are fewer switches), each a node.Group
+	// whose models share one loop, instead of a process each: fewer
+	// wake-ups and processes for the same traffic (docs/performance.md).
+	// The netns runtime on one machine only. Members live and die
+	// together: restarting one restarts its group.
+	SwitchGroups int
 }
 
 // Lab is a deployed lab: what Deploy returns and writes to LabFile.
@@ -143,7 +153,10 @@ type Node struct {
 	Machine string `json:"machine,omitempty"`
 	NetNS   string `json:"netns"`
 	// PID and StartTime of the node process (0: none).
-	PID       int    `json:"pid,omitempty"`
+	PID int `json:"pid,omitempty"`
+	// Group names the group of switches whose one process (a node.Group)
+	// runs this node, with Options.SwitchGroups ("": a process of its own).
+	Group     string `json:"group,omitempty"`
 	StartTime uint64 `json:"start_time,omitempty"`
 	// Socket, Config and Log of the node process.
 	Socket string `json:"socket,omitempty"`
@@ -198,6 +211,12 @@ type deployer struct {
 // Deploy builds the lab described by o and returns it. On error nothing
 // it created is left (see the package comment).
 func Deploy(ctx context.Context, o Options) (*Lab, error) {
+	switch {
+	case o.SwitchGroups < 0:
+		return nil, fmt.Errorf("deploy: %w: switch groups %d: want a count of processes, or 0 for a process per switch", ErrOptions, o.SwitchGroups)
+	case o.SwitchGroups > 0 && len(o.Agents) > 0:
+		return nil, fmt.Errorf("deploy: %w: switch groups are for a lab on one machine, not across agents", ErrOptions)
+	}
 	if len(o.Agents) > 0 {
 		if o.Topology == nil {
 			return nil, errors.New("deploy: no topology")
@@ -295,6 +314,9 @@ func newDeployer(o Options) (*deployer, error) {
 	}
 	if err := checkRuntimeFits(d.t, d.rt); err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	if o.SwitchGroups > 0 && d.containerNodes() {
+		return nil, fmt.Errorf("deploy: %w: switch groups need the netns runtime, not %s: a container holds one node", ErrOptions, d.rt.Name())
 	}
 	if err := d.t.Address(d.name); err != nil {
 		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)
@@ -414,12 +436,13 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	for _, p := range procs {
 		procNodes = append(procNodes, p.node)
 	}
+	units := d.units(procs)
 	procIDs, err := d.recordProcesses(procs)
 	if err != nil {
 		return nil, err
 	}
-	err = d.each(ctx, StepStart, nodeNames(procNodes), func(i int) error {
-		return d.start(procs[i])
+	err = d.each(ctx, StepStart, unitNames(units), func(i int) error {
+		return d.startUnit(units[i])
 	})
 	// The processes that started get their PID and start time, whatever
 	// happened to the others, so that a rollback stops them by identity.

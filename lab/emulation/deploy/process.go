@@ -26,6 +26,8 @@ type nodeProc struct {
 	cfg  node.Config
 	// started is the process, once it runs.
 	started proc.Process
+	// group is the group of switches whose process runs it, if any.
+	group *unit
 }
 
 // processes returns the node processes of the lab, in node order.
@@ -82,7 +84,7 @@ func (d *deployer) start(p *nodeProc) error {
 	d.mu.Lock()
 	ns := d.ns[name]
 	d.mu.Unlock()
-	pr, err := startNode(d.binary, cfgPath, ns, state.Dir(d.root, d.name), logPath, "")
+	pr, err := startNode(d.binary, []string{cfgPath}, ns, state.Dir(d.root, d.name), logPath, "")
 	if err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func (d *deployer) recordProcesses(procs []*nodeProc) ([]int, error) {
 	objs := make([]state.Object, len(procs))
 	d.mu.Lock()
 	for i, p := range procs {
-		objs[i] = state.Object{Kind: state.KindProcess, Node: p.node.Name, NetNS: d.ns[p.node.Name], Name: state.NodeExecutable(d.binary)}
+		objs[i] = state.Object{Kind: state.KindProcess, Node: p.node.Name, NetNS: d.procNSLocked(p), Name: state.NodeExecutable(d.binary)}
 	}
 	d.mu.Unlock()
 	return d.intendAll(objs)
@@ -159,11 +161,12 @@ func (d *deployer) startContainer(p *nodeProc) error {
 }
 
 // startNode starts the node of cfgPath (rocelab-node beside binary, else
-// `binary node`: nodeapi.Command) in namespace ns with
+// `binary node`: state.NodeCommand; several configs: a group of switches)
+// in namespace ns with
 // working directory dir, its output appended to logPath after a line
 // banner (if any). The node outlives the caller; a goroutine reaps it if
 // it exits while the caller runs.
-func startNode(binary, cfgPath, ns, dir, logPath, banner string) (proc.Process, error) {
+func startNode(binary string, cfgPaths []string, ns, dir, logPath, banner string) (proc.Process, error) {
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return proc.Process{}, fmt.Errorf("node log: %w", err)
@@ -172,7 +175,7 @@ func startNode(binary, cfgPath, ns, dir, logPath, banner string) (proc.Process, 
 	if banner != "" {
 		fmt.Fprintln(log, banner)
 	}
-	argv := state.NodeCommand(binary, cfgPath)
+	argv := state.NodeCommand(binary, cfgPaths...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log

@@ -25,8 +25,9 @@ type RestartOptions struct {
 // node's namespace with the configuration it was deployed with (the same
 // ports, MACs, addresses and routes; faults added live are gone), records
 // it in the lab's books before it starts, waits for its /health and
-// updates the lab. The netns runtime only: a docker node's namespace dies
-// with its process.
+// updates the lab. A switch of a group (Options.SwitchGroups) comes back
+// with its whole group, whose members share its process. The netns
+// runtime only: a docker node's namespace dies with its process.
 func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) (*Node, error) {
 	l, n, err := FindNode(root, lab, nodeName)
 	if err != nil {
@@ -90,11 +91,17 @@ func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, 
 	health(ctx, l)
 	var fixed []string
 	var errs []error
+	restarted := map[string]bool{} // groups
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
 		if n.Health == "ok" || n.Health == "-" {
 			continue
 		}
+		if n.Group != "" && restarted[n.Group] {
+			fixed = append(fixed, n.Name)
+			continue
+		}
+		restarted[n.Group] = n.Group != ""
 		if err := restartOne(ctx, l, books, n, o); err != nil {
 			errs = append(errs, fmt.Errorf("restart %s: %w", n.Name, err))
 			continue
@@ -127,31 +134,61 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 			return fmt.Errorf("stop %v: %w", old, err)
 		}
 	}
-	var oldIDs []int
-	for _, obj := range books.Objects() {
-		if obj.Kind == state.KindProcess && obj.Node == n.Name {
-			oldIDs = append(oldIDs, obj.ID)
-		}
+	// A node of a group comes back with its whole group: one process.
+	members := []*Node{n}
+	if n.Group != "" {
+		members = groupOf(l, n.Group)
 	}
-	id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: n.Name, NetNS: n.NetNS, Name: state.NodeExecutable(l.Binary)})
-	if err != nil {
-		return err
+	ns := members[0].NetNS
+	var oldIDs, ids []int
+	var paths []string
+	for _, m := range members {
+		for _, obj := range books.Objects() {
+			if obj.Kind == state.KindProcess && obj.Node == m.Name {
+				oldIDs = append(oldIDs, obj.ID)
+			}
+		}
+		id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: m.Name, NetNS: ns, Name: state.NodeExecutable(l.Binary)})
+		if err != nil {
+			books.ForgetAll(ids)
+			return err
+		}
+		ids = append(ids, id)
+		paths = append(paths, m.Config)
 	}
 	banner := fmt.Sprintf("--- rocelab restart %s at %s", n.Name, time.Now().UTC().Format(time.RFC3339))
-	pr, err := startNode(l.Binary, n.Config, n.NetNS, l.Dir, n.Log, banner)
+	pr, err := startNode(l.Binary, paths, ns, l.Dir, n.Log, banner)
 	if err != nil {
-		books.Forget(id)
+		books.ForgetAll(ids)
 		return err
 	}
-	if err := books.Created(id, func(obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
-		pr.Stop(time.Second)
-		return err
+	for _, id := range ids {
+		if err := books.Created(id, func(obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
+			pr.Stop(time.Second)
+			return err
+		}
 	}
-	for _, old := range oldIDs {
-		books.Forget(old)
+	books.ForgetAll(oldIDs)
+	for _, m := range members {
+		m.PID, m.StartTime, m.Health = pr.PID, pr.StartTime, ""
 	}
-	n.PID, n.StartTime, n.Health = pr.PID, pr.StartTime, ""
-	return awaitHealthy(ctx, n.Socket, pr, o.HealthTimeout, func() string { return logTail(n.Log) })
+	for _, m := range members {
+		if err := awaitHealthy(ctx, m.Socket, pr, o.HealthTimeout, func() string { return logTail(m.Log) }); err != nil {
+			return fmt.Errorf("node %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// groupOf returns the nodes of l that group names, in the lab's order.
+func groupOf(l *Lab, group string) []*Node {
+	var out []*Node
+	for i := range l.Nodes {
+		if l.Nodes[i].Group == group {
+			out = append(out, &l.Nodes[i])
+		}
+	}
+	return out
 }
 
 // writeLab replaces l's LabFile (without the health Inspect fills in).
