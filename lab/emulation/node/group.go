@@ -16,7 +16,9 @@ import (
 // nodes of their own would each wake for their share (docs/performance.md
 // measures what that saves). Each member keeps its own API socket,
 // faults, captures and telemetry; the loop's own counters (lag, wake-ups,
-// CPU) are reported by the first member. The members live and die
+// CPU) and the process's (node_cpu_seconds_total, heap, goroutines) are
+// reported by the first member only, so that sums over nodes count them
+// once. The members live and die
 // together: /shutdown on any of them stops the group.
 type Group struct {
 	loop  *emu.Loop
@@ -60,7 +62,7 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	g := &Group{loop: loop}
 	base := 0
 	for k, cfg := range cfgs {
-		n, err := newSwitch(cfg, loop, base, loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), log.With("node", cfg.Name))
+		n, err := newSwitch(cfg, loop, base, loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), k == 0, log.With("node", cfg.Name))
 		if err != nil {
 			return nil, err
 		}

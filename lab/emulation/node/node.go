@@ -65,12 +65,14 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	return newSwitch(cfg, loop, 0, loop, log)
+	return newSwitch(cfg, loop, 0, loop, true, log)
 }
 
 // newSwitch builds a switch node whose ports are loop's ports base …
-// base+len(cfg.Ports)-1; share is the loop's telemetry the node reports.
-func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, log *slog.Logger) (*Node, error) {
+// base+len(cfg.Ports)-1; share is the loop's telemetry the node reports,
+// and the node reports its process's (CPU, heap, goroutines) if leader:
+// once per process.
+func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, leader bool, log *slog.Logger) (*Node, error) {
 	var specs []switchmodel.PortSpec
 	for _, pc := range cfg.Ports {
 		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
@@ -94,7 +96,10 @@ func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, log
 	if err := cfg.Routes.install(sw); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	n.srcs = []telemetry.Source{sw, n.fx, procStats{cfg.Name}}
+	n.srcs = []telemetry.Source{sw, n.fx}
+	if leader {
+		n.srcs = append(n.srcs, procStats{cfg.Name})
+	}
 	return n, nil
 }
 
