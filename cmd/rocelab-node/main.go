@@ -7,7 +7,7 @@
 // otherwise it starts `rocelab node`.
 //
 // Usage: rocelab-node --config FILE [--config FILE…] [--nice N]. Several
-// configurations run one node.Group: switches whose models share one loop.
+// configurations run one node.Group: nodes whose models share one loop.
 // Exit status 2 for a bad flag or configuration, 1 when the node fails, 0
 // after SIGTERM or POST /shutdown.
 package main
@@ -28,7 +28,7 @@ import (
 func main() {
 	fs := flag.NewFlagSet("rocelab-node", flag.ContinueOnError)
 	var configs []string
-	fs.Func("config", "node configuration (JSON, written by deploy); several run one group of switches on one loop", func(s string) error {
+	fs.Func("config", "node configuration (JSON, written by deploy); several run one group of nodes on one loop", func(s string) error {
 		configs = append(configs, s)
 		return nil
 	})

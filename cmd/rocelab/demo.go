@@ -15,7 +15,7 @@ func newDemoCmd(opts *options) *cobra.Command {
 		scale            int
 		senders          int
 		capacity         bool
-		switchGroups     int
+		nodeGroups     int
 		start, repeats   int
 		kMin, kMax       int
 	)
@@ -46,12 +46,12 @@ loop lag and CPU per frame. It takes a few minutes.`,
 			}
 			if capacity {
 				return runCapacity(cmd, opts, demo.CapacityOptions{
-					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, SwitchGroups: switchGroups},
+					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups},
 					Start: start, Min: kMin, Max: kMax, Repeats: repeats, Log: opts.stderr,
 				})
 			}
 			res, err := demo.Run(cmd.Context(), demo.Options{
-				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, SwitchGroups: switchGroups},
+				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups},
 				Scale: scale, Out: opts.stdout, Log: opts.stderr,
 			})
 			if err != nil {
@@ -70,7 +70,7 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.StringVar(&root, "root", "", "run directory root (default /run/rocelab)")
 	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
-	f.IntVar(&switchGroups, "switch-groups", 0, "run the switches in this many processes, each group's models on one loop (0: a process per switch; see deploy)")
+	f.IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
 	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")
 	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")

@@ -67,7 +67,7 @@ func newDeployCmd(opts *options) *cobra.Command {
 	var file, rt, name, scale, root string
 	var agents []string
 	var repair bool
-	var switchGroups int
+	var nodeGroups int
 	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
@@ -100,18 +100,18 @@ other commands then reach the nodes through the agents.
 rocelab-controller deploys across the agents announced in that namespace,
 and waits until it runs; destroy deletes it.
 
---switch-groups N runs the switches in N processes (fewer with fewer
-switches) whose members' models share one loop, instead of a process per
-switch: one wake-up then serves every switch of a group, which costs less
-CPU per forwarded frame (docs/performance.md). The netns runtime on one
-machine; restarting a switch restarts its group.
+--node-groups N runs the lab's nodes in N processes (fewer with fewer
+nodes) whose members' models share one loop, instead of a process per
+node: one wake-up then serves every node of a group, which costs less CPU
+per forwarded frame, less memory and a faster deploy (docs/performance.md).
+The netns runtime on one machine; restarting a node restarts its group.
 
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
-				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || switchGroups != 0 {
+				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 {
 					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
 				}
 				if err := requireRoot("deploy"); err != nil {
@@ -158,7 +158,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if rt == "kubernetes" {
 				return deployOnKube(cmd, opts, kf, t, name, root, k)
 			}
-			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, SwitchGroups: switchGroups}
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups}
 			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
 				return badInput(fmt.Errorf("--agents and --runtime exclude each other: the agents run the netns runtime"))
 			}
@@ -193,7 +193,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
-	cmd.Flags().IntVar(&switchGroups, "switch-groups", 0, "run the switches in this many processes, each group's models on one loop (0: a process per switch)")
+	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
 	kf.add(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")
 	addRootFlag(cmd, &root)

@@ -10,7 +10,7 @@ import (
 )
 
 // newNodeCmd is the hidden `rocelab node`: the process behind one lab node
-// (or, given several --config, a node.Group of switches), started by
+// (or, given several --config, a node.Group), started by
 // deploy when no rocelab-node binary stands beside rocelab
 // (state.NodeCommand). It runs until SIGTERM (main
 // wires it to the command's context) or POST /shutdown on its socket.
@@ -36,7 +36,7 @@ func newNodeCmd(opts *options) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringArrayVar(&configs, "config", nil, "node configuration (JSON, written by deploy); several run one group of switches on one loop")
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "node configuration (JSON, written by deploy); several run one group of nodes on one loop")
 	cmd.Flags().IntVar(&nice, "nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
 	cmd.MarkFlagRequired("config")
 	return cmd

@@ -38,9 +38,9 @@ type Setup struct {
 	IncastSenders int
 	// IncastDuration is the fabric time the incast runs (default 2 ms).
 	IncastDuration clock.Duration
-	// SwitchGroups is deploy.Options.SwitchGroups: the switches in that
-	// many processes, each group on one loop (0: a process each).
-	SwitchGroups int
+	// NodeGroups is deploy.Options.NodeGroups: the nodes in that many
+	// processes, each group on one loop (0: a process each).
+	NodeGroups int
 }
 
 // defaults fills in s's defaults, name being the default lab name.
@@ -130,7 +130,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	logf("deploying %s as lab %q …", opts.Topology.Name, opts.LabName)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
 		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root,
-		Binary: opts.Binary, Scale: opts.Scale, SwitchGroups: opts.SwitchGroups,
+		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo: deploy: %w", err)

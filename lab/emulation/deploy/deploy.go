@@ -98,13 +98,13 @@ type Options struct {
 	// spans: the deploy places the lab over their machines and each agent
 	// deploys its part (RuntimeMachines), instead of building it here.
 	Agents []string
-	// SwitchGroups, if above 0, runs the lab's switches in that many node
-	// processes (fewer if there are fewer switches), each a node.Group
-	// whose models share one loop, instead of a process each: fewer
-	// wake-ups and processes for the same traffic (docs/performance.md).
-	// The netns runtime on one machine only. Members live and die
-	// together: restarting one restarts its group.
-	SwitchGroups int
+	// NodeGroups, if above 0, runs the lab's node processes (switches and
+	// endpoints) as that many processes (fewer if there are fewer nodes),
+	// each a node.Group whose models share one loop, instead of a process
+	// per node: fewer wake-ups, processes and memory for the same traffic
+	// (docs/performance.md). The netns runtime on one machine only.
+	// Members live and die together: restarting one restarts its group.
+	NodeGroups int
 }
 
 // Lab is a deployed lab: what Deploy returns and writes to LabFile.
@@ -154,8 +154,8 @@ type Node struct {
 	NetNS   string `json:"netns"`
 	// PID and StartTime of the node process (0: none).
 	PID int `json:"pid,omitempty"`
-	// Group names the group of switches whose one process (a node.Group)
-	// runs this node, with Options.SwitchGroups ("": a process of its own).
+	// Group names the group of nodes whose one process (a node.Group)
+	// runs this node, with Options.NodeGroups ("": a process of its own).
 	Group     string `json:"group,omitempty"`
 	StartTime uint64 `json:"start_time,omitempty"`
 	// Socket, Config and Log of the node process.
@@ -212,10 +212,10 @@ type deployer struct {
 // it created is left (see the package comment).
 func Deploy(ctx context.Context, o Options) (*Lab, error) {
 	switch {
-	case o.SwitchGroups < 0:
-		return nil, fmt.Errorf("deploy: %w: switch groups %d: want a count of processes, or 0 for a process per switch", ErrOptions, o.SwitchGroups)
-	case o.SwitchGroups > 0 && len(o.Agents) > 0:
-		return nil, fmt.Errorf("deploy: %w: switch groups are for a lab on one machine, not across agents", ErrOptions)
+	case o.NodeGroups < 0:
+		return nil, fmt.Errorf("deploy: %w: node groups %d: want a count of processes, or 0 for a process per node", ErrOptions, o.NodeGroups)
+	case o.NodeGroups > 0 && len(o.Agents) > 0:
+		return nil, fmt.Errorf("deploy: %w: node groups are for a lab on one machine, not across agents", ErrOptions)
 	}
 	if len(o.Agents) > 0 {
 		if o.Topology == nil {
@@ -315,8 +315,8 @@ func newDeployer(o Options) (*deployer, error) {
 	if err := checkRuntimeFits(d.t, d.rt); err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}
-	if o.SwitchGroups > 0 && d.containerNodes() {
-		return nil, fmt.Errorf("deploy: %w: switch groups need the netns runtime, not %s: a container holds one node", ErrOptions, d.rt.Name())
+	if o.NodeGroups > 0 && d.containerNodes() {
+		return nil, fmt.Errorf("deploy: %w: node groups need the netns runtime, not %s: a container holds one node", ErrOptions, d.rt.Name())
 	}
 	if err := d.t.Address(d.name); err != nil {
 		return nil, fmt.Errorf("deploy: address plan for lab %s: %w", d.name, err)

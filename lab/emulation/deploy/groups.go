@@ -7,37 +7,31 @@ import (
 	"strconv"
 
 	"github.com/rocelab/rocelab/lab/emulation/state"
-	"github.com/rocelab/rocelab/topologies"
 )
 
-// unit is what one node process runs: one node, or a group of switches
-// whose models share one loop (Options.SwitchGroups, node.Group).
+// unit is what one node process runs: one node, or a group of nodes
+// whose models share one loop (Options.NodeGroups, node.Group).
 type unit struct {
 	name  string      // the node's name, or the group's
 	group string      // "" for a node of its own
 	procs []*nodeProc // the members, in node order
 }
 
-// units returns the processes procs run in: with SwitchGroups, the
-// switches go into that many groups (fewer if there are fewer switches),
-// balanced by their port counts, the rest one each; without, one each.
+// units returns the processes procs run in: with NodeGroups, that many
+// groups (fewer if there are fewer nodes), balanced by port counts (the
+// frames a node forwards grow with its ports); without, one each.
 func (d *deployer) units(procs []*nodeProc) []unit {
-	var out []unit
-	var switches []*nodeProc
-	for _, p := range procs {
-		if d.opts.SwitchGroups > 0 && p.node.Kind == topologies.KindSwitch {
-			switches = append(switches, p)
-			continue
+	if d.opts.NodeGroups <= 0 || len(procs) == 0 {
+		var out []unit
+		for _, p := range procs {
+			out = append(out, unit{name: p.node.Name, procs: []*nodeProc{p}})
 		}
-		out = append(out, unit{name: p.node.Name, procs: []*nodeProc{p}})
-	}
-	if len(switches) == 0 {
 		return out
 	}
-	groups := make([]unit, min(d.opts.SwitchGroups, len(switches)))
+	groups := make([]unit, min(d.opts.NodeGroups, len(procs)))
 	load := make([]int, len(groups))
 	// Largest first, each to the group with the fewest ports so far.
-	bySize := slices.Clone(switches)
+	bySize := slices.Clone(procs)
 	slices.SortStableFunc(bySize, func(a, b *nodeProc) int { return cmp.Compare(len(b.cfg.Ports), len(a.cfg.Ports)) })
 	for _, p := range bySize {
 		g := slices.Index(load, slices.Min(load))
@@ -50,14 +44,14 @@ func (d *deployer) units(procs []*nodeProc) []unit {
 	}
 	for i := range groups {
 		g := &groups[i]
-		g.name = "switches" + strconv.Itoa(i+1)
+		g.name = "group" + strconv.Itoa(i+1)
 		g.group = g.name
 		slices.SortFunc(g.procs, func(a, b *nodeProc) int { return cmp.Compare(order[a], order[b]) })
 		for _, p := range g.procs {
 			p.group = g
 		}
 	}
-	return append(out, groups...)
+	return groups
 }
 
 // procNSLocked is the namespace p's process runs in: its node's, or for
@@ -72,7 +66,8 @@ func (d *deployer) procNSLocked(p *nodeProc) string {
 
 // startUnit starts u's process: start for a node of its own; for a
 // group, every member's config (with its namespace, where the group
-// opens its ports) and one process that runs them all.
+// opens its ports) and one process, in the first member's namespace,
+// that runs them all.
 func (d *deployer) startUnit(u unit) error {
 	if u.group == "" {
 		return d.start(u.procs[0])

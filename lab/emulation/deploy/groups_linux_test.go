@@ -12,25 +12,26 @@ import (
 	"github.com/rocelab/rocelab/topologies"
 )
 
-// TestSwitchGroups deploys laptop with its five switches in two processes
-// (node groups: each group's models on one loop), runs checked RDMA
-// through them, restarts a switch (its whole group comes back), kills a
-// group and repairs it, and destroys the lab leaving nothing.
-func TestSwitchGroups(t *testing.T) {
+// TestNodeGroups deploys laptop with its nine node processes (four hosts,
+// five switches) in two (node groups: each group's models on one loop),
+// runs checked RDMA through them, restarts a node (its whole group comes
+// back), kills a group and repairs it, and destroys the lab leaving
+// nothing.
+func TestNodeGroups(t *testing.T) {
 	requireRoot(t)
 	before := snap(t)
 	root := runRoot(t)
 	lab := labName(t, "sg")
-	l := deployLab(t, "laptop", lab, root, deploy.Options{SwitchGroups: 2})
+	l := deployLab(t, "laptop", lab, root, deploy.Options{NodeGroups: 2})
 
-	groups := map[string][]string{} // group → switches
+	groups := map[string][]string{} // group → members
 	pids := map[string]int{}        // group → PID
 	for _, n := range l.Nodes {
 		switch {
-		case n.Kind == topologies.KindSwitch && n.Group == "":
-			t.Errorf("switch %s runs in no group", n.Name)
-		case n.Kind != topologies.KindSwitch && n.Group != "":
-			t.Errorf("%s %s runs in group %s", n.Kind, n.Name, n.Group)
+		case n.PID != 0 && n.Group == "":
+			t.Errorf("%s %s runs in no group", n.Kind, n.Name)
+		case n.PID == 0 && n.Group != "":
+			t.Errorf("%s %s, which runs no process, is in group %s", n.Kind, n.Name, n.Group)
 		case n.Group != "":
 			groups[n.Group] = append(groups[n.Group], n.Name)
 			if p, ok := pids[n.Group]; ok && p != n.PID {
@@ -39,8 +40,8 @@ func TestSwitchGroups(t *testing.T) {
 			pids[n.Group] = n.PID
 		}
 	}
-	if len(groups) != 2 || len(pids) != 2 || pids["switches1"] == pids["switches2"] {
-		t.Fatalf("groups %v in pids %v, want two groups in two processes", groups, pids)
+	if len(groups) != 2 || len(pids) != 2 || pids["group1"] == pids["group2"] || len(groups["group1"])+len(groups["group2"]) != 9 {
+		t.Fatalf("groups %v in pids %v, want the nine nodes in two groups, two processes", groups, pids)
 	}
 
 	perf := func(what string) {
@@ -65,25 +66,25 @@ func TestSwitchGroups(t *testing.T) {
 	}
 
 	// Restarting one switch brings its whole group back in one new process.
-	g := groups["switches1"]
+	g := groups["group1"]
 	n, err := deploy.Restart(t.Context(), root, lab, g[0], deploy.RestartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.PID == pids["switches1"] {
+	if n.PID == pids["group1"] {
 		t.Errorf("restart of %s kept pid %d", g[0], n.PID)
 	}
 	for _, name := range g {
-		if _, m, err := deploy.FindNode(root, lab, name); err != nil || m.PID != n.PID || m.Group != "switches1" {
+		if _, m, err := deploy.FindNode(root, lab, name); err != nil || m.PID != n.PID || m.Group != "group1" {
 			t.Errorf("after the restart %s runs in pid %d (group %q), want %d: %v", name, m.PID, m.Group, n.PID, err)
 		}
 	}
-	if (proc.Process{PID: pids["switches1"]}).Alive() {
-		t.Errorf("the group's old process %d still runs", pids["switches1"])
+	if (proc.Process{PID: pids["group1"]}).Alive() {
+		t.Errorf("the group's old process %d still runs", pids["group1"])
 	}
 
 	// The other group dies whole; repair brings every member back.
-	other := groups["switches2"]
+	other := groups["group2"]
 	kill9(t, root, lab, other[0])
 	fixed, err := deploy.Repair(t.Context(), root, lab, deploy.RestartOptions{})
 	if err != nil {
@@ -102,8 +103,8 @@ func TestSwitchGroups(t *testing.T) {
 	sameSnapshot(t, before)
 }
 
-// TestSwitchGroupsRefused: groups are for the netns runtime on one machine.
-func TestSwitchGroupsRefused(t *testing.T) {
+// TestNodeGroupsRefused: groups are for the netns runtime on one machine.
+func TestNodeGroupsRefused(t *testing.T) {
 	tp, err := topologies.Builtin("laptop")
 	if err != nil {
 		t.Fatal(err)
@@ -113,8 +114,8 @@ func TestSwitchGroupsRefused(t *testing.T) {
 		o    deploy.Options
 		want string
 	}{
-		{"negative", deploy.Options{SwitchGroups: -1}, "want a count of processes"},
-		{"across agents", deploy.Options{SwitchGroups: 2, Agents: []string{"127.0.0.1:1"}}, "not across agents"},
+		{"negative", deploy.Options{NodeGroups: -1}, "want a count of processes"},
+		{"across agents", deploy.Options{NodeGroups: 2, Agents: []string{"127.0.0.1:1"}}, "not across agents"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Topology = tp

@@ -26,7 +26,7 @@ type nodeProc struct {
 	cfg  node.Config
 	// started is the process, once it runs.
 	started proc.Process
-	// group is the group of switches whose process runs it, if any.
+	// group is the group of nodes whose process runs it, if any.
 	group *unit
 }
 
@@ -161,7 +161,7 @@ func (d *deployer) startContainer(p *nodeProc) error {
 }
 
 // startNode starts the node of cfgPath (rocelab-node beside binary, else
-// `binary node`: state.NodeCommand; several configs: a group of switches)
+// `binary node`: state.NodeCommand; several configs: a group of nodes)
 // in namespace ns with
 // working directory dir, its output appended to logPath after a line
 // banner (if any). The node outlives the caller; a goroutine reaps it if

@@ -25,8 +25,8 @@ type RestartOptions struct {
 // node's namespace with the configuration it was deployed with (the same
 // ports, MACs, addresses and routes; faults added live are gone), records
 // it in the lab's books before it starts, waits for its /health and
-// updates the lab. A switch of a group (Options.SwitchGroups) comes back
-// with its whole group, whose members share its process. The netns
+// updates the lab. A node of a group (Options.NodeGroups) comes back with
+// its whole group, whose members share its process. The netns
 // runtime only: a docker node's namespace dies with its process.
 func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) (*Node, error) {
 	l, n, err := FindNode(root, lab, nodeName)

@@ -82,6 +82,11 @@ type Port struct {
 	// this port receives: a frame is delivered to the model Delay after
 	// the kernel stamped its arrival (see the package doc, "Links").
 	Delay clock.Duration
+	// Keep leaves the descriptors the model sends on this port to the
+	// model, whatever Options.Recycle says: an endpoint's NIC owns the
+	// frames it builds (a loop shared by switches and endpoints recycles
+	// the switches' only).
+	Keep bool
 }
 
 // Options configure a Loop.

@@ -37,6 +37,7 @@ type port struct {
 	io        PortIO
 	mac, peer [6]byte
 	delay     clock.Duration
+	keep      bool // Port.Keep
 	model     wire.Sink
 	tap       Tap
 
@@ -69,7 +70,7 @@ type port struct {
 
 func newPort(l *Loop, i int, p Port) *port {
 	pt := &port{
-		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0),
+		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0), keep: p.Keep,
 		rx:   make([]*wire.Packet, l.batch),
 		bufs: make([][]byte, l.batch),
 		lens: make([]int, l.batch),
@@ -168,8 +169,10 @@ func (pt *port) flush() {
 	if err != nil || sent < len(pt.out) {
 		pt.txErrors += int64(len(pt.out) - sent)
 	}
-	for _, p := range pt.outPkts {
-		pt.l.put(p)
+	if !pt.keep {
+		for _, p := range pt.outPkts {
+			pt.l.put(p)
+		}
 	}
 	clear(pt.out)
 	clear(pt.outPkts)

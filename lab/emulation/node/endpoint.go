@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -97,17 +98,24 @@ type epQP struct {
 	owner  string            // QPRequest.Owner
 }
 
-// newEndpoint builds an endpoint node: a Loop over the ports (without
-// Recycle: the NICs own the frames they build) and one raw NIC per port.
+// newEndpoint builds an endpoint node: a Loop over the ports and one raw
+// NIC per port.
 func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	ports := emuPorts(cfg, io)
 	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Origin: cfg.OriginTime()})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
-	n := &Node{cfg: cfg, log: log, loop: loop, caps: map[int]*capture{}}
-	n.share = loop
-	n.fx = newFaultSet(&n.cfg, loop, 0)
+	return newEndpointOn(cfg, loop, 0, ports, loop, true, log)
+}
+
+// newEndpointOn builds an endpoint node whose ports (ports, Keep set:
+// the NICs own the frames they build) are loop's ports base …; share and
+// leader as for newSwitch.
+func newEndpointOn(cfg Config, loop *emu.Loop, base int, ports []emu.Port, share telemetry.Source, leader bool, log *slog.Logger) (*Node, error) {
+	var err error
+	n := &Node{cfg: cfg, log: log, loop: loop, base: base, share: share, caps: map[int]*capture{}}
+	n.fx = newFaultSet(&n.cfg, loop, base)
 	ep := &epState{n: n, qps: map[int]*epQP{}, jobs: map[int]*job{}, changed: make(chan struct{})}
 	reg := endpoint.CCRegistry()
 	var mutant endpoint.Mutant
@@ -131,7 +139,10 @@ func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 		ep.pds = append(ep.pds, nic.AllocPD())
 		n.srcs = append(n.srcs, nic)
 	}
-	n.srcs = append(n.srcs, ep, n.fx, procStats{cfg.Name})
+	n.srcs = append(n.srcs, ep, n.fx)
+	if leader {
+		n.srcs = append(n.srcs, procStats{cfg.Name})
+	}
 	n.ep = ep
 	var vn []verbs.NIC
 	for i, nc := range cfg.NICs {

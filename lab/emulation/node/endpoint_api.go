@@ -58,7 +58,7 @@ func (ep *epState) listNICs(*http.Request) (any, error) {
 	out := []nodeapi.NICInfo{}
 	for i, nc := range ep.n.cfg.NICs {
 		out = append(out, nodeapi.NICInfo{Index: i, Name: nc.Name, IfName: ep.n.cfg.Ports[i].IfName, IP: nc.IP,
-			MAC: fmtMAC(ep.n.loop.PortMAC(i)), MTU: max(nc.MTU, 0), Rate: int64(ep.n.cfg.Ports[i].Rate)})
+			MAC: fmtMAC(ep.n.loop.PortMAC(ep.n.base + i)), MTU: max(nc.MTU, 0), Rate: int64(ep.n.cfg.Ports[i].Rate)})
 		if out[i].MTU == 0 {
 			out[i].MTU = 4096
 		}

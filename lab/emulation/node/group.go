@@ -10,8 +10,8 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
 )
 
-// Group is several switch nodes in one process, their models on one
-// emu.Loop: one wake-up reads the frames of every member's ports, runs
+// Group is several nodes (switches and endpoints) in one process, their
+// models on one emu.Loop: one wake-up reads the frames of every member's ports, runs
 // every event due across their models and writes what they sent, where
 // nodes of their own would each wake for their share (docs/performance.md
 // measures what that saves). Each member keeps its own API socket,
@@ -25,10 +25,10 @@ type Group struct {
 	nodes []*Node
 }
 
-// NewGroup builds the switch nodes of cfgs on one loop over ios (one IO
-// per config, as openIOs returns them: the loop numbers the ports of all
+// NewGroup builds the nodes of cfgs on one loop over ios (one IO per
+// config, as openIOs returns them: the loop numbers the ports of all
 // members in order, and ios[0] carries the Waiter watching them all).
-// Every member must be a switch with the lab's scale, seed and origin.
+// Every member must have the lab's scale, seed and origin.
 func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	if len(cfgs) == 0 || len(ios) != len(cfgs) {
 		return nil, fmt.Errorf("node group: %d configurations, %d port sets", len(cfgs), len(ios))
@@ -38,10 +38,8 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	}
 	first := cfgs[0]
 	var ports []emu.Port
+	var own [][]emu.Port // each member's
 	for k, cfg := range cfgs {
-		if cfg.Kind != nodeapi.KindSwitch {
-			return nil, fmt.Errorf("node %s: a group holds switches only, not a %s", cfg.Name, cfg.Kind)
-		}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 		}
@@ -51,7 +49,8 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 		case len(ios[k].Ports) != len(cfg.Ports):
 			return nil, fmt.Errorf("node %s: %d port I/Os for %d ports", cfg.Name, len(ios[k].Ports), len(cfg.Ports))
 		}
-		ports = append(ports, emuPorts(cfg, ios[k])...)
+		own = append(own, emuPorts(cfg, ios[k]))
+		ports = append(ports, own[k]...)
 	}
 	loop, err := emu.New(emu.Options{
 		Name: first.Name, Scale: first.Scale, Seed: first.Seed, Ports: ports, Waiter: ios[0].Waiter, Recycle: true, Origin: first.OriginTime(),
@@ -62,7 +61,14 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	g := &Group{loop: loop}
 	base := 0
 	for k, cfg := range cfgs {
-		n, err := newSwitch(cfg, loop, base, loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), k == 0, log.With("node", cfg.Name))
+		share, leader, nlog := loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), k == 0, log.With("node", cfg.Name)
+		var n *Node
+		var err error
+		if cfg.Kind == nodeapi.KindEndpoint {
+			n, err = newEndpointOn(cfg, loop, base, own[k], share, leader, nlog)
+		} else {
+			n, err = newSwitch(cfg, loop, base, share, leader, nlog)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -104,8 +104,8 @@ func TestGroupRefuses(t *testing.T) {
 	sw1 := switchConfig(filepath.Join(dir, "sw1.sock"))
 	other := switchConfig(filepath.Join(dir, "sw2.sock"))
 	other.Name, other.Scale = "sw2", 2000
-	host := switchConfig(filepath.Join(dir, "h1.sock"))
-	host.Name, host.Kind = "h1", nodeapi.KindEndpoint
+	seeded := switchConfig(filepath.Join(dir, "sw3.sock"))
+	seeded.Name, seeded.Seed = "sw3", 99
 	w := emu.NewMemWaiter()
 	ios := func() []node.IO {
 		return []node.IO{{Ports: []emu.PortIO{w.NewPort(), w.NewPort()}, Waiter: w}, {Ports: []emu.PortIO{w.NewPort(), w.NewPort()}}}
@@ -118,7 +118,7 @@ func TestGroupRefuses(t *testing.T) {
 	}{
 		{"no members", nil, nil, "0 configurations"},
 		{"another scale", []node.Config{sw1, other}, ios(), "one loop runs one clock"},
-		{"an endpoint", []node.Config{sw1, host}, ios(), "switches only"},
+		{"another seed", []node.Config{sw1, seeded}, ios(), "one loop runs one clock"},
 		{"ports missing", []node.Config{sw1, other}, []node.IO{{Waiter: w}, {}}, "0 port I/Os for 2 ports"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,5 +127,53 @@ func TestGroupRefuses(t *testing.T) {
 				t.Errorf("NewGroup: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestGroupEndpoints runs two endpoint nodes cabled to each other in one
+// group: checked RDMA between them, each NIC on its own socket.
+func TestGroupEndpoints(t *testing.T) {
+	dir := t.TempDir()
+	w := emu.NewMemWaiter()
+	pa, pb := w.NewPort(), w.NewPort()
+	emu.Join(pa, pb)
+	h1 := endpointConfig(dir, 1, []string{hostMAC(2, 0)})
+	h2 := endpointConfig(dir, 2, []string{hostMAC(1, 0)})
+	g, err := node.NewGroup([]node.Config{h1, h2}, []node.IO{{Ports: []emu.PortIO{pa}, Waiter: w}, {Ports: []emu.PortIO{pb}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- g.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	a, b := nodeapi.NewClient(h1.Socket), nodeapi.NewClient(h2.Socket)
+	defer a.Close()
+	defer b.Close()
+	waitHealthy(t, a)
+	waitHealthy(t, b)
+	for _, tc := range []struct {
+		name string
+		spec nodeapi.PerfSpec
+	}{
+		{"write", nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 21}},
+		{"send metaroce", nodeapi.PerfSpec{Op: "send", Size: 8192, Iterations: 100, Mode: "metaroce", Seed: 22}},
+	} {
+		rep, err := nodeapi.RunPerf(t.Context(), nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}, nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: b}, tc.spec, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if r := rep.Client; r.Messages != int64(tc.spec.Iterations*max(tc.spec.QPs, 1)) || !rep.Checked || rep.WrongBytes != 0 {
+			t.Errorf("%s: %d messages, checked %v, %d wrong bytes", tc.name, r.Messages, rep.Checked, rep.WrongBytes)
+		}
+	}
+	info, err := b.Info(t.Context())
+	if err != nil || len(info.Ports) != 1 || info.Ports[0].MAC != hostMAC(2, 0) {
+		t.Errorf("h2's Info: %+v, %v; want its own port and MAC", info, err)
 	}
 }

@@ -14,7 +14,7 @@ const NodeBinary = "rocelab-node"
 func NodeExecutable(binary string) string { return NodeCommand(binary)[0] }
 
 // NodeCommand returns the command line that runs a node from the
-// configuration at cfgPaths (several: a group of switches on one loop):
+// configuration at cfgPaths (several: a group of nodes on one loop):
 // rocelab-node beside the rocelab executable binary when it is there (a
 // process ready in milliseconds), else `binary node`.
 func NodeCommand(binary string, cfgPaths ...string) []string {
