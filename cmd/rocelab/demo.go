@@ -15,7 +15,7 @@ func newDemoCmd(opts *options) *cobra.Command {
 		scale            int
 		senders          int
 		capacity         bool
-		nodeGroups     int
+		nodeGroups       int
 		start, repeats   int
 		kMin, kMax       int
 	)
