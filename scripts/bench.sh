@@ -70,7 +70,7 @@ END {
 
 echo
 DEPLOY_RUNS="${DEPLOY_RUNS:-3}"
-echo "== deploy + destroy (netns runtime, mean of $DEPLOY_RUNS each): laptop and ai-zone-64"
+echo "== deploy + destroy (netns runtime, mean of $DEPLOY_RUNS each): laptop and ai-zone-64, and ai-zone-64 in two node groups"
 go test -run='^$' -bench='^BenchmarkDeploy$' -benchtime="${DEPLOY_RUNS}x" ./lab/emulation/deploy | tee bench-out/deploy.txt
 awk '/^BenchmarkDeploy\// {
 	split($1, parts, "/"); topo = parts[2]; sub(/-[0-9]+$/, "", topo)
@@ -101,10 +101,16 @@ git worktree add --detach "$base_dir/src" "$BASELINE" >/dev/null 2>&1
 (cd "$base_dir/src" && go build -o "$base_dir/bin/rocelab" ./cmd/rocelab && go build -o "$base_dir/bin/rocelab-node" ./cmd/rocelab-node)
 mkdir -p "$base_dir/now"
 go build -o "$base_dir/now/rocelab" ./cmd/rocelab && go build -o "$base_dir/now/rocelab-node" ./cmd/rocelab-node
+# Then this tree with its nodes in one and in two node groups (processes
+# whose members share one loop: deploy --node-groups).
 for r in $(seq "$ROUNDS"); do
-	for v in bin now; do
-		label=$([ "$v" = bin ] && echo "$BASELINE" || echo "this tree")
-		line=$("$base_dir/$v/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$v" 2>&1 | grep "^# k=" || true)
+	for v in bin now now:1 now:2; do
+		dir=${v%%:*}
+		groups=0
+		[ "$v" != "$dir" ] && groups=${v#*:}
+		label=$([ "$dir" = bin ] && echo "$BASELINE" || echo "this tree")
+		[ "$groups" != 0 ] && label="$label, $groups node groups"
+		line=$("$base_dir/$dir/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$dir$groups" $([ "$groups" != 0 ] && echo --node-groups "$groups") 2>&1 | grep "^# k=" || true)
 		echo "round $r, $label (load $(cut -d' ' -f1 /proc/loadavg)): ${line#\# }"
 	done
 done

@@ -15,14 +15,17 @@ import (
 // b.N times and reports the mean seconds of each as deploy-s and
 // destroy-s, and each deploy step's as <step>-s. It needs root (skipped,
 // or failed under CI, without). make bench runs it with -benchtime=3x:
-// ai-zone-64 is the issue-17 figure (106 node processes, 1,124 veth pairs).
+// ai-zone-64 is the issue-17 figure (106 node processes, 1,124 veth
+// pairs), side by side with the same lab in two node groups (two
+// processes: Options.NodeGroups).
 func BenchmarkDeploy(b *testing.B) {
 	for _, topo := range []string{"laptop", "ai-zone-64"} {
-		b.Run(topo, func(b *testing.B) { benchDeploy(b, topo) })
+		b.Run(topo, func(b *testing.B) { benchDeploy(b, topo, 0) })
 	}
+	b.Run("ai-zone-64-groups2", func(b *testing.B) { benchDeploy(b, "ai-zone-64", 2) })
 }
 
-func benchDeploy(b *testing.B, topo string) {
+func benchDeploy(b *testing.B, topo string, groups int) {
 	testenv.RequireRoot(b)
 	testenv.Exclusive(b)
 	tp, err := topologies.Builtin(topo)
@@ -37,7 +40,7 @@ func benchDeploy(b *testing.B, topo string) {
 	for i := range b.N {
 		lab := fmt.Sprintf("%s-bench%d", prefix, i)
 		start := time.Now()
-		l, err := deploy.Deploy(context.Background(), deploy.Options{Topology: tp, LabName: lab, Root: root, Binary: bin})
+		l, err := deploy.Deploy(context.Background(), deploy.Options{Topology: tp, LabName: lab, Root: root, Binary: bin, NodeGroups: groups})
 		if err != nil {
 			b.Fatalf("deploy %s: %v", topo, err)
 		}
