@@ -31,6 +31,9 @@ type EmuOptions struct {
 	Root string
 	// Binary is the rocelab executable the nodes run (default: this one).
 	Binary string
+	// NodeGroups is deploy.Options.NodeGroups: the lab's nodes in that
+	// many processes, each group's models on one loop (0: one each).
+	NodeGroups int
 	// Log, if set, receives progress lines.
 	Log io.Writer
 }
@@ -80,7 +83,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed,
+		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
