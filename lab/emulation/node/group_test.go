@@ -43,17 +43,44 @@ func TestGroup(t *testing.T) {
 	waitHealthy(t, c1)
 	waitHealthy(t, c2)
 
+	// sw2's capture and fault sit on sw2's ports, not on the loop's first.
+	pcap := filepath.Join(dir, "sw2-p2.pcap")
+	if _, err := c2.StartCapture(t.Context(), nodeapi.CaptureRequest{Port: "sw2-p2", File: pcap, MaxFrames: 2}); err != nil {
+		t.Fatal(err)
+	}
 	in := roce(t, "02:00:00:00:00:20", "02:00:00:00:00:10", "10.0.1.1", 1000, 0)
 	a0.Inject(in)
 	b0.Inject(in, in)
-	eventually(t, "1 frame out of sw1's port 2, 2 out of sw2's", func() bool { return len(a1.Written()) == 1 && len(b1.Written()) == 2 })
+	// Written hands over what was written since it was last called.
+	var outA, outB int
+	eventually(t, "1 frame out of sw1's port 2, 2 out of sw2's", func() bool {
+		outA, outB = outA+len(a1.Written()), outB+len(b1.Written())
+		return outA == 1 && outB == 2
+	})
+	eventually(t, "sw2's capture of 2 frames done", func() bool {
+		st, err := c2.StopCapture(t.Context(), "sw2-p2")
+		return err == nil && st.Done && st.Frames == 2
+	})
+	checkPcap(t, pcap, len(in))
+	if _, err := c2.AddFault(t.Context(), "sw2-p2", spec(t, "loss 100%")); err != nil {
+		t.Fatal(err)
+	}
+	a0.Inject(in)
+	b0.Inject(in)
+	eventually(t, "sw1 forwards its second frame", func() bool {
+		outA, outB = outA+len(a1.Written()), outB+len(b1.Written())
+		return outA == 2
+	})
+	if outB += len(b1.Written()); outB != 2 {
+		t.Errorf("sw2 forwarded %d frames through its 100%% loss, want 2 (the ones before it)", outB)
+	}
 
 	for _, tc := range []struct {
 		c        *nodeapi.Client
 		name     string
-		tx       float64
+		tx, sent float64 // frames the loop wrote, packets the model sent (the fault dropped the difference)
 		withLoop bool
-	}{{c1, "sw1", 1, true}, {c2, "sw2", 2, false}} {
+	}{{c1, "sw1", 2, 2, true}, {c2, "sw2", 2, 3, false}} {
 		s, err := tc.c.Telemetry(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -62,8 +89,8 @@ func TestGroup(t *testing.T) {
 		if got := telemetry.Sum(s, "emu_tx_frames_total", me, telemetry.Label{Name: "port", Value: "1"}); got != tc.tx {
 			t.Errorf("%s: emu_tx_frames_total{port=1} = %v, want %v", tc.name, got, tc.tx)
 		}
-		if got := telemetry.Sum(s, "switch_port_tx_packets_total", telemetry.Label{Name: "port", Value: "1"}); got != tc.tx {
-			t.Errorf("%s: switch_port_tx_packets_total{port=1} = %v, want %v", tc.name, got, tc.tx)
+		if got := telemetry.Sum(s, "switch_port_tx_packets_total", telemetry.Label{Name: "port", Value: "1"}); got != tc.sent {
+			t.Errorf("%s: switch_port_tx_packets_total{port=1} = %v, want %v", tc.name, got, tc.sent)
 		}
 		ports, loops := map[string]bool{}, 0
 		for _, smp := range s {
