@@ -166,6 +166,9 @@ func TestGroupEndpoints(t *testing.T) {
 	emu.Join(pa, pb)
 	h1 := endpointConfig(dir, 1, []string{hostMAC(2, 0)})
 	h2 := endpointConfig(dir, 2, []string{hostMAC(1, 0)})
+	// One loop serves both: dilate more than testScale, so that a loaded
+	// machine (or the race detector) keeps it on time.
+	h1.Scale, h2.Scale = 5*testScale, 5*testScale
 	g, err := node.NewGroup([]node.Config{h1, h2}, []node.IO{{Ports: []emu.PortIO{pa}, Waiter: w}, {Ports: []emu.PortIO{pb}}}, nil)
 	if err != nil {
 		t.Fatal(err)
