@@ -20,6 +20,11 @@ func WriteTable(w io.Writer, nodes []Node, withHealth bool) error {
 	if machines {
 		head = "NODE\tKIND\tROLE\tMACHINE\tNETNS\tPID\tADDRESSES\tINTERFACES"
 	}
+	groups := slices.ContainsFunc(nodes, func(n Node) bool { return n.Group != "" })
+	if groups {
+		// Node groups: members share the PID; the column says which.
+		head = strings.Replace(head, "\tPID\t", "\tPID\tGROUP\t", 1)
+	}
 	images := slices.ContainsFunc(nodes, func(n Node) bool { return n.Image != "" })
 	if images {
 		head += "\tIMAGE"
@@ -34,6 +39,9 @@ func WriteTable(w io.Writer, nodes []Node, withHealth bool) error {
 			pid = strconv.Itoa(n.PID)
 		}
 		row := []string{n.Name, string(n.Kind), dash(string(n.Role)), n.NetNS, pid, dash(strings.Join(n.Addresses, ",")), ifSummary(n.Interfaces)}
+		if groups {
+			row = slices.Insert(row, 5, dash(n.Group))
+		}
 		if machines {
 			row = slices.Insert(row, 3, dash(n.Machine))
 		}
