@@ -14,7 +14,6 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
 	"github.com/rocelab/rocelab/lab/emulation/links"
-	"github.com/rocelab/rocelab/lab/emulation/placement"
 	"github.com/rocelab/rocelab/lab/emulation/runtime"
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/topologies"
@@ -29,9 +28,6 @@ var ErrOptions = errors.New("options")
 // LinkOverhead is added to a link's IP MTU on the veth pair (see the
 // package comment).
 const LinkOverhead = 64
-
-// LabFile is the file in the run directory that holds the deployed Lab.
-const LabFile = "lab.json"
 
 // Step is a stage of a deploy.
 type Step string
@@ -105,78 +101,6 @@ type Options struct {
 	// (docs/performance.md). The netns runtime on one machine only.
 	// Members live and die together: restarting one restarts its group.
 	NodeGroups int
-}
-
-// Lab is a deployed lab: what Deploy returns and writes to LabFile.
-type Lab struct {
-	Name     string `json:"name"`
-	Topology string `json:"topology"`
-	Source   string `json:"source"`
-	Runtime  string `json:"runtime"`
-	Dir      string `json:"dir"`
-	Scale    int    `json:"scale"`
-	// ScaleBasis says how scale: auto picked Scale: the capacity figure it
-	// used and where that figure came from (empty when Scale was given).
-	ScaleBasis string    `json:"scale_basis,omitempty"`
-	Seed       uint64    `json:"seed"`
-	Binary     string    `json:"binary"`
-	Created    time.Time `json:"created"`
-	// Machine is the machine whose share of the lab this is, for a lab
-	// that spans machines ("" for a lab on one machine).
-	Machine string `json:"machine,omitempty"`
-	// Origin is the lab-wide fabric time 0 (zero: each node's start).
-	Origin time.Time `json:"origin,omitzero"`
-	// Machines and Placement of a lab that spans machines.
-	Machines  []MachineRef         `json:"machines,omitempty"`
-	Placement *placement.Placement `json:"placement,omitempty"`
-	// Kubernetes is the Lab resource ("namespace/name") of a lab that a
-	// Kubernetes controller deployed (package kube).
-	Kubernetes string `json:"kubernetes,omitempty"`
-	// Timings of each step.
-	Timings []Timing `json:"timings"`
-	Nodes   []Node   `json:"nodes"`
-}
-
-// Timing is how long a step took.
-type Timing struct {
-	Step    Step          `json:"step"`
-	Count   int           `json:"count"`
-	Elapsed time.Duration `json:"elapsed_ns"`
-}
-
-// Node is one node of a deployed lab.
-type Node struct {
-	Name string          `json:"name"`
-	Kind topologies.Kind `json:"kind"`
-	Role topologies.Role `json:"role,omitempty"`
-	// Machine runs the node, in a lab that spans machines.
-	Machine string `json:"machine,omitempty"`
-	NetNS   string `json:"netns"`
-	// PID and StartTime of the node process (0: none).
-	PID int `json:"pid,omitempty"`
-	// Group names the group of nodes whose one process (a node.Group)
-	// runs this node, with Options.NodeGroups ("": a process of its own).
-	Group     string `json:"group,omitempty"`
-	StartTime uint64 `json:"start_time,omitempty"`
-	// Socket, Config and Log of the node process.
-	Socket string `json:"socket,omitempty"`
-	Config string `json:"config,omitempty"`
-	Log    string `json:"log,omitempty"`
-	// Container is the node's Docker container (docker runtime): the
-	// user's, when the node has an Image of its own.
-	Container string `json:"container,omitempty"`
-	// Image is the user's image the node's container runs ("" for the
-	// lab's own node image).
-	Image string `json:"image,omitempty"`
-	// Sidecar is the container that runs the node process beside a user
-	// container, in its network namespace ("" when there is none).
-	Sidecar string `json:"sidecar,omitempty"`
-	// Addresses of the node's kernel interfaces (FE NICs).
-	Addresses []string `json:"addresses,omitempty"`
-	// Interfaces: "port=ifname".
-	Interfaces []string `json:"interfaces"`
-	// Health is filled by Inspect: "ok", "-" (no process) or the error.
-	Health string `json:"health,omitempty"`
 }
 
 // deployer carries one deploy.

@@ -171,19 +171,6 @@ func readState(root, lab string) (state.File, error) {
 	return f, nil
 }
 
-// readLab reads a deployed lab's LabFile.
-func readLab(root, lab string) (*Lab, error) {
-	b, err := os.ReadFile(filepath.Join(state.Dir(rootOr(root), lab), LabFile))
-	if err != nil {
-		return nil, err
-	}
-	var l Lab
-	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("lab %s: %w", lab, err)
-	}
-	return &l, nil
-}
-
 // ErrNoNode is returned by FindNode for a node no lab has.
 var ErrNoNode = errors.New("no such node")
 

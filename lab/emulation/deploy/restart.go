@@ -2,11 +2,8 @@ package deploy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
@@ -189,23 +186,4 @@ func groupOf(l *Lab, group string) []*Node {
 		}
 	}
 	return out
-}
-
-// writeLab replaces l's LabFile (without the health Inspect fills in).
-func writeLab(l *Lab) error {
-	c := *l
-	c.Nodes = append([]Node(nil), l.Nodes...)
-	for i := range c.Nodes {
-		c.Nodes[i].Health = ""
-	}
-	b, err := json.MarshalIndent(&c, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(l.Dir, LabFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
