@@ -2,6 +2,8 @@
 // sequence: QP numbers, the index part of memory keys, work request IDs.
 package seqtab
 
+import "fmt"
+
 // Table maps numbers handed out in sequence to values. It is a slice
 // indexed by the number's distance from the oldest live one, modulo 2^24
 // (the width of a QPN), so a lookup on a data path is one bounds check
@@ -25,6 +27,9 @@ type slot[T any] struct {
 // Mask is the numbers' width: they count modulo 2^24.
 const Mask = 1<<24 - 1
 
+// MaxGap is the most numbers Put may skip past the newest held.
+const MaxGap = 1 << 16
+
 func (t *Table[T]) index(num uint32) (int, bool) {
 	i := int((num - t.base) & Mask)
 	return i, i < len(t.slots) && t.slots[i].live
@@ -40,12 +45,17 @@ func (t *Table[T]) Get(num uint32) (T, bool) {
 }
 
 // Put stores v under num, which must not be older than the oldest number
-// held (numbers handed out in sequence never are).
+// held (numbers handed out in sequence never are). It panics on a number
+// that would leave a gap of more than MaxGap: an older one counts as
+// almost 2^24 ahead, and the slice would grow to match.
 func (t *Table[T]) Put(num uint32, v T) {
 	if t.n == 0 {
 		t.base, t.slots = num&Mask, t.slots[:0]
 	}
 	i, live := t.index(num)
+	if i > len(t.slots)+MaxGap {
+		panic(fmt.Sprintf("seqtab: Put(%d) leaves a gap of %d after the numbers held from %d: not handed out in sequence", num, i-len(t.slots), t.base))
+	}
 	for len(t.slots) <= i {
 		t.slots = append(t.slots, slot[T]{})
 	}

@@ -65,3 +65,27 @@ func TestSeqTable(t *testing.T) {
 		})
 	}
 }
+
+// TestPutOutOfSequence: a number older than those held (or far ahead)
+// panics instead of growing the table to 2^24 slots.
+func TestPutOutOfSequence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		num  uint32
+	}{{"older", 4}, {"far ahead", 10 + MaxGap + 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tab Table[int]
+			tab.Put(5, 5)
+			tab.Put(6, 6)
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Put(%d) did not panic", tc.num)
+				}
+				if len(tab.slots) != 2 {
+					t.Errorf("the table grew to %d slots", len(tab.slots))
+				}
+			}()
+			tab.Put(tc.num, 0)
+		})
+	}
+}

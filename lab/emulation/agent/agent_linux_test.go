@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -178,12 +177,8 @@ func TestLabAcrossAgents(t *testing.T) {
 // whose engine killed the agent's pod would lose them.
 func killPart(t *testing.T, m agenttest.Machine, lab string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(state.Dir(m.Root, lab), deploy.LabFile))
+	part, err := deploy.Deployed(m.Root, lab)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var part deploy.Lab
-	if err := json.Unmarshal(b, &part); err != nil {
 		t.Fatal(err)
 	}
 	killed := 0
@@ -205,12 +200,8 @@ func killPart(t *testing.T, m agenttest.Machine, lab string) {
 func rebootPart(t *testing.T, m agenttest.Machine, lab string) {
 	t.Helper()
 	killPart(t, m, lab)
-	b, err := os.ReadFile(filepath.Join(state.Dir(m.Root, lab), deploy.LabFile))
+	part, err := deploy.Deployed(m.Root, lab)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var part deploy.Lab
-	if err := json.Unmarshal(b, &part); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range part.Nodes {

@@ -216,13 +216,3 @@ func FindNode(root, lab, node string) (*Lab, *Node, error) {
 	}
 	return nil, nil, fmt.Errorf("node %s is in labs %s: %w", node, strings.Join(found, ", "), ErrPickLab)
 }
-
-// Deployed returns the record of lab under root, as deploy wrote it
-// (ErrNoLab when it has none).
-func Deployed(root, lab string) (*Lab, error) {
-	l, err := readLab(root, lab)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("lab %s: %w", lab, ErrNoLab)
-	}
-	return l, err
-}

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,4 +121,14 @@ func writeLab(l *Lab) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// Deployed returns the record of lab under root, as deploy wrote it
+// (ErrNoLab when it has none).
+func Deployed(root, lab string) (*Lab, error) {
+	l, err := readLab(root, lab)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("lab %s: %w", lab, ErrNoLab)
+	}
+	return l, err
 }

@@ -137,21 +137,21 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 		members = groupOf(l, n.Group)
 	}
 	ns := members[0].NetNS
-	var oldIDs, ids []int
+	var oldIDs []int
 	var paths []string
+	var objs []state.Object
 	for _, m := range members {
 		for _, obj := range books.Objects() {
 			if obj.Kind == state.KindProcess && obj.Node == m.Name {
 				oldIDs = append(oldIDs, obj.ID)
 			}
 		}
-		id, err := books.Intend(state.Object{Kind: state.KindProcess, Node: m.Name, NetNS: ns, Name: state.NodeExecutable(l.Binary)})
-		if err != nil {
-			books.ForgetAll(ids)
-			return err
-		}
-		ids = append(ids, id)
+		objs = append(objs, state.Object{Kind: state.KindProcess, Node: m.Name, NetNS: ns, Name: state.NodeExecutable(l.Binary)})
 		paths = append(paths, m.Config)
+	}
+	ids, err := books.IntendAll(objs)
+	if err != nil {
+		return err
 	}
 	banner := fmt.Sprintf("--- rocelab restart %s at %s", n.Name, time.Now().UTC().Format(time.RFC3339))
 	pr, err := startNode(l.Binary, paths, ns, l.Dir, n.Log, banner)
@@ -159,11 +159,9 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 		books.ForgetAll(ids)
 		return err
 	}
-	for _, id := range ids {
-		if err := books.Created(id, func(obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
-			pr.Stop(time.Second)
-			return err
-		}
+	if err := books.CreatedAll(ids, func(_ int, obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
+		pr.Stop(time.Second)
+		return err
 	}
 	books.ForgetAll(oldIDs)
 	for _, m := range members {
