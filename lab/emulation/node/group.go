@@ -78,9 +78,6 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	return g, nil
 }
 
-// Nodes returns the group's members, in the order they were given.
-func (g *Group) Nodes() []*Node { return g.nodes }
-
 // Run serves every member's API and drives the loop until ctx ends or a
 // client posts /shutdown to any member, then stops them all.
 func (g *Group) Run(ctx context.Context) error {
