@@ -87,6 +87,11 @@ type Port struct {
 	// frames it builds (a loop shared by switches and endpoints recycles
 	// the switches' only).
 	Keep bool
+	// PeerLoop says the port's neighbour is a Loop too: frames written
+	// carry the trailer of trailer.go (how late they were written), and
+	// frames read are stripped of theirs and delivered from the time they
+	// were sent. A port cabled to a kernel interface leaves it false.
+	PeerLoop bool
 }
 
 // Options configure a Loop.
@@ -428,6 +433,9 @@ type arrival struct {
 	pt *port
 	p  *wire.Packet
 	ns int64
+	// late is how late the sending Loop wrote the frame (fabric time),
+	// from its trailer; 0 without one.
+	late clock.Duration
 }
 
 // turn is one batch: read the ready ports, deliver what they read at the
@@ -513,13 +521,20 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 				a.pt.rxStampClamped++
 				age = 0
 			}
-			arrived = now - clock.Time(l.toFabric(time.Duration(age)))
+			arrived = now - clock.Time(l.toFabric(time.Duration(age))) - clock.Time(a.late)
 			l.stats.age(now.Sub(max(arrived, floor)))
 		}
 		// arrived may precede fabric time 0 (a frame queued before Run)
 		// or the engine's clock (read late); the link delay is short, so
 		// the sum cannot overflow.
-		t := arrived.Add(a.pt.delay)
+		// A link is a FIFO: a frame is never delivered before one
+		// that arrived before it on the same port. (A sender's clock
+		// read and its write are a few µs of wall apart, and a
+		// preemption between them makes its trailer overstate one
+		// frame's lateness; without the clamp the next frame could
+		// overtake it.)
+		t := max(arrived.Add(a.pt.delay), a.pt.lastDue)
+		a.pt.lastDue = t
 		if t < now {
 			// Read after it was due: the loop was late by more than
 			// the link's delay.

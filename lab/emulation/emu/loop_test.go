@@ -39,6 +39,12 @@ type rig struct {
 
 func newRig(t *testing.T, cfg switchmodel.Config, rates ...clock.Rate) *rig {
 	t.Helper()
+	return newRigPeers(t, cfg, false, rates...)
+}
+
+// newRigPeers is newRig with every port's Port.PeerLoop set to peerLoop.
+func newRigPeers(t *testing.T, cfg switchmodel.Config, peerLoop bool, rates ...clock.Rate) *rig {
+	t.Helper()
 	w := emu.NewMemWaiter()
 	r := &rig{}
 	var ports []emu.Port
@@ -46,7 +52,7 @@ func newRig(t *testing.T, cfg switchmodel.Config, rates ...clock.Rate) *rig {
 	for i, rate := range rates {
 		mp := w.NewPort()
 		r.ports = append(r.ports, mp)
-		ports = append(ports, emu.Port{Name: "p" + string(rune('0'+i)), IO: mp, MAC: portMAC(i), PeerMAC: peerMAC(i), Delay: hop})
+		ports = append(ports, emu.Port{Name: "p" + string(rune('0'+i)), IO: mp, MAC: portMAC(i), PeerMAC: peerMAC(i), Delay: hop, PeerLoop: peerLoop})
 		specs = append(specs, switchmodel.PortSpec{Rate: rate, Delay: hop})
 	}
 	l, err := emu.New(emu.Options{Name: "sw1", Scale: scale, Seed: 1, Ports: ports, Waiter: w, Recycle: true})

@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"time"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -38,6 +40,7 @@ type port struct {
 	mac, peer [6]byte
 	delay     clock.Duration
 	keep      bool // Port.Keep
+	trailer   bool // Port.PeerLoop
 	model     wire.Sink
 	tap       Tap
 
@@ -53,12 +56,20 @@ type port struct {
 	outPkts []*wire.Packet
 	arena   []byte
 
+	// lastDue is when the last frame read was delivered (or is due):
+	// the next one is not delivered before it.
+	lastDue clock.Time
+
 	// onLink counts the frames read but not yet delivered: still on the
 	// link, in fabric time (emu_delay_line_frames).
 	onLink int64
 
 	rxFrames, rxBytes, rxMalformed, rxErrors int64
 	rxUnstamped, rxStampClamped              int64
+	// rxSenderLate sums how late the peer Loop wrote the frames read
+	// (their trailers; fabric time): the lateness the trailers took off
+	// the link.
+	rxSenderLate clock.Duration
 	// rxLate counts the frames read after they were due (their receive
 	// stamp plus the link's delay), rxLateBy sums by how much (fabric
 	// time): the link's lateness as this end delivers it.
@@ -70,7 +81,7 @@ type port struct {
 
 func newPort(l *Loop, i int, p Port) *port {
 	pt := &port{
-		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0), keep: p.Keep,
+		l: l, idx: i, name: p.Name, io: p.IO, mac: p.MAC, peer: p.PeerMAC, delay: max(p.Delay, 0), keep: p.Keep, trailer: p.PeerLoop,
 		rx:   make([]*wire.Packet, l.batch),
 		bufs: make([][]byte, l.batch),
 		lens: make([]int, l.batch),
@@ -111,18 +122,28 @@ func (pt *port) read() (full bool) {
 	}
 	for i := range n {
 		p := pt.rx[i]
-		if err := p.Decode(pt.bufs[i][:pt.lens[i]]); err != nil {
+		f := pt.bufs[i][:pt.lens[i]]
+		var late clock.Duration
+		if pt.trailer {
+			var cut int
+			var ok bool
+			if cut, late, ok = cutTrailer(f); ok {
+				f = f[:cut]
+			}
+		}
+		if err := p.Decode(f); err != nil {
 			pt.rxMalformed++
 			continue // the descriptor stays for the next read
 		}
 		pt.rx[i] = nil
 		pt.rxFrames++
 		pt.rxBytes += int64(p.Len)
+		pt.rxSenderLate += late
 		var ns int64
 		if pt.stamped != nil {
 			ns = pt.stamps[i]
 		}
-		l.arrivals = append(l.arrivals, arrival{pt: pt, p: p, ns: ns})
+		l.arrivals = append(l.arrivals, arrival{pt: pt, p: p, ns: ns, late: late})
 	}
 	return n == len(pt.rx)
 }
@@ -155,16 +176,26 @@ func (e *egress) Receive(p *wire.Packet) {
 	pt.encode(p, pt.l.eng.Now())
 }
 
-// flush writes the turn's batch.
+// flush writes the turn's batch; each frame's trailer, if the port
+// writes them, tells how late it leaves (fabric time now, read just
+// before the write, less the time the model sent it).
 func (pt *port) flush() {
 	if len(pt.out) == 0 {
 		return
+	}
+	extra := 0
+	if pt.trailer {
+		extra = trailerLen
+		now := pt.l.fabricAt(time.Now())
+		for _, f := range pt.out {
+			stampTrailer(f, now)
+		}
 	}
 	sent, err := pt.io.WriteBatch(pt.out)
 	pt.txBatches++
 	for _, f := range pt.out[:sent] {
 		pt.txFrames++
-		pt.txBytes += int64(len(f))
+		pt.txBytes += int64(len(f) - extra)
 	}
 	if err != nil || sent < len(pt.out) {
 		pt.txErrors += int64(len(pt.out) - sent)
@@ -219,6 +250,21 @@ func (pt *port) encode(p *wire.Packet, sent clock.Time) {
 	}
 	if pt.tap != nil {
 		pt.tap.Frame(Tx, sent, f)
+	}
+	if pt.trailer {
+		switch {
+		case p.Raw == nil:
+			// f is the arena's tail: the trailer follows it there.
+			pt.arena = append(pt.arena, zeros[:trailerLen]...)
+			f = pt.arena[len(pt.arena)-len(f)-trailerLen : len(pt.arena)-trailerLen : len(pt.arena)]
+		case pt.keep || cap(f)-len(f) < trailerLen:
+			// The model's own buffer, or no room after the frame: the
+			// trailer goes on a copy.
+			start := len(pt.arena)
+			pt.arena = append(append(pt.arena, f...), zeros[:trailerLen]...)
+			f = pt.arena[start : start+len(f) : len(pt.arena)]
+		}
+		f = putTrailer(f, sent)
 	}
 	pt.out = append(pt.out, f)
 }

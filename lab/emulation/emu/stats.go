@@ -174,6 +174,7 @@ func (l *Loop) collectPorts(emit func(telemetry.Sample), name string, first, n i
 		c("emu_rx_stamp_clamped_total", p.rxStampClamped, lb)
 		c("emu_rx_late_frames_total", p.rxLate, lb)
 		emit(telemetry.Sample{Name: "emu_rx_late_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxLateBy.Seconds()})
+		emit(telemetry.Sample{Name: "emu_rx_sender_late_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxSenderLate.Seconds()})
 		c("emu_tx_frames_total", p.txFrames, lb)
 		c("emu_tx_bytes_total", p.txBytes, lb)
 		c("emu_tx_errors_total", p.txErrors, lb)

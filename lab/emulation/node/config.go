@@ -77,6 +77,10 @@ type PortConfig struct {
 	// propagation delay in picoseconds, applied to frames this port sends.
 	Rate  clock.Rate     `json:"rate_bps"`
 	Delay clock.Duration `json:"delay_ps"`
+	// PeerLoop says the neighbour is a node's loop too (a switch, or an
+	// endpoint's NIC), not a kernel interface: frames on the link carry
+	// how late they were written (emu.Port.PeerLoop).
+	PeerLoop bool `json:"peer_loop,omitempty"`
 }
 
 // Load reads and validates a Config file.

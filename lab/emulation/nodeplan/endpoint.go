@@ -36,7 +36,7 @@ func Endpoint(n *topologies.Node, scale int, seed uint64, socket string) (node.C
 		if !p.Addr.IsValid() {
 			return node.Config{}, fmt.Errorf("node %s: port %s has no address", n.Name, p.Name)
 		}
-		c.Ports = append(c.Ports, node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay})
+		c.Ports = append(c.Ports, node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay, PeerLoop: runsLoop(p.Peer)})
 		c.NICs = append(c.NICs, node.NICConfig{Name: n.Name + ":" + p.Name, IP: p.Addr.Addr().String(), MTU: endpoint.PayloadMTU(p.MTU)})
 	}
 	if len(c.Ports) == 0 {
@@ -46,4 +46,11 @@ func Endpoint(n *topologies.Node, scale int, seed uint64, socket string) (node.C
 		return node.Config{}, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	return c, nil
+}
+
+// runsLoop reports whether port p is served by a node's loop: every
+// switch port, and a host's back-end ports (its endpoint's NICs); a
+// host's front-end port is the kernel's.
+func runsLoop(p *topologies.Port) bool {
+	return p.Node.Kind == topologies.KindSwitch || p.Plane == topologies.BE
 }

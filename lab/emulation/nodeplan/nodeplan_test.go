@@ -34,7 +34,7 @@ func TestSwitch(t *testing.T) {
 			t.Errorf("%s: %d ports, %d routes; want %d, %d", nd.Name, len(c.Ports), len(c.Routes), len(nd.Ports), len(routes[nd.Name]))
 		}
 		for i, p := range nd.Ports {
-			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay}
+			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay, PeerLoop: p.Peer.Node.Kind == topologies.KindSwitch || p.Peer.Plane == topologies.BE}
 			if diff := cmp.Diff(want, c.Ports[i]); diff != "" {
 				t.Errorf("%s port %d (-want +got):\n%s", nd.Name, i, diff)
 			}

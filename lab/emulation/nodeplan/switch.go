@@ -28,7 +28,7 @@ func Switch(n *topologies.Node, routes []switchmodel.Route, scale int, seed uint
 		if p.Peer == nil {
 			return node.Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
 		}
-		pc.PeerMAC = p.Peer.MAC.String()
+		pc.PeerMAC, pc.PeerLoop = p.Peer.MAC.String(), runsLoop(p.Peer)
 		c.Ports = append(c.Ports, pc)
 	}
 	if err := c.Validate(); err != nil {

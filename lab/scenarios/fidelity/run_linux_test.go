@@ -19,7 +19,7 @@ import (
 // (deploy, workloads on the endpoint processes, destroy) and run.Sim with
 // Options.MatchEmulation give per-flow goodput, time in XOFF and
 // collective busbw and time within 5 % of each other (PFC frame counts
-// within 20 %, see laptopFramesTolerance), every emulated flow has goodput, and
+// within 10 %, see laptopFramesTolerance), every emulated flow has goodput, and
 // neither run reports a problem.
 func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 	testenv.RequireRoot(t)
