@@ -64,14 +64,17 @@ func TestIncastEmulationMatchesSimulator(t *testing.T) {
 	senders := []string{"sender1:gpu0", "sender2:gpu0", "sender3:gpu0", "sender4:gpu0"}
 	const receiver = "receiver:gpu0"
 
-	emu, lag := runEmulation(t, topo, senders, receiver)
-	sim := runSimulation(t, topo, senders, receiver)
+	emu, emuPauses, lag := runEmulation(t, topo, senders, receiver)
+	sim, simPauses := runSimulation(t, topo, senders, receiver)
 
 	lines, bad := Compare(emu, sim, tolerance)
 	out := t.Output()
 	fmt.Fprintf(out, "4:1 incast, %v of fabric time, %d KiB writes, tx depth %d, scale %d (emulation) vs simulator:\n",
 		incastFor, msgSize>>10, txDepth, fidelityScale)
 	for _, l := range lines {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	for _, l := range pauseLines(emuPauses, simPauses) {
 		fmt.Fprintf(out, "  %s\n", l)
 	}
 	for _, l := range lag {
@@ -84,8 +87,9 @@ func TestIncastEmulationMatchesSimulator(t *testing.T) {
 
 // runEmulation deploys topo, runs the incast with one RunPerf per sender
 // and returns the senders' goodput and the PFC frames the switch sent
-// during it, and lines describing the nodes' loop lag.
-func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, receiver string) (Numbers, []string) {
+// during it, what each switch port did with PFC, and lines describing the
+// nodes' loop lag.
+func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, receiver string) (Numbers, map[string]pgPause, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
@@ -164,7 +168,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	// comparison does catch.
 	lines := lagLines(gather(all))
 	lines = append(lines, fmt.Sprintf("emulation: the switch dropped %v packets", delta("switch_drop_packets_total")))
-	return res, lines
+	return res, pauses(topo, after, before), lines
 }
 
 // lagLines describes each node's loop lag and how far in the past it
@@ -204,8 +208,9 @@ func lagLines(samples []telemetry.Sample) []string {
 	return out
 }
 
-// runSimulation runs the same incast in the simulator.
-func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, receiver string) Numbers {
+// runSimulation runs the same incast in the simulator, and returns what
+// each switch port did with PFC too.
+func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, receiver string) (Numbers, map[string]pgPause) {
 	t.Helper()
 	// The same switch configuration the emulated switch processes run,
 	// including the headroom the emulation adds for loop stalls
@@ -244,7 +249,7 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	if rep.Drops != 0 {
 		t.Errorf("simulator: %d drops", rep.Drops)
 	}
-	return res
+	return res, pauses(topo, lab.Samples(), nil)
 }
 
 // binary is the rocelab command the lab's node processes run.
