@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,8 +39,13 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 		src.Close()
 		return nil, "", nil, err
 	}
+	// The web view and /metrics read the lab through one source: a
+	// scrape while the page is open takes the page's reading when it is
+	// under one update old instead of reading every node again.
+	interval := cmp.Or(o.Interval, web.DefaultInterval)
+	shared := metrics.Shared(src, interval, metrics.ReadTimeout)
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(metrics.NewCollector(src, o.Log)); err != nil {
+	if err := reg.Register(metrics.NewCollector(shared, o.Log)); err != nil {
 		src.Close()
 		return nil, "", nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -47,7 +53,7 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 	s := web.New(web.Options{
 		Title:   src.Name(),
 		Layout:  layout,
-		NewFeed: web.Share(func() web.Feed { return web.NewLiveFeed(src, layout, o.Interval) }),
+		NewFeed: web.Share(func() web.Feed { return web.NewLiveFeed(shared, layout, interval) }),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
 		Log:     o.Log,
 	})

@@ -25,7 +25,8 @@ func newDashboardCmd(opts *options) *cobra.Command {
             switch ports by queue depth, PFC pauses per link direction, QP and
             collective rates, active faults and a timeline (4 updates a second);
   /metrics  the lab's telemetry in the Prometheus exposition format, read from
-            every node at each scrape (docs/metrics.md lists the metrics;
+            every node at each scrape, or the web view's reading when it is
+            under 250 ms old (docs/metrics.md lists the metrics;
             dashboards/grafana has Grafana dashboards over them).
 With --replay DIR it plays a scenario report instead (rocelab run [--sim]
 --report DIR), with a time slider; no lab or root needed.

@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// readTimeout is how long a scrape waits for the lab to be read.
-const readTimeout = 5 * time.Second
+// ReadTimeout is how long a scrape waits for the lab to be read.
+const ReadTimeout = 5 * time.Second
 
 // Collector is a prometheus.Collector over a Source.
 type Collector struct {
@@ -33,7 +33,7 @@ type Collector struct {
 var _ prometheus.Collector = (*Collector)(nil)
 
 // NewCollector returns a collector that reads src at every scrape, giving
-// up on a read after readTimeout (5 s). log (nil: discard) hears of lab
+// up on a read after ReadTimeout (5 s). log (nil: discard) hears of lab
 // reads that fail.
 func NewCollector(src Source, log *slog.Logger) *Collector {
 	if log == nil {
@@ -55,7 +55,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the lab and sends every metric.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ReadTimeout)
 	defer cancel()
 	r, err := c.src.Read(ctx)
 	if err != nil {

@@ -22,10 +22,15 @@ type liveFeed struct {
 	next     time.Time
 }
 
-// NewLiveFeed returns a feed over src at one frame per interval (0: 250 ms).
+// DefaultInterval is how often a live feed reads the lab (4 updates a
+// second) when not told.
+const DefaultInterval = 250 * time.Millisecond
+
+// NewLiveFeed returns a feed over src at one frame per interval (0:
+// DefaultInterval).
 func NewLiveFeed(src metrics.Source, layout graph.Layout, interval time.Duration) Feed {
 	if interval <= 0 {
-		interval = 250 * time.Millisecond
+		interval = DefaultInterval
 	}
 	return &liveFeed{src: src, layout: layout, interval: interval}
 }
