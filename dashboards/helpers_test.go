@@ -165,6 +165,24 @@ type browser struct {
 
 func newBrowser(t *testing.T, bin string) *browser {
 	t.Helper()
+	// Chromium on a loaded machine now and then exits before it opens
+	// its DevTools port ("chrome failed to start"); that is the
+	// browser's start, not what a test checks, so it gets three tries.
+	var err error
+	for try := 1; try <= 3; try++ {
+		var b *browser
+		if b, err = startBrowser(t, bin); err == nil {
+			return b
+		}
+		t.Logf("start chromium, try %d: %v", try, err)
+	}
+	t.Fatalf("start chromium: %v", err)
+	return nil
+}
+
+// startBrowser starts one headless Chromium; it is stopped at the end of
+// the test, or at once if it fails to start.
+func startBrowser(t *testing.T, bin string) (*browser, error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.NoSandbox,
@@ -192,12 +210,14 @@ func newBrowser(t *testing.T, bin string) *browser {
 			b.report(fmt.Sprintf("exception: %s (line %d)", ev.ExceptionDetails.Text, ev.ExceptionDetails.LineNumber))
 		}
 	}))
-	t.Cleanup(func() { cancel(); cancelA() })
 	b.ctx = ctx
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		cancel()
+		cancelA()
+		return nil, err
 	}
-	return b
+	t.Cleanup(func() { cancel(); cancelA() })
+	return b, nil
 }
 
 func (b *browser) report(s string) {
