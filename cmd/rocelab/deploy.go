@@ -68,6 +68,7 @@ func newDeployCmd(opts *options) *cobra.Command {
 	var agents []string
 	var repair bool
 	var nodeGroups int
+	var exactLinks bool
 	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
@@ -106,12 +107,18 @@ node: one wake-up then serves every node of a group, which costs less CPU
 per forwarded frame, less memory and a faster deploy (docs/performance.md).
 The netns runtime on one machine; restarting a node restarts its group.
 
+--exact-links has every frame between two nodes carry how late its sender
+wrote it (a 16-byte trailer the receiver strips), so that a sender's loop
+lag does not lengthen the link: PFC cycles then match the simulator's
+within a few per cent. At the edge of the machine's lossless capacity it
+lost more lossless packets in our probes; give it a comfortable scale.
+
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
-				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 {
+				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 || exactLinks {
 					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
 				}
 				if err := requireRoot("deploy"); err != nil {
@@ -155,10 +162,13 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if err := requireRoot("deploy"); err != nil {
 				return err
 			}
+			if rt == "kubernetes" && exactLinks {
+				return badInput(fmt.Errorf("--exact-links is for a lab on one machine, not --runtime kubernetes"))
+			}
 			if rt == "kubernetes" {
 				return deployOnKube(cmd, opts, kf, t, name, root, k)
 			}
-			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups}
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups, ExactLinks: exactLinks}
 			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
 				return badInput(fmt.Errorf("--agents and --runtime exclude each other: the agents run the netns runtime"))
 			}
@@ -194,6 +204,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
+	cmd.Flags().BoolVar(&exactLinks, "exact-links", false, "frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see docs/performance.md)")
 	kf.add(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")
 	addRootFlag(cmd, &root)

@@ -29,6 +29,7 @@ type runFlags struct {
 	// Emulation only.
 	name, root string
 	nodeGroups int
+	exactLinks bool
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -70,6 +71,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
+	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", false, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see deploy)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
 	addRootFlag(cmd, &f.root)
 	return cmd
@@ -107,7 +109,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if err := requireRoot("run (without --sim)"); err != nil {
 			return err
 		}
-		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, NodeGroups: f.nodeGroups}
+		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, NodeGroups: f.nodeGroups, ExactLinks: f.exactLinks}
 		if !f.quiet {
 			eo.Log = opts.stderr
 		}

@@ -101,6 +101,13 @@ type Options struct {
 	// (docs/performance.md). The netns runtime on one machine only.
 	// Members live and die together: restarting one restarts its group.
 	NodeGroups int
+	// ExactLinks has frames between two nodes carry how late their sender
+	// wrote them, so that each link's delay is exact in fabric time (emu
+	// package doc, "Trailers"): closer agreement with the simulator (PFC
+	// frame counts), but at the edge of the machine's lossless capacity
+	// it lost more lossless packets than the default (docs/performance.md).
+	// Not across agents.
+	ExactLinks bool
 }
 
 // deployer carries one deploy.
@@ -140,6 +147,8 @@ func Deploy(ctx context.Context, o Options) (*Lab, error) {
 		return nil, fmt.Errorf("deploy: %w: node groups %d: want a count of processes, or 0 for a process per node", ErrOptions, o.NodeGroups)
 	case o.NodeGroups > 0 && len(o.Agents) > 0:
 		return nil, fmt.Errorf("deploy: %w: node groups are for a lab on one machine, not across agents", ErrOptions)
+	case o.ExactLinks && len(o.Agents) > 0:
+		return nil, fmt.Errorf("deploy: %w: exact links are for a lab on one machine, not across agents", ErrOptions)
 	}
 	if len(o.Agents) > 0 {
 		if o.Topology == nil {

@@ -116,6 +116,7 @@ func TestNodeGroupsRefused(t *testing.T) {
 	}{
 		{"negative", deploy.Options{NodeGroups: -1}, "want a count of processes"},
 		{"across agents", deploy.Options{NodeGroups: 2, Agents: []string{"127.0.0.1:1"}}, "not across agents"},
+		{"exact links across agents", deploy.Options{ExactLinks: true, Agents: []string{"127.0.0.1:1"}}, "exact links are for a lab on one machine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Topology = tp

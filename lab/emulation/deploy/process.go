@@ -42,6 +42,7 @@ func (d *deployer) processes() ([]*nodeProc, error) {
 		if !d.opts.Origin.IsZero() {
 			cfg.Origin = d.opts.Origin.UnixNano()
 		}
+		cfg.ExactLinks = d.opts.ExactLinks
 		if ok {
 			out = append(out, &nodeProc{node: n, cfg: cfg})
 		}

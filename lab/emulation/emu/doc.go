@@ -102,7 +102,8 @@
 // A stamp says when a frame arrived, not when it was sent: a sender that
 // ran its turn L of wall time late wrote its frames L late, and a receiver
 // that delivers from the stamp lengthens the link by L/Scale. On a link
-// whose two ends are Loops (Port.PeerLoop), each frame therefore carries a
+// whose two ends are Loops and set Port.PeerLoop (a lab deployed with
+// exact links: node.Config.ExactLinks), each frame therefore carries a
 // 16-byte trailer after its last byte: how late, in fabric time, its Loop
 // wrote it after the model sent it (read from the clock just before the
 // port's write), and a magic. The receiver strips it and delivers the
@@ -120,7 +121,10 @@
 // simulator's in every run, idle or loaded — each XOFF/XON signal and the
 // data behind it reached the next hop a sender's batch lag late, so every
 // pause cycle ran a little longer and there were fewer of them. With
-// trailers it runs −1 to +5 %.
+// trailers it runs +0.7 to +7.3 %. Not the default: probing the laptop demo
+// at k = 2,000 (the edge of this machine's lossless capacity), labs with
+// trailers lost lossless packets in every probe, labs without them in
+// half (docs/performance.md).
 //
 // # Buffer ownership
 //

@@ -43,8 +43,12 @@ type Config struct {
 	NetNS string `json:"netns,omitempty"`
 	// Origin is fabric time 0 in Unix nanoseconds (CLOCK_REALTIME), shared
 	// by every node of a lab that spans machines; 0 = when the node starts.
-	Origin int64        `json:"origin_unix_ns,omitempty"`
-	Ports  []PortConfig `json:"ports"`
+	Origin int64 `json:"origin_unix_ns,omitempty"`
+	// ExactLinks has the ports whose neighbour is a loop too (PeerLoop)
+	// write and read frames with their sender's lateness (emu.Port.PeerLoop;
+	// deploy.Options.ExactLinks).
+	ExactLinks bool         `json:"exact_links,omitempty"`
+	Ports      []PortConfig `json:"ports"`
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
 	Routes RouteTable          `json:"routes,omitempty"`
@@ -78,8 +82,9 @@ type PortConfig struct {
 	Rate  clock.Rate     `json:"rate_bps"`
 	Delay clock.Duration `json:"delay_ps"`
 	// PeerLoop says the neighbour is a node's loop too (a switch, or an
-	// endpoint's NIC), not a kernel interface: frames on the link carry
-	// how late they were written (emu.Port.PeerLoop).
+	// endpoint's NIC), not a kernel interface: with Config.ExactLinks,
+	// frames on the link carry how late they were written
+	// (emu.Port.PeerLoop).
 	PeerLoop bool `json:"peer_loop,omitempty"`
 }
 

@@ -268,7 +268,7 @@ func (n *Node) offload(work, then func()) {
 func emuPorts(cfg Config, io IO) []emu.Port {
 	var ports []emu.Port
 	for i, pc := range cfg.Ports {
-		p := emu.Port{Name: pc.IfName, IO: io.Ports[i], Delay: pc.Delay, Keep: cfg.Kind == nodeapi.KindEndpoint, PeerLoop: pc.PeerLoop}
+		p := emu.Port{Name: pc.IfName, IO: io.Ports[i], Delay: pc.Delay, Keep: cfg.Kind == nodeapi.KindEndpoint, PeerLoop: pc.PeerLoop && cfg.ExactLinks}
 		if pc.MAC != "" {
 			p.MAC, _ = parseMAC(pc.MAC)
 		} else if i < len(io.MACs) {

@@ -14,13 +14,15 @@ import (
 )
 
 // TestLaptopScenariosRunDriversAgree is issue 7's fidelity requirement
-// through lab/scenarios/run, as `rocelab run FILE` and `rocelab run --sim
-// --match-emulation FILE` run the laptop scenario files: run.Emulate
-// (deploy, workloads on the endpoint processes, destroy) and run.Sim with
+// through lab/scenarios/run, as `rocelab run --exact-links FILE` and
+// `rocelab run --sim --match-emulation FILE` run the laptop scenario
+// files: run.Emulate (deploy, workloads on the endpoint processes,
+// destroy) with EmuOptions.ExactLinks (frames carry their sender's
+// lateness; the test fails if none did) and run.Sim with
 // Options.MatchEmulation give per-flow goodput, time in XOFF and
 // collective busbw and time within 5 % of each other (PFC frame counts
-// within 10 %, see laptopFramesTolerance), every emulated flow has goodput, and
-// neither run reports a problem.
+// within 10 %, see laptopFramesTolerance), every emulated flow has
+// goodput, and neither run reports a problem.
 func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
@@ -31,7 +33,7 @@ func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 			defer cancel()
 			emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Binary: bin, Root: root,
-				LabName: fmt.Sprintf("fr%d-%05x", i, os.Getpid()&0xfffff)})
+				LabName: fmt.Sprintf("fr%d-%05x", i, os.Getpid()&0xfffff), ExactLinks: true})
 			if err != nil {
 				t.Fatalf("emulation: %v", err)
 			}
@@ -40,6 +42,9 @@ func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 				t.Fatalf("simulation: %v", err)
 			}
 			emu, sim := outcomeNumbers(emuOut), outcomeNumbers(simOut)
+			if late := telemetry.Sum(emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples, "emu_rx_sender_late_seconds_total"); late <= 0 {
+				t.Errorf("emulation: no frame carried its sender's lateness (emu_rx_sender_late_seconds_total %v): exact links did not reach the nodes", late)
+			}
 			lines, bad := CompareFrames(emu.Numbers, sim.Numbers, laptopTolerance, laptopFramesTolerance)
 			out := t.Output()
 			fmt.Fprintf(out, "%s: rocelab run (scale %d, %v of fabric time in %v) vs run --sim --match-emulation (%v):\n",

@@ -34,6 +34,9 @@ type EmuOptions struct {
 	// NodeGroups is deploy.Options.NodeGroups: the lab's nodes in that
 	// many processes, each group's models on one loop (0: one each).
 	NodeGroups int
+	// ExactLinks is deploy.Options.ExactLinks: frames carry their sender's
+	// lateness, for a closer comparison with the simulator.
+	ExactLinks bool
 	// Log, if set, receives progress lines.
 	Log io.Writer
 }
@@ -83,7 +86,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups,
+		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
