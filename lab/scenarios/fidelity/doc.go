@@ -9,7 +9,10 @@
 // collective's busbw and time) within a tolerance of the simulator's (5 %
 // for the laptop scenario files, 15 % for the 4:1 incast at k = 8000); the
 // PFC frame count, whose cadence follows host jitter, within 10 % and 30 %
-// (Compare's doc says why).
+// (Compare's doc says why). The laptop files are emulated with exact links
+// (deploy.Options.ExactLinks: frames carry their sender's lateness, so a
+// sender's loop lag does not lengthen its links), the 4:1 incast without:
+// both modes are checked.
 //
 // Two root tests run it (testenv.RequireRoot: they fail in CI without
 // root; testenv.Exclusive: one timing-sensitive test on the machine at a
