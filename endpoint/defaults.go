@@ -14,7 +14,7 @@ import (
 // CCRegistry returns the congestion control every rocelab NIC offers:
 // none, dcqcn and credit.
 func CCRegistry() *cc.Registry {
-	return cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
+	return cc.NewRegistry(none.Algorithm(), dcqcn.Algorithm(), credit.Algorithm())
 }
 
 // rdmaOverhead is what a WRITE's first packet adds to its payload inside

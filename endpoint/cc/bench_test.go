@@ -27,7 +27,7 @@ func benchEnv(s clock.Scheduler) cc.Env {
 
 func BenchmarkDCQCN(b *testing.B) {
 	b.Run("OnSend", func(b *testing.B) {
-		s, _ := dcqcn.Algorithm{}.NewSender(benchEnv(&fakeSched{}))
+		s, _ := dcqcn.Algorithm().NewSender(benchEnv(&fakeSched{}))
 		s.OnFeedback(cc.Feedback{Kind: cc.CNP}) // recovering: the byte counter runs
 		b.ReportAllocs()
 		for range b.N {
@@ -38,7 +38,7 @@ func BenchmarkDCQCN(b *testing.B) {
 	// running on the simulator (its cost is included).
 	b.Run("OnFeedbackCNP", func(b *testing.B) {
 		e := sim.New(1)
-		s, _ := dcqcn.Algorithm{}.NewSender(benchEnv(e))
+		s, _ := dcqcn.Algorithm().NewSender(benchEnv(e))
 		b.ReportAllocs()
 		for range b.N {
 			e.RunFor(10 * clock.Microsecond)
@@ -49,7 +49,7 @@ func BenchmarkDCQCN(b *testing.B) {
 
 func BenchmarkCredit(b *testing.B) {
 	b.Run("Sender", func(b *testing.B) {
-		s, _ := credit.Algorithm{}.NewSender(benchEnv(nil))
+		s, _ := credit.Algorithm().NewSender(benchEnv(nil))
 		b.ReportAllocs()
 		for range b.N {
 			s.OnFeedback(cc.Feedback{Kind: cc.Credit, Bytes: 4096})
@@ -60,7 +60,7 @@ func BenchmarkCredit(b *testing.B) {
 	// has passed); simulator cost included.
 	b.Run("ReceiverOnDataGrant", func(b *testing.B) {
 		e := sim.New(1)
-		r, _ := credit.Algorithm{}.NewReceiver(benchEnv(e))
+		r, _ := credit.Algorithm().NewReceiver(benchEnv(e))
 		for id := range uint32(8) {
 			r.OnRequest(id, 1<<62)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	r := cc.NewRegistry(none.Algorithm{}, dcqcn.Algorithm{}, credit.Algorithm{})
+	r := cc.NewRegistry(none.Algorithm(), dcqcn.Algorithm(), credit.Algorithm())
 	if got := strings.Join(r.Names(), ","); got != "credit,dcqcn,none" {
 		t.Errorf("names %q", got)
 	}
@@ -41,7 +41,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestNone(t *testing.T) {
-	s, err := none.Algorithm{}.NewSender(cc.Env{LineRate: 400 * clock.Gbps})
+	s, err := none.Algorithm().NewSender(cc.Env{LineRate: 400 * clock.Gbps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestNone(t *testing.T) {
 	if s.Rate() != 400*clock.Gbps || s.Allowance() != cc.Unlimited {
 		t.Errorf("rate %v allowance %d", s.Rate(), s.Allowance())
 	}
-	if _, err := (none.Algorithm{}).NewSender(cc.Env{LineRate: clock.Gbps, Params: map[string]string{"g": "1"}}); err == nil {
+	if _, err := none.Algorithm().NewSender(cc.Env{LineRate: clock.Gbps, Params: map[string]string{"g": "1"}}); err == nil {
 		t.Error("none accepted a parameter")
 	}
 }
@@ -109,4 +109,35 @@ func dur(s string) (int64, error) {
 func rate(s string) (int64, error) {
 	r, err := cc.ParseRate(s)
 	return int64(r), err
+}
+
+// TestSchemeRefusesBadParametersOnBothSides: every registered scheme parses
+// its parameters before building either side, and refuses a missing
+// scheduler where it needs one.
+func TestSchemeRefusesBadParametersOnBothSides(t *testing.T) {
+	bad := map[string]string{"no_such_parameter": "1"}
+	for _, a := range []cc.Algorithm{none.Algorithm(), dcqcn.Algorithm(), credit.Algorithm()} {
+		env := cc.Env{Sched: sim.New(1), LineRate: 100 * clock.Gbps, MTU: 4096, SendGrant: func(cc.Grant) {}, Params: bad}
+		if _, err := a.NewSender(env); err == nil || !strings.Contains(err.Error(), "no_such_parameter") {
+			t.Errorf("%s: sender took a bad parameter: %v", a.Name(), err)
+		}
+		if _, err := a.NewReceiver(env); err == nil || !strings.Contains(err.Error(), "no_such_parameter") {
+			t.Errorf("%s: receiver took a bad parameter: %v", a.Name(), err)
+		}
+	}
+	noSched := cc.Env{LineRate: 100 * clock.Gbps, MTU: 4096, SendGrant: func(cc.Grant) {}}
+	for _, tc := range []struct {
+		a    cc.Algorithm
+		side string
+	}{{dcqcn.Algorithm(), "sender"}, {credit.Algorithm(), "receiver"}} {
+		var err error
+		if tc.side == "sender" {
+			_, err = tc.a.NewSender(noSched)
+		} else {
+			_, err = tc.a.NewReceiver(noSched)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.a.Name()+": no scheduler") {
+			t.Errorf("%s %s without a scheduler: %v", tc.a.Name(), tc.side, err)
+		}
+	}
 }

@@ -25,7 +25,7 @@ func pair(t *testing.T) (*sim.Engine, *endpoint.NIC, *endpoint.NIC) {
 	var nics []*endpoint.NIC
 	for i := range 2 {
 		ip := netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})
-		n, err := endpoint.NewNIC(endpoint.Options{Name: ip.String(), Sched: e, IP: ip, CC: cc.NewRegistry(none.Algorithm{})})
+		n, err := endpoint.NewNIC(endpoint.Options{Name: ip.String(), Sched: e, IP: ip, CC: cc.NewRegistry(none.Algorithm())})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,32 +67,15 @@ func ParseConfig(env cc.Env) (Config, error) {
 	return c, nil
 }
 
-// Algorithm builds credit controllers.
-type Algorithm struct{}
+// Algorithm builds credit controllers. Its receiver paces every credit
+// flow that arrives at one NIC port together: build one per port.
+func Algorithm() cc.Algorithm { return cc.NewScheme(Name, ParseConfig, newSender, newReceiver) }
 
-var _ cc.Algorithm = Algorithm{}
+func newSender(env cc.Env, c Config) (cc.Sender, error) { return NewSender(env.LineRate, c), nil }
 
-// Name returns "credit".
-func (Algorithm) Name() string { return Name }
-
-// NewSender returns the sender side of one flow.
-func (Algorithm) NewSender(env cc.Env) (cc.Sender, error) {
-	c, err := ParseConfig(env)
-	if err != nil {
+func newReceiver(env cc.Env, c Config) (cc.Receiver, error) {
+	if err := env.NeedSched(Name); err != nil {
 		return nil, err
-	}
-	return NewSender(env.LineRate, c), nil
-}
-
-// NewReceiver returns the receiver of one NIC port: build one per port and
-// feed it every credit flow that arrives there, since it paces them together.
-func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
-	c, err := ParseConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	if env.Sched == nil {
-		return nil, fmt.Errorf("%s: no scheduler", Name)
 	}
 	if env.SendGrant == nil {
 		return nil, fmt.Errorf("%s: no SendGrant", Name)

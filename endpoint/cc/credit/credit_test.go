@@ -35,7 +35,7 @@ func newHarness(t *testing.T, params map[string]string) *harness {
 	t.Helper()
 	h := &harness{t: t, e: sim.New(1), rtt: 2 * clock.Microsecond}
 	env := cc.Env{Sched: h.e, LineRate: line, MTU: 1000, Params: params, SendGrant: h.onGrant}
-	r, err := Algorithm{}.NewReceiver(env)
+	r, err := Algorithm().NewReceiver(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRegrantAfterTimeout(t *testing.T) {
 func TestUnscheduledWindow(t *testing.T) {
 	params := map[string]string{"unscheduled": "5000", "max_outstanding": "1MB"}
 	h := newHarness(t, params)
-	s, err := Algorithm{}.NewSender(cc.Env{LineRate: line, MTU: 1000, Params: params})
+	s, err := Algorithm().NewSender(cc.Env{LineRate: line, MTU: 1000, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,17 +252,17 @@ func TestParams(t *testing.T) {
 	}
 	for _, tc := range bad {
 		env.Params = tc.params
-		_, err := Algorithm{}.NewReceiver(env)
+		_, err := Algorithm().NewReceiver(env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want it to mention %q", tc.params, err, tc.want)
 		}
-		if _, err := (Algorithm{}).NewSender(env); err == nil {
+		if _, err := Algorithm().NewSender(env); err == nil {
 			t.Errorf("%v: NewSender accepted it", tc.params)
 		}
 	}
 	env.Params = nil
 	env.SendGrant = nil
-	if _, err := (Algorithm{}).NewReceiver(env); err == nil {
+	if _, err := Algorithm().NewReceiver(env); err == nil {
 		t.Error("NewReceiver without SendGrant succeeded")
 	}
 }

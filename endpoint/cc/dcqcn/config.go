@@ -83,32 +83,15 @@ func ParseConfig(env cc.Env) (Config, error) {
 	return c, nil
 }
 
-// Algorithm builds DCQCN reaction points.
-type Algorithm struct{}
+// Algorithm builds DCQCN reaction points. It has no receiver side: CNP
+// generation (the notification point) is the endpoint's.
+func Algorithm() cc.Algorithm { return cc.NewScheme(Name, ParseConfig, newSender, nil) }
 
-var _ cc.Algorithm = Algorithm{}
-
-// Name returns "dcqcn".
-func (Algorithm) Name() string { return Name }
-
-// NewSender returns a reaction point for one flow.
-func (Algorithm) NewSender(env cc.Env) (cc.Sender, error) {
-	c, err := ParseConfig(env)
-	if err != nil {
+func newSender(env cc.Env, c Config) (cc.Sender, error) {
+	if err := env.NeedSched(Name); err != nil {
 		return nil, err
-	}
-	if env.Sched == nil {
-		return nil, fmt.Errorf("%s: no scheduler", Name)
 	}
 	return NewSender(env.Sched, env.LineRate, c), nil
-}
-
-// NewReceiver returns nil, nil: CNP generation (the NP) is the endpoint's.
-func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
-	if _, err := ParseConfig(env); err != nil {
-		return nil, err
-	}
-	return nil, nil
 }
 
 func b2i(b bool) int64 {

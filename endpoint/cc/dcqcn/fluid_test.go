@@ -33,7 +33,7 @@ func TestFluidFairShare(t *testing.T) {
 	rng := e.Rand("marking")
 	senders := make([]*Sender, n)
 	for i := range senders {
-		s, err := Algorithm{}.NewSender(cc.Env{Sched: e, LineRate: line, MTU: mtu})
+		s, err := Algorithm().NewSender(cc.Env{Sched: e, LineRate: line, MTU: mtu})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ const (
 func setup(t *testing.T, params map[string]string) (*Sender, *sim.Engine) {
 	t.Helper()
 	e := sim.New(1)
-	s, err := Algorithm{}.NewSender(cc.Env{Sched: e, LineRate: line, MTU: 1024, Params: params})
+	s, err := Algorithm().NewSender(cc.Env{Sched: e, LineRate: line, MTU: 1024, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,12 +283,12 @@ func TestParams(t *testing.T) {
 	}
 	for _, tc := range bad {
 		env.Params = tc.params
-		_, err := Algorithm{}.NewSender(env)
+		_, err := Algorithm().NewSender(env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want it to mention %q", tc.params, err, tc.want)
 		}
 	}
-	if r, err := (Algorithm{}).NewReceiver(cc.Env{LineRate: line}); r != nil || err != nil {
+	if r, err := Algorithm().NewReceiver(cc.Env{LineRate: line}); r != nil || err != nil {
 		t.Errorf("NewReceiver = %v, %v; want nil, nil", r, err)
 	}
 }

@@ -14,28 +14,17 @@ import (
 // Name is the registry name of this algorithm.
 const Name = "none"
 
-// Algorithm builds null controllers.
-type Algorithm struct{}
+// Algorithm builds null controllers: senders that always allow line rate,
+// and no receiver side. It takes no parameters.
+func Algorithm() cc.Algorithm { return cc.NewScheme(Name, noParams, newSender, nil) }
 
-var _ cc.Algorithm = Algorithm{}
+func noParams(env cc.Env) (struct{}, error) { return struct{}{}, cc.NewParams(Name, env.Params).Err() }
 
-// Name returns "none".
-func (Algorithm) Name() string { return Name }
-
-// NewSender returns a controller that always allows line rate.
-func (Algorithm) NewSender(env cc.Env) (cc.Sender, error) {
-	if err := cc.NewParams(Name, env.Params).Err(); err != nil {
-		return nil, err
-	}
+func newSender(env cc.Env, _ struct{}) (cc.Sender, error) {
 	if env.LineRate <= 0 {
 		return nil, fmt.Errorf("%s: line rate must be positive, got %d", Name, env.LineRate)
 	}
 	return &Sender{rate: env.LineRate}, nil
-}
-
-// NewReceiver returns nil, nil: there is no receiver side.
-func (Algorithm) NewReceiver(env cc.Env) (cc.Receiver, error) {
-	return nil, cc.NewParams(Name, env.Params).Err()
 }
 
 // Sender sends at line rate and ignores every signal.
