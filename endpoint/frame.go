@@ -10,22 +10,22 @@ func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uin
 	n := qp.nic
 	p := n.newPacket()
 	*p = wire.Packet{
-		Kind:      wire.KindRoCE,
-		DstMAC:    qp.remote.MAC,
-		SrcMAC:    n.opts.MAC,
-		EtherType: wire.EtherTypeIPv4,
-		IPVersion: 4,
-		SrcIP:     n.opts.IP,
-		DstIP:     qp.remote.IP,
-		DSCP:      dscp,
-		TTL:       wire.DefaultTTL,
-		Protocol:  wire.ProtoUDP,
-		SrcPort:   sport,
-		DstPort:   wire.RoCEPort,
-		Opcode:    uint8(op),
-		PKey:      0xFFFF,
-		DestQP:    qp.remote.QPN,
-		PSN:       psn & psnMask,
+		Kind:       wire.KindRoCE,
+		DstMAC:     qp.remote.MAC,
+		SrcMAC:     n.opts.MAC,
+		EtherType:  wire.EtherTypeIPv4,
+		IPVersion:  4,
+		SrcIP:      n.opts.IP,
+		DstIP:      qp.remote.IP,
+		DSCP:       dscp,
+		TTL:        wire.DefaultTTL,
+		Protocol:   wire.ProtoUDP,
+		SrcPort:    sport,
+		DstPort:    wire.RoCEPort,
+		Opcode:     uint8(op),
+		BTHControl: wire.BTHControl{PKey: wire.DefaultPKey},
+		DestQP:     qp.remote.QPN,
+		PSN:        psn & psnMask,
 	}
 	if !n.opts.IP.Is4() {
 		p.IPVersion, p.EtherType = 6, wire.EtherTypeIPv6

@@ -229,21 +229,21 @@ func (t *TrafficSource) window(now clock.Time) clock.Time {
 
 func (t *TrafficSource) packet() *wire.Packet {
 	p := &wire.Packet{
-		Kind:     wire.KindRoCE,
-		Len:      t.m.Size,
-		SrcMAC:   t.srcMAC,
-		SrcIP:    t.m.Src,
-		DstIP:    t.m.Dst,
-		DSCP:     t.m.DSCP,
-		ECN:      wire.ECNECT0,
-		TTL:      defaultTrafficIPv4TT,
-		Protocol: 17,
-		SrcPort:  t.m.SrcPort,
-		DstPort:  t.m.DstPort,
-		Opcode:   opRCSendOnly,
-		PKey:     0xFFFF,
-		DestQP:   t.m.QP,
-		PSN:      t.psn,
+		Kind:       wire.KindRoCE,
+		Len:        t.m.Size,
+		SrcMAC:     t.srcMAC,
+		SrcIP:      t.m.Src,
+		DstIP:      t.m.Dst,
+		DSCP:       t.m.DSCP,
+		ECN:        wire.ECNECT0,
+		TTL:        defaultTrafficIPv4TT,
+		Protocol:   17,
+		SrcPort:    t.m.SrcPort,
+		DstPort:    t.m.DstPort,
+		Opcode:     opRCSendOnly,
+		BTHControl: wire.BTHControl{PKey: wire.DefaultPKey},
+		DestQP:     t.m.QP,
+		PSN:        t.psn,
 	}
 	p.IPVersion, p.EtherType = 4, 0x0800
 	if t.m.Dst.Is6() {

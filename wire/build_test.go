@@ -10,7 +10,7 @@ import (
 
 func baseSpec() Packet {
 	return Packet{Kind: KindRoCE, Opcode: uint8(OpSendOnly), SrcIP: netip.MustParseAddr("10.0.0.1"),
-		DstIP: netip.MustParseAddr("10.0.0.2"), PKey: 0xFFFF, DestQP: 17, PSN: 5, DSCP: 26, ECN: ECNECT0}
+		DstIP: netip.MustParseAddr("10.0.0.2"), BTHControl: BTHControl{PKey: DefaultPKey}, DestQP: 17, PSN: 5, DSCP: 26, ECN: ECNECT0}
 }
 
 func TestAppendFrameInvalid(t *testing.T) {

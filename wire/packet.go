@@ -19,6 +19,24 @@ const (
 	KindPause             // 802.3x PAUSE (MAC control opcode 0x0001)
 )
 
+// DefaultPKey is the default partition key (full membership), the one
+// every RoCEv2 packet rocelab builds carries.
+const DefaultPKey = 0xFFFF
+
+// BTHControl is the base transport header's control fields: all of it but
+// the opcode, the destination QP, AckReq and the PSN. The descriptor
+// ([Packet]) and the capture layer (capture.BTH) both embed it, so the
+// header's fields are named once.
+type BTHControl struct {
+	SE     bool // solicited event
+	MigReq bool
+	PadCnt uint8
+	TVer   uint8
+	PKey   uint16
+	FECN   bool
+	BECN   bool
+}
+
 // Packet is the descriptor the models work on: the fields a switch and a
 // NIC look at, parsed once at the edge. Raw keeps the frame's bytes when
 // they exist (emulation, captures); the simulator may leave Raw nil and set
@@ -63,13 +81,7 @@ type Packet struct {
 
 	// Base transport header (RoCE and CNP; DestQP above).
 	Opcode uint8
-	SE     bool // solicited event
-	MigReq bool
-	PadCnt uint8
-	TVer   uint8
-	PKey   uint16
-	FECN   bool
-	BECN   bool
+	BTHControl
 	AckReq bool
 	PSN    uint32 // 24 bits
 

@@ -47,7 +47,7 @@ func sampleSpecs() []Sample {
 		return p
 	}
 	rc := func(op Opcode, psn uint32) Packet {
-		return Packet{Kind: KindRoCE, Opcode: uint8(op), MigReq: true, PKey: 0xFFFF,
+		return Packet{Kind: KindRoCE, Opcode: uint8(op), BTHControl: BTHControl{MigReq: true, PKey: DefaultPKey},
 			DestQP: 0x000D1E, PSN: psn, DSCP: 26, ECN: ECNECT0, TTL: 64}
 	}
 	last := func(p Packet) Packet {
@@ -117,7 +117,7 @@ func sampleSpecs() []Sample {
 }
 
 func cnp() Packet {
-	return Packet{Kind: KindCNP, Opcode: uint8(OpCNP), PKey: 0xFFFF, BECN: true, DestQP: 0x000D1E, DSCP: 48, ECN: ECNNotECT, TTL: 64}
+	return Packet{Kind: KindCNP, Opcode: uint8(OpCNP), BTHControl: BTHControl{PKey: DefaultPKey, BECN: true}, DestQP: 0x000D1E, DSCP: 48, ECN: ECNNotECT, TTL: 64}
 }
 
 func ce(p Packet) Packet {

@@ -95,7 +95,7 @@ func (t *T) Connect(o ConnOpts) *Conn {
 func (c *Conn) hdr(op wire.Opcode, psn uint32, dscp uint8, ect bool) *wire.Packet {
 	ip, mac := c.t.env.Peer()
 	p := &wire.Packet{Kind: wire.KindRoCE, SrcMAC: mac, DstMAC: c.QP.Conn.MAC, SrcIP: ip, DstIP: c.QP.Conn.IP,
-		DSCP: dscp, SrcPort: c.SPort, DstPort: wire.RoCEPort, Opcode: uint8(op), PKey: 0xFFFF,
+		DSCP: dscp, SrcPort: c.SPort, DstPort: wire.RoCEPort, Opcode: uint8(op), BTHControl: wire.BTHControl{PKey: wire.DefaultPKey},
 		DestQP: c.QP.Conn.QPN, PSN: psn & 0xFFFFFF}
 	if ect {
 		p.ECN = wire.ECNECT0

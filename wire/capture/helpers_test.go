@@ -11,7 +11,7 @@ import (
 // baseSpec is a RoCEv2 SEND Only between two IPv4 addresses.
 func baseSpec() wire.Packet {
 	return wire.Packet{Kind: wire.KindRoCE, Opcode: uint8(wire.OpSendOnly), SrcIP: netip.MustParseAddr("10.0.0.1"),
-		DstIP: netip.MustParseAddr("10.0.0.2"), PKey: 0xFFFF, DestQP: 17, PSN: 5, DSCP: 26, ECN: wire.ECNECT0}
+		DstIP: netip.MustParseAddr("10.0.0.2"), BTHControl: wire.BTHControl{PKey: wire.DefaultPKey}, DestQP: 17, PSN: 5, DSCP: 26, ECN: wire.ECNECT0}
 }
 
 // benchSpec is a 1 KiB RDMA WRITE Only on VLAN 100.

@@ -25,13 +25,7 @@ import (
 type BTH struct {
 	layers.BaseLayer
 	Opcode wire.Opcode
-	SE     bool // solicited event
-	MigReq bool
-	PadCnt uint8
-	TVer   uint8
-	PKey   uint16
-	FECN   bool
-	BECN   bool
+	wire.BTHControl
 	DestQP uint32 // 24 bits
 	AckReq bool
 	PSN    uint32 // 24 bits
@@ -74,8 +68,8 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	var p wire.Packet // the descriptor's decoder owns the bit layout
 	p.DecodeBTH(data)
-	b.Opcode, b.SE, b.MigReq, b.PadCnt, b.TVer, b.PKey = wire.Opcode(p.Opcode), p.SE, p.MigReq, p.PadCnt, p.TVer, p.PKey
-	b.FECN, b.BECN, b.DestQP, b.AckReq, b.PSN = p.FECN, p.BECN, p.DestQP, p.AckReq, p.PSN
+	b.Opcode, b.BTHControl = wire.Opcode(p.Opcode), p.BTHControl
+	b.DestQP, b.AckReq, b.PSN = p.DestQP, p.AckReq, p.PSN
 	end := len(data) - wire.ICRCLen - int(b.PadCnt)
 	if end < wire.BTHLen {
 		return malformed("BTH", 0, "pad count exceeds the payload")
@@ -106,8 +100,7 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 	if err != nil {
 		return err
 	}
-	spec := wire.Packet{SE: b.SE, MigReq: b.MigReq, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN,
-		DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
+	spec := wire.Packet{BTHControl: b.BTHControl, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
 	wire.PutBTH(h, b.Opcode, &spec, b.PadCnt)
 	return nil
 }

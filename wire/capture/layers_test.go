@@ -33,12 +33,11 @@ func TestGopacketConnectX4CNP(t *testing.T) {
 	}
 	got := pkt.Layer(LayerTypeBTH).(*BTH)
 	want := &BTH{
-		BaseLayer: layers.BaseLayer{Contents: frame[42:54], Payload: frame[54:70]},
-		Opcode:    wire.OpCNP,
-		PKey:      0xFFFF,
-		BECN:      true,
-		DestQP:    0x118,
-		ICRC:      0x2a00fd82,
+		BaseLayer:  layers.BaseLayer{Contents: frame[42:54], Payload: frame[54:70]},
+		Opcode:     wire.OpCNP,
+		BTHControl: wire.BTHControl{PKey: 0xFFFF, BECN: true},
+		DestQP:     0x118,
+		ICRC:       0x2a00fd82,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("BTH (-want +got):\n%s", diff)
@@ -137,8 +136,8 @@ func sampleLayers(s wire.Sample) []gopacket.SerializableLayer {
 		}
 		ls = append(ls, ip6)
 	}
-	ls = append(ls, udp, &BTH{Opcode: wire.Opcode(p.Opcode), SE: p.SE, MigReq: p.MigReq, TVer: p.TVer, PKey: p.PKey,
-		FECN: p.FECN, BECN: p.BECN, DestQP: p.DestQP, AckReq: p.AckReq, PSN: p.PSN})
+	ls = append(ls, udp, &BTH{Opcode: wire.Opcode(p.Opcode), BTHControl: p.BTHControl,
+		DestQP: p.DestQP, AckReq: p.AckReq, PSN: p.PSN})
 	ext := wire.Opcode(p.Opcode).Ext()
 	if ext&wire.ExtRETH != 0 {
 		ls = append(ls, &RETH{VA: p.VA, RKey: p.RKey, DMALen: p.DMALen})
