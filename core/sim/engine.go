@@ -29,6 +29,7 @@ type Engine struct {
 	seed      uint64
 	now       clock.Time
 	seq       uint64
+	seqLimit  uint64 // nextSeq's fast path ends here (see slowSeq)
 	heap      keyHeap
 	slots     []payload // indexed by key.slot
 	free      []uint32  // unused indices of slots
@@ -37,13 +38,20 @@ type Engine struct {
 	stopped   bool
 	slab      []funcTimer
 	streams   map[string]*rand.Rand
+
+	// In a Group (group.go): the group, this engine's index in it, the
+	// events run in the current window, and the events for other engines.
+	grp *Group
+	id  int
+	log []logEntry
+	out []remote
 }
 
 var _ clock.Scheduler = (*Engine)(nil)
 
 // New returns an engine at time 0 whose random streams derive from seed.
 func New(seed uint64) *Engine {
-	return &Engine{seed: seed, heap: newKeyHeap(), streams: make(map[string]*rand.Rand)}
+	return &Engine{seed: seed, heap: newKeyHeap(), streams: make(map[string]*rand.Rand), seqLimit: maxSeq}
 }
 
 // Seed returns the seed the engine was created with.
@@ -92,22 +100,49 @@ func (e *Engine) Schedule(t clock.Time, h Handler, arg any) {
 // push stores p in a free slot and queues it at t (clamped to Now); it
 // returns the slot.
 func (e *Engine) push(t clock.Time, p payload) uint32 {
-	var s uint32
+	s := e.slot(p)
+	e.heap.push(key{at: max(t, e.now), ord: e.nextSeq()<<slotBits | uint64(s)})
+	return s
+}
+
+// slot stores p in a free slot and returns it.
+func (e *Engine) slot(p payload) uint32 {
 	if n := len(e.free); n > 0 {
-		s = e.free[n-1]
+		s := e.free[n-1]
 		e.free = e.free[:n-1]
 		e.slots[s] = p
-	} else {
-		if len(e.slots) > slotMask {
-			panic("sim: more than 2^28 pending events")
-		}
-		s = uint32(len(e.slots))
-		e.slots = append(e.slots, p)
+		return s
 	}
-	if e.seq == maxSeq {
-		e.seq = e.heap.renumber()
+	if len(e.slots) > slotMask {
+		panic("sim: more than 2^28 pending events")
 	}
-	e.heap.push(key{at: max(t, e.now), ord: e.seq<<slotBits | uint64(s)})
+	e.slots = append(e.slots, p)
+	return uint32(len(e.slots) - 1)
+}
+
+// nextSeq hands out the next insertion sequence. Past seqLimit it takes
+// the slow path: renumbering before the sequences overflow, or, for an
+// engine in a Group between windows, a final sequence from the group
+// (inside a window an engine numbers provisionally, and the group
+// translates at the window's end).
+func (e *Engine) nextSeq() uint64 {
+	if e.seq >= e.seqLimit {
+		return e.slowSeq()
+	}
+	s := e.seq
+	e.seq++
+	return s
+}
+
+func (e *Engine) slowSeq() uint64 {
+	if e.grp != nil && !e.grp.inWindow {
+		return e.grp.finalSeq()
+	}
+	if e.grp != nil {
+		panic("sim: a group ran out of insertion sequences")
+	}
+	e.seq = e.heap.renumber()
+	s := e.seq
 	e.seq++
 	return s
 }
@@ -168,6 +203,9 @@ func (e *Engine) step() {
 	e.release(k.slot())
 	e.now = k.at
 	e.executed++
+	if e.grp != nil {
+		e.log = append(e.log, logEntry{at: k.at, seq: k.ord >> slotBits, first: e.seq})
+	}
 	if ft := ev.ft; ft != nil {
 		f := ft.f
 		ft.f = nil

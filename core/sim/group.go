@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/rocelab/rocelab/core/clock"
+)
+
+// A Group runs several engines side by side, one partition of a model each,
+// conservatively: in windows no longer than the lookahead, the least delay
+// of any event one engine schedules on another (a link's propagation delay,
+// when a fabric is cut along links). Within a window the engines run at
+// once on their own goroutines; nothing one of them does can reach another
+// before the window ends.
+//
+// A group's run is bit-for-bit the run of one engine holding every model:
+// the same events, in the same order, in each partition. Ties at one
+// picosecond are where that takes care. One engine orders them by insertion
+// sequence, and an insertion's place in the one global sequence depends on
+// what the other partitions did at the same time. So inside a window each
+// engine numbers its insertions provisionally and logs the events it ran;
+// at the window's end the group merges the logs in (time, sequence) order,
+// which is the order one engine would have run them in, and hands out the
+// final sequences in that order. An event's pusher always ran before it in
+// its own partition, so its final sequence is known by the time the merge
+// needs it. The engines' pending keys are then renumbered in place (the
+// renumbering keeps each heap's order, so no heap is rebuilt), and the
+// events for other engines are queued there with their final sequences.
+//
+// Insertions made between runs (a driver setting up flows) take final
+// sequences at once, in call order, as they would on one engine.
+type Group struct {
+	engines   []*Engine
+	lookahead clock.Duration
+	next      uint64 // the next final insertion sequence
+	inWindow  bool
+	maps      [][]uint64        // per engine: provisional sequence - base → final
+	heads     []int             // per engine: the next log entry to merge
+	settle    func(base uint64) // merge; tests swap in wrong orders
+	start     []chan clock.Time
+	done      sync.WaitGroup
+	closed    bool
+}
+
+// logEntry is one event an engine ran in the current window: when, its
+// sequence (final, or provisional in this engine), and the first
+// provisional sequence its handler took.
+type logEntry struct {
+	at    clock.Time
+	seq   uint64
+	first uint64
+}
+
+// remote is an event one engine scheduled on another in this window.
+type remote struct {
+	dst *Engine
+	at  clock.Time
+	seq uint64 // provisional in the sender
+	p   payload
+}
+
+// NewGroup returns n engines at time 0 whose random streams derive from
+// seed (engine i's Rand(name) draws what one engine's would), running in
+// windows of lookahead. Close it when done, to stop its goroutines.
+func NewGroup(seed uint64, n int, lookahead clock.Duration) (*Group, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("sim: a group of %d engines", n)
+	}
+	if lookahead <= 0 {
+		return nil, fmt.Errorf("sim: a group needs a positive lookahead, got %v", lookahead)
+	}
+	g := &Group{lookahead: lookahead, maps: make([][]uint64, n), heads: make([]int, n)}
+	g.settle = g.merge
+	for i := range n {
+		e := New(seed)
+		e.grp, e.id, e.seqLimit = g, i, 0
+		g.engines = append(g.engines, e)
+	}
+	for i := 1; i < n; i++ {
+		ch := make(chan clock.Time)
+		g.start = append(g.start, ch)
+		go g.worker(g.engines[i], ch)
+	}
+	return g, nil
+}
+
+// Close stops the group's goroutines; the engines stay readable.
+func (g *Group) Close() {
+	if g.closed {
+		return
+	}
+	g.closed = true
+	for _, ch := range g.start {
+		close(ch)
+	}
+}
+
+func (g *Group) worker(e *Engine, start <-chan clock.Time) {
+	for limit := range start {
+		e.runWindow(limit)
+		g.done.Done()
+	}
+}
+
+// Engine returns engine i.
+func (g *Group) Engine(i int) *Engine { return g.engines[i] }
+
+// Len returns how many engines the group has.
+func (g *Group) Len() int { return len(g.engines) }
+
+// Lookahead returns the least delay of an event between two engines.
+func (g *Group) Lookahead() clock.Duration { return g.lookahead }
+
+// Executed returns how many events the engines have run.
+func (g *Group) Executed() uint64 {
+	var n uint64
+	for _, e := range g.engines {
+		n += e.executed
+	}
+	return n
+}
+
+// Pending returns how many events wait in the engines.
+func (g *Group) Pending() int {
+	n := 0
+	for _, e := range g.engines {
+		n += e.Pending()
+	}
+	return n
+}
+
+// Now returns the time of the latest event run, or of the last RunUntil.
+func (g *Group) Now() clock.Time {
+	var t clock.Time
+	for _, e := range g.engines {
+		t = max(t, e.now)
+	}
+	return t
+}
+
+func (g *Group) finalSeq() uint64 {
+	s := g.next
+	g.next++
+	return s
+}
+
+// ScheduleOn calls h.Handle(arg) at time t on engine dst, which may be e
+// itself (then it is Schedule). Inside a run, an event for another engine
+// of e's group must be due at least the group's lookahead after Now: it
+// panics otherwise, since the partition would have been cut wrong.
+func (e *Engine) ScheduleOn(dst *Engine, t clock.Time, h Handler, arg any) {
+	if dst == e {
+		e.Schedule(t, h, arg)
+		return
+	}
+	if h == nil {
+		panic("sim: ScheduleOn with a nil handler")
+	}
+	g := e.grp
+	if g == nil || dst.grp != g {
+		panic("sim: ScheduleOn across engines that are not of one group")
+	}
+	if !g.inWindow {
+		dst.push(t, payload{h: h, arg: arg})
+		return
+	}
+	if t < e.now.Add(g.lookahead) {
+		panic(fmt.Sprintf("sim: engine %d scheduled an event on engine %d at %v, inside the lookahead %v after %v",
+			e.id, dst.id, t, g.lookahead, e.now))
+	}
+	e.out = append(e.out, remote{dst: dst, at: t, seq: e.nextSeq(), p: payload{h: h, arg: arg}})
+}
+
+// runWindow runs every event due at or before limit.
+func (e *Engine) runWindow(limit clock.Time) {
+	for e.skipCancelled() && e.heap[root].at <= limit {
+		e.step()
+	}
+}
+
+// nextAt returns the time of the engine's next live event.
+func (e *Engine) nextAt() (clock.Time, bool) {
+	if !e.skipCancelled() {
+		return 0, false
+	}
+	return e.heap[root].at, true
+}
+
+// RunUntil runs every event due at or before t, window by window, then
+// sets Now to t, as Engine.RunUntil does on one engine.
+func (g *Group) RunUntil(t clock.Time) {
+	for {
+		first, any := clock.Never, false
+		for _, e := range g.engines {
+			if at, ok := e.nextAt(); ok {
+				first, any = min(first, at), true
+			}
+		}
+		if !any || first > t {
+			break
+		}
+		limit := t
+		if end := first.Add(g.lookahead - 1); end < limit && end >= first {
+			limit = end
+		}
+		g.window(limit)
+	}
+	for _, e := range g.engines {
+		e.now = max(e.now, t)
+	}
+}
+
+// Run runs until no event is pending.
+func (g *Group) Run() { g.RunUntil(clock.Never) }
+
+// window runs one window up to limit on every engine at once, then merges.
+func (g *Group) window(limit clock.Time) {
+	base := g.next
+	for _, e := range g.engines {
+		e.seq, e.seqLimit, e.log, e.out = base, maxSeq, e.log[:0], e.out[:0]
+	}
+	g.inWindow = true
+	g.done.Add(len(g.start))
+	for _, ch := range g.start {
+		ch <- limit
+	}
+	g.engines[0].runWindow(limit)
+	g.done.Wait()
+	g.inWindow = false
+	for _, e := range g.engines {
+		e.seqLimit = 0
+	}
+	g.settle(base)
+}
+
+// merge hands out the final sequences of the window in the one-engine
+// order, renumbers the pending keys and delivers the events between
+// engines.
+func (g *Group) merge(base uint64) {
+	g.sizeMaps(base)
+	final := func(i int, seq uint64) uint64 {
+		if seq < base {
+			return seq
+		}
+		return g.maps[i][seq-base]
+	}
+	for {
+		best := -1
+		var bestAt clock.Time
+		var bestSeq uint64
+		for i, e := range g.engines {
+			h := g.heads[i]
+			if h == len(e.log) {
+				continue
+			}
+			at, seq := e.log[h].at, final(i, e.log[h].seq)
+			if best < 0 || at < bestAt || at == bestAt && seq < bestSeq {
+				best, bestAt, bestSeq = i, at, seq
+			}
+		}
+		if best < 0 {
+			break
+		}
+		e := g.engines[best]
+		h := g.heads[best]
+		end := e.seq
+		if h+1 < len(e.log) {
+			end = e.log[h+1].first
+		}
+		m := g.maps[best]
+		for s := e.log[h].first; s < end; s++ {
+			m[s-base] = g.next
+			g.next++
+		}
+		g.heads[best] = h + 1
+	}
+	g.apply(base)
+}
+
+// sizeMaps makes each engine's map hold the provisional sequences it took
+// in the window, and rewinds the merge's heads.
+func (g *Group) sizeMaps(base uint64) {
+	for i, e := range g.engines {
+		n := int(e.seq - base)
+		if cap(g.maps[i]) < n {
+			g.maps[i] = make([]uint64, n, n+n/4)
+		}
+		g.maps[i] = g.maps[i][:n]
+		g.heads[i] = 0
+	}
+}
+
+// apply renumbers the engines' pending keys by the maps and queues the
+// events between engines with their final sequences.
+func (g *Group) apply(base uint64) {
+	for i, e := range g.engines {
+		m := g.maps[i]
+		for j := root; j < len(e.heap); j++ {
+			k := &e.heap[j]
+			if s := k.ord >> slotBits; s >= base {
+				k.ord = m[s-base]<<slotBits | k.ord&slotMask
+			}
+		}
+	}
+	for i, e := range g.engines {
+		for _, r := range e.out {
+			s := r.dst.slot(r.p)
+			r.dst.heap.push(key{at: r.at, ord: g.maps[i][r.seq-base]<<slotBits | uint64(s)})
+		}
+		clear(e.out)
+	}
+	if g.next >= maxSeq {
+		panic("sim: a group ran out of insertion sequences")
+	}
+}
