@@ -41,10 +41,11 @@ type Engine struct {
 
 	// In a Group (group.go): the group, this engine's index in it, the
 	// events run in the current window, and the events for other engines.
-	grp *Group
-	id  int
-	log []logEntry
-	out []remote
+	grp  *Group
+	id   int
+	log  []logEntry
+	out  []remote
+	mail []letter
 }
 
 var _ clock.Scheduler = (*Engine)(nil)

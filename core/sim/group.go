@@ -35,6 +35,8 @@ type Group struct {
 	lookahead clock.Duration
 	next      uint64 // the next final insertion sequence
 	inWindow  bool
+	windows   uint64            // windows run; the current or last one's number
+	base      uint64            // the last window's first sequence
 	maps      [][]uint64        // per engine: provisional sequence - base → final
 	heads     []int             // per engine: the next log entry to merge
 	settle    func(base uint64) // merge; tests swap in wrong orders
@@ -218,8 +220,10 @@ func (g *Group) Run() { g.RunUntil(clock.Never) }
 func (g *Group) window(limit clock.Time) {
 	base := g.next
 	for _, e := range g.engines {
-		e.seq, e.seqLimit, e.log, e.out = base, maxSeq, e.log[:0], e.out[:0]
+		e.seq, e.seqLimit, e.log, e.out, e.mail = base, maxSeq, e.log[:0], e.out[:0], e.mail[:0]
 	}
+	g.windows++
+	g.base = base
 	g.inWindow = true
 	g.done.Add(len(g.start))
 	for _, ch := range g.start {
@@ -309,6 +313,12 @@ func (g *Group) apply(base uint64) {
 			r.dst.heap.push(key{at: r.at, ord: g.maps[i][r.seq-base]<<slotBits | uint64(s)})
 		}
 		clear(e.out)
+	}
+	for i, e := range g.engines {
+		for _, m := range e.mail {
+			m.m.Arrive(m.at, m.arg, Ticket{seq: g.maps[i][m.seq-base], final: true})
+		}
+		clear(e.mail)
 	}
 	if g.next >= maxSeq {
 		panic("sim: a group ran out of insertion sequences")

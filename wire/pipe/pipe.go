@@ -19,7 +19,8 @@ import (
 // and the link has at most one event in the engine, for the head packet;
 // that is cheaper than one heap event per packet.
 type Pipe struct {
-	e     *sim.Engine
+	e     *sim.Engine // the receiving side's
+	src   *sim.Engine // the sending side's: e, or another engine of its group
 	delay clock.Duration
 	to    wire.Sink
 	ring  []inflight // len is a power of two; inline until it grows
@@ -30,6 +31,9 @@ type Pipe struct {
 	// packets in flight share the link's cache lines (a short link at
 	// 100–400G holds a few).
 	inline [4]inflight
+	// idle is the place in the order its last delivery took when it found
+	// the ring empty (a pipe across engines; see NewAcross).
+	idle sim.Ticket
 }
 
 type inflight struct {
@@ -43,8 +47,24 @@ var _ wire.LaunchSink = (*Pipe)(nil)
 // 0) and hands them to to. to may be nil if SetTo is called before the
 // first packet arrives at the far end.
 func New(e *sim.Engine, delay clock.Duration, to wire.Sink) *Pipe {
-	l := &Pipe{e: e, delay: max(delay, 0), to: to}
+	l := &Pipe{e: e, src: e, delay: max(delay, 0), to: to}
 	l.ring = l.inline[:]
+	return l
+}
+
+// NewAcross returns a link from a model on engine src to a sink on engine
+// dst, two engines of one sim.Group cut along this link: delay must be at
+// least the group's lookahead. Its deliveries run exactly where they
+// would on one engine: a packet sent into an idle link is delivered by an
+// event in the sender's place in the order, one sent behind another by an
+// event in the previous delivery's place. The sender's side only posts the
+// packet (sim.Engine.Send); the receiving side keeps the ring, and its
+// deliveries reserve their place in the order even when nothing follows,
+// so a packet that arrives at the window's end takes the later of the two
+// places.
+func NewAcross(src, dst *sim.Engine, delay clock.Duration, to wire.Sink) *Pipe {
+	l := New(dst, delay, to)
+	l.src = src
 	return l
 }
 
@@ -59,7 +79,7 @@ func (l *Pipe) Delay() clock.Duration { return l.delay }
 func (l *Pipe) InFlight() int { return l.n }
 
 // Receive puts p on the link; it is delivered at Now+Delay.
-func (l *Pipe) Receive(p *wire.Packet) { l.Launch(p, l.e.Now()) }
+func (l *Pipe) Receive(p *wire.Packet) { l.Launch(p, l.src.Now()) }
 
 // Launch puts p on the link as if its last bit entered it at end, which
 // may lie in the future: p is delivered at end+Delay (wire.LaunchSink). A
@@ -73,6 +93,10 @@ func (l *Pipe) Launch(p *wire.Packet, end clock.Time) bool {
 }
 
 func (l *Pipe) put(p *wire.Packet, t clock.Time) {
+	if l.src != l.e {
+		l.src.Send((*receiving)(l), max(t, l.src.Now()).Add(l.delay), p)
+		return
+	}
 	if l.n == len(l.ring) {
 		l.grow()
 	}
@@ -110,6 +134,28 @@ func (h *linkHead) Handle(any) {
 		l.e.Schedule(l.ring[l.head].at, h, nil)
 	} else {
 		l.armed = false
+		if l.src != l.e {
+			l.idle = l.e.Reserve()
+		}
 	}
 	l.to.Receive(it.p)
+}
+
+// receiving is the receiving side of a pipe across engines.
+type receiving Pipe
+
+// Arrive queues a packet the sending side posted: behind the ring, or, on
+// an idle link, as the head with the later of the sender's place and the
+// last delivery's.
+func (a *receiving) Arrive(at clock.Time, arg any, sent sim.Ticket) {
+	l := (*Pipe)(a)
+	if l.n == len(l.ring) {
+		l.grow()
+	}
+	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: arg.(*wire.Packet), at: at}
+	l.n++
+	if !l.armed {
+		l.armed = true
+		l.e.ScheduleSeq(at, max(l.e.Seq(sent), l.e.Seq(l.idle)), (*linkHead)(l), nil)
+	}
 }
