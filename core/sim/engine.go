@@ -204,7 +204,7 @@ func (e *Engine) step() {
 	e.release(k.slot())
 	e.now = k.at
 	e.executed++
-	if e.grp != nil {
+	if e.grp != nil && e.grp.inWindow {
 		e.log = append(e.log, logEntry{at: k.at, seq: k.ord >> slotBits, first: e.seq})
 	}
 	if ft := ev.ft; ft != nil {

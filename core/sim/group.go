@@ -40,9 +40,17 @@ type Group struct {
 	maps      [][]uint64        // per engine: provisional sequence - base → final
 	heads     []int             // per engine: the next log entry to merge
 	settle    func(base uint64) // merge; tests swap in wrong orders
-	start     []chan clock.Time
-	done      sync.WaitGroup
-	closed    bool
+	start     []chan key
+	globals   []global // Group.At events, in order
+	stopped   bool
+	// globalRuns counts the global events run.
+	globalRuns uint64
+	// Serial, if set, is asked before each window, which starts at start
+	// and ends before start plus the lookahead, whether it must run
+	// serially (see RunUntil).
+	Serial func(start clock.Time) bool
+	done   sync.WaitGroup
+	closed bool
 }
 
 // logEntry is one event an engine ran in the current window: when, its
@@ -80,7 +88,7 @@ func NewGroup(seed uint64, n int, lookahead clock.Duration) (*Group, error) {
 		g.engines = append(g.engines, e)
 	}
 	for i := 1; i < n; i++ {
-		ch := make(chan clock.Time)
+		ch := make(chan key)
 		g.start = append(g.start, ch)
 		go g.worker(g.engines[i], ch)
 	}
@@ -98,9 +106,9 @@ func (g *Group) Close() {
 	}
 }
 
-func (g *Group) worker(e *Engine, start <-chan clock.Time) {
-	for limit := range start {
-		e.runWindow(limit)
+func (g *Group) worker(e *Engine, start <-chan key) {
+	for bound := range start {
+		e.runWindow(bound)
 		g.done.Done()
 	}
 }
@@ -114,18 +122,20 @@ func (g *Group) Len() int { return len(g.engines) }
 // Lookahead returns the least delay of an event between two engines.
 func (g *Group) Lookahead() clock.Duration { return g.lookahead }
 
-// Executed returns how many events the engines have run.
+// Executed returns how many events the engines have run, global ones
+// included.
 func (g *Group) Executed() uint64 {
-	var n uint64
+	n := g.globalRuns
 	for _, e := range g.engines {
 		n += e.executed
 	}
 	return n
 }
 
-// Pending returns how many events wait in the engines.
+// Pending returns how many events wait in the engines, global ones
+// included.
 func (g *Group) Pending() int {
-	n := 0
+	n := len(g.globals)
 	for _, e := range g.engines {
 		n += e.Pending()
 	}
@@ -174,50 +184,131 @@ func (e *Engine) ScheduleOn(dst *Engine, t clock.Time, h Handler, arg any) {
 	e.out = append(e.out, remote{dst: dst, at: t, seq: e.nextSeq(), p: payload{h: h, arg: arg}})
 }
 
-// runWindow runs every event due at or before limit.
-func (e *Engine) runWindow(limit clock.Time) {
-	for e.skipCancelled() && e.heap[root].at <= limit {
+// runWindow runs every event whose key is before bound.
+func (e *Engine) runWindow(bound key) {
+	for e.skipCancelled() && e.heap[root].before(&bound) {
 		e.step()
 	}
 }
 
-// nextAt returns the time of the engine's next live event.
-func (e *Engine) nextAt() (clock.Time, bool) {
-	if !e.skipCancelled() {
-		return 0, false
+// head returns the engine whose next live event comes first, or nil.
+func (g *Group) head() *Engine {
+	var best *Engine
+	for _, e := range g.engines {
+		if e.skipCancelled() && (best == nil || e.heap[root].before(&best.heap[root])) {
+			best = e
+		}
 	}
-	return e.heap[root].at, true
+	return best
 }
 
+// global is an event of the whole group (Group.At).
+type global struct {
+	k key // ord holds the sequence, shifted as an engine's keys are
+	f func()
+}
+
+// At runs f at time t on the group's goroutine, between windows, where one
+// engine would run it: after every event before it in the (time,
+// sequence) order, before every event after it, with every engine's Now at
+// t. It is the place for what reads or starts several partitions at once
+// (starting a job, sampling every switch). Call it outside windows.
+func (g *Group) At(t clock.Time, f func()) {
+	if g.inWindow {
+		panic("sim: Group.At inside a window")
+	}
+	t = max(t, g.Now())
+	gl := global{k: key{at: t, ord: g.finalSeq() << slotBits}, f: f}
+	i := len(g.globals)
+	g.globals = append(g.globals, gl)
+	for i > 0 && gl.k.before(&g.globals[i-1].k) {
+		g.globals[i] = g.globals[i-1]
+		i--
+	}
+	g.globals[i] = gl
+}
+
+// Stop makes the RunUntil in progress return: after the current event in
+// a serial window or a global event, at the end of a parallel window
+// (whatever the other engines ran after it in that window has run; see
+// Serial).
+func (g *Group) Stop() { g.stopped = true }
+
 // RunUntil runs every event due at or before t, window by window, then
-// sets Now to t, as Engine.RunUntil does on one engine.
+// sets Now to t, as Engine.RunUntil does on one engine. Before each window
+// it asks Serial, when set, whether the window must run serially: one
+// event at a time in the one-engine order on this goroutine, so that a
+// Stop (Group.Stop or an engine's) takes effect right after the event that
+// called it, as on one engine.
 func (g *Group) RunUntil(t clock.Time) {
-	for {
-		first, any := clock.Never, false
-		for _, e := range g.engines {
-			if at, ok := e.nextAt(); ok {
-				first, any = min(first, at), true
-			}
+	g.stopped = false
+	for _, e := range g.engines {
+		e.stopped = false
+	}
+	for !g.stopped {
+		e := g.head()
+		if len(g.globals) > 0 && g.globals[0].k.at <= t && (e == nil || g.globals[0].k.before(&e.heap[root])) {
+			g.runGlobal()
+			continue
 		}
-		if !any || first > t {
+		if e == nil || e.heap[root].at > t {
 			break
 		}
-		limit := t
-		if end := first.Add(g.lookahead - 1); end < limit && end >= first {
-			limit = end
+		bound := key{at: t, ord: ^uint64(0)}
+		if end := e.heap[root].at.Add(g.lookahead - 1); end < t && end >= e.heap[root].at {
+			bound.at = end
 		}
-		g.window(limit)
+		if len(g.globals) > 0 && g.globals[0].k.before(&bound) {
+			bound = g.globals[0].k
+		}
+		if g.Serial != nil && g.Serial(e.heap[root].at) {
+			g.serialWindow(bound)
+		} else {
+			g.window(bound)
+		}
+		for _, e := range g.engines {
+			g.stopped = g.stopped || e.stopped
+		}
+	}
+	if g.stopped {
+		return
 	}
 	for _, e := range g.engines {
 		e.now = max(e.now, t)
 	}
 }
 
+func (g *Group) runGlobal() {
+	gl := g.globals[0]
+	g.globals = g.globals[1:]
+	for _, e := range g.engines {
+		e.now = max(e.now, gl.k.at)
+	}
+	g.globalRuns++
+	gl.f()
+}
+
+// serialWindow runs the events before bound one at a time in the
+// one-engine order, taking final sequences as it goes.
+func (g *Group) serialWindow(bound key) {
+	for {
+		e := g.head()
+		if e == nil || !e.heap[root].before(&bound) {
+			return
+		}
+		e.step()
+		if e.stopped || g.stopped {
+			g.stopped = true
+			return
+		}
+	}
+}
+
 // Run runs until no event is pending.
 func (g *Group) Run() { g.RunUntil(clock.Never) }
 
-// window runs one window up to limit on every engine at once, then merges.
-func (g *Group) window(limit clock.Time) {
+// window runs one window up to bound on every engine at once, then merges.
+func (g *Group) window(bound key) {
 	base := g.next
 	for _, e := range g.engines {
 		e.seq, e.seqLimit, e.log, e.out, e.mail = base, maxSeq, e.log[:0], e.out[:0], e.mail[:0]
@@ -227,9 +318,9 @@ func (g *Group) window(limit clock.Time) {
 	g.inWindow = true
 	g.done.Add(len(g.start))
 	for _, ch := range g.start {
-		ch <- limit
+		ch <- bound
 	}
-	g.engines[0].runWindow(limit)
+	g.engines[0].runWindow(bound)
 	g.done.Wait()
 	g.inWindow = false
 	for _, e := range g.engines {

@@ -16,12 +16,14 @@ import (
 // Some messages arm a timer and some cancel it. Each node draws from its
 // own random stream, so it behaves the same whichever engine holds it.
 type mesh struct {
-	la    clock.Duration
-	nodes []*meshNode
+	la      clock.Duration
+	nodes   []*meshNode
+	samples []string
 }
 
 type meshNode struct {
 	m      *mesh
+	stopAt clock.Time // the node calls Stop on its engine at its first event at or after this (0: never)
 	id     int
 	e      *Engine
 	budget int
@@ -41,6 +43,10 @@ func (n *meshNode) Handle(arg any) {
 	m := arg.(*msg)
 	n.state = n.state*1099511628211 + uint64(m.tag) + uint64(n.e.Now())
 	n.trace = append(n.trace, fmt.Sprintf("%v:%d:%x", n.e.Now(), m.tag, n.state&0xffff))
+	if n.stopAt > 0 && n.e.Now() >= n.stopAt {
+		n.stopAt = 0
+		n.e.Stop()
+	}
 	if n.budget == 0 {
 		return
 	}
@@ -219,3 +225,81 @@ func TestGroupRefusesEventsInsideTheLookahead(t *testing.T) {
 type handlerFunc func(any)
 
 func (f handlerFunc) Handle(arg any) { f(arg) }
+
+// sample folds every node's state into the mesh's own trace: what a global
+// event reads.
+func (m *mesh) sample(now clock.Time) {
+	var x uint64
+	for _, n := range m.nodes {
+		x = x*31 + n.state
+	}
+	m.samples = append(m.samples, fmt.Sprintf("%v:%x", now, x&0xffffff))
+}
+
+// TestGroupGlobalsSerialAndStop: global events (Group.At against one
+// engine's At, some tied with node events), windows run serially on and
+// off, and a Stop called by a node in a serial window, all give one
+// engine's run: the same traces, samples, stopping point and event count.
+func TestGroupGlobalsSerialAndStop(t *testing.T) {
+	const la = 1000 * clock.Picosecond
+	sampleAt := []clock.Time{0, 250, 3000, 3000, 7750, 20000}
+	const stopAt = 15000
+	one := New(4)
+	ref := newMesh([]*Engine{one}, 12, 300, la)
+	ref.nodes[5].stopAt = stopAt
+	for _, at := range sampleAt {
+		one.At(at, func() { ref.sample(one.Now()) })
+	}
+	one.RunUntil(clock.Never)
+	if one.Pending() == 0 || one.Now() < stopAt {
+		t.Fatalf("the reference did not stop early: at %v with %d pending", one.Now(), one.Pending())
+	}
+	want, events := ref.digest()
+	for _, serial := range []struct {
+		name string
+		f    func(start clock.Time) bool
+	}{
+		{"always", func(clock.Time) bool { return true }},
+		{"near the stop", func(start clock.Time) bool { return start.Add(2*la) > stopAt }},
+		{"every third window and near the stop", nil},
+		{"never", func(clock.Time) bool { return false }},
+	} {
+		t.Run(serial.name, func(t *testing.T) {
+			g, err := NewGroup(4, 3, la)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			m := newMesh(g.engines, 12, 300, la)
+			m.nodes[5].stopAt = stopAt
+			for _, at := range sampleAt {
+				g.At(at, func() { m.sample(g.Now()) })
+			}
+			g.Serial = serial.f
+			if g.Serial == nil {
+				k := 0
+				g.Serial = func(start clock.Time) bool { k++; return k%3 == 0 || start.Add(2*la) > stopAt }
+			}
+			g.RunUntil(clock.Never)
+			if serial.name == "never" {
+				// A Stop in a parallel window takes effect at its end: the
+				// other engines ran on, which is why Serial exists.
+				if g.Executed() <= one.Executed() || g.Now() <= one.Now() {
+					t.Errorf("a parallel window stopped at %v after %d events, one engine at %v after %d: it should run on",
+						g.Now(), g.Executed(), one.Now(), one.Executed())
+				}
+				return
+			}
+			if got, n := m.digest(); got != want || n != events {
+				t.Errorf("digest %s over %d events, want %s over %d", got, n, want, events)
+			}
+			if d := strings.Join(m.samples, " "); d != strings.Join(ref.samples, " ") {
+				t.Errorf("samples %s, want %s", d, strings.Join(ref.samples, " "))
+			}
+			if g.Now() != one.Now() || g.Executed() != one.Executed() || g.Pending() != one.Pending() {
+				t.Errorf("stopped at %v after %d events with %d pending; one engine at %v after %d with %d",
+					g.Now(), g.Executed(), g.Pending(), one.Now(), one.Executed(), one.Pending())
+			}
+		})
+	}
+}
