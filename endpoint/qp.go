@@ -225,6 +225,11 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 // LineRate returns the line rate of the QP's NIC.
 func (qp *QP) LineRate() clock.Rate { return qp.nic.opts.LineRate }
 
+// Unsent reports whether a posted send WR has a packet the QP has not
+// transmitted even once. While it does, none of its WRs after it can
+// complete sooner than a round trip after that packet leaves.
+func (qp *QP) Unsent() bool { return qp.req.maxSent < qp.req.allocSeq }
+
 // QPN returns the QP number.
 func (qp *QP) QPN() uint32 { return qp.qpn }
 

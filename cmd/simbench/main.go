@@ -41,6 +41,7 @@ func main() {
 	qps := flag.Int("qps", 4, "QPs each permutation-spray flow is split over (each QP sprays over -paths paths)")
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
+	workers := flag.Int("workers", 1, "engines the permutations run on, side by side (results are the same for any number; collectives run on one)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {
@@ -67,7 +68,7 @@ func main() {
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
-	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge}
+	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers}
 	fat, cluster := simbench.FatTree1024(), simbench.Cluster2048()
 	if *zones > 0 {
 		fat.Zones, cluster.Zones = *zones, *zones

@@ -41,7 +41,7 @@ type Group struct {
 	heads     []int             // per engine: the next log entry to merge
 	settle    func(base uint64) // merge; tests swap in wrong orders
 	start     []chan key
-	globals   []global // Group.At events, in order
+	globals   []*global // Group.At events, in order
 	stopped   bool
 	// globalRuns counts the global events run.
 	globalRuns uint64
@@ -202,10 +202,22 @@ func (g *Group) head() *Engine {
 	return best
 }
 
-// global is an event of the whole group (Group.At).
+// global is an event of the whole group (Group.At); it is its own Timer.
 type global struct {
+	g *Group
 	k key // ord holds the sequence, shifted as an engine's keys are
 	f func()
+}
+
+// Stop cancels the global event and reports whether it was pending.
+func (gl *global) Stop() bool {
+	for i, x := range gl.g.globals {
+		if x == gl {
+			gl.g.globals = append(gl.g.globals[:i], gl.g.globals[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // At runs f at time t on the group's goroutine, between windows, where one
@@ -213,12 +225,12 @@ type global struct {
 // sequence) order, before every event after it, with every engine's Now at
 // t. It is the place for what reads or starts several partitions at once
 // (starting a job, sampling every switch). Call it outside windows.
-func (g *Group) At(t clock.Time, f func()) {
+func (g *Group) At(t clock.Time, f func()) clock.Timer {
 	if g.inWindow {
 		panic("sim: Group.At inside a window")
 	}
 	t = max(t, g.Now())
-	gl := global{k: key{at: t, ord: g.finalSeq() << slotBits}, f: f}
+	gl := &global{g: g, k: key{at: t, ord: g.finalSeq() << slotBits}, f: f}
 	i := len(g.globals)
 	g.globals = append(g.globals, gl)
 	for i > 0 && gl.k.before(&g.globals[i-1].k) {
@@ -226,6 +238,7 @@ func (g *Group) At(t clock.Time, f func()) {
 		i--
 	}
 	g.globals[i] = gl
+	return gl
 }
 
 // Stop makes the RunUntil in progress return: after the current event in

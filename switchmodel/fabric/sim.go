@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/switchmodel"
@@ -26,6 +27,11 @@ type SimOptions struct {
 	// direction from → from.Peer — before the propagation delay: the place
 	// for fault injection and capture taps. Returning s leaves it alone.
 	Wrap func(from *topologies.Port, s wire.Sink) wire.Sink
+	// EngineOf, if set, gives the engine each node runs on, the fabric's
+	// engine otherwise: engines of one sim.Group when the fabric is cut
+	// over several (the simulator's workers). A link between nodes on two
+	// engines is a pipe.NewAcross.
+	EngineOf func(n *topologies.Node) *sim.Engine
 }
 
 // SimFabric is a topology's switches wired together in the simulator. Host
@@ -74,11 +80,12 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 			name := n.Name
 			onPFC = func(port, prio int, xoff bool) { opts.OnPFC(name, port, prio, xoff) }
 		}
+		se := f.engine(n)
 		sw, err := switchmodel.New(switchmodel.Options{
 			Name:     n.Name,
 			Config:   cfg,
-			Sched:    e,
-			Rand:     e.Rand("switch/" + n.Name),
+			Sched:    se,
+			Rand:     se.Rand("switch/" + n.Name),
 			Ports:    PortSpecs(n.Ports),
 			OnPFC:    onPFC,
 			Prefixes: prefixes,
@@ -110,10 +117,28 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 			continue
 		}
 		swA, swB := f.byName[a.Node.Name], f.byName[b.Node.Name]
-		swA.Attach(a.Index-1, f.wrap(a, pipe.New(e, l.Delay, swB.Port(b.Index-1))))
-		swB.Attach(b.Index-1, f.wrap(b, pipe.New(e, l.Delay, swA.Port(a.Index-1))))
+		swA.Attach(a.Index-1, f.wrap(a, f.pipe(a, l.Delay, swB.Port(b.Index-1))))
+		swB.Attach(b.Index-1, f.wrap(b, f.pipe(b, l.Delay, swA.Port(a.Index-1))))
 	}
 	return f, nil
+}
+
+// engine returns the engine node n runs on.
+func (f *SimFabric) engine(n *topologies.Node) *sim.Engine {
+	if f.opts.EngineOf != nil {
+		return f.opts.EngineOf(n)
+	}
+	return f.e
+}
+
+// pipe returns the link from port from to its peer, which delivers to to:
+// across engines when the two ends run on different ones.
+func (f *SimFabric) pipe(from *topologies.Port, delay clock.Duration, to wire.Sink) *pipe.Pipe {
+	src, dst := f.engine(from.Node), f.engine(from.Peer.Node)
+	if src == dst {
+		return pipe.New(src, delay, to)
+	}
+	return pipe.NewAcross(src, dst, delay, to)
 }
 
 func (f *SimFabric) wrap(from *topologies.Port, s wire.Sink) wire.Sink {
@@ -153,8 +178,8 @@ func (f *SimFabric) Attach(node, port string, nic wire.Sink) (toFabric wire.Sink
 	sp := p.Peer
 	sw := f.byName[sp.Node.Name]
 	delay := p.Link.Delay
-	sw.Attach(sp.Index-1, f.wrap(sp, pipe.New(f.e, delay, nic)))
-	return f.wrap(p, pipe.New(f.e, delay, sw.Port(sp.Index-1))), nil
+	sw.Attach(sp.Index-1, f.wrap(sp, f.pipe(sp, delay, nic)))
+	return f.wrap(p, f.pipe(p, delay, sw.Port(sp.Index-1))), nil
 }
 
 // Switch returns the switch called name, or nil.

@@ -42,6 +42,10 @@ type Config struct {
 	// NoHugePages leaves the heap on the kernel's default pages instead of
 	// advising transparent huge pages before the run (internal/hugepage).
 	NoHugePages bool
+	// Workers is how many engines the permutations run on (simlab's
+	// Options.Workers; 0 or 1: one). Collectives run on one whatever it
+	// says. The results, and so the digest, do not depend on it.
+	Workers int
 }
 
 // Report is what one run measured.
@@ -76,6 +80,8 @@ type Report struct {
 	Coll []collective.Result
 	// HugePages is what advising huge pages before the run did.
 	HugePages HugePages
+	// Workers is how many engines the run used.
+	Workers int
 }
 
 // HugePages is what hugepage.Advise did before a run and how long it took
@@ -133,11 +139,11 @@ func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow})
+	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow, Workers: cfg.Workers})
 	if err != nil {
 		return nil, nil, fmt.Errorf("simbench: %w", err)
 	}
-	r := &Report{Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links)}
+	r := &Report{Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links), Workers: l.Workers()}
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
 			r.Switches++
@@ -164,6 +170,7 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 		ps.From = append(ps.From, names[i])
 		ps.To = append(ps.To, names[j])
 	}
+	defer l.Close()
 	job, err := l.Perf(ps)
 	if err != nil {
 		return nil, fmt.Errorf("simbench: %w", err)
@@ -197,6 +204,7 @@ func AllToAll(spec ClosSpec, cfg Config) (*Report, error) {
 
 func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error) {
 	cfg.defaults()
+	cfg.Workers = 1 // a collective's ranks share one coordinator
 	l, r, err := build(spec, cfg)
 	if err != nil {
 		return nil, err
@@ -218,6 +226,7 @@ func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error)
 // every NIC, in groups of the NICs of one host (spec.GPUs).
 func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 	cfg.defaults()
+	cfg.Workers = 1
 	l, r, err := build(spec, cfg)
 	if err != nil {
 		return nil, err
@@ -246,7 +255,7 @@ func run(l *simlab.Lab, r *Report, cfg Config, jobErr func() error) error {
 	err := l.RunUntilIdle(limit)
 	r.Wall, r.CPU = time.Since(t0), CPUTime()-c0
 	r.Fabric = clock.Duration(l.Now())
-	r.Events = l.Engine().Executed()
+	r.Events = l.Executed()
 	r.PeakRSS = PeakRSS()
 	for _, n := range l.NICs() {
 		n.Collect(func(s telemetry.Sample) {
@@ -329,7 +338,7 @@ func (r *Report) Summary() string {
 	s := fmt.Sprintf("== %s\n", r.Name)
 	s += fmt.Sprintf("topology        %s: %d NICs, %d switches, %d links\n", r.Topology, r.NICs, r.Switches, r.Links)
 	s += fmt.Sprintf("build wall      %v\n", r.Build.Round(time.Millisecond))
-	s += fmt.Sprintf("run wall        %v, CPU %v (fabric time %v)\n", r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.Fabric)
+	s += fmt.Sprintf("run wall        %v, CPU %v (fabric time %v, %d worker(s))\n", r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.Fabric, max(r.Workers, 1))
 	s += fmt.Sprintf("data packets    %d (%.0f per wall-second, %.0f per CPU-second)\n", r.DataPackets, r.PacketsPerSecond(),
 		float64(r.DataPackets)/r.CPU.Seconds())
 	s += fmt.Sprintf("events          %d (%.0f per wall-second, %.0f per CPU-second)\n", r.Events, r.EventsPerSecond(),

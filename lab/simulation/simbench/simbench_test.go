@@ -132,3 +132,42 @@ func TestHierAllReduce(t *testing.T) {
 		t.Errorf("same seed, digests %v", digests)
 	}
 }
+
+// TestWorkersGiveOneEngineResults runs the 64-host permutation, single-path
+// and sprayed, on one engine and on two and three side by side: the
+// result tables (every flow's completion time, packet, event, PFC and drop
+// counts, fabric time) must be byte-identical, and the runs must have
+// used the workers asked for.
+func TestWorkersGiveOneEngineResults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"ecmp", Config{Seed: 3, FlowBytes: 256 << 10}},
+		{"spray", Config{Seed: 4, FlowBytes: 256 << 10, Mode: "metaroce", Paths: 16, QPs: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			one, err := Permutation(small64(), tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one.Workers != 1 || one.PeakQueue == 0 {
+				t.Fatalf("one engine: %d workers, peak queue %d B (want queueing to compare)", one.Workers, one.PeakQueue)
+			}
+			for _, w := range []int{2, 3} {
+				cfg := tc.cfg
+				cfg.Workers = w
+				r, err := Permutation(small64(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Workers != min(w, 2) { // small64 has two pods
+					t.Errorf("%d workers asked, %d used", w, r.Workers)
+				}
+				if got, want := r.Table(), one.Table(); got != want {
+					t.Errorf("%d workers: table differs from one engine's\n got %.300s\nwant %.300s", w, got, want)
+				}
+			}
+		})
+	}
+}

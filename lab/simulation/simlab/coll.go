@@ -60,6 +60,9 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	if spec.Name == "" {
 		spec.Name = "coll" + strconv.Itoa(len(l.jobs))
 	}
+	if err := l.checkOneWorker("collective"); err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+	}
 	if spec.Op == "" {
 		spec.Op = "all_reduce"
 	}

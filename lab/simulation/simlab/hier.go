@@ -53,6 +53,9 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.Name == "" {
 		spec.Name = "hier" + strconv.Itoa(len(l.jobs))
 	}
+	if err := l.checkOneWorker("collective"); err != nil {
+		return nil, fmt.Errorf("hierarchical %s: %w", spec.Name, err)
+	}
 	if len(spec.Ranks) == 0 {
 		spec.Ranks = l.NICNames()
 	}

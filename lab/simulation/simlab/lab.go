@@ -44,6 +44,12 @@ type Options struct {
 	// QPTimeout is every QP's initial retransmission timeout
 	// (endpoint.QPConfig.Timeout; default the endpoint's, 200 µs).
 	QPTimeout clock.Duration
+	// Workers is how many engines the lab runs on, side by side on their own
+	// goroutines (see workers.go); 0 or 1 is one engine. A topology of
+	// fewer than two zones, or without delay on the links between them,
+	// runs on one. Perf and incast jobs run on several; collectives do not.
+	// Results are the same whatever the number. Close a lab of several.
+	Workers int
 	// Fabric is passed to fabric.BuildSim (switch configuration hooks,
 	// PFC callback, fault and capture wrappers).
 	Fabric fabric.SimOptions
@@ -72,14 +78,18 @@ type Lab struct {
 	mode  endpoint.Mode
 	nics  []*endpoint.NIC // BE NICs in node order
 	byNIC map[string]*endpoint.NIC
-	ports map[string]*topologies.Port
-	fe    []*IPHost
-	byFE  map[string]*IPHost
+	// nicEng is the engine of each BE NIC (the lab's one, or its partition's).
+	nicEng map[string]*sim.Engine
+	ports  map[string]*topologies.Port
+	fe     []*IPHost
+	byFE   map[string]*IPHost
 
 	jobs     []job
 	running  int  // jobs started and not finished
 	stopIdle bool // RunUntilIdle in progress: stop when running drops to 0
 	ticks    int  // periodic events of the lab's own pending in the engine
+
+	w *workers // nil on one engine
 }
 
 // job is what Perf, Incast and Collective jobs share.
@@ -105,12 +115,24 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	}
 	l := &Lab{
 		opts: opts, e: sim.New(opts.Seed), topo: t, reg: endpoint.CCRegistry(), mode: mode,
-		byNIC: map[string]*endpoint.NIC{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
+		byNIC: map[string]*endpoint.NIC{}, nicEng: map[string]*sim.Engine{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
 	}
 	if _, err := l.reg.Get(opts.CC); err != nil {
 		return nil, fmt.Errorf("simlab: %w", err)
 	}
-	if l.fab, err = fabric.BuildSim(l.e, t, opts.Fabric); err != nil {
+	if opts.Workers > 1 {
+		if l.w, err = partition(t, opts.Workers, opts.Seed); err != nil {
+			return nil, fmt.Errorf("simlab: %w", err)
+		}
+	}
+	fo := opts.Fabric
+	if l.w != nil {
+		l.e = l.w.g.Engine(0)
+		fo.EngineOf = l.engineOf
+		l.w.g.Serial = l.mayFinish
+	}
+	if l.fab, err = fabric.BuildSim(l.e, t, fo); err != nil {
+		l.Close()
 		return nil, fmt.Errorf("simlab: %w", err)
 	}
 	for _, n := range t.Nodes {
@@ -123,6 +145,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 			}
 			name := n.Name + ":" + p.Name
 			if err := l.attach(name, p); err != nil {
+				l.Close()
 				return nil, fmt.Errorf("simlab: %s: %w", name, err)
 			}
 		}
@@ -134,7 +157,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 func (l *Lab) attach(name string, p *topologies.Port) error {
 	l.ports[name] = p
 	if p.Plane != topologies.BE || p.Node.Kind != topologies.KindHost {
-		h := newIPHost(name, l.e, p)
+		h := newIPHost(name, l.engineOf(p.Node), p)
 		out, err := l.fab.Attach(p.Node.Name, p.Name, h)
 		if err != nil {
 			return err
@@ -150,8 +173,9 @@ func (l *Lab) attach(name string, p *topologies.Port) error {
 	}
 	var mac [6]byte
 	copy(mac[:], p.MAC)
+	e := l.engineOf(p.Node)
 	nic, err := endpoint.NewNIC(endpoint.Options{
-		Name: name, Sched: l.e, Rand: l.e.Rand("nic/" + name),
+		Name: name, Sched: e, Rand: e.Rand("nic/" + name),
 		LineRate: p.Rate, MAC: mac, IP: p.Addr.Addr(), MTU: mtu, Raw: l.opts.Raw,
 		CC: l.reg, CCParams: l.opts.CCParams,
 	})
@@ -165,14 +189,16 @@ func (l *Lab) attach(name string, p *topologies.Port) error {
 	nic.Attach(out)
 	l.nics = append(l.nics, nic)
 	l.byNIC[name] = nic
+	l.nicEng[name] = e
 	return nil
 }
 
-// Engine returns the simulator engine.
+// Engine returns the simulator engine: the first of several when the lab
+// runs on workers (then use the Lab's own Now, Executed and Run).
 func (l *Lab) Engine() *sim.Engine { return l.e }
 
 // Now returns the fabric time.
-func (l *Lab) Now() clock.Time { return l.e.Now() }
+func (l *Lab) Now() clock.Time { return l.now() }
 
 // Topology returns the topology the lab was built from.
 func (l *Lab) Topology() *topologies.Topology { return l.topo }
@@ -239,9 +265,12 @@ func (l *Lab) addJob(j job) {
 
 // finished is called once by each job when it completes.
 func (l *Lab) finished() {
+	l.lock()
 	l.running--
-	if l.running == 0 && l.stopIdle {
-		l.e.Stop()
+	stop := l.running == 0 && l.stopIdle
+	l.unlock()
+	if stop {
+		l.stop()
 	}
 }
 
@@ -252,15 +281,15 @@ func (l *Lab) Running() int { return l.running }
 // simulation; a time already passed runs nothing).
 func (l *Lab) Run(until clock.Duration) {
 	end := clock.Time(until)
-	for l.e.Now() < end {
-		next := min(end, l.e.Now().Add(l.opts.ProgressEvery))
-		l.e.RunUntil(next)
+	for l.now() < end {
+		next := min(end, l.now().Add(l.opts.ProgressEvery))
+		l.runUntil(next)
 		l.progress()
 	}
 }
 
 // RunFor runs the lab for d more fabric time.
-func (l *Lab) RunFor(d clock.Duration) { l.Run(clock.Duration(l.e.Now().Add(d))) }
+func (l *Lab) RunFor(d clock.Duration) { l.Run(clock.Duration(l.now().Add(d))) }
 
 // RunUntilIdle runs until every job finished, or until no event but the
 // lab's own samplers is left. It returns an error if jobs are left
@@ -269,19 +298,19 @@ func (l *Lab) RunFor(d clock.Duration) { l.Run(clock.Duration(l.e.Now().Add(d)))
 func (l *Lab) RunUntilIdle(limit clock.Duration) error {
 	deadline := clock.Never
 	if limit > 0 {
-		deadline = l.e.Now().Add(limit)
+		deadline = l.now().Add(limit)
 	}
 	l.stopIdle = true
 	defer func() { l.stopIdle = false }()
 	for l.running > 0 {
-		if l.e.Pending() <= l.ticks {
-			return fmt.Errorf("simlab: %d job(s) unfinished and nothing left to run at %v", l.running, l.e.Now())
+		if l.pending() <= l.ticks {
+			return fmt.Errorf("simlab: %d job(s) unfinished and nothing left to run at %v", l.running, l.now())
 		}
-		if l.e.Now() >= deadline {
+		if l.now() >= deadline {
 			return fmt.Errorf("simlab: %d job(s) unfinished after %v of fabric time", l.running, limit)
 		}
-		next := min(deadline, l.e.Now().Add(l.opts.ProgressEvery))
-		l.e.RunUntil(next)
+		next := min(deadline, l.now().Add(l.opts.ProgressEvery))
+		l.runUntil(next)
 		l.progress()
 	}
 	return nil
@@ -289,7 +318,7 @@ func (l *Lab) RunUntilIdle(limit clock.Duration) error {
 
 func (l *Lab) progress() {
 	if l.opts.Progress != nil {
-		l.opts.Progress(Progress{Now: l.e.Now(), Events: l.e.Executed(), Jobs: l.running})
+		l.opts.Progress(Progress{Now: l.now(), Events: l.Executed(), Jobs: l.running})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/perftest"
@@ -57,11 +58,13 @@ type PerfJob struct {
 	started  bool
 	start    clock.Time
 	deadline clock.Time
+	witness  *Flow // a flow that could not finish in the last window asked (mayFinish)
 }
 
 // Flow is one (From, To) stream of a Perf job.
 type Flow struct {
 	j        *PerfJob
+	e        *sim.Engine // the engine of From's NIC, where the flow's completions run
 	From, To string
 	qps      []*perfQP
 	left     int // QPs not finished
@@ -139,11 +142,11 @@ func (l *Lab) Perf(spec PerfSpec) (*PerfJob, error) {
 		return nil, fmt.Errorf("perf %s: %w", spec.Name, err)
 	}
 	for _, p := range pairs {
-		j.flows = append(j.flows, &Flow{j: j, From: p[0], To: p[1]})
+		j.flows = append(j.flows, &Flow{j: j, e: l.nicEng[p[0]], From: p[0], To: p[1]})
 	}
 	j.left = len(j.flows)
 	l.addJob(j)
-	l.e.At(spec.Start, j.begin)
+	l.at(spec.Start, j.begin)
 	return j, nil
 }
 
@@ -183,10 +186,10 @@ func (l *Lab) pairs(spec PerfSpec) ([][2]string, error) {
 // begin builds the QPs of every flow and posts the first messages.
 func (j *PerfJob) begin() {
 	j.started = true
-	j.start = j.l.e.Now()
+	j.start = j.l.now()
 	if j.spec.Duration > 0 {
 		j.deadline = j.start.Add(j.spec.Duration)
-		j.l.e.At(j.deadline, j.atDeadline)
+		j.l.at(j.deadline, j.atDeadline)
 	}
 	for _, f := range j.flows {
 		if err := f.setup(); err != nil {
@@ -247,11 +250,14 @@ func (q *perfQP) recv() {
 // more reports whether the QP should post another message.
 func (q *perfQP) more() bool {
 	j := q.f.j
-	if j.err != nil {
+	j.l.lock()
+	failed := j.err != nil
+	j.l.unlock()
+	if failed {
 		return false
 	}
 	if j.spec.Duration > 0 {
-		return j.l.e.Now() < j.deadline
+		return q.f.e.Now() < j.deadline
 	}
 	return q.posted < j.spec.Iterations
 }
@@ -259,7 +265,7 @@ func (q *perfQP) more() bool {
 func (q *perfQP) post() {
 	j := q.f.j
 	q.posted++
-	q.posts = append(q.posts, j.l.e.Now())
+	q.posts = append(q.posts, q.f.e.Now())
 	wr := endpoint.SendWR{WRID: uint64(q.posted), Opcode: j.write, Signaled: true,
 		Local:      endpoint.SGE{Addr: q.CMR.Addr, Length: uint32(j.spec.Size), LKey: q.CMR.LKey},
 		RemoteAddr: q.SMR.Addr, RKey: q.SMR.RKey}
@@ -274,7 +280,7 @@ func (q *perfQP) clientWC(wc endpoint.WC) {
 		j.fail(fmt.Errorf("flow %s → %s: completion %v: %v", f.From, f.To, wc.Status, wc.Err))
 		return
 	}
-	now := j.l.e.Now()
+	now := f.e.Now()
 	if len(q.posts) > 0 {
 		f.fcts.add(now.Sub(q.posts[0]))
 		q.posts[0] = 0
@@ -305,17 +311,18 @@ func (q *perfQP) serverWC(wc endpoint.WC) {
 }
 
 func (f *Flow) qpDone() {
+	l := f.j.l
+	l.lock()
 	f.left--
-	if f.left == 0 && !f.finished {
+	done := f.left == 0 && !f.finished
+	if done {
 		f.finished = true
-		f.j.flowDone()
+		f.j.left--
+		done = f.j.left == 0
 	}
-}
-
-func (j *PerfJob) flowDone() {
-	j.left--
-	if j.left == 0 {
-		j.l.finished()
+	l.unlock()
+	if done {
+		l.finished()
 	}
 }
 
@@ -327,19 +334,22 @@ func (j *PerfJob) atDeadline() {
 }
 
 func (j *PerfJob) fail(err error) {
-	if j.err != nil {
+	j.l.lock()
+	if j.err != nil || j.left == 0 { // a failure already counted, or finished
+		if j.err == nil {
+			j.err = fmt.Errorf("perf %s: %w", j.spec.Name, err)
+		}
+		j.l.unlock()
 		return
 	}
 	j.err = fmt.Errorf("perf %s: %w", j.spec.Name, err)
-	if j.left == 0 {
-		return // already counted as finished
-	}
 	for _, f := range j.flows {
 		if !f.finished {
 			f.finished = true
 			j.left--
 		}
 	}
+	j.l.unlock()
 	j.l.finished()
 }
 
@@ -403,7 +413,7 @@ func (f *Flow) Result() FlowResult {
 	r := FlowResult{From: f.From, To: f.To, Messages: f.msgs, Bytes: f.bytes, Start: f.start, End: f.end,
 		FCT: f.fcts.stats()}
 	switch d := f.j.spec.Duration; {
-	case d > 0 && f.j.deadline != 0 && f.j.l.e.Now() >= f.j.deadline:
+	case d > 0 && f.j.deadline != 0 && f.j.l.now() >= f.j.deadline:
 		r.GoodputGbps = float64(f.rxAtEnd) * 8 / d.Seconds() / 1e9
 	case f.end > f.start:
 		r.GoodputGbps = float64(f.bytes) * 8 / f.end.Sub(f.start).Seconds() / 1e9

@@ -114,9 +114,9 @@ func (l *Lab) Sample(spec SamplerSpec) *Sampler {
 			}
 		}
 	}
-	s.last = l.e.Now()
+	s.last = l.now()
 	l.ticks++
-	s.timer = l.e.AfterFunc(0, s.tick)
+	s.timer = l.at(l.now(), s.tick)
 	return s
 }
 
@@ -193,13 +193,13 @@ func b2f(b bool) float64 {
 // tick takes one round of readings and arms the next.
 func (s *Sampler) tick() {
 	s.readAll()
-	s.timer = s.l.e.AfterFunc(s.spec.Interval, s.tick)
+	s.timer = s.l.at(s.l.now().Add(s.spec.Interval), s.tick)
 }
 
 // readAll takes one round of readings at the current time.
 func (s *Sampler) readAll() {
 	l := s.l
-	now := l.e.Now()
+	now := l.now()
 	for i, p := range s.probes {
 		s.store.recordTo(&s.handles[i], p.Name, p.Labels, p.Kind, now, p.Read())
 	}
@@ -267,7 +267,7 @@ func (s *Sampler) Stop() {
 	if s.timer == nil {
 		return
 	}
-	if s.l.e.Now() > s.last || !s.read {
+	if s.l.now() > s.last || !s.read {
 		s.readAll()
 	}
 	s.timer.Stop()

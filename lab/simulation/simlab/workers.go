@@ -1,0 +1,224 @@
+package simlab
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+// A lab of Options.Workers > 1 runs on a sim.Group: its nodes are cut into
+// that many partitions, by zone (a pod and its racks stay together; nodes
+// of no zone, the core, are dealt round robin), each on its own engine,
+// and the links between partitions become pipes across engines. The group
+// runs in windows of the least delay of a link between partitions, and its
+// run is bit-for-bit the one-engine run: same digests, same counters.
+//
+// What reads or starts several partitions at once runs as the group's
+// global events (a job's start, a perf job's deadline). What a partition
+// tells the lab (a flow finished) goes through mu. The one thing a window
+// run in parallel cannot do exactly is stop right after an event, so
+// RunUntilIdle runs a window serially whenever every job might finish in
+// it (mayFinish); no finish can then fall in a parallel window.
+
+// errOneWorker is what jobs a partitioned lab cannot run say.
+var errOneWorker = errors.New("runs on one worker only (Options.Workers 1): its ranks share one coordinator")
+
+// workers holds what a partitioned lab adds.
+type workers struct {
+	g  *sim.Group
+	of map[*topologies.Node]*sim.Engine
+	mu sync.Mutex // the jobs' and the lab's counters of finished work
+}
+
+// partition cuts t's nodes over n engines of a new group, or returns nil
+// when the cut would not pay: fewer than two zones, or a link between
+// partitions without delay (no lookahead to run windows on).
+func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
+	zones := map[int]bool{}
+	for _, nd := range t.Nodes {
+		if nd.Zone > 0 {
+			zones[nd.Zone] = true
+		}
+	}
+	if n < 2 || len(zones) < 2 {
+		return nil, nil
+	}
+	n = min(n, len(zones))
+	part := make(map[*topologies.Node]int, len(t.Nodes))
+	core := 0
+	for _, nd := range t.Nodes {
+		if nd.Zone > 0 {
+			part[nd] = (nd.Zone - 1) % n
+		} else {
+			part[nd] = core % n
+			core++
+		}
+	}
+	lookahead := clock.Duration(-1)
+	for _, l := range t.Links {
+		if part[l.A.Node] != part[l.B.Node] && (lookahead < 0 || l.Delay < lookahead) {
+			lookahead = l.Delay
+		}
+	}
+	if lookahead <= 0 {
+		return nil, nil
+	}
+	g, err := sim.NewGroup(seed, n, lookahead)
+	if err != nil {
+		return nil, err
+	}
+	w := &workers{g: g, of: make(map[*topologies.Node]*sim.Engine, len(t.Nodes))}
+	for nd, p := range part {
+		w.of[nd] = g.Engine(p)
+	}
+	return w, nil
+}
+
+// Workers returns how many engines the lab runs on (1 without a group).
+func (l *Lab) Workers() int {
+	if l.w == nil {
+		return 1
+	}
+	return l.w.g.Len()
+}
+
+// Close stops the goroutines of a lab that runs on several workers; the
+// lab stays readable. It does nothing for a one-worker lab.
+func (l *Lab) Close() {
+	if l.w != nil {
+		l.w.g.Close()
+	}
+}
+
+// engineOf returns the engine node n runs on.
+func (l *Lab) engineOf(n *topologies.Node) *sim.Engine {
+	if l.w == nil {
+		return l.e
+	}
+	return l.w.of[n]
+}
+
+// now returns the fabric time.
+func (l *Lab) now() clock.Time {
+	if l.w == nil {
+		return l.e.Now()
+	}
+	return l.w.g.Now()
+}
+
+// at runs f at t, alone: a global event of the group, or the engine's At.
+func (l *Lab) at(t clock.Time, f func()) clock.Timer {
+	if l.w == nil {
+		return l.e.At(t, f)
+	}
+	return l.w.g.At(t, f)
+}
+
+// runUntil runs the lab's engines until t (or a stop).
+func (l *Lab) runUntil(t clock.Time) {
+	if l.w == nil {
+		l.e.RunUntil(t)
+		return
+	}
+	l.w.g.RunUntil(t)
+}
+
+// pending returns how many events wait.
+func (l *Lab) pending() int {
+	if l.w == nil {
+		return l.e.Pending()
+	}
+	return l.w.g.Pending()
+}
+
+// Executed returns how many events the lab's engines have run.
+func (l *Lab) Executed() uint64 {
+	if l.w == nil {
+		return l.e.Executed()
+	}
+	return l.w.g.Executed()
+}
+
+// stop makes the run in progress return after the current event.
+func (l *Lab) stop() {
+	if l.w == nil {
+		l.e.Stop()
+		return
+	}
+	l.w.g.Stop()
+}
+
+// lock and unlock guard what partitions report to the lab; free without
+// workers.
+func (l *Lab) lock() {
+	if l.w != nil {
+		l.w.mu.Lock()
+	}
+}
+
+func (l *Lab) unlock() {
+	if l.w != nil {
+		l.w.mu.Unlock()
+	}
+}
+
+// mayFinish reports whether every running job might finish in the window
+// starting at start, so that it must run serially. A perf job cannot
+// finish in a window that ends before its deadline, nor while one of its
+// flows has a QP with a packet never sent: that packet's acknowledgement
+// is at least a round trip of two links away, longer than a window.
+func (l *Lab) mayFinish(start clock.Time) bool {
+	if l.running == 0 || !l.stopIdle {
+		return false
+	}
+	end := start.Add(l.w.g.Lookahead())
+	for _, j := range l.jobs {
+		if pj, ok := j.(*PerfJob); ok && !pj.Done() && !pj.mayFinish(end) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayFinish reports whether the job might finish before end.
+func (j *PerfJob) mayFinish(end clock.Time) bool {
+	if !j.started || j.spec.Duration > 0 && end < j.deadline {
+		return false
+	}
+	if j.witness != nil && !j.witness.finished && j.witness.busy() {
+		return false
+	}
+	for _, f := range j.flows {
+		if !f.finished && f.busy() {
+			j.witness = f
+			return false
+		}
+	}
+	return true
+}
+
+// busy reports whether the flow has work that cannot complete within a
+// window: a QP with a message still to post, or a packet never sent.
+func (f *Flow) busy() bool {
+	for _, q := range f.qps {
+		if q.finished {
+			continue
+		}
+		if f.j.spec.Duration == 0 && q.posted < f.j.spec.Iterations || q.C.Unsent() {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOneWorker refuses a job kind a partitioned lab cannot run.
+func (l *Lab) checkOneWorker(kind string) error {
+	if l.w != nil {
+		return fmt.Errorf("a %s %w", kind, errOneWorker)
+	}
+	return nil
+}
