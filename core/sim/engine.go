@@ -41,11 +41,12 @@ type Engine struct {
 
 	// In a Group (group.go): the group, this engine's index in it, the
 	// events run in the current window, and the events for other engines.
-	grp  *Group
-	id   int
-	log  []logEntry
-	out  []remote
-	mail []letter
+	grp     *Group
+	id      int
+	log     []logEntry
+	out     []remote
+	mail    []letter
+	lastRan uint64 // events run in the last window
 }
 
 var _ clock.Scheduler = (*Engine)(nil)

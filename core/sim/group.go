@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocelab/rocelab/core/clock"
 )
@@ -41,7 +44,9 @@ type Group struct {
 	heads     []int             // per engine: the next log entry to merge
 	settle    func(base uint64) // merge; tests swap in wrong orders
 	start     []chan key
-	globals   []*global // Group.At events, in order
+	order     []*Engine    // the engines in the order windows hand them out
+	taken     atomic.Int64 // how many of order this window handed out
+	globals   []*global    // Group.At events, in order
 	stopped   bool
 	// globalRuns counts the global events run.
 	globalRuns uint64
@@ -72,10 +77,14 @@ type remote struct {
 
 // NewGroup returns n engines at time 0 whose random streams derive from
 // seed (engine i's Rand(name) draws what one engine's would), running in
-// windows of lookahead. Close it when done, to stop its goroutines.
-func NewGroup(seed uint64, n int, lookahead clock.Duration) (*Group, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("sim: a group of %d engines", n)
+// windows of lookahead on workers goroutines (at most n; the caller's is
+// one of them). With more engines than workers, each window hands the
+// engines out busiest first (by the events each ran in the last window),
+// so that a partition that happens to carry more traffic does not keep
+// the others waiting. Close the group when done, to stop its goroutines.
+func NewGroup(seed uint64, n, workers int, lookahead clock.Duration) (*Group, error) {
+	if n < 1 || workers < 1 {
+		return nil, fmt.Errorf("sim: a group of %d engines on %d workers", n, workers)
 	}
 	if lookahead <= 0 {
 		return nil, fmt.Errorf("sim: a group needs a positive lookahead, got %v", lookahead)
@@ -87,10 +96,11 @@ func NewGroup(seed uint64, n int, lookahead clock.Duration) (*Group, error) {
 		e.grp, e.id, e.seqLimit = g, i, 0
 		g.engines = append(g.engines, e)
 	}
-	for i := 1; i < n; i++ {
+	g.order = slices.Clone(g.engines)
+	for range min(workers, n) - 1 {
 		ch := make(chan key)
 		g.start = append(g.start, ch)
-		go g.worker(g.engines[i], ch)
+		go g.worker(ch)
 	}
 	return g, nil
 }
@@ -106,10 +116,25 @@ func (g *Group) Close() {
 	}
 }
 
-func (g *Group) worker(e *Engine, start <-chan key) {
+func (g *Group) worker(start <-chan key) {
 	for bound := range start {
-		e.runWindow(bound)
+		g.runEngines(bound)
 		g.done.Done()
+	}
+}
+
+// runEngines takes engines off the window's list until none is left and
+// runs each up to bound.
+func (g *Group) runEngines(bound key) {
+	for {
+		i := int(g.taken.Add(1)) - 1
+		if i >= len(g.order) {
+			return
+		}
+		e := g.order[i]
+		before := e.executed
+		e.runWindow(bound)
+		e.lastRan = e.executed - before
 	}
 }
 
@@ -329,11 +354,15 @@ func (g *Group) window(bound key) {
 	g.windows++
 	g.base = base
 	g.inWindow = true
+	if len(g.start) < len(g.engines)-1 {
+		slices.SortStableFunc(g.order, func(a, b *Engine) int { return cmp.Compare(b.lastRan, a.lastRan) })
+	}
+	g.taken.Store(0)
 	g.done.Add(len(g.start))
 	for _, ch := range g.start {
 		ch <- bound
 	}
-	g.engines[0].runWindow(bound)
+	g.runEngines(bound)
 	g.done.Wait()
 	g.inWindow = false
 	for _, e := range g.engines {

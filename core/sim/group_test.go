@@ -130,9 +130,13 @@ func TestGroupMatchesOneEngine(t *testing.T) {
 			t.Fatalf("the reference ran %d events, too few to test", events)
 		}
 		for _, parts := range []int{1, 2, 3, 5} {
-			for _, slice := range []clock.Duration{0, 7*la + 3} {
-				t.Run(fmt.Sprintf("nodes=%d/parts=%d/slice=%v", tc.nodes, parts, slice), func(t *testing.T) {
-					g, err := NewGroup(tc.seed, parts, la)
+			for i, slice := range []clock.Duration{0, 7*la + 3} {
+				workers := 1 + i*(parts-1) // all on the caller's goroutine, then one each
+				if parts == 5 && i == 1 {
+					workers = 2 // five engines handed out to two
+				}
+				t.Run(fmt.Sprintf("nodes=%d/parts=%d/workers=%d/slice=%v", tc.nodes, parts, workers, slice), func(t *testing.T) {
+					g, err := NewGroup(tc.seed, parts, workers, la)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -174,7 +178,7 @@ func TestGroupOrderMatters(t *testing.T) {
 	ref := newMesh([]*Engine{one}, 8, 400, la)
 	one.Run()
 	want, _ := ref.digest()
-	g, err := NewGroup(1, 2, la)
+	g, err := NewGroup(1, 2, 2, la)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +200,7 @@ func TestGroupOrderMatters(t *testing.T) {
 }
 
 func TestGroupRefusesEventsInsideTheLookahead(t *testing.T) {
-	g, err := NewGroup(1, 2, 1000)
+	g, err := NewGroup(1, 2, 2, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +220,7 @@ func TestGroupRefusesEventsInsideTheLookahead(t *testing.T) {
 		n  int
 		la clock.Duration
 	}{{0, 1000}, {2, 0}} {
-		if _, err := NewGroup(1, bad.n, bad.la); err == nil {
+		if _, err := NewGroup(1, bad.n, 1, bad.la); err == nil {
 			t.Errorf("NewGroup(%d, %v) took it", bad.n, bad.la)
 		}
 	}
@@ -265,7 +269,7 @@ func TestGroupGlobalsSerialAndStop(t *testing.T) {
 		{"never", func(clock.Time) bool { return false }},
 	} {
 		t.Run(serial.name, func(t *testing.T) {
-			g, err := NewGroup(4, 3, la)
+			g, err := NewGroup(4, 3, 2, la)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func TestAcrossMatchesOneEngine(t *testing.T) {
 			t.Fatalf("seed %d: only %d arrivals", seed, events)
 		}
 		for _, parts := range []int{2, 3} {
-			g, err := sim.NewGroup(seed, parts, 1000)
+			g, err := sim.NewGroup(seed, parts, 2, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,8 +80,9 @@ type Report struct {
 	Coll []collective.Result
 	// HugePages is what advising huge pages before the run did.
 	HugePages HugePages
-	// Workers is how many engines the run used.
-	Workers int
+	// Workers is how many goroutines the run used, Partitions over how
+	// many engines its nodes were cut.
+	Workers, Partitions int
 }
 
 // HugePages is what hugepage.Advise did before a run and how long it took
@@ -143,7 +144,7 @@ func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("simbench: %w", err)
 	}
-	r := &Report{Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links), Workers: l.Workers()}
+	r := &Report{Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links), Workers: l.Workers(), Partitions: l.Partitions()}
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
 			r.Switches++
@@ -338,7 +339,7 @@ func (r *Report) Summary() string {
 	s := fmt.Sprintf("== %s\n", r.Name)
 	s += fmt.Sprintf("topology        %s: %d NICs, %d switches, %d links\n", r.Topology, r.NICs, r.Switches, r.Links)
 	s += fmt.Sprintf("build wall      %v\n", r.Build.Round(time.Millisecond))
-	s += fmt.Sprintf("run wall        %v, CPU %v (fabric time %v, %d worker(s))\n", r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.Fabric, max(r.Workers, 1))
+	s += fmt.Sprintf("run wall        %v, CPU %v (fabric time %v, %d worker(s), %d partition(s))\n", r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.Fabric, max(r.Workers, 1), max(r.Partitions, 1))
 	s += fmt.Sprintf("data packets    %d (%.0f per wall-second, %.0f per CPU-second)\n", r.DataPackets, r.PacketsPerSecond(),
 		float64(r.DataPackets)/r.CPU.Seconds())
 	s += fmt.Sprintf("events          %d (%.0f per wall-second, %.0f per CPU-second)\n", r.Events, r.EventsPerSecond(),

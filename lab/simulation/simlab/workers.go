@@ -7,13 +7,15 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/topologies"
 )
 
 // A lab of Options.Workers > 1 runs on a sim.Group: its nodes are cut into
-// that many partitions, by zone (a pod and its racks stay together; nodes
-// of no zone, the core, are dealt round robin), each on its own engine,
-// and the links between partitions become pipes across engines. The group
+// partsPerWorker partitions per worker (at most one per zone), by zone (a
+// pod and its racks stay together; nodes of no zone, the core, are dealt
+// round robin), each on its own engine, and the links between partitions
+// become pipes across engines. The group
 // runs in windows of the least delay of a link between partitions, and its
 // run is bit-for-bit the one-engine run: same digests, same counters.
 //
@@ -24,12 +26,17 @@ import (
 // RunUntilIdle runs a window serially whenever every job might finish in
 // it (mayFinish); no finish can then fall in a parallel window.
 
+// partsPerWorker is how many partitions each worker runs, handed out
+// busiest first in each window (see sim.NewGroup).
+const partsPerWorker = 4
+
 // errOneWorker is what jobs a partitioned lab cannot run say.
 var errOneWorker = errors.New("runs on one worker only (Options.Workers 1): its ranks share one coordinator")
 
 // workers holds what a partitioned lab adds.
 type workers struct {
 	g  *sim.Group
+	n  int // goroutines
 	of map[*topologies.Node]*sim.Engine
 	mu sync.Mutex // the jobs' and the lab's counters of finished work
 }
@@ -47,7 +54,8 @@ func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
 	if n < 2 || len(zones) < 2 {
 		return nil, nil
 	}
-	n = min(n, len(zones))
+	goroutines := n
+	n = min(partsPerWorker*n, len(zones))
 	part := make(map[*topologies.Node]int, len(t.Nodes))
 	core := 0
 	for _, nd := range t.Nodes {
@@ -58,28 +66,44 @@ func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
 			core++
 		}
 	}
-	lookahead := clock.Duration(-1)
+	// The lookahead is the least delay of a link between partitions, and
+	// no more than twice the least of any link: a window must be shorter
+	// than an acknowledgement's way back (see Flow.busy).
+	lookahead, least := clock.Duration(-1), clock.Duration(-1)
 	for _, l := range t.Links {
 		if part[l.A.Node] != part[l.B.Node] && (lookahead < 0 || l.Delay < lookahead) {
 			lookahead = l.Delay
 		}
+		if least < 0 || l.Delay < least {
+			least = l.Delay
+		}
 	}
+	lookahead = min(lookahead, 2*least)
 	if lookahead <= 0 {
 		return nil, nil
 	}
-	g, err := sim.NewGroup(seed, n, lookahead)
+	g, err := sim.NewGroup(seed, n, goroutines, lookahead)
 	if err != nil {
 		return nil, err
 	}
-	w := &workers{g: g, of: make(map[*topologies.Node]*sim.Engine, len(t.Nodes))}
+	w := &workers{g: g, n: goroutines, of: make(map[*topologies.Node]*sim.Engine, len(t.Nodes))}
 	for nd, p := range part {
 		w.of[nd] = g.Engine(p)
 	}
 	return w, nil
 }
 
-// Workers returns how many engines the lab runs on (1 without a group).
+// Workers returns how many goroutines the lab runs on (1 without a
+// group), and Partitions how many engines.
 func (l *Lab) Workers() int {
+	if l.w == nil {
+		return 1
+	}
+	return min(l.w.n, l.w.g.Len())
+}
+
+// Partitions returns how many engines the lab's nodes are cut over.
+func (l *Lab) Partitions() int {
 	if l.w == nil {
 		return 1
 	}
@@ -202,13 +226,19 @@ func (j *PerfJob) mayFinish(end clock.Time) bool {
 }
 
 // busy reports whether the flow has work that cannot complete within a
-// window: a QP with a message still to post, or a packet never sent.
+// window: a QP with a message still to post, a packet never sent, or (a
+// WRITE or SEND) data its responder has yet to take, whose
+// acknowledgement is then at least two links away.
 func (f *Flow) busy() bool {
+	j := f.j
 	for _, q := range f.qps {
 		if q.finished {
 			continue
 		}
-		if f.j.spec.Duration == 0 && q.posted < f.j.spec.Iterations || q.C.Unsent() {
+		if j.spec.Duration == 0 && q.posted < j.spec.Iterations || q.C.Unsent() {
+			return true
+		}
+		if j.write != endpoint.WRRead && q.S.Stats().RxDataBytes < int64(q.posted)*int64(j.spec.Size) {
 			return true
 		}
 	}
