@@ -68,14 +68,15 @@ SOAK_DURATION ?= 3m
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -v -timeout 0 ./lab/emulation/deploy/
 
-## bench-sim: the simulator at data-center scale, on one core: a 1,024-host
-## three-tier Clos permutation (single-path ECMP, then MetaRoCE spraying) and
-## a 2,048-GPU ring all-reduce; wall time, packets and events per second,
-## peak RSS, flow completion times. Takes minutes; not part of `make test`.
+## bench-sim: the simulator at data-center scale: a 1,024-host three-tier
+## Clos permutation (single-path ECMP, then MetaRoCE spraying), each on one
+## core and on two (two workers), and a 2,048-GPU ring all-reduce on one;
+## wall time, packets per second, peak RSS and digests side by side, failing
+## when a digest differs. BASELINE=<rev> adds that revision's simulator, one
+## core, before each scenario. Takes minutes; not part of `make test`.
 .PHONY: bench-sim
 bench-sim:
-	$(GO) build -o bin/simbench ./cmd/simbench
-	GOMAXPROCS=1 bin/simbench $(SIMBENCH_FLAGS)
+	scripts/bench-sim.sh
 
 ## example-plots: regenerate the README's example plots (docs/img/examples)
 ## from the example scenarios, in the simulator.
