@@ -9,7 +9,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 3s
 DEMO_OUT  ?= demo-out
 
-.PHONY: all build install test unit fuzz-short lint demo bench clean
+.PHONY: all build install test unit race fuzz-short lint demo bench clean
 
 all: build
 
@@ -29,7 +29,7 @@ install: build
 	if [ -f bin/lib/libibverbs.so.1 ]; then install -D -m 0755 bin/lib/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/rocelab/libibverbs.so.1; fi
 
 ## test: lint, every unit/integration test, then each fuzz target briefly.
-test: lint unit fuzz-short
+test: lint unit race fuzz-short
 
 # A test binary's time waiting for testenv.Exclusive counts against go
 # test's per-binary timeout (10 min by default); the heavy packages that
@@ -39,6 +39,14 @@ test: lint unit fuzz-short
 unit:
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -timeout 30m -tags rocelab_mutants -run 'Mutant|FailedCaseEvidence' ./endpoint/ ./lab/compliance/... ./lab/emulation/node/
+
+# The parallel simulator under the race detector: engines of a group, pipes
+# across them, a partitioned lab. The detector needs a C compiler.
+race:
+	@if command -v cc >/dev/null; then \
+		CGO_ENABLED=1 $(GO) test -count=1 -race -run 'Group|Across|Workers' ./core/sim/ ./wire/pipe/ ./lab/simulation/simbench/; \
+	elif [ -n "$$CI" ]; then echo "race: no C compiler (cc) for the race detector" >&2; exit 1; \
+	else echo "race: skipped: no C compiler (cc) for the race detector"; fi
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz-short.sh

@@ -13,8 +13,11 @@
 // -scenario alltoall (an all-to-all across the 2,048 GPUs over QP pairs
 // connected on first use).
 //
-// Flags: -seed, -scenario, -cpuprofile, -memprofile. Run it with
-// GOMAXPROCS=1 for one-core figures.
+// Flags: -seed, -scenario, -workers, -cpuprofile, -memprofile. The
+// permutations run on -workers goroutines (default: the machine's CPUs),
+// over a lab cut into partitions by pod (simlab's Options.Workers); their
+// results, digest included, are the same for any number. Run it with
+// GOMAXPROCS=1 -workers 1 for one-core figures.
 package main
 
 import (
@@ -41,7 +44,7 @@ func main() {
 	qps := flag.Int("qps", 4, "QPs each permutation-spray flow is split over (each QP sprays over -paths paths)")
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
-	workers := flag.Int("workers", 1, "engines the permutations run on, side by side (results are the same for any number; collectives run on one)")
+	workers := flag.Int("workers", runtime.NumCPU(), "goroutines the permutations run on, side by side (results are the same for any number; collectives run on one)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {

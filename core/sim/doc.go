@@ -5,7 +5,17 @@
 // An Engine keeps virtual time in integer picoseconds (clock.Time) and a
 // priority queue of events. It implements clock.Scheduler, so a model that
 // is handed an *Engine cannot tell it from the emulation's wall-clock loop.
-// Everything runs on the caller's goroutine; nothing is concurrent.
+// An Engine runs on the caller's goroutine; nothing in it is concurrent.
+//
+// # Groups
+//
+// A Group runs several engines, one partition of a model each, side by
+// side in windows no longer than its lookahead (the least delay of an
+// event from one engine to another), and its run is bit-for-bit the run of
+// one engine holding every model: group.go says how ties and stops are
+// kept. Models cut across engines talk through ScheduleOn, Send (letters
+// handed over at a window's end, with a Ticket holding the sender's place
+// in the order) and ScheduleSeq; wire/pipe.NewAcross is the link so cut.
 //
 // # Ordering
 //
