@@ -24,7 +24,9 @@ import (
 // tells the lab (a flow finished) goes through mu. The one thing a window
 // run in parallel cannot do exactly is stop right after an event, so
 // RunUntilIdle runs a window serially whenever every job might finish in
-// it (mayFinish); no finish can then fall in a parallel window.
+// it (mayFinish); no finish can then fall in a parallel window. A job that
+// fails (a QP in error) stops the run at the end of its window, and the
+// run returns the job's error, so no failed run is compared.
 
 // partsPerWorker is how many partitions each worker runs, handed out
 // busiest first in each window (see sim.NewGroup).
