@@ -170,7 +170,9 @@ func (e *Engine) Executed() uint64 { return e.executed }
 
 // Stop makes the Run or RunUntil in progress return after the current
 // event. Each Run, RunUntil and RunFor starts unstopped, so a Stop called
-// while no run is in progress has no effect.
+// while no run is in progress has no effect. On an engine of a Group it
+// stops the group's run: right after the event in a serial window, at the
+// window's end in a parallel one (see Group.RunUntil).
 func (e *Engine) Stop() { e.stopped = true }
 
 // skipCancelled pops cancelled timers off the top of the heap and reports

@@ -38,11 +38,10 @@ type Group struct {
 	lookahead clock.Duration
 	next      uint64 // the next final insertion sequence
 	inWindow  bool
-	windows   uint64            // windows run; the current or last one's number
-	base      uint64            // the last window's first sequence
-	maps      [][]uint64        // per engine: provisional sequence - base → final
-	heads     []int             // per engine: the next log entry to merge
-	settle    func(base uint64) // merge; tests swap in wrong orders
+	windows   uint64     // windows run; the current or last one's number
+	base      uint64     // the last window's first sequence
+	maps      [][]uint64 // per engine: provisional sequence - base → final
+	heads     []int      // per engine: the next log entry to merge
 	start     []chan key
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
@@ -90,7 +89,6 @@ func NewGroup(seed uint64, n, workers int, lookahead clock.Duration) (*Group, er
 		return nil, fmt.Errorf("sim: a group needs a positive lookahead, got %v", lookahead)
 	}
 	g := &Group{lookahead: lookahead, maps: make([][]uint64, n), heads: make([]int, n)}
-	g.settle = g.merge
 	for i := range n {
 		e := New(seed)
 		e.grp, e.id, e.seqLimit = g, i, 0
@@ -368,7 +366,7 @@ func (g *Group) window(bound key) {
 	for _, e := range g.engines {
 		e.seqLimit = 0
 	}
-	g.settle(base)
+	g.merge(base)
 }
 
 // merge hands out the final sequences of the window in the one-engine
