@@ -49,6 +49,8 @@ type Options struct {
 	// fewer than two zones, or without delay on the links between them,
 	// runs on one. Perf and incast jobs run on several; collectives do not.
 	// Results are the same whatever the number. Close a lab of several.
+	// Its Fabric.Wrap sinks and OnPFC callbacks run on the goroutine of the
+	// partition of the link or switch they belong to, side by side.
 	Workers int
 	// Fabric is passed to fabric.BuildSim (switch configuration hooks,
 	// PFC callback, fault and capture wrappers).
