@@ -58,6 +58,11 @@ type Options struct {
 	// timed job's goodput is what arrived within its window). The default
 	// is the ideal switch of the topology's profile.
 	MatchEmulation bool
+	// Workers is how many goroutines Sim runs the fabric on (simlab's
+	// Options.Workers; 0 or 1: one). The results are the same whatever
+	// the number. Scenarios with faults, background or FE traffic, or
+	// collectives run on one: Sim refuses more for them, naming why.
+	Workers int
 }
 
 // Progress is what Options.Progress is told.
@@ -82,6 +87,9 @@ type Outcome struct {
 	Problems []string
 	// Report is the report directory written, if any.
 	Report string
+	// Workers is how many goroutines the simulator ran on (Options.Workers,
+	// or 1 where the topology could not be cut).
+	Workers int
 }
 
 // Report returns the outcome as the report package takes it.
@@ -182,8 +190,11 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		r.scale = emulationScale(sc, opts.Scale)
 		fo.Configure = emulatedSwitches(r.scale, seed, &cfgErr)
 	}
+	if err := CheckWorkers(sc, opts.Workers); err != nil {
+		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+	}
 	lab, err := simlab.Build(sc.Topology, simlab.Options{
-		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo,
+		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo, Workers: opts.Workers,
 		Progress: func(p simlab.Progress) {
 			if opts.Progress != nil {
 				opts.Progress(Progress{Now: clock.Duration(p.Now), Duration: dur, Events: p.Events, Wall: time.Since(wallStart)})
@@ -196,9 +207,9 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
+	defer lab.Close()
 	proxy.e = lab.Engine()
 	r.lab = lab
-	e := lab.Engine()
 	for _, w := range sc.Workloads {
 		if err := r.start(w); err != nil {
 			return nil, fmt.Errorf("run %s: workload %s: %w", sc.Name, w.Name, err)
@@ -211,7 +222,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	})
 	r.snapshot(false)
 	for t := clock.Time(opts.SnapshotEvery); t < clock.Time(dur); t = t.Add(opts.SnapshotEvery) {
-		e.At(t, func() { r.snapshot(false) })
+		lab.At(t, func() { r.snapshot(false) })
 	}
 	ch := chunker{fabric: clock.Microsecond}
 	for lab.Now() < clock.Time(dur) {
@@ -236,8 +247,8 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.snapshot(true)
 	out := &Outcome{
 		Verdict: report.Verdict{Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
-			Events: e.Executed()},
-		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems,
+			Events: lab.Executed()},
+		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems, Workers: lab.Workers(),
 	}
 	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
 	for _, j := range r.jobs {
@@ -346,7 +357,9 @@ func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
 	if !ok || !l.Launch(p, end) {
 		return false
 	}
-	t.tee(p, end.Sub(t.r.lab.Now())+t.delay)
+	if len(t.r.gens[t.port]) > 0 {
+		t.tee(p, end.Sub(t.r.lab.Now())+t.delay)
+	}
 	return true
 }
 
@@ -357,4 +370,34 @@ func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 			t.r.lab.Engine().AfterFunc(d, func() { g.Receive(p) })
 		}
 	}
+}
+
+// CheckWorkers refuses workers > 1 for a scenario whose parts schedule on
+// the lab's one engine: its fault injector, traffic generators and
+// collectives.
+func CheckWorkers(sc *scenario.Scenario, workers int) error {
+	if workers <= 1 {
+		return nil
+	}
+	why := ""
+	switch {
+	case len(sc.Faults) > 0:
+		why = "its faults run"
+	default:
+		for _, w := range sc.Workloads {
+			switch w.Kind {
+			case scenario.KindCollective:
+				why = "collective " + w.Name + " runs"
+			case scenario.KindBackground, scenario.KindFE:
+				why = string(w.Kind) + " traffic " + w.Name + " runs"
+			}
+			if why != "" {
+				break
+			}
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%d workers: %s on one worker only; run it without --workers", workers, why)
 }

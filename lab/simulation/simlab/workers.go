@@ -144,6 +144,12 @@ func (l *Lab) at(t clock.Time, f func()) clock.Timer {
 	return l.w.g.At(t, f)
 }
 
+// At runs f at fabric time t with the whole lab still (a global event of
+// the group when the lab runs on several workers): the place for what
+// reads every switch and NIC, or starts work on several. The timer's Stop
+// cancels it.
+func (l *Lab) At(t clock.Time, f func()) clock.Timer { return l.at(t, f) }
+
 // runUntil runs the lab's engines until t (or a stop).
 func (l *Lab) runUntil(t clock.Time) {
 	if l.w == nil {
