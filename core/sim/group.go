@@ -46,7 +46,7 @@ type Group struct {
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
 	globals   []*global    // Group.At events, in order
-	stopped   bool
+	stopped   atomic.Bool  // Stop may be called from a window's goroutines
 	// globalRuns counts the global events run.
 	globalRuns uint64
 	// Serial, if set, is asked before each window, which starts at start
@@ -268,7 +268,7 @@ func (g *Group) At(t clock.Time, f func()) clock.Timer {
 // a serial window or a global event, at the end of a parallel window
 // (whatever the other engines ran after it in that window has run; see
 // Serial).
-func (g *Group) Stop() { g.stopped = true }
+func (g *Group) Stop() { g.stopped.Store(true) }
 
 // RunUntil runs every event due at or before t, window by window, then
 // sets Now to t, as Engine.RunUntil does on one engine. Before each window
@@ -277,11 +277,11 @@ func (g *Group) Stop() { g.stopped = true }
 // Stop (Group.Stop or an engine's) takes effect right after the event that
 // called it, as on one engine.
 func (g *Group) RunUntil(t clock.Time) {
-	g.stopped = false
+	g.stopped.Store(false)
 	for _, e := range g.engines {
 		e.stopped = false
 	}
-	for !g.stopped {
+	for !g.stopped.Load() {
 		e := g.head()
 		if len(g.globals) > 0 && g.globals[0].k.at <= t && (e == nil || g.globals[0].k.before(&e.heap[root])) {
 			g.runGlobal()
@@ -303,10 +303,12 @@ func (g *Group) RunUntil(t clock.Time) {
 			g.window(bound)
 		}
 		for _, e := range g.engines {
-			g.stopped = g.stopped || e.stopped
+			if e.stopped {
+				g.stopped.Store(true)
+			}
 		}
 	}
-	if g.stopped {
+	if g.stopped.Load() {
 		return
 	}
 	for _, e := range g.engines {
@@ -333,8 +335,8 @@ func (g *Group) serialWindow(bound key) {
 			return
 		}
 		e.step()
-		if e.stopped || g.stopped {
-			g.stopped = true
+		if e.stopped || g.stopped.Load() {
+			g.stopped.Store(true)
 			return
 		}
 	}
