@@ -44,7 +44,7 @@ unit:
 # across them, a partitioned lab. The detector needs a C compiler.
 race:
 	@if command -v cc >/dev/null; then \
-		CGO_ENABLED=1 $(GO) test -count=1 -race -run 'Group|Across|Workers' ./core/sim/ ./wire/pipe/ ./lab/simulation/simbench/ ./lab/scenarios/run/; \
+		CGO_ENABLED=1 $(GO) test -count=1 -race -run 'Group|Across|Workers' ./core/sim/ ./wire/pipe/ ./lab/simulation/simlab/ ./lab/simulation/simbench/ ./lab/scenarios/run/; \
 	elif [ -n "$$CI" ]; then echo "race: no C compiler (cc) for the race detector" >&2; exit 1; \
 	else echo "race: skipped: no C compiler (cc) for the race detector"; fi
 
