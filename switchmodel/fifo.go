@@ -7,9 +7,9 @@ import "github.com/rocelab/rocelab/wire"
 // wire.Packet stays the descriptor shared with the rest of the lab.
 type entry struct {
 	p       *wire.Packet
-	size    int32 // bytes accounted (p.Len when admitted)
-	in      int32 // ingress port index
-	pg      uint8 // ingress priority group
+	size    int32  // bytes accounted (p.Len when admitted)
+	in      uint16 // ingress port index (New refuses more than MaxPorts)
+	pg      uint8  // ingress priority group
 	trimmed bool
 }
 

@@ -244,6 +244,12 @@ func TestNewRejects(t *testing.T) {
 	}{
 		{"no scheduler", func(o *switchmodel.Options) { o.Sched = nil }, "no scheduler"},
 		{"no ports", func(o *switchmodel.Options) { o.Ports = nil }, "no ports"},
+		{"too many ports", func(o *switchmodel.Options) {
+			o.Ports = make([]switchmodel.PortSpec, switchmodel.MaxPorts+1)
+			for i := range o.Ports {
+				o.Ports[i].Rate = g100
+			}
+		}, "65536 ports, more than the 65535"},
 		{"zero rate", func(o *switchmodel.Options) { o.Ports = []switchmodel.PortSpec{{}} }, "rate"},
 		{"tiny buffer", func(o *switchmodel.Options) { o.Config.BufferBytes = 10_000 }, "no shared pool"},
 		{"bad ECN", func(o *switchmodel.Options) { o.Config.ECN[3].Kmax = 1 }, "Kmin"},

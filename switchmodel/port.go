@@ -229,7 +229,7 @@ func (eg *Port) enqueue(p *wire.Packet, in *Port, tc uint8) {
 		return
 	}
 	s.mmu.charge(g, n, w)
-	eg.push(tc, entry{p: p, size: int32(n), in: int32(in.idx), pg: tc})
+	eg.push(tc, entry{p: p, size: int32(n), in: uint16(in.idx), pg: tc})
 	in.checkXoff(int(tc))
 	eg.kick()
 }

@@ -65,6 +65,10 @@ type Switch struct {
 	dwrr     []uint8 // the other classes, in round-robin order
 }
 
+// MaxPorts is the most ports a switch may have: a queued packet keeps its
+// ingress port in 16 bits, so that a queue entry is 16 bytes.
+const MaxPorts = 1<<16 - 1
+
 // New builds a switch. It fails when the configuration is inconsistent or
 // leaves no shared buffer.
 func New(opts Options) (*Switch, error) {
@@ -77,6 +81,9 @@ func New(opts Options) (*Switch, error) {
 	}
 	if len(opts.Ports) == 0 {
 		return nil, fmt.Errorf("switch %q: no ports", opts.Name)
+	}
+	if len(opts.Ports) > MaxPorts {
+		return nil, fmt.Errorf("switch %q: %d ports, more than the %d a switch may have", opts.Name, len(opts.Ports), MaxPorts)
 	}
 	rng := opts.Rand
 	if rng == nil {

@@ -31,7 +31,7 @@ func (eg *Port) trim(p *wire.Packet, in *Port, tc uint8) bool {
 	}
 	eg.q[tc].trims++
 	s.mmu.charge(g, n, w)
-	eg.push(tp, entry{p: p, size: int32(n), in: int32(in.idx), pg: tp, trimmed: true})
+	eg.push(tp, entry{p: p, size: int32(n), in: uint16(in.idx), pg: tp, trimmed: true})
 	in.checkXoff(int(tp))
 	eg.kick()
 	return true
