@@ -8,7 +8,7 @@
 // priority groups held an upstream in XOFF and named figures (a
 // collective's busbw and time) within a tolerance of the simulator's (5 %
 // for the laptop scenario files, 15 % for the 4:1 incast at k = 8000); the
-// PFC frame count, whose cadence follows host jitter, within 10 % and 30 %
+// PFC frame count, whose cadence follows host jitter, within 15 % and 30 %
 // (Compare's doc says why). The laptop files are emulated with exact links
 // (deploy.Options.ExactLinks: frames carry their sender's lateness, so a
 // sender's loop lag does not lengthen its links), the 4:1 incast without:
