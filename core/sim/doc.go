@@ -13,9 +13,9 @@
 // side in windows no longer than its lookahead (the least delay of an
 // event from one engine to another), and its run is bit-for-bit the run of
 // one engine holding every model: group.go says how ties and stops are
-// kept. Models cut across engines talk through ScheduleOn, Send (letters
-// handed over at a window's end, with a Ticket holding the sender's place
-// in the order) and ScheduleSeq; wire/pipe.NewAcross is the link so cut.
+// kept. Models cut across engines talk through Send (letters handed over
+// at a window's end, with a Ticket holding the sender's place in the
+// order) and ScheduleSeq; wire/pipe.NewAcross is the link so cut.
 //
 // # Ordering
 //

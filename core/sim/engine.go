@@ -44,7 +44,6 @@ type Engine struct {
 	grp     *Group
 	id      int
 	log     []logEntry
-	out     []remote
 	mail    []letter
 	lastRan uint64 // events run in the last window
 }

@@ -29,7 +29,7 @@ import (
 // its own partition, so its final sequence is known by the time the merge
 // needs it. The engines' pending keys are then renumbered in place (the
 // renumbering keeps each heap's order, so no heap is rebuilt), and the
-// events for other engines are queued there with their final sequences.
+// letters between engines are handed over with their final tickets.
 //
 // Insertions made between runs (a driver setting up flows) take final
 // sequences at once, in call order, as they would on one engine.
@@ -64,14 +64,6 @@ type logEntry struct {
 	at    clock.Time
 	seq   uint64
 	first uint64
-}
-
-// remote is an event one engine scheduled on another in this window.
-type remote struct {
-	dst *Engine
-	at  clock.Time
-	seq uint64 // provisional in the sender
-	p   payload
 }
 
 // NewGroup returns n engines at time 0 whose random streams derive from
@@ -178,33 +170,6 @@ func (g *Group) finalSeq() uint64 {
 	s := g.next
 	g.next++
 	return s
-}
-
-// ScheduleOn calls h.Handle(arg) at time t on engine dst, which may be e
-// itself (then it is Schedule). Inside a run, an event for another engine
-// of e's group must be due at least the group's lookahead after Now: it
-// panics otherwise, since the partition would have been cut wrong.
-func (e *Engine) ScheduleOn(dst *Engine, t clock.Time, h Handler, arg any) {
-	if dst == e {
-		e.Schedule(t, h, arg)
-		return
-	}
-	if h == nil {
-		panic("sim: ScheduleOn with a nil handler")
-	}
-	g := e.grp
-	if g == nil || dst.grp != g {
-		panic("sim: ScheduleOn across engines that are not of one group")
-	}
-	if !g.inWindow {
-		dst.push(t, payload{h: h, arg: arg})
-		return
-	}
-	if t < e.now.Add(g.lookahead) {
-		panic(fmt.Sprintf("sim: engine %d scheduled an event on engine %d at %v, inside the lookahead %v after %v",
-			e.id, dst.id, t, g.lookahead, e.now))
-	}
-	e.out = append(e.out, remote{dst: dst, at: t, seq: e.nextSeq(), p: payload{h: h, arg: arg}})
 }
 
 // runWindow runs every event whose key is before bound.
@@ -349,7 +314,7 @@ func (g *Group) Run() { g.RunUntil(clock.Never) }
 func (g *Group) window(bound key) {
 	base := g.next
 	for _, e := range g.engines {
-		e.seq, e.seqLimit, e.log, e.out, e.mail = base, maxSeq, e.log[:0], e.out[:0], e.mail[:0]
+		e.seq, e.seqLimit, e.log, e.mail = base, maxSeq, e.log[:0], e.mail[:0]
 	}
 	g.windows++
 	g.base = base
@@ -372,7 +337,7 @@ func (g *Group) window(bound key) {
 }
 
 // merge hands out the final sequences of the window in the one-engine
-// order, renumbers the pending keys and delivers the events between
+// order, renumbers the pending keys and hands over the letters between
 // engines.
 func (g *Group) merge(base uint64) {
 	g.sizeMaps(base)
@@ -428,8 +393,8 @@ func (g *Group) sizeMaps(base uint64) {
 	}
 }
 
-// apply renumbers the engines' pending keys by the maps and queues the
-// events between engines with their final sequences.
+// apply renumbers the engines' pending keys by the maps and hands over
+// the letters between engines with their final tickets.
 func (g *Group) apply(base uint64) {
 	for i, e := range g.engines {
 		m := g.maps[i]
@@ -439,13 +404,6 @@ func (g *Group) apply(base uint64) {
 				k.ord = m[s-base]<<slotBits | k.ord&slotMask
 			}
 		}
-	}
-	for i, e := range g.engines {
-		for _, r := range e.out {
-			s := r.dst.slot(r.p)
-			r.dst.heap.push(key{at: r.at, ord: g.maps[i][r.seq-base]<<slotBits | uint64(s)})
-		}
-		clear(e.out)
 	}
 	for i, e := range g.engines {
 		for _, m := range e.mail {

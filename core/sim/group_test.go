@@ -94,7 +94,13 @@ func buildMesh(engines []*Engine, nodes, budget int, la clock.Duration, reverse 
 	for i := range nodes {
 		e := engines[i%len(engines)]
 		n := &meshNode{m: m, id: i, e: e, budget: budget, rnd: e.NewRand(fmt.Sprint("node", i))}
-		n.sendOn = func(dst *meshNode, t clock.Time, h Handler, arg any) { n.e.ScheduleOn(dst.e, t, h, arg) }
+		n.sendOn = func(dst *meshNode, t clock.Time, h Handler, arg any) {
+			if dst.e == n.e {
+				n.e.Schedule(t, h, arg)
+				return
+			}
+			n.e.Send(inbox{dst.e, h}, t, arg)
+		}
 		if len(engines) == 1 {
 			n.sendOn = func(_ *meshNode, t clock.Time, h Handler, arg any) { n.e.Schedule(t, h, arg) }
 		}
@@ -206,7 +212,7 @@ func TestGroupRefusesEventsInsideTheLookahead(t *testing.T) {
 	var got any
 	h := handlerFunc(func(any) {
 		defer func() { got = recover() }()
-		a.ScheduleOn(b, a.Now().Add(999), handlerFunc(func(any) {}), nil)
+		a.Send(inbox{b, handlerFunc(func(any) {})}, a.Now().Add(999), nil)
 	})
 	a.Schedule(10, h, nil)
 	g.Run()
@@ -221,6 +227,17 @@ func TestGroupRefusesEventsInsideTheLookahead(t *testing.T) {
 			t.Errorf("NewGroup(%d, %v) took it", bad.n, bad.la)
 		}
 	}
+}
+
+// inbox is a letter's receiving side that schedules h on e where the
+// sender's insertion stood: what one engine would have run.
+type inbox struct {
+	e *Engine
+	h Handler
+}
+
+func (ib inbox) Arrive(at clock.Time, arg any, sent Ticket) {
+	ib.e.ScheduleSeq(at, ib.e.Seq(sent), ib.h, arg)
 }
 
 type handlerFunc func(any)

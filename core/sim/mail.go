@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/rocelab/rocelab/core/clock"
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/core/clock"
+)
 
 // A Ticket is an insertion sequence taken ahead of its use: by Reserve, or
 // by Send for its letter. Inside a group's window it is provisional; Seq
@@ -51,7 +55,7 @@ func (e *Engine) Send(m Mail, at clock.Time, arg any) {
 		return
 	}
 	if at < e.now.Add(e.grp.lookahead) {
-		panic("sim: a letter due inside the group's lookahead")
+		panic(fmt.Sprintf("sim: engine %d sent a letter due at %v, inside the lookahead %v after %v", e.id, at, e.grp.lookahead, e.now))
 	}
 	e.mail = append(e.mail, letter{m: m, at: at, arg: arg, seq: e.nextSeq()})
 }
