@@ -74,7 +74,7 @@ func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *w
 	op := wire.Opcode(p.Opcode)
 	if !raw {
 		p.Len = frameLen(p.IPVersion == 6, op.Ext().Len(), len(pre)+dataLen)
-		p.PayloadLen = dataLen
+		p.PayloadLen = uint16(dataLen) // at most the MTU
 		p.HasRETH = op.Ext()&wire.ExtRETH != 0
 		p.HasAETH = op.Ext()&wire.ExtAETH != 0
 		p.HasImm = p.HasImm || op.Ext()&wire.ExtImmDt != 0

@@ -130,7 +130,7 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 	if w.wr.Local.Length == 0 {
 		want = 0
 	}
-	if p.PayloadLen != want && (data == nil || len(data) != want) {
+	if int(p.PayloadLen) != want && (data == nil || len(data) != want) {
 		qp.ctr.rxDropped++
 		return
 	}

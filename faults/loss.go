@@ -165,15 +165,15 @@ func (c *Corrupt) Receive(p *wire.Packet) {
 
 // flip flips bits of p's ICRC-covered bytes; false if p has none.
 func (c *Corrupt) flip(p *wire.Packet) bool {
-	if (p.Kind != wire.KindRoCE && p.Kind != wire.KindCNP) || p.Raw == nil || p.L4Offset <= 0 {
+	if (p.Kind != wire.KindRoCE && p.Kind != wire.KindCNP) || p.Raw == nil || p.L4Offset == 0 {
 		return false
 	}
-	raw := p.Raw
-	if p.L4Offset+8 > len(raw) {
+	raw, l4 := p.Raw, int(p.L4Offset)
+	if l4+8 > len(raw) {
 		return false
 	}
-	udpLen := int(raw[p.L4Offset+4])<<8 | int(raw[p.L4Offset+5])
-	start, end := p.L4Offset+8, p.L4Offset+udpLen
+	udpLen := int(raw[l4+4])<<8 | int(raw[l4+5])
+	start, end := l4+8, l4+udpLen
 	if end > len(raw) || end-start < 12+4 {
 		return false
 	}

@@ -136,7 +136,7 @@ func (r *Rewriter) Collect(emit func(telemetry.Sample)) { r.c.emit(r.kind, emit)
 func setTOS(p *wire.Packet, dscp, ecn uint8) {
 	p.DSCP, p.ECN = dscp&63, ecn&3
 	tos := p.DSCP<<2 | p.ECN
-	if p.Raw == nil || p.L3Offset+20 > len(p.Raw) {
+	if p.Raw == nil || int(p.L3Offset)+20 > len(p.Raw) {
 		return
 	}
 	h := p.Raw[p.L3Offset:]

@@ -22,7 +22,7 @@ func checkRaw(t *testing.T, p *wire.Packet) {
 	}
 	if d.IPVersion == 4 {
 		ihl := int(p.Raw[d.L3Offset]&0x0F) * 4
-		if s := ipChecksum(p.Raw[d.L3Offset : d.L3Offset+ihl]); s != 0 {
+		if s := ipChecksum(p.Raw[d.L3Offset : int(d.L3Offset)+ihl]); s != 0 {
 			t.Errorf("IPv4 header checksum invalid (sum %#x)", s)
 		}
 	}

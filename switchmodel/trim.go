@@ -19,7 +19,7 @@ func (eg *Port) trim(p *wire.Packet, in *Port, tc uint8) bool {
 		return false
 	}
 	if p.PayloadLen > 0 {
-		p.PayloadLen = max(0, min(p.PayloadLen, keep-p.PayloadOffset))
+		p.PayloadLen = uint16(max(0, min(int(p.PayloadLen), keep-int(p.PayloadOffset))))
 		if p.PayloadOffset == 0 {
 			p.PayloadLen = 0
 		}

@@ -72,7 +72,7 @@ func TestLargestFrames(t *testing.T) {
 				t.Fatalf("%d-byte payload: %v", tc.largest, err)
 			}
 			var q Packet
-			if err := q.Decode(f); err != nil || q.PayloadLen != tc.largest {
+			if err := q.Decode(f); err != nil || int(q.PayloadLen) != tc.largest {
 				t.Errorf("decoding it: payload %d, %v", q.PayloadLen, err)
 			}
 			if _, err := AppendFrame(nil, &p, make([]byte, tc.largest+4)); !errors.Is(err, ErrInvalidSpec) {

@@ -103,7 +103,7 @@ func (p *Packet) decodeIPv4(frame []byte, off int) error {
 	}
 	p.Kind = KindIP
 	p.IPVersion = 4
-	p.L3Offset = off
+	p.L3Offset = uint16(off)
 	p.DSCP = b[1] >> 2
 	p.ECN = b[1] & 3
 	p.IPID = binary.BigEndian.Uint16(b[4:])
@@ -132,7 +132,7 @@ func (p *Packet) decodeIPv6(frame []byte, off int) error {
 	}
 	p.Kind = KindIP
 	p.IPVersion = 6
-	p.L3Offset = off
+	p.L3Offset = uint16(off)
 	tc := uint8(w >> 20)
 	p.DSCP = tc >> 2
 	p.ECN = tc & 3
@@ -152,7 +152,7 @@ func (p *Packet) decodeL4(frame []byte, off, end int) error {
 			return truncated("UDP", off, UDPLen, end-off)
 		}
 		b := frame[off:end]
-		p.L4Offset = off
+		p.L4Offset = uint16(off)
 		p.SrcPort = binary.BigEndian.Uint16(b)
 		p.DstPort = binary.BigEndian.Uint16(b[2:])
 		ulen := int(binary.BigEndian.Uint16(b[4:]))
@@ -169,7 +169,7 @@ func (p *Packet) decodeL4(frame []byte, off, end int) error {
 		if end-off < 20 {
 			return truncated("TCP", off, 20, end-off)
 		}
-		p.L4Offset = off
+		p.L4Offset = uint16(off)
 		p.SrcPort = binary.BigEndian.Uint16(frame[off:])
 		p.DstPort = binary.BigEndian.Uint16(frame[off+2:])
 	}
@@ -236,8 +236,8 @@ func (p *Packet) decodeBTH(frame []byte, off, end int) error {
 	if payloadEnd < h {
 		return malformed("BTH", off, "pad count exceeds the payload")
 	}
-	p.PayloadOffset = off + h
-	p.PayloadLen = payloadEnd - h
+	p.PayloadOffset = uint16(off + h)
+	p.PayloadLen = uint16(payloadEnd - h)
 	return nil
 }
 
@@ -269,8 +269,9 @@ func (p *Packet) decodeMACControl(frame []byte, off int) error {
 // Payload returns the RDMA payload of a decoded RoCEv2 packet (nil when
 // Raw is nil).
 func (p *Packet) Payload() []byte {
-	if p.Raw == nil || p.PayloadOffset+p.PayloadLen > len(p.Raw) {
+	off, end := int(p.PayloadOffset), int(p.PayloadOffset)+int(p.PayloadLen)
+	if p.Raw == nil || end > len(p.Raw) {
 		return nil
 	}
-	return p.Raw[p.PayloadOffset : p.PayloadOffset+p.PayloadLen]
+	return p.Raw[off:end]
 }

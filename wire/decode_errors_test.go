@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"unsafe"
 )
 
 // TestDecodeTruncated cuts every sample at every length: Decode must return
@@ -29,7 +30,7 @@ func TestDecodeTruncated(t *testing.T) {
 			need = EthernetLen + 4
 		}
 		if full.Kind == KindRoCE || full.Kind == KindCNP {
-			need = full.L4Offset + int(binary.BigEndian.Uint16(s.Frame[full.L4Offset+4:]))
+			need = int(full.L4Offset) + int(binary.BigEndian.Uint16(s.Frame[full.L4Offset+4:]))
 		}
 		for n := 0; n < need; n++ {
 			var p Packet
@@ -95,6 +96,16 @@ func TestDecodeMalformed(t *testing.T) {
 	var q Packet
 	if err := q.Decode(f); !errors.Is(err, ErrMalformed) {
 		t.Errorf("pad beyond payload: Decode error = %v, want ErrMalformed", err)
+	}
+}
+
+// TestPacketSize holds the descriptor to 192 bytes, a size class of Go's
+// allocator: a congested simulation keeps hundreds of thousands in its
+// switches' buffers (docs/performance.md, "Memory"), and a field added
+// in the wrong place costs a size class (240 bytes, 25 % more).
+func TestPacketSize(t *testing.T) {
+	if n := unsafe.Sizeof(Packet{}); n > 192 {
+		t.Errorf("wire.Packet is %d bytes, want at most 192: group new fields by size (see the struct's comment)", n)
 	}
 }
 

@@ -77,7 +77,7 @@ func TestMarkCE(t *testing.T) {
 			if p.IPVersion == 6 {
 				l4, end, _ := q.roceBounds()
 				c := bytes.Clone(frame)
-				setUDPChecksum(c, 6, q.L3Offset, l4, end)
+				setUDPChecksum(c, 6, int(q.L3Offset), l4, end)
 				if !bytes.Equal(c, frame) {
 					t.Error("IPv6 UDP checksum no longer valid after MarkCE")
 				}

@@ -41,7 +41,7 @@ func FuzzDecode(f *testing.F) {
 			p.MarkCE()
 			return
 		}
-		if p.PayloadOffset < 0 || p.PayloadLen < 0 || p.PayloadOffset+p.PayloadLen > len(frame) {
+		if int(p.PayloadOffset)+int(p.PayloadLen) > len(frame) {
 			t.Fatalf("payload [%d:+%d] outside a %d-byte frame", p.PayloadOffset, p.PayloadLen, len(frame))
 		}
 		_ = p.VerifyICRC()

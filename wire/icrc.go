@@ -85,12 +85,12 @@ func (p *Packet) roceBounds() (l4, end int, err error) {
 	if p.Raw == nil {
 		return 0, 0, fmt.Errorf("ICRC: %w: descriptor has no raw bytes", ErrNotRoCE)
 	}
-	l4 = p.L4Offset
+	l4 = int(p.L4Offset)
 	if l4+UDPLen > len(p.Raw) {
 		return 0, 0, truncated("UDP", l4, UDPLen, len(p.Raw)-l4)
 	}
 	end = l4 + int(binary.BigEndian.Uint16(p.Raw[l4+4:]))
-	if end > len(p.Raw) || end-l4 < UDPLen+BTHLen+ICRCLen || l4-p.L3Offset > 60 {
+	if end > len(p.Raw) || end-l4 < UDPLen+BTHLen+ICRCLen || l4-int(p.L3Offset) > 60 {
 		return 0, 0, malformed("UDP", l4, "length does not fit a RoCEv2 packet")
 	}
 	return l4, end, nil
@@ -103,7 +103,7 @@ func (p *Packet) ICRC() (computed, carried uint32, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	computed = computeICRC(p.Raw, p.IPVersion, p.L3Offset, l4, end)
+	computed = computeICRC(p.Raw, p.IPVersion, int(p.L3Offset), l4, end)
 	carried = binary.LittleEndian.Uint32(p.Raw[end-ICRCLen:])
 	return computed, carried, nil
 }
@@ -145,9 +145,9 @@ func SealICRC(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("seal ICRC: %w", err)
 	}
-	binary.LittleEndian.PutUint32(frame[end-ICRCLen:], computeICRC(frame, p.IPVersion, p.L3Offset, l4, end))
+	binary.LittleEndian.PutUint32(frame[end-ICRCLen:], computeICRC(frame, p.IPVersion, int(p.L3Offset), l4, end))
 	if p.IPVersion == 6 || frame[l4+6]|frame[l4+7] != 0 {
-		setUDPChecksum(frame, p.IPVersion, p.L3Offset, l4, end)
+		setUDPChecksum(frame, p.IPVersion, int(p.L3Offset), l4, end)
 	}
 	return nil
 }

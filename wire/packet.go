@@ -67,42 +67,52 @@ type Packet struct {
 
 	Raw []byte
 
+	// The rest is grouped by size, not by header, so that the descriptor
+	// has no padding to speak of: it is 192 bytes, a size class of Go's
+	// allocator, and a simulation keeps hundreds of thousands of them in
+	// the switches' buffers (docs/performance.md, "Memory").
+
 	// Ethernet and optional 802.1Q tag (HasVLAN, PCP above).
 	DstMAC, SrcMAC [6]byte
 	VLANID         uint16
 	EtherType      uint16 // of the payload, after any tag
 
-	// IP (IPv4 or IPv6; addresses, DSCP, ECN, TTL and protocol above).
-	// L3Offset is the IP header's offset in Raw.
+	// RETH: the remote virtual address (HasRETH, RKey and DMALen below).
+	VA uint64
+
 	FlowLabel uint32 // IPv6 only
-	L3Offset  int
-	IPID      uint16 // IPv4 identification (0 for IPv6)
-	L4Offset  int    // UDP/TCP header offset in Raw (0 when none was parsed)
+	PSN       uint32 // BTH, 24 bits
+	RKey      uint32 // RETH
+	DMALen    uint32 // RETH
+	MSN       uint32 // AETH, 24 bits
+	Imm       uint32 // ImmDt
 
-	// Base transport header (RoCE and CNP; DestQP above).
-	Opcode uint8
-	BTHControl
-	AckReq bool
-	PSN    uint32 // 24 bits
+	// Offsets in Raw: the IP header (L3Offset), the UDP/TCP header
+	// (L4Offset, 0 when none was parsed), and the RDMA payload
+	// (PayloadOffset and PayloadLen, pad and ICRC excluded). 16 bits hold
+	// them in any frame Decode takes: the headers before the payload are
+	// a few dozen bytes, and IP's own 16-bit lengths bound the payload.
+	L3Offset      uint16
+	L4Offset      uint16
+	PayloadOffset uint16
+	PayloadLen    uint16
 
-	// Extension headers, valid when the opcode carries them.
-	HasRETH  bool
-	VA       uint64
-	RKey     uint32
-	DMALen   uint32
-	HasAETH  bool
-	Syndrome uint8
-	MSN      uint32 // 24 bits
-	HasImm   bool
-	Imm      uint32
-	// PayloadOffset and PayloadLen locate the RDMA payload in Raw (pad and
-	// ICRC excluded).
-	PayloadOffset int
-	PayloadLen    int
+	IPID uint16 // IPv4 identification (0 for IPv6)
 
 	// MAC control (PFC: ClassEnable and all eight Quanta; PAUSE: Quanta[0]).
-	ClassEnable uint8
-	Quanta      [8]uint16
+	Quanta [8]uint16
+
+	// Base transport header (RoCE and CNP; DestQP and PSN above).
+	BTHControl
+	Opcode uint8
+	AckReq bool
+
+	// Extension headers, valid when the opcode carries them.
+	HasRETH     bool
+	HasAETH     bool
+	Syndrome    uint8 // AETH
+	HasImm      bool
+	ClassEnable uint8 // MAC control
 }
 
 // Sink takes packets: a switch port, a NIC, a link, a capture tap.

@@ -55,12 +55,12 @@ func (p *Packet) WriteTrim() {
 	}
 	switch p.IPVersion {
 	case 4:
-		setIPv4Word(h, 2, uint16(p.Len-p.L3Offset))
+		setIPv4Word(h, 2, uint16(p.Len-int(p.L3Offset)))
 	case 6:
-		binary.BigEndian.PutUint16(h[4:], uint16(max(0, p.Len-p.L3Offset-IPv6Len)))
+		binary.BigEndian.PutUint16(h[4:], uint16(max(0, p.Len-int(p.L3Offset)-IPv6Len)))
 	}
-	if p.Protocol == ProtoUDP && p.L4Offset > 0 && p.L4Offset+UDPLen <= len(p.Raw) {
-		binary.BigEndian.PutUint16(p.Raw[p.L4Offset+4:], uint16(p.Len-p.L4Offset))
+	if l4 := int(p.L4Offset); p.Protocol == ProtoUDP && l4 > 0 && l4+UDPLen <= len(p.Raw) {
+		binary.BigEndian.PutUint16(p.Raw[l4+4:], uint16(p.Len-l4))
 	}
 }
 
@@ -70,7 +70,7 @@ func (p *Packet) rawIPHeader() ([]byte, bool) {
 	if p.IPVersion == 6 {
 		n = IPv6Len
 	}
-	if p.IPVersion == 0 || p.L3Offset <= 0 || p.L3Offset+n > len(p.Raw) {
+	if p.IPVersion == 0 || p.L3Offset == 0 || int(p.L3Offset)+n > len(p.Raw) {
 		return nil, false
 	}
 	return p.Raw[p.L3Offset:], true

@@ -67,7 +67,7 @@ func TestRewrite(t *testing.T) {
 			if q.DSCP != 63 || q.ECN != wire.ECNCE || q.Len != 80 {
 				t.Errorf("trimmed: DSCP %d ECN %d Len %d", q.DSCP, q.ECN, q.Len)
 			}
-			if got := binary.BigEndian.Uint16(p.Raw[q.L4Offset+4:]); int(got) != 80-q.L4Offset {
+			if got := binary.BigEndian.Uint16(p.Raw[q.L4Offset+4:]); int(got) != 80-int(q.L4Offset) {
 				t.Errorf("UDP length %d, want %d", got, 80-q.L4Offset)
 			}
 			checkIPv4(t, &q)
@@ -81,8 +81,8 @@ func checkIPv4(t *testing.T, p *wire.Packet) {
 		return
 	}
 	h := p.Raw[p.L3Offset:]
-	if got := int(binary.BigEndian.Uint16(h[2:])); got != p.Len-p.L3Offset {
-		t.Errorf("IPv4 total length %d, want %d", got, p.Len-p.L3Offset)
+	if got := int(binary.BigEndian.Uint16(h[2:])); got != p.Len-int(p.L3Offset) {
+		t.Errorf("IPv4 total length %d, want %d", got, p.Len-int(p.L3Offset))
 	}
 	if !wire.IPv4ChecksumOK(h) {
 		t.Error("IPv4 header checksum broken")

@@ -29,8 +29,8 @@ func expectDecoded(s Sample) Packet {
 	}
 	ext := Opcode(want.Opcode).Ext()
 	want.HasRETH, want.HasAETH, want.HasImm = ext&ExtRETH != 0, ext&ExtAETH != 0, ext&ExtImmDt != 0
-	want.PayloadOffset = want.L4Offset + UDPLen + BTHLen + ext.Len()
-	want.PayloadLen = len(s.Payload)
+	want.PayloadOffset = want.L4Offset + uint16(UDPLen+BTHLen+ext.Len())
+	want.PayloadLen = uint16(len(s.Payload))
 	if want.Kind == KindCNP {
 		want.PayloadLen = CNPReservedLen
 	}

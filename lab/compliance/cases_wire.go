@@ -71,7 +71,7 @@ var wireCases = []Case{
 				if p.SrcPort != got[0].P.SrcPort {
 					t.Errorf("packet %d from UDP port %d, packet 0 from %d", i, p.SrcPort, got[0].P.SrcPort)
 				}
-				if p.PayloadLen > c.MTU {
+				if int(p.PayloadLen) > c.MTU {
 					t.Errorf("packet %d carries %d bytes, path MTU %d", i, p.PayloadLen, c.MTU)
 				}
 				if i == 2 && !p.AckReq {

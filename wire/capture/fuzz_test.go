@@ -29,7 +29,7 @@ func FuzzLayers(f *testing.F) {
 		}
 		switch p.Kind {
 		case wire.KindRoCE, wire.KindCNP:
-			end := p.PayloadOffset + p.PayloadLen + int(p.PadCnt) + wire.ICRCLen // end of the UDP datagram
+			end := int(p.PayloadOffset) + int(p.PayloadLen) + int(p.PadCnt) + wire.ICRCLen // end of the UDP datagram
 			f.Add(s.Frame[p.L4Offset+wire.UDPLen : end])
 			f.Add(s.Frame[p.L4Offset+wire.UDPLen+wire.BTHLen:])
 		default:

@@ -237,11 +237,11 @@ func (pt *port) encode(p *wire.Packet, sent clock.Time) {
 		}
 		start := len(pt.arena)
 		var err error
-		if p.PayloadLen > len(zeros) {
+		if int(p.PayloadLen) > len(zeros) {
 			pt.txEncode++
 			return
 		}
-		pt.arena, err = wire.AppendFrame(pt.arena, p, zeros[:max(p.PayloadLen, 0)])
+		pt.arena, err = wire.AppendFrame(pt.arena, p, zeros[:p.PayloadLen])
 		if err != nil {
 			pt.txEncode++
 			return
