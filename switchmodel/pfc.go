@@ -160,7 +160,7 @@ func (pt *Port) pauseClass(i int, quanta uint16) {
 	if q.pauseTimer != nil {
 		q.pauseTimer.Stop()
 	}
-	q.pauseTimer = s.sched.AfterFunc(d, q.expireFn)
+	q.pauseTimer = s.sched.AfterFunc(d, pt.timerFns(i).expireFn)
 }
 
 func (pt *Port) pauseExpired(i int) {

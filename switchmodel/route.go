@@ -9,13 +9,6 @@ import (
 	"github.com/rocelab/rocelab/wire"
 )
 
-// route is one FIB entry: the equal-cost egress ports of a prefix, as an
-// index into the FIB's interned port sets (8 bytes an entry, no pointers).
-type route struct {
-	set int32 // index into fib.sets
-	rr  int32 // next port for round-robin spraying
-}
-
 // fib is a longest-prefix-match table probed from the longest prefix length
 // in use down, so a lookup costs one map probe per distinct length present
 // (typically /32, /31, /0).
@@ -37,7 +30,13 @@ type fib struct {
 	// take too.
 	prefixes *Prefixes
 	shared   bool
-	routes   []route          // by prefix number; set -1 where the switch has none
+	// routes is each prefix's equal-cost egress ports, by prefix number:
+	// an index into sets, -1 where the switch has no route (4 bytes an
+	// entry, no pointers). rr is the next port of each route's
+	// round-robin spraying, made at the first sprayed packet (a fabric
+	// that does not spray does not pay for it).
+	routes   []int32
+	rr       []int32
 	sets     [][]int          // interned port sets; never modified
 	setIdx   map[string]int32 // index into sets by encoded set
 	scratch  []int            // add's merge buffer
@@ -110,7 +109,7 @@ func (f *fib) reserve(n4, n6 int) {
 	if !f.shared && f.prefixes.Len() == 0 {
 		f.prefixes = NewPrefixes(n4, n6)
 	}
-	f.routes = make([]route, 0, n4+n6)
+	f.routes = make([]int32, 0, n4+n6)
 }
 
 func (f *fib) add(pfx netip.Prefix, ports []int) {
@@ -141,7 +140,7 @@ func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 	}
 	i := f.prefixes.number(pfx)
 	for int(i) >= len(f.routes) {
-		f.routes = append(f.routes, route{set: -1})
+		f.routes = append(f.routes, -1)
 	}
 	f.merge(i, ports, set)
 }
@@ -151,13 +150,13 @@ func (f *fib) place(pfx netip.Prefix, ports []int, set *int32) {
 // an existing route's set is merged with ports (its ports first).
 func (f *fib) merge(i int32, ports []int, set *int32) {
 	r := &f.routes[i]
-	if r.set < 0 && *set >= 0 {
-		r.set = *set
+	if *r < 0 && *set >= 0 {
+		*r = *set
 		return
 	}
 	merged := f.scratch[:0]
-	if r.set >= 0 {
-		merged = append(merged, f.sets[r.set]...)
+	if *r >= 0 {
+		merged = append(merged, f.sets[*r]...)
 	}
 	for _, p := range ports {
 		if !slices.Contains(merged, p) {
@@ -165,10 +164,10 @@ func (f *fib) merge(i int32, ports []int, set *int32) {
 		}
 	}
 	f.scratch = merged
-	fresh := r.set < 0
-	r.set = f.intern(merged)
+	fresh := *r < 0
+	*r = f.intern(merged)
 	if fresh {
-		*set = r.set
+		*set = *r
 	}
 }
 
@@ -191,7 +190,7 @@ func (f *fib) intern(ps []int) int32 {
 
 // hit returns the cache entry of route i for address v.
 func (f *fib) hit(v uint32, i int32) fibCacheEntry {
-	set := f.routes[i].set
+	set := f.routes[i]
 	one := int32(-1)
 	if ps := f.sets[set]; len(ps) == 1 {
 		one = int32(ps[0])
@@ -229,7 +228,7 @@ func (f *fib) lookup(a netip.Addr) fibCacheEntry {
 
 // has reports whether the switch has a route numbered i: with a shared
 // numbering, another switch's prefix may have none here.
-func (f *fib) has(i int32) bool { return int(i) < len(f.routes) && f.routes[i].set >= 0 }
+func (f *fib) has(i int32) bool { return int(i) < len(f.routes) && f.routes[i] >= 0 }
 
 // route picks p's egress port: longest-prefix match on the destination,
 // then among equal-cost ports either spraying (per packet) or the flow hash.
@@ -250,9 +249,13 @@ func (s *Switch) route(p *wire.Packet) (int, bool) {
 		if s.cfg.ECMP.SprayRandom {
 			return ports[s.rng.IntN(n)], true
 		}
-		r := &s.fib.routes[c.idx-1]
-		i := r.rr
-		r.rr = (r.rr + 1) % int32(n)
+		f := &s.fib
+		if len(f.rr) < len(f.routes) {
+			f.rr = append(f.rr, make([]int32, len(f.routes)-len(f.rr))...)
+		}
+		r := &f.rr[c.idx-1]
+		i := *r
+		*r = (*r + 1) % int32(n)
 		return ports[i], true
 	}
 	hi, _ := bits.Mul64(s.flowHash(p), uint64(n))

@@ -16,7 +16,7 @@ func (pt *Port) armWatchdog(i int) {
 	}
 	q := &pt.q[i]
 	stopTimer(&q.wdTimer)
-	q.wdTimer = pt.sw.sched.AfterFunc(d, q.wdFn)
+	q.wdTimer = pt.sw.sched.AfterFunc(d, pt.timerFns(i).wdFn)
 }
 
 func (pt *Port) watchdogCheck(i int) {
