@@ -35,14 +35,14 @@ type fib struct {
 	// entry, no pointers). rr is the next port of each route's
 	// round-robin spraying, made at the first sprayed packet (a fabric
 	// that does not spray does not pay for it).
-	routes   []int32
-	rr       []int32
-	sets     [][]int          // interned port sets; never modified
-	setIdx   map[string]int32 // index into sets by encoded set
-	scratch  []int            // add's merge buffer
-	key      []byte           // intern's key buffer
-	cache    [fibCacheSize]fibCacheEntry
-	cached   bool // some cache entry may be filled (add clears them then)
+	routes  []int32
+	rr      []int32
+	sets    [][]int          // interned port sets; never modified
+	setIdx  map[string]int32 // index into sets by encoded set
+	scratch []int            // add's merge buffer
+	key     []byte           // intern's key buffer
+	cache   [fibCacheSize]fibCacheEntry
+	cached  bool // some cache entry may be filled (add clears them then)
 }
 
 // fibCacheSize is the number of entries of the destination cache (16 KiB):
