@@ -140,15 +140,26 @@ func (p *Poller) wait(timeout time.Duration) (int, error) {
 // would: a loop that knows no frame can be due for a while reads
 // everything that arrived meanwhile in one turn.
 func (p *Poller) WaitQuiet(timeout time.Duration, ready []int) ([]int, bool, error) {
-	if timeout > 0 {
+	// A signal (the Go runtime preempts goroutines with SIGURG) ends a
+	// ppoll early with EINTR: sleep on for the rest of the timeout.
+	deadline := time.Now().Add(timeout)
+	for left := timeout; left > 0; left = time.Until(deadline) {
 		fds := []unix.PollFd{{Fd: int32(p.evfd), Events: unix.POLLIN}}
-		ts := unix.NsecToTimespec(int64(timeout))
-		if _, err := unix.Ppoll(fds, &ts, nil); err != nil && !errors.Is(err, unix.EINTR) {
-			if errors.Is(err, unix.EBADF) {
-				return ready[:0], false, ErrClosed
+		ts := unix.NsecToTimespec(int64(left))
+		n, err := unix.Ppoll(fds, &ts, nil)
+		if err == nil {
+			if n > 0 {
+				break // woken
 			}
-			return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", err)
+			continue // timed out: left is now ≤ 0
 		}
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.EBADF) {
+			return ready[:0], false, ErrClosed
+		}
+		return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", err)
 	}
 	return p.Wait(0, ready)
 }
