@@ -42,6 +42,12 @@ type Injector struct {
 	rnd   func(name string) *rand.Rand
 	// Raw makes generators build frame bytes (emulation).
 	Raw bool
+	// On, if set, gives the scheduler and random streams of the node
+	// that sends on a direction, for the faults placed on it: a
+	// simulation cut over several engines runs each fault on the engine
+	// of the link's sender, which is where its frames are. Otherwise
+	// every fault uses New's.
+	On func(from *topologies.Port) (clock.Scheduler, func(name string) *rand.Rand)
 
 	chains map[*topologies.Port]*faults.Chain
 	order  []*topologies.Port
@@ -131,13 +137,17 @@ func (in *Injector) Add(target string, spec faults.Spec) (faults.ID, error) {
 	id := in.nextID + 1
 	built := make([]faults.Fault, len(ports))
 	for i, p := range ports {
-		env := faults.Env{Sched: in.sched, Rate: p.Rate, Raw: in.Raw}
+		sched, rnd := in.sched, in.rnd
+		if in.On != nil {
+			sched, rnd = in.On(p)
+		}
+		env := faults.Env{Sched: sched, Rate: p.Rate, Raw: in.Raw}
 		copy(env.SrcMAC[:], p.MAC)
 		if p.Addr.IsValid() {
 			env.SrcIP = p.Addr.Addr()
 		}
-		if in.rnd != nil {
-			env.Rand = in.rnd(fmt.Sprintf("fault/%s/%s", portName(p), id))
+		if rnd != nil {
+			env.Rand = rnd(fmt.Sprintf("fault/%s/%s", portName(p), id))
 		}
 		f, err := spec.New(env)
 		if err != nil {

@@ -332,7 +332,28 @@ func (r *runner) startFaults() {
 	if len(sched.Events) == 0 {
 		return
 	}
-	sched.Start(r.lab.Engine(), r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
+	var on clock.Scheduler = r.lab.Engine()
+	if r.lab.Workers() > 1 {
+		// Adding and removing faults changes links of every partition:
+		// the timeline runs with the whole lab still, and each fault on
+		// the engine of its link's sender.
+		on = labClock{r.lab}
+		r.inj.On = func(from *topologies.Port) (clock.Scheduler, func(string) *rand.Rand) {
+			e := r.lab.EngineOf(from.Node)
+			return e, e.Rand
+		}
+	}
+	sched.Start(on, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
+}
+
+// labClock schedules on a lab as a whole (simlab.Lab.At): its callbacks
+// run between a partitioned lab's windows, where one engine would run
+// them.
+type labClock struct{ l *simlab.Lab }
+
+func (c labClock) Now() clock.Time { return c.l.Now() }
+func (c labClock) AfterFunc(d clock.Duration, f func()) clock.Timer {
+	return c.l.At(c.l.Now().Add(d), f)
 }
 
 // pfcTee hands the PFC and PAUSE frames a switch sends toward a NIC to
@@ -373,27 +394,22 @@ func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 }
 
 // CheckWorkers refuses workers > 1 for a scenario whose parts schedule on
-// the lab's one engine: its fault injector, traffic generators and
-// collectives.
+// the lab's one engine: its traffic generators and collectives. Faults
+// run on several workers (startFaults).
 func CheckWorkers(sc *scenario.Scenario, workers int) error {
 	if workers <= 1 {
 		return nil
 	}
 	why := ""
-	switch {
-	case len(sc.Faults) > 0:
-		why = "its faults run"
-	default:
-		for _, w := range sc.Workloads {
-			switch w.Kind {
-			case scenario.KindCollective:
-				why = "collective " + w.Name + " runs"
-			case scenario.KindBackground, scenario.KindFE:
-				why = string(w.Kind) + " traffic " + w.Name + " runs"
-			}
-			if why != "" {
-				break
-			}
+	for _, w := range sc.Workloads {
+		switch w.Kind {
+		case scenario.KindCollective:
+			why = "collective " + w.Name + " runs"
+		case scenario.KindBackground, scenario.KindFE:
+			why = string(w.Kind) + " traffic " + w.Name + " runs"
+		}
+		if why != "" {
+			break
 		}
 	}
 	if why == "" {

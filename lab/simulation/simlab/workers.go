@@ -121,6 +121,11 @@ func (l *Lab) Close() {
 }
 
 // engineOf returns the engine node n runs on.
+// EngineOf returns the engine node n runs on: the lab's one engine, or
+// its partition's when the lab runs on several workers. What acts on a
+// node's own traffic (a fault on a link it sends on) schedules there.
+func (l *Lab) EngineOf(n *topologies.Node) *sim.Engine { return l.engineOf(n) }
+
 func (l *Lab) engineOf(n *topologies.Node) *sim.Engine {
 	if l.w == nil {
 		return l.e
