@@ -59,9 +59,8 @@ those of the same file run without --sim (the lab's fidelity check).
 Without it, --sim runs the ideal switches of the topology.
 
 --sim --workers N runs the fabric on N goroutines, cut by zone, with the
-same results as one (docs/design.md); for topologies of two zones or more,
-and scenarios of perf workloads and faults (background and fe traffic and
-collectives run on one worker, and --workers is refused for them).
+same results as one (docs/design.md); for topologies of two zones or more
+(collectives run on one worker, and --workers is refused for them).
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,

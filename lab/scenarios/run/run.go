@@ -210,6 +210,14 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	defer lab.Close()
 	proxy.e = lab.Engine()
 	r.lab = lab
+	if lab.Workers() > 1 {
+		// Each fault and traffic generator runs on the engine of the
+		// node that sends on its link, where its frames are.
+		r.inj.On = func(from *topologies.Port) (clock.Scheduler, func(string) *rand.Rand) {
+			e := lab.EngineOf(from.Node)
+			return e, e.Rand
+		}
+	}
 	for _, w := range sc.Workloads {
 		if err := r.start(w); err != nil {
 			return nil, fmt.Errorf("run %s: workload %s: %w", sc.Name, w.Name, err)
@@ -335,13 +343,9 @@ func (r *runner) startFaults() {
 	var on clock.Scheduler = r.lab.Engine()
 	if r.lab.Workers() > 1 {
 		// Adding and removing faults changes links of every partition:
-		// the timeline runs with the whole lab still, and each fault on
-		// the engine of its link's sender.
+		// the timeline runs with the whole lab still (each fault then
+		// runs on the engine of its link's sender: r.inj.On).
 		on = labClock{r.lab}
-		r.inj.On = func(from *topologies.Port) (clock.Scheduler, func(string) *rand.Rand) {
-			e := r.lab.EngineOf(from.Node)
-			return e, e.Rand
-		}
 	}
 	sched.Start(on, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
 }
@@ -379,7 +383,7 @@ func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
 		return false
 	}
 	if len(t.r.gens[t.port]) > 0 {
-		t.tee(p, end.Sub(t.r.lab.Now())+t.delay)
+		t.tee(p, end.Sub(t.r.lab.EngineOf(t.port.Node).Now())+t.delay)
 	}
 	return true
 }
@@ -387,28 +391,24 @@ func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
 // tee hands a PFC or PAUSE frame to the port's traffic generators after d.
 func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 	if p.Kind == wire.KindPFC || p.Kind == wire.KindPause {
+		e := t.r.lab.EngineOf(t.port.Node) // the switch's too (start)
 		for _, g := range t.r.gens[t.port] {
-			t.r.lab.Engine().AfterFunc(d, func() { g.Receive(p) })
+			e.AfterFunc(d, func() { g.Receive(p) })
 		}
 	}
 }
 
 // CheckWorkers refuses workers > 1 for a scenario whose parts schedule on
-// the lab's one engine: its traffic generators and collectives. Faults
-// run on several workers (startFaults).
+// the lab's one engine: its collectives. Faults and traffic generators
+// run on several workers (startFaults, startGen).
 func CheckWorkers(sc *scenario.Scenario, workers int) error {
 	if workers <= 1 {
 		return nil
 	}
 	why := ""
 	for _, w := range sc.Workloads {
-		switch w.Kind {
-		case scenario.KindCollective:
+		if w.Kind == scenario.KindCollective {
 			why = "collective " + w.Name + " runs"
-		case scenario.KindBackground, scenario.KindFE:
-			why = string(w.Kind) + " traffic " + w.Name + " runs"
-		}
-		if why != "" {
 			break
 		}
 	}

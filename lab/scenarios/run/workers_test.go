@@ -34,14 +34,30 @@ const workersFaults = `faults:
   - {at: 12us, for: 6us, target: z2-host4:gpu0, kind: storm, params: "prio 3 quanta 65535 interval 2us"}
 `
 
+// workersBackground adds background traffic: an elephant across the
+// zones, incast bursts inside the second zone (the ToR pauses the
+// senders, and the generators obey their switches' PFC on the second
+// zone's engine), and front-end traffic.
+const workersBackground = `  - {name: bg, kind: background, pattern: elephant, from: z1-host2:gpu1, to: z2-host2:gpu1, rate: 200G, duration: 40us}
+  - {name: burst, kind: background, pattern: incast, from: "z2-host[5-8]:gpu2", to: z2-host1:gpu2, size: 256KB, interval: 20us, duration: 45us}
+  - {name: fe, kind: fe, pattern: stream, from: z1-host1:fe0, to: z2-host3:fe0, rate: 50G, start: 5us, duration: 30us}
+`
+
+// workersStorm pauses a background generator of the second zone (z2-host5:
+// gpu2's ToR port): the generator hears it on the second zone's engine.
+const workersStorm = `faults:
+  - {at: 10us, for: 20us, target: z2-rtsw3:p3, kind: storm, params: "prio 3 quanta 65535 interval 2us"}
+`
+
 // TestSimWorkersGiveOneWorkerResults runs perf scenarios, with and
-// without faults, on one worker and on two: the snapshots, the series,
+// without faults and background traffic, on one worker and on two: the snapshots, the series,
 // the verdict and the event count must be the same.
 func TestSimWorkersGiveOneWorkerResults(t *testing.T) {
 	events := map[string]uint64{}
 	for _, tc := range []struct{ name, src string }{
 		{"perf", workersScenario},
 		{"perf and faults", workersScenario + workersFaults},
+		{"perf and background", strings.Replace(workersScenario, "expect:", workersBackground+"expect:", 1) + workersStorm},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := scenario.Parse("workers.yaml", []byte(tc.src))
@@ -82,8 +98,10 @@ func TestSimWorkersGiveOneWorkerResults(t *testing.T) {
 			}
 		})
 	}
-	if events["perf"] == events["perf and faults"] {
-		t.Errorf("the faults changed nothing: %d events with and without", events["perf"])
+	for _, with := range []string{"perf and faults", "perf and background"} {
+		if events["perf"] == events[with] {
+			t.Errorf("%s: the additions changed nothing: %d events", with, events["perf"])
+		}
 	}
 }
 
@@ -93,7 +111,7 @@ func TestCheckWorkers(t *testing.T) {
 	}{
 		{"perf only", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n", "", ""},
 		{"collective", "  - {name: ar, kind: collective, op: allreduce, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n", "", "collective ar"},
-		{"background", "  - {name: bg, kind: background, pattern: elephant, from: host1:gpu0, to: host2:gpu0, duration: 10us}\n", "", "background traffic bg"},
+		{"background", "  - {name: bg, kind: background, pattern: elephant, from: host1:gpu0, to: host2:gpu0, duration: 10us}\n", "", ""},
 		{"faults", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n",
 			"faults:\n  - {at: 10us, target: rtsw1 to host1, kind: loss, params: \"1%\"}\n", ""},
 	} {

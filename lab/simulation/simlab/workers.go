@@ -61,9 +61,34 @@ func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
 	part := make(map[*topologies.Node]int, len(t.Nodes))
 	core := 0
 	for _, nd := range t.Nodes {
-		if nd.Zone > 0 {
+		switch {
+		case nd.Zone > 0:
 			part[nd] = (nd.Zone - 1) % n
-		} else {
+		case nd.Kind == topologies.KindSwitch:
+			part[nd] = core % n
+			core++
+		}
+	}
+	// A node of no zone that is not a switch (a front-end host, a storage
+	// node) runs with the switch it is linked to first, so that a NIC and
+	// its switch share an engine: what a run attaches to a NIC's link on
+	// both sides (lab/scenarios/run's traffic generators, which hear the
+	// switch's PFC) stays on one engine.
+	for _, nd := range t.Nodes {
+		if _, ok := part[nd]; ok {
+			continue
+		}
+		part[nd] = -1
+		for _, p := range nd.Ports {
+			if p.Peer == nil {
+				continue
+			}
+			if q, ok := part[p.Peer.Node]; ok && q >= 0 {
+				part[nd] = q
+				break
+			}
+		}
+		if part[nd] < 0 {
 			part[nd] = core % n
 			core++
 		}
@@ -120,7 +145,6 @@ func (l *Lab) Close() {
 	}
 }
 
-// engineOf returns the engine node n runs on.
 // EngineOf returns the engine node n runs on: the lab's one engine, or
 // its partition's when the lab runs on several workers. What acts on a
 // node's own traffic (a fault on a link it sends on) schedules there.
