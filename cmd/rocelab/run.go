@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,9 +59,10 @@ the endpoint processes measure it — so that its numbers compare with
 those of the same file run without --sim (the lab's fidelity check).
 Without it, --sim runs the ideal switches of the topology.
 
---sim --workers N runs the fabric on N goroutines, cut by zone, with the
-same results as one (docs/design.md); for topologies of two zones or more
-(collectives run on one worker, and --workers is refused for them).
+--sim runs the fabric on one goroutine per CPU (--workers N: on N), cut
+by zone, with the same results as one (docs/design.md); a topology of
+fewer than two zones runs on one, and so does a scenario with a
+collective (--workers is refused for it).
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
@@ -78,7 +80,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", false, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see deploy)")
-	cmd.Flags().IntVar(&f.workers, "workers", 1, "with --sim: run the fabric on this many goroutines, cut by zone (same results; perf-only scenarios on two zones or more)")
+	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with a collective)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
 	addRootFlag(cmd, &f.root)
 	return cmd
@@ -95,14 +97,18 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	if f.match && !f.sim {
 		return badInput(errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)"))
 	}
-	if f.workers != 1 && !f.sim {
-		return badInput(errors.New("--workers goes with --sim (the emulation runs a process per node)"))
-	}
-	if f.workers < 1 {
-		return badInput(fmt.Errorf("--workers %d: want 1 or more", f.workers))
-	}
-	if err := labrun.CheckWorkers(sc, f.workers); err != nil {
-		return badInput(fmt.Errorf("%s: %w", file, err))
+	if cmd.Flags().Changed("workers") {
+		if !f.sim {
+			return badInput(errors.New("--workers goes with --sim (the emulation runs a process per node)"))
+		}
+		if f.workers < 1 {
+			return badInput(fmt.Errorf("--workers %d: want 1 or more", f.workers))
+		}
+		if err := labrun.CheckWorkers(sc, f.workers); err != nil {
+			return badInput(fmt.Errorf("%s: %w", file, err))
+		}
+	} else {
+		f.workers = labrun.AutoWorkers(sc, runtime.NumCPU())
 	}
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers}
 	var out *labrun.Outcome

@@ -398,6 +398,19 @@ func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 	}
 }
 
+// AutoWorkers is the workers a run of sc takes when none are asked for:
+// cpus, or one for a scenario that CheckWorkers would refuse more for.
+// The results are the same whatever the number, and a topology of fewer
+// than two zones runs on one anyway. Two workers paid on this project's
+// 2-core machine from the smallest zoned fabric measured (the 128-host
+// permutation of simbench -zones 2: 1.2×; docs/performance.md).
+func AutoWorkers(sc *scenario.Scenario, cpus int) int {
+	if cpus < 2 || CheckWorkers(sc, cpus) != nil {
+		return 1
+	}
+	return cpus
+}
+
 // CheckWorkers refuses workers > 1 for a scenario whose parts schedule on
 // the lab's one engine: its collectives. Faults and traffic generators
 // run on several workers (startFaults, startGen).

@@ -134,3 +134,27 @@ func TestCheckWorkers(t *testing.T) {
 		})
 	}
 }
+
+func TestAutoWorkers(t *testing.T) {
+	perf := "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n"
+	coll := "  - {name: ar, kind: collective, op: allreduce, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n"
+	for _, tc := range []struct {
+		name, workloads string
+		cpus, want      int
+	}{
+		{"perf on two CPUs", perf, 2, 2},
+		{"perf on eight", perf, 8, 8},
+		{"perf on one", perf, 1, 1},
+		{"a collective", perf + coll, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := scenario.Parse("w.yaml", []byte("name: w\ntopology: laptop\nduration: 50us\nworkloads:\n"+tc.workloads))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := AutoWorkers(sc, tc.cpus); got != tc.want {
+				t.Errorf("AutoWorkers(%d CPUs) = %d, want %d", tc.cpus, got, tc.want)
+			}
+		})
+	}
+}
