@@ -41,7 +41,10 @@ run() {
 : > bench-out/sim-table.txt
 for s in $SCENARIOS; do
 	if [ -n "$base" ]; then
-		run "$s baseline 1 worker" 1 "$base" -scenario "$s"
+		# A baseline that has -workers runs on one, as "1 worker" below.
+		one=""
+		if "$base" -h 2>&1 | grep -q -- -workers; then one="-workers 1"; fi
+		run "$s baseline 1 worker" 1 "$base" -scenario "$s" $one
 	fi
 	run "$s 1 worker" 1 bin/simbench -scenario "$s" -workers 1
 	case $s in

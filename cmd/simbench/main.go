@@ -13,11 +13,12 @@
 // -scenario alltoall (an all-to-all across the 2,048 GPUs over QP pairs
 // connected on first use).
 //
-// Flags: -seed, -scenario, -workers, -cpuprofile, -memprofile. The
-// permutations run on -workers goroutines (default: the machine's CPUs),
-// over a lab cut into partitions by pod (simlab's Options.Workers); their
-// results, digest included, are the same for any number. Run it with
-// GOMAXPROCS=1 -workers 1 for one-core figures.
+// Flags: -seed, -scenario, -workers, -partitions, -cpuprofile,
+// -memprofile. The permutations run on -workers goroutines (default: the
+// machine's CPUs), over a lab cut into -partitions engines by pod
+// (default: simlab.DefaultPartitions, 8 for one or two workers; 1 is one
+// engine); their results, digest included, are the same for any numbers.
+// Run it with GOMAXPROCS=1 -workers 1 for one-core figures.
 package main
 
 import (
@@ -45,6 +46,7 @@ func main() {
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
 	workers := flag.Int("workers", runtime.NumCPU(), "goroutines the permutations run on, side by side (results are the same for any number; collectives run on one)")
+	partitions := flag.Int("partitions", 0, "engines the permutations' fabric is cut into, at most one per pod (0: 8, or 4 per worker if more; 1: one engine; results are the same)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {
@@ -71,7 +73,7 @@ func main() {
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
-	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers}
+	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers, Partitions: *partitions}
 	fat, cluster := simbench.FatTree1024(), simbench.Cluster2048()
 	if *zones > 0 {
 		fat.Zones, cluster.Zones = *zones, *zones

@@ -109,12 +109,6 @@ func (r *runner) start(w *scenario.Workload) error {
 			if err != nil {
 				return err
 			}
-			if sw := f.From.Peer; sw != nil && r.lab.EngineOf(f.From.Node) != r.lab.EngineOf(sw.Node) {
-				// The generator hears its switch's PFC (pfcTee) on
-				// the NIC's engine.
-				return fmt.Errorf("%d workers: %s and its switch %s run on different partitions (zones %d and %d); run it without --workers",
-					r.lab.Workers(), scenario.PortName(f.From), sw.Node.Name, f.From.Node.Zone, sw.Node.Zone)
-			}
 			j.gens = append(j.gens, g)
 			r.lab.At(g.start, func() { r.startGen(g, spec) })
 		}

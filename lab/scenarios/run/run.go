@@ -59,10 +59,12 @@ type Options struct {
 	// is the ideal switch of the topology's profile.
 	MatchEmulation bool
 	// Workers is how many goroutines Sim runs the fabric on (simlab's
-	// Options.Workers; 0 or 1: one). The results are the same whatever
-	// the number. Scenarios with faults, background or FE traffic, or
-	// collectives run on one: Sim refuses more for them, naming why.
-	Workers int
+	// Options.Workers; 0 or 1: one), and Partitions how many engines a
+	// fabric of several zones is cut into (0: simlab.DefaultPartitions,
+	// which pays on one goroutine too; 1: one engine). The results are
+	// the same whatever the numbers. A scenario with a collective runs on
+	// one engine: Sim refuses more workers for it, naming why.
+	Workers, Partitions int
 }
 
 // Progress is what Options.Progress is told.
@@ -88,8 +90,9 @@ type Outcome struct {
 	// Report is the report directory written, if any.
 	Report string
 	// Workers is how many goroutines the simulator ran on (Options.Workers,
-	// or 1 where the topology could not be cut).
-	Workers int
+	// or 1 where the topology could not be cut), Partitions over how many
+	// engines.
+	Workers, Partitions int
 }
 
 // Report returns the outcome as the report package takes it.
@@ -181,7 +184,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.inj.Raw = r.raw
 	fo := fabric.SimOptions{Wrap: func(from *topologies.Port, s wire.Sink) wire.Sink {
 		if p := from.Peer; from.Node.Kind == topologies.KindSwitch && p != nil && p.Node.Kind != topologies.KindSwitch {
-			s = &pfcTee{r: r, port: p, next: s, delay: p.Link.Delay}
+			s = &pfcTee{r: r, sw: from.Node, port: p, next: s, delay: p.Link.Delay}
 		}
 		return r.inj.Wrap(from, s)
 	}}
@@ -194,7 +197,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	lab, err := simlab.Build(sc.Topology, simlab.Options{
-		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo, Workers: opts.Workers,
+		Seed: seed, Raw: r.raw, CC: "dcqcn", Fabric: fo, Workers: opts.Workers, Partitions: partitions(sc, opts),
 		Progress: func(p simlab.Progress) {
 			if opts.Progress != nil {
 				opts.Progress(Progress{Now: clock.Duration(p.Now), Duration: dur, Events: p.Events, Wall: time.Since(wallStart)})
@@ -210,7 +213,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	defer lab.Close()
 	proxy.e = lab.Engine()
 	r.lab = lab
-	if lab.Workers() > 1 {
+	if lab.Partitions() > 1 {
 		// Each fault and traffic generator runs on the engine of the
 		// node that sends on its link, where its frames are.
 		r.inj.On = func(from *topologies.Port) (clock.Scheduler, func(string) *rand.Rand) {
@@ -256,7 +259,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	out := &Outcome{
 		Verdict: report.Verdict{Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
 			Events: lab.Executed()},
-		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems, Workers: lab.Workers(),
+		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems, Workers: lab.Workers(), Partitions: lab.Partitions(),
 	}
 	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
 	for _, j := range r.jobs {
@@ -341,7 +344,7 @@ func (r *runner) startFaults() {
 		return
 	}
 	var on clock.Scheduler = r.lab.Engine()
-	if r.lab.Workers() > 1 {
+	if r.lab.Partitions() > 1 {
 		// Adding and removing faults changes links of every partition:
 		// the timeline runs with the whole lab still (each fault then
 		// runs on the engine of its link's sender: r.inj.On).
@@ -365,7 +368,8 @@ func (c labClock) AfterFunc(d clock.Duration, f func()) clock.Timer {
 // background traffic obeys PFC like the NIC.
 type pfcTee struct {
 	r     *runner
-	port  *topologies.Port
+	sw    *topologies.Node // the sending switch
+	port  *topologies.Port // the NIC's
 	next  wire.Sink
 	delay clock.Duration
 }
@@ -383,7 +387,7 @@ func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
 		return false
 	}
 	if len(t.r.gens[t.port]) > 0 {
-		t.tee(p, end.Sub(t.r.lab.EngineOf(t.port.Node).Now())+t.delay)
+		t.tee(p, end.Sub(t.r.lab.EngineOf(t.sw).Now())+t.delay)
 	}
 	return true
 }
@@ -391,11 +395,31 @@ func (t *pfcTee) Launch(p *wire.Packet, end clock.Time) bool {
 // tee hands a PFC or PAUSE frame to the port's traffic generators after d.
 func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 	if p.Kind == wire.KindPFC || p.Kind == wire.KindPause {
-		e := t.r.lab.EngineOf(t.port.Node) // the switch's too (start)
+		src, dst := t.r.lab.EngineOf(t.sw), t.r.lab.EngineOf(t.port.Node)
 		for _, g := range t.r.gens[t.port] {
-			e.AfterFunc(d, func() { g.Receive(p) })
+			if src == dst {
+				src.AfterFunc(d, func() { g.Receive(p) })
+				continue
+			}
+			// The NIC runs on another partition: the frame crosses as the
+			// link's own do, in a letter that takes the place in the order
+			// the AfterFunc would have on one engine.
+			src.Send(teeMail{dst}, src.Now().Add(d), teeLetter{g, p})
 		}
 	}
+}
+
+// partitions is the simlab Options.Partitions of a run of sc: what opts
+// says, else the default cut, which pays on one goroutine too, or one
+// engine for a scenario with a collective.
+func partitions(sc *scenario.Scenario, opts Options) int {
+	switch {
+	case CheckWorkers(sc, 2) != nil:
+		return 1
+	case opts.Partitions > 0:
+		return opts.Partitions
+	}
+	return simlab.DefaultPartitions(max(opts.Workers, 1))
 }
 
 // AutoWorkers is the workers a run of sc takes when none are asked for:
@@ -409,6 +433,25 @@ func AutoWorkers(sc *scenario.Scenario, cpus int) int {
 		return 1
 	}
 	return cpus
+}
+
+// teeMail delivers a PFC frame to a traffic generator on the NIC's
+// engine (pfcTee).
+type teeMail struct{ e *sim.Engine }
+
+type teeLetter struct {
+	g wire.Sink
+	p *wire.Packet
+}
+
+func (m teeMail) Arrive(at clock.Time, arg any, sent sim.Ticket) {
+	m.e.ScheduleSeq(at, m.e.Seq(sent), m, arg)
+}
+
+// Handle runs a delivered letter.
+func (m teeMail) Handle(arg any) {
+	l := arg.(teeLetter)
+	l.g.Receive(l.p)
 }
 
 // CheckWorkers refuses workers > 1 for a scenario whose parts schedule on

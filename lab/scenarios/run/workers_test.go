@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -156,5 +158,73 @@ func TestAutoWorkers(t *testing.T) {
 				t.Errorf("AutoWorkers(%d CPUs) = %d, want %d", tc.cpus, got, tc.want)
 			}
 		})
+	}
+}
+
+// crossZoneTopology puts a NIC (h1:gpu0, zone 1) on a switch of the
+// other zone (s2), so that its traffic generator and its switch run on
+// different partitions.
+const crossZoneTopology = `name: crosszone
+defaults:
+  be: {rate: 100G, delay: 1us, mtu: 4200}
+nodes:
+  h1: {kind: host, gpus: 1, zone: 1, frontend: false}
+  h3: {kind: host, gpus: 1, zone: 1, frontend: false}
+  h2: {kind: host, gpus: 1, zone: 2, frontend: false}
+  s1: {kind: switch, role: rtsw, zone: 1}
+  s2: {kind: switch, role: rtsw, zone: 2}
+links:
+  - h1:gpu0 -- s2:p1
+  - h2:gpu0 -- s2:p2
+  - h3:gpu0 -- s1:p1
+  - s1:p2 -- s2:p3
+`
+
+// TestSimWorkersGeneratorAcrossPartitions: a background generator on a
+// NIC whose switch runs on another partition still hears that switch's
+// PFC (a storm from the switch's port, which pauses it) as one engine has
+// it: the run cut in two on one goroutine and on two gives one engine's
+// snapshots and event count.
+func TestSimWorkersGeneratorAcrossPartitions(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "crosszone.yaml"), []byte(crossZoneTopology), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `name: crossgen
+topology: crosszone.yaml
+duration: 40us
+seed: 3
+workloads:
+  - {name: bg, kind: background, pattern: elephant, from: h1:gpu0, to: h2:gpu0, rate: 100G, duration: 35us}
+  - {name: p, kind: perf, from: h3:gpu0, to: h2:gpu0, size: 64KB, iters: 4}
+faults:
+  - {at: 5us, for: 10us, target: s2:p1, kind: storm, params: "prio 3 quanta 65535 interval 1us"}
+`
+	path := filepath.Join(dir, "crossgen.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := Sim(context.Background(), sc, Options{Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 2} {
+		out, err := Sim(context.Background(), sc, Options{Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Partitions != 2 {
+			t.Fatalf("%d workers: %d partitions, want 2 (one per zone)", w, out.Partitions)
+		}
+		if out.Events != one.Events {
+			t.Errorf("%d workers: %d events, one engine %d", w, out.Events, one.Events)
+		}
+		if !reflect.DeepEqual(out.Snapshots, one.Snapshots) {
+			t.Errorf("%d workers: the snapshots differ from one engine's", w)
+		}
 	}
 }

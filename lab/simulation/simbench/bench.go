@@ -42,10 +42,12 @@ type Config struct {
 	// NoHugePages leaves the heap on the kernel's default pages instead of
 	// advising transparent huge pages before the run (internal/hugepage).
 	NoHugePages bool
-	// Workers is how many engines the permutations run on (simlab's
-	// Options.Workers; 0 or 1: one). Collectives run on one whatever it
-	// says. The results, and so the digest, do not depend on it.
-	Workers int
+	// Workers is how many goroutines the permutations run on, and
+	// Partitions how many engines their fabric is cut into (simlab's
+	// Options; Partitions 0: simlab.DefaultPartitions(Workers), 1: one
+	// engine). Collectives run on one engine whatever they say. The
+	// results, and so the digest, do not depend on them.
+	Workers, Partitions int
 }
 
 // Report is what one run measured.
@@ -107,6 +109,15 @@ func (r *Report) WorstRatio() float64 {
 	return float64(r.FCT.Max) / float64(r.Ideal)
 }
 
+// partitions is the simlab Options.Partitions of a run: the default cut
+// for the workers, or one engine.
+func (c *Config) partitions() int {
+	if c.Partitions == 0 {
+		return simlab.DefaultPartitions(max(c.Workers, 1))
+	}
+	return c.Partitions
+}
+
 func (c *Config) defaults() {
 	if c.Mode == "" {
 		c.Mode = "rocev2"
@@ -140,7 +151,7 @@ func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow, Workers: cfg.Workers})
+	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow, Workers: cfg.Workers, Partitions: cfg.partitions()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("simbench: %w", err)
 	}
@@ -205,7 +216,7 @@ func AllToAll(spec ClosSpec, cfg Config) (*Report, error) {
 
 func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error) {
 	cfg.defaults()
-	cfg.Workers = 1 // a collective's ranks share one coordinator
+	cfg.Workers, cfg.Partitions = 1, 1 // a collective's ranks share one coordinator
 	l, r, err := build(spec, cfg)
 	if err != nil {
 		return nil, err
@@ -227,7 +238,7 @@ func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error)
 // every NIC, in groups of the NICs of one host (spec.GPUs).
 func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 	cfg.defaults()
-	cfg.Workers = 1
+	cfg.Workers, cfg.Partitions = 1, 1
 	l, r, err := build(spec, cfg)
 	if err != nil {
 		return nil, err

@@ -134,10 +134,11 @@ func TestHierAllReduce(t *testing.T) {
 }
 
 // TestWorkersGiveOneEngineResults runs the 64-host permutation, single-path
-// and sprayed, on one engine and on two and three side by side: the
-// result tables (every flow's completion time, packet, event, PFC and drop
-// counts, fabric time) must be byte-identical, and the runs must have
-// used the workers asked for.
+// and sprayed, on one engine, then cut by pod on one goroutine and on two
+// and three side by side: the result tables (every flow's completion
+// time, packet, event, PFC and drop counts, fabric time) must be
+// byte-identical, and the runs must have used the workers and partitions
+// asked for.
 func TestWorkersGiveOneEngineResults(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -147,22 +148,25 @@ func TestWorkersGiveOneEngineResults(t *testing.T) {
 		{"spray", Config{Seed: 4, FlowBytes: 256 << 10, Mode: "metaroce", Paths: 16, QPs: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			one, err := Permutation(small64(), tc.cfg)
+			cfg := tc.cfg
+			cfg.Partitions = 1
+			one, err := Permutation(small64(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if one.Workers != 1 || one.PeakQueue == 0 {
-				t.Fatalf("one engine: %d workers, peak queue %d B (want queueing to compare)", one.Workers, one.PeakQueue)
+			if one.Workers != 1 || one.Partitions != 1 || one.PeakQueue == 0 {
+				t.Fatalf("one engine: %d workers, %d partitions, peak queue %d B (want one engine, and queueing to compare)",
+					one.Workers, one.Partitions, one.PeakQueue)
 			}
-			for _, w := range []int{2, 3} {
+			for _, w := range []int{1, 2, 3} {
 				cfg := tc.cfg
 				cfg.Workers = w
 				r, err := Permutation(small64(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Workers != min(w, 2) { // small64 has two pods
-					t.Errorf("%d workers asked, %d used", w, r.Workers)
+				if r.Workers != min(w, 2) || r.Partitions != 2 { // small64 has two pods
+					t.Errorf("%d workers asked: %d used, on %d partitions (want 2)", w, r.Workers, r.Partitions)
 				}
 				if got, want := r.Table(), one.Table(); got != want {
 					t.Errorf("%d workers: table differs from one engine's\n got %.300s\nwant %.300s", w, got, want)

@@ -44,14 +44,20 @@ type Options struct {
 	// QPTimeout is every QP's initial retransmission timeout
 	// (endpoint.QPConfig.Timeout; default the endpoint's, 200 µs).
 	QPTimeout clock.Duration
-	// Workers is how many engines the lab runs on, side by side on their own
-	// goroutines (see workers.go); 0 or 1 is one engine. A topology of
+	// Workers is how many goroutines the lab's engines run on, side by
+	// side (see workers.go); 0 or 1 is one. Partitions is how many engines
+	// a fabric of several zones is cut into (at most one per zone); 0 is
+	// DefaultPartitions(Workers) when Workers > 1, else one engine.
+	// Several partitions pay on one goroutine too: a window runs each
+	// partition's events together, while its switches and NICs are in
+	// cache (docs/performance.md, "Partitions on one core"). A topology of
 	// fewer than two zones, or without delay on the links between them,
-	// runs on one. Perf and incast jobs run on several; collectives do not.
-	// Results are the same whatever the number. Close a lab of several.
-	// Its Fabric.Wrap sinks and OnPFC callbacks run on the goroutine of the
-	// partition of the link or switch they belong to, side by side.
-	Workers int
+	// runs on one engine. Perf and incast jobs run on several; collectives
+	// do not. Results are the same whatever the numbers. Close a lab of
+	// several. Its Fabric.Wrap sinks and OnPFC callbacks run on the
+	// goroutine of the partition of the link or switch they belong to,
+	// side by side.
+	Workers, Partitions int
 	// Fabric is passed to fabric.BuildSim (switch configuration hooks,
 	// PFC callback, fault and capture wrappers).
 	Fabric fabric.SimOptions
@@ -122,8 +128,12 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	if _, err := l.reg.Get(opts.CC); err != nil {
 		return nil, fmt.Errorf("simlab: %w", err)
 	}
-	if opts.Workers > 1 {
-		if l.w, err = partition(t, opts.Workers, opts.Seed); err != nil {
+	parts := opts.Partitions
+	if parts == 0 && opts.Workers > 1 {
+		parts = DefaultPartitions(opts.Workers)
+	}
+	if parts > 1 {
+		if l.w, err = partition(t, parts, max(opts.Workers, 1), opts.Seed); err != nil {
 			return nil, fmt.Errorf("simlab: %w", err)
 		}
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/rocelab/rocelab/topologies"
 )
 
-// A lab of Options.Workers > 1 runs on a sim.Group: its nodes are cut into
-// partsPerWorker partitions per worker (at most one per zone), by zone (a
-// pod and its racks stay together; nodes of no zone, the core, are dealt
-// round robin), each on its own engine, and the links between partitions
-// become pipes across engines. The group
+// A lab of several partitions (Options.Partitions, or Workers > 1) runs on
+// a sim.Group: its nodes are cut into partitions (at most one per zone) by
+// zone (a pod and its racks stay together; switches of no zone, the core,
+// are dealt round robin, and other nodes of no zone go with their switch),
+// each on its own engine, and the links between partitions become pipes
+// across engines, run on Workers goroutines. The group
 // runs in windows of the least delay of a link between partitions, and its
 // run is bit-for-bit the one-engine run: same digests, same counters.
 //
@@ -28,12 +29,21 @@ import (
 // fails (a QP in error) stops the run at the end of its window, and the
 // run returns the job's error, so no failed run is compared.
 
-// partsPerWorker is how many partitions each worker runs, handed out
-// busiest first in each window (see sim.NewGroup).
-const partsPerWorker = 4
+// partsPerWorker is how many partitions each worker runs at least,
+// handed out busiest first in each window (see sim.NewGroup), and
+// minParts how many a lab is cut into at least: on one core the
+// permutations ran fastest with 8 (docs/performance.md).
+const (
+	partsPerWorker = 4
+	minParts       = 8
+)
+
+// DefaultPartitions is how many engines a lab on workers goroutines is
+// cut into when Options.Partitions does not say (at most one per zone).
+func DefaultPartitions(workers int) int { return max(minParts, partsPerWorker*workers) }
 
 // errOneWorker is what jobs a partitioned lab cannot run say.
-var errOneWorker = errors.New("runs on one worker only (Options.Workers 1): its ranks share one coordinator")
+var errOneWorker = errors.New("runs on one engine only (simlab Options.Workers and Partitions 1): its ranks share one coordinator")
 
 // workers holds what a partitioned lab adds.
 type workers struct {
@@ -43,10 +53,11 @@ type workers struct {
 	mu sync.Mutex // the jobs' and the lab's counters of finished work
 }
 
-// partition cuts t's nodes over n engines of a new group, or returns nil
-// when the cut would not pay: fewer than two zones, or a link between
-// partitions without delay (no lookahead to run windows on).
-func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
+// partition cuts t's nodes over n engines (at most one per zone) of a new
+// group on goroutines goroutines, or returns nil when the cut cannot be
+// made: fewer than two zones or engines, or a link between partitions
+// without delay (no lookahead to run windows on).
+func partition(t *topologies.Topology, n, goroutines int, seed uint64) (*workers, error) {
 	zones := map[int]bool{}
 	for _, nd := range t.Nodes {
 		if nd.Zone > 0 {
@@ -56,8 +67,7 @@ func partition(t *topologies.Topology, n int, seed uint64) (*workers, error) {
 	if n < 2 || len(zones) < 2 {
 		return nil, nil
 	}
-	goroutines := n
-	n = min(partsPerWorker*n, len(zones))
+	n = min(n, len(zones))
 	part := make(map[*topologies.Node]int, len(t.Nodes))
 	core := 0
 	for _, nd := range t.Nodes {

@@ -39,7 +39,7 @@ func TestWorkersJobFailure(t *testing.T) {
 	if j.Err() == nil || !j.Done() {
 		t.Fatalf("doomed job: done %v, err %v; want it failed", j.Done(), j.Err())
 	}
-	if _, err := l.Collective(CollSpec{Op: "all_reduce", Sizes: []int64{1 << 20}}); err == nil || !strings.Contains(err.Error(), "one worker") {
+	if _, err := l.Collective(CollSpec{Op: "all_reduce", Sizes: []int64{1 << 20}}); err == nil || !strings.Contains(err.Error(), "one engine") {
 		t.Errorf("a collective on two workers: %v", err)
 	}
 }
