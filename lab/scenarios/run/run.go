@@ -142,8 +142,10 @@ type runner struct {
 	problems []string
 	snaps    expect.Snapshots
 	// keep are the sample names the expectations read: all that the
-	// snapshots before the last one keep.
+	// snapshots before the last one keep; seen is how many samples the
+	// last of them saw (the final one's size, nearly).
 	keep map[string]bool
+	seen int
 }
 
 // engineProxy lets the injector exist before simlab.Build creates the
@@ -301,7 +303,14 @@ func (r *runner) snapshot(final bool) {
 	// cost gigabytes.
 	var all []telemetry.Sample
 	if n := len(r.snaps); n > 0 {
-		all = make([]telemetry.Sample, 0, len(r.snaps[n-1].Samples))
+		size := len(r.snaps[n-1].Samples)
+		if final {
+			// Everything, which the snapshots before only counted: a
+			// slice grown by doubling to millions of samples (a
+			// 1,024-host lab's paths) cost more than collecting them.
+			size = r.seen + r.seen/8
+		}
+		all = make([]telemetry.Sample, 0, size)
 	}
 	emit := func(s telemetry.Sample) { all = append(all, s) }
 	if !final {
@@ -313,7 +322,9 @@ func (r *runner) snapshot(final bool) {
 				}
 			}
 		}
+		r.seen = 0
 		emit = func(s telemetry.Sample) {
+			r.seen++
 			if r.keep[s.Name] {
 				all = append(all, s)
 			}
