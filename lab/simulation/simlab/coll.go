@@ -60,7 +60,7 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	if spec.Name == "" {
 		spec.Name = "coll" + strconv.Itoa(len(l.jobs))
 	}
-	if err := l.checkOneWorker("collective"); err != nil {
+	if err := l.checkOneEngine("collective"); err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
 	if spec.Op == "" {

@@ -53,7 +53,7 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.Name == "" {
 		spec.Name = "hier" + strconv.Itoa(len(l.jobs))
 	}
-	if err := l.checkOneWorker("collective"); err != nil {
+	if err := l.checkOneEngine("collective"); err != nil {
 		return nil, fmt.Errorf("hierarchical %s: %w", spec.Name, err)
 	}
 	if len(spec.Ranks) == 0 {

@@ -42,8 +42,8 @@ const (
 // cut into when Options.Partitions does not say (at most one per zone).
 func DefaultPartitions(workers int) int { return max(minParts, partsPerWorker*workers) }
 
-// errOneWorker is what jobs a partitioned lab cannot run say.
-var errOneWorker = errors.New("runs on one engine only (simlab Options.Workers and Partitions 1): its ranks share one coordinator")
+// errOneEngine is what jobs a partitioned lab cannot run say.
+var errOneEngine = errors.New("runs on one engine only (simlab Options.Workers and Partitions 1): its ranks share one coordinator")
 
 // workers holds what a partitioned lab adds.
 type workers struct {
@@ -81,9 +81,9 @@ func partition(t *topologies.Topology, n, goroutines int, seed uint64) (*workers
 	}
 	// A node of no zone that is not a switch (a front-end host, a storage
 	// node) runs with the switch it is linked to first, so that a NIC and
-	// its switch share an engine: what a run attaches to a NIC's link on
-	// both sides (lab/scenarios/run's traffic generators, which hear the
-	// switch's PFC) stays on one engine.
+	// its switch share an engine: what a run attaches to both ends of a
+	// NIC's link (lab/scenarios/run's traffic generators, which hear the
+	// switch's PFC) then needs no letter between engines.
 	for _, nd := range t.Nodes {
 		if _, ok := part[nd]; ok {
 			continue
@@ -292,10 +292,10 @@ func (f *Flow) busy() bool {
 	return false
 }
 
-// checkOneWorker refuses a job kind a partitioned lab cannot run.
-func (l *Lab) checkOneWorker(kind string) error {
+// checkOneEngine refuses a job kind a partitioned lab cannot run.
+func (l *Lab) checkOneEngine(kind string) error {
 	if l.w != nil {
-		return fmt.Errorf("a %s %w", kind, errOneWorker)
+		return fmt.Errorf("a %s %w", kind, errOneEngine)
 	}
 	return nil
 }
