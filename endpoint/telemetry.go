@@ -46,7 +46,22 @@ func (c *qpCounters) add(o *qpCounters) {
 
 // Collect emits the NIC's counters and those of its QPs (telemetry.Source).
 // Labels: node (the NIC's name), and qp (the QPN in hex) for QP samples.
-func (n *NIC) Collect(emit func(telemetry.Sample)) {
+func (n *NIC) Collect(emit func(telemetry.Sample)) { n.collect(true, emit) }
+
+// CollectNamed is Collect leaving out the per-path samples of MetaRoCE
+// QPs unless want asks for one (telemetry.NamedSource): with 64 paths
+// they are most of a NIC's samples.
+func (n *NIC) CollectNamed(want func(name string) bool, emit func(telemetry.Sample)) {
+	n.collect(want(pathRateSample) || want(pathLostSample), emit)
+}
+
+// The per-path samples' names.
+const (
+	pathRateSample = "qp_path_rate_bytes_per_second"
+	pathLostSample = "qp_path_lost_packets_total"
+)
+
+func (n *NIC) collect(paths bool, emit func(telemetry.Sample)) {
 	node := []telemetry.Label{{Name: "node", Value: n.opts.Name}}
 	c := func(name string, v int64) {
 		emit(telemetry.Sample{Name: name, Kind: telemetry.Counter, Labels: node, Value: float64(v)})
@@ -73,7 +88,7 @@ func (n *NIC) Collect(emit func(telemetry.Sample)) {
 		if qp.aggregated {
 			others.add(&qp.ctr)
 		} else {
-			qp.collect(node, emit)
+			qp.collect(node, paths, emit)
 		}
 	})
 	if n.anyOthers {
@@ -111,10 +126,13 @@ func (qp *QP) Stats() QPStats {
 		c.cnpTx, c.cnpRx, c.ceRx, c.dupPkts, c.outOfOrder, c.rxDropped, c.reselections, c.fallbacks}
 }
 
-func (qp *QP) collect(node []telemetry.Label, emit func(telemetry.Sample)) {
+func (qp *QP) collect(node []telemetry.Label, paths bool, emit func(telemetry.Sample)) {
 	l := telemetry.With(node, telemetry.Label{Name: "qp", Value: "0x" + strconv.FormatUint(uint64(qp.qpn), 16)})
 	emitQPCounters(l, &qp.ctr, emit)
-	qp.collectPaths(l, emit)
+	if paths {
+		qp.collectPaths(l, emit)
+	}
+	emit(telemetry.Sample{Name: "qp_outstanding_psns", Kind: telemetry.Gauge, Labels: l, Value: float64(qp.req.maxSent - qp.req.una)})
 }
 
 // emitQPCounters emits the counters of one QP (or of the retired ones)
@@ -151,8 +169,7 @@ func emitQPCounters(l []telemetry.Label, s *qpCounters, emit func(telemetry.Samp
 func (qp *QP) collectPaths(l []telemetry.Label, emit func(telemetry.Sample)) {
 	for _, pa := range qp.req.paths {
 		pl := telemetry.With(l, telemetry.Label{Name: "path", Value: strconv.Itoa(int(pa.idx))})
-		emit(telemetry.Sample{Name: "qp_path_rate_bytes_per_second", Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate()) / 8})
-		emit(telemetry.Sample{Name: "qp_path_lost_packets_total", Kind: telemetry.Counter, Labels: pl, Value: float64(pa.lostPkts)})
+		emit(telemetry.Sample{Name: pathRateSample, Kind: telemetry.Gauge, Labels: pl, Value: float64(pa.cc.Rate()) / 8})
+		emit(telemetry.Sample{Name: pathLostSample, Kind: telemetry.Counter, Labels: pl, Value: float64(pa.lostPkts)})
 	}
-	emit(telemetry.Sample{Name: "qp_outstanding_psns", Kind: telemetry.Gauge, Labels: l, Value: float64(qp.req.maxSent - qp.req.una)})
 }

@@ -142,10 +142,8 @@ type runner struct {
 	problems []string
 	snaps    expect.Snapshots
 	// keep are the sample names the expectations read: all that the
-	// snapshots before the last one keep; seen is how many samples the
-	// last of them saw (the final one's size, nearly).
+	// snapshots before the last one keep.
 	keep map[string]bool
-	seen int
 }
 
 // engineProxy lets the injector exist before simlab.Build creates the
@@ -302,17 +300,21 @@ func (r *runner) snapshot(final bool) {
 	// topology of thousands of ports, every snapshot of everything would
 	// cost gigabytes.
 	var all []telemetry.Sample
-	if n := len(r.snaps); n > 0 {
-		size := len(r.snaps[n-1].Samples)
-		if final {
-			// Everything, which the snapshots before only counted: a
-			// slice grown by doubling to millions of samples (a
-			// 1,024-host lab's paths) cost more than collecting them.
-			size = r.seen + r.seen/8
+	var blocks [][]telemetry.Sample
+	emit := func(s telemetry.Sample) {
+		// Everything, in blocks copied once at the end: a slice grown
+		// by doubling to millions of samples (a 1,024-host lab's
+		// paths) cost more than collecting them.
+		if len(all) == cap(all) {
+			size := 1 << 10
+			if len(all) > 0 {
+				blocks = append(blocks, all)
+				size = min(2*len(all), 1<<16)
+			}
+			all = make([]telemetry.Sample, 0, size)
 		}
-		all = make([]telemetry.Sample, 0, size)
+		all = append(all, s)
 	}
-	emit := func(s telemetry.Sample) { all = append(all, s) }
 	if !final {
 		if r.keep == nil {
 			r.keep = map[string]bool{}
@@ -322,16 +324,29 @@ func (r *runner) snapshot(final bool) {
 				}
 			}
 		}
-		r.seen = 0
 		emit = func(s telemetry.Sample) {
-			r.seen++
 			if r.keep[s.Name] {
 				all = append(all, s)
 			}
 		}
 	}
 	for _, src := range srcs {
-		src.Collect(emit)
+		if ns, ok := src.(telemetry.NamedSource); ok && !final {
+			ns.CollectNamed(func(name string) bool { return r.keep[name] }, emit)
+		} else {
+			src.Collect(emit)
+		}
+	}
+	if len(blocks) > 0 {
+		n := len(all)
+		for _, b := range blocks {
+			n += len(b)
+		}
+		flat := make([]telemetry.Sample, 0, n)
+		for _, b := range blocks {
+			flat = append(flat, b...)
+		}
+		all = append(flat, all...)
 	}
 	r.snaps = append(r.snaps, expect.Snapshot{At: r.lab.Now(), Samples: all})
 }

@@ -336,10 +336,18 @@ func (l *Lab) progress() {
 
 // Collect emits the samples of every switch, BE NIC, FE sink and job
 // (telemetry.Source).
-func (l *Lab) Collect(emit func(telemetry.Sample)) {
+func (l *Lab) Collect(emit func(telemetry.Sample)) { l.CollectNamed(nil, emit) }
+
+// CollectNamed is Collect leaving out what the NICs can skip by name
+// (telemetry.NamedSource; nil want: everything).
+func (l *Lab) CollectNamed(want func(name string) bool, emit func(telemetry.Sample)) {
 	l.fab.Collect(emit)
 	for _, n := range l.nics {
-		n.Collect(emit)
+		if want == nil {
+			n.Collect(emit)
+		} else {
+			n.CollectNamed(want, emit)
+		}
 	}
 	for _, h := range l.fe {
 		h.Collect(emit)

@@ -1,6 +1,8 @@
 package simlab
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,3 +139,37 @@ func TestRunAndStartTime(t *testing.T) {
 
 // time returns us microseconds as a Duration.
 func time(us int) clock.Duration { return clock.Duration(us) * clock.Microsecond }
+
+// TestCollectNamed: a lab collected by name (telemetry.CollectIf, which
+// lets the NICs skip MetaRoCE's per-path samples) gives exactly the
+// samples of a full collection with those names, in the same order.
+func TestCollectNamed(t *testing.T) {
+	l := build(t, "laptop", Options{Seed: 3})
+	if _, err := l.Perf(PerfSpec{Op: "write", From: []string{"host2:gpu1"}, To: []string{"host3:gpu0"}, Iterations: 50, Mode: "metaroce", Paths: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunUntilIdle(100 * clock.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	all := telemetry.Collect(l)
+	for _, names := range [][]string{
+		{"qp_outstanding_psns"},
+		{"qp_path_lost_packets_total"},
+		{"qp_path_rate_bytes_per_second", "switch_port_tx_bytes_total"},
+		{"qp_tx_packets_total", "nic_tx_packets_total"},
+	} {
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			keep := func(name string) bool { return slices.Contains(names, name) }
+			var want []telemetry.Sample
+			for _, s := range all {
+				if keep(s.Name) {
+					want = append(want, s)
+				}
+			}
+			got := telemetry.CollectIf(keep, l)
+			if len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("collected by name: %d samples, filtered from all: %d (or they differ)", len(got), len(want))
+			}
+		})
+	}
+}
