@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,32 +292,21 @@ func TestVerbsPrograms(t *testing.T) {
 		v.t = t
 		pfc := func() float64 { return v.counter("rtsw2", "switch_port_pfc_tx_frames_total", nil) }
 		before := pfc()
-		var wg sync.WaitGroup
-		errs := make(chan string, 6)
-		for i, cli := range []string{"host1", "host2", "host3"} {
-			port := strconv.Itoa(18515 + i)
-			argv := []string{"ib_write_bw", "-x", "3", "-n", "300", "-s", "65536", "-p", port}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				code, out := v.exec(context.Background(), 120*time.Second, "host4", append(argv, "-d", verbs.DeviceName("host4:gpu0"))...)
-				if code != 0 {
-					errs <- fmt.Sprintf("server for %s: exit %d\n%s", cli, code, out)
-				}
-			}()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				code, out := v.client(120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe["host4"])...)
-				if code != 0 {
-					errs <- fmt.Sprintf("client %s: exit %d\n%s", cli, code, out)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for e := range errs {
-			t.Error(e)
+		// perftest times its runs with the CPU's cycle counter, which it
+		// calibrates against the wall clock first; on a loaded VM that
+		// calibration can fail ("Correlation coefficient r^2: 0.61 < 0.9",
+		// then "Can't produce a report" after the transfer), which says
+		// nothing of the lab. Such a round is run once more.
+		for round := 1; ; round++ {
+			errs := v.incast()
+			if round < 2 && len(errs) > 0 && slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, perftestClock) }) {
+				t.Logf("round %d: perftest could not calibrate its clock; once more:\n%s", round, strings.Join(errs, "\n"))
+				continue
+			}
+			for _, e := range errs {
+				t.Error(e)
+			}
+			break
 		}
 		if got := pfc() - before; got <= 0 {
 			t.Errorf("three ib_write_bw into host4:gpu0: rtsw2 sent %v PFC frames, want some", got)
@@ -447,4 +437,42 @@ func TestVerbsDockerUserImage(t *testing.T) {
 	if !strings.Contains(srv, "20 iters in") || !strings.Contains(cli, "20 iters in") {
 		t.Errorf("ibv_rc_pingpong in containers:\nserver:\n%s\nclient:\n%s", srv, cli)
 	}
+}
+
+// perftestClock is what perftest prints when it cannot calibrate its
+// cycle counter against the wall clock (a loaded machine).
+const perftestClock = "Correlation coefficient r^2"
+
+// incast runs three ib_write_bw clients (host1..3) into host4:gpu0 at
+// once and returns what failed.
+func (v *verbsLab) incast() []string {
+	var wg sync.WaitGroup
+	errs := make(chan string, 6)
+	for i, cli := range []string{"host1", "host2", "host3"} {
+		port := strconv.Itoa(18515 + i)
+		argv := []string{"ib_write_bw", "-x", "3", "-n", "300", "-s", "65536", "-p", port}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out := v.exec(context.Background(), 120*time.Second, "host4", append(argv, "-d", verbs.DeviceName("host4:gpu0"))...)
+			if code != 0 {
+				errs <- fmt.Sprintf("server for %s: exit %d\n%s", cli, code, out)
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out := v.client(120*time.Second, cli, append(argv, "-d", verbs.DeviceName(cli+":gpu0"), v.fe["host4"])...)
+			if code != 0 {
+				errs <- fmt.Sprintf("client %s: exit %d\n%s", cli, code, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var out []string
+	for e := range errs {
+		out = append(out, e)
+	}
+	return out
 }
