@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -338,15 +339,7 @@ func (r *runner) snapshot(final bool) {
 		}
 	}
 	if len(blocks) > 0 {
-		n := len(all)
-		for _, b := range blocks {
-			n += len(b)
-		}
-		flat := make([]telemetry.Sample, 0, n)
-		for _, b := range blocks {
-			flat = append(flat, b...)
-		}
-		all = append(flat, all...)
+		all = slices.Concat(append(blocks, all)...)
 	}
 	r.snaps = append(r.snaps, expect.Snapshot{At: r.lab.Now(), Samples: all})
 }
@@ -369,24 +362,11 @@ func (r *runner) startFaults() {
 	if len(sched.Events) == 0 {
 		return
 	}
-	var on clock.Scheduler = r.lab.Engine()
-	if r.lab.Partitions() > 1 {
-		// Adding and removing faults changes links of every partition:
-		// the timeline runs with the whole lab still (each fault then
-		// runs on the engine of its link's sender: r.inj.On).
-		on = labClock{r.lab}
-	}
-	sched.Start(on, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
-}
-
-// labClock schedules on a lab as a whole (simlab.Lab.At): its callbacks
-// run between a partitioned lab's windows, where one engine would run
-// them.
-type labClock struct{ l *simlab.Lab }
-
-func (c labClock) Now() clock.Time { return c.l.Now() }
-func (c labClock) AfterFunc(d clock.Duration, f func()) clock.Timer {
-	return c.l.At(c.l.Now().Add(d), f)
+	// Adding and removing faults changes links of every partition: the
+	// timeline runs on the lab as a whole, between a partitioned lab's
+	// windows (each fault then runs on the engine of its link's sender:
+	// r.inj.On).
+	sched.Start(r.lab, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
 }
 
 // pfcTee hands the PFC and PAUSE frames a switch sends toward a NIC to
@@ -440,7 +420,7 @@ func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 // engine for a scenario with a collective.
 func partitions(sc *scenario.Scenario, opts Options) int {
 	switch {
-	case CheckWorkers(sc, 2) != nil:
+	case collectiveIn(sc) != "":
 		return 1
 	case opts.Partitions > 0:
 		return opts.Partitions
@@ -455,7 +435,7 @@ func partitions(sc *scenario.Scenario, opts Options) int {
 // 2-core machine from the smallest zoned fabric measured (the 128-host
 // permutation of simbench -zones 2: 1.2×; docs/performance.md).
 func AutoWorkers(sc *scenario.Scenario, cpus int) int {
-	if cpus < 2 || CheckWorkers(sc, cpus) != nil {
+	if cpus < 2 || collectiveIn(sc) != "" {
 		return 1
 	}
 	return cpus
@@ -487,15 +467,19 @@ func CheckWorkers(sc *scenario.Scenario, workers int) error {
 	if workers <= 1 {
 		return nil
 	}
-	why := ""
-	for _, w := range sc.Workloads {
-		if w.Kind == scenario.KindCollective {
-			why = "collective " + w.Name + " runs"
-			break
-		}
-	}
-	if why == "" {
+	name := collectiveIn(sc)
+	if name == "" {
 		return nil
 	}
-	return fmt.Errorf("%d workers: %s on one worker only; run it without --workers", workers, why)
+	return fmt.Errorf("%d workers: collective %s runs on one worker only; run it without --workers", workers, name)
+}
+
+// collectiveIn returns the name of sc's first collective workload, or "".
+func collectiveIn(sc *scenario.Scenario) string {
+	for _, w := range sc.Workloads {
+		if w.Kind == scenario.KindCollective {
+			return w.Name
+		}
+	}
+	return ""
 }

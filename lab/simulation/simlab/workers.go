@@ -189,6 +189,12 @@ func (l *Lab) at(t clock.Time, f func()) clock.Timer {
 // cancels it.
 func (l *Lab) At(t clock.Time, f func()) clock.Timer { return l.at(t, f) }
 
+// AfterFunc is At(Now()+d, f): with Now, it makes the Lab a
+// clock.Scheduler for what must act on the whole lab (a fault timeline).
+func (l *Lab) AfterFunc(d clock.Duration, f func()) clock.Timer {
+	return l.at(l.now().Add(max(d, 0)), f)
+}
+
 // runUntil runs the lab's engines until t (or a stop).
 func (l *Lab) runUntil(t clock.Time) {
 	if l.w == nil {
