@@ -87,6 +87,17 @@ type NamedSource interface {
 	CollectNamed(want func(name string) bool, emit func(Sample))
 }
 
+// CollectWanted collects src for a caller that keeps only the names want
+// accepts (nil: all): by name when src is a NamedSource, else whole.
+// emit may still see names want refuses.
+func CollectWanted(src Source, want func(name string) bool, emit func(Sample)) {
+	if ns, ok := src.(NamedSource); ok && want != nil {
+		ns.CollectNamed(want, emit)
+		return
+	}
+	src.Collect(emit)
+}
+
 // Gather collects every source and returns the samples sorted by name and
 // labels, so that two identical runs give identical lists.
 func Gather(srcs ...Source) []Sample {
@@ -111,11 +122,7 @@ func CollectIf(keep func(name string) bool, srcs ...Source) []Sample {
 		}
 	}
 	for _, src := range srcs {
-		if ns, ok := src.(NamedSource); ok && keep != nil {
-			ns.CollectNamed(keep, emit)
-		} else {
-			src.Collect(emit)
-		}
+		CollectWanted(src, keep, emit)
 	}
 	return out
 }

@@ -331,12 +331,12 @@ func (r *runner) snapshot(final bool) {
 			}
 		}
 	}
+	var want func(string) bool
+	if !final {
+		want = func(name string) bool { return r.keep[name] }
+	}
 	for _, src := range srcs {
-		if ns, ok := src.(telemetry.NamedSource); ok && !final {
-			ns.CollectNamed(func(name string) bool { return r.keep[name] }, emit)
-		} else {
-			src.Collect(emit)
-		}
+		telemetry.CollectWanted(src, want, emit)
 	}
 	if len(blocks) > 0 {
 		all = slices.Concat(append(blocks, all)...)

@@ -343,11 +343,7 @@ func (l *Lab) Collect(emit func(telemetry.Sample)) { l.CollectNamed(nil, emit) }
 func (l *Lab) CollectNamed(want func(name string) bool, emit func(telemetry.Sample)) {
 	l.fab.Collect(emit)
 	for _, n := range l.nics {
-		if want == nil {
-			n.Collect(emit)
-		} else {
-			n.CollectNamed(want, emit)
-		}
+		telemetry.CollectWanted(n, want, emit)
 	}
 	for _, h := range l.fe {
 		h.Collect(emit)
