@@ -77,8 +77,8 @@ soak:
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -v -timeout 0 ./lab/emulation/deploy/
 
 ## bench-sim: the simulator at data-center scale: a 1,024-host three-tier
-## Clos permutation (single-path ECMP, then MetaRoCE spraying), each on one
-## core and on two (two workers), and a 2,048-GPU ring all-reduce on one;
+## Clos permutation (single-path ECMP, then MetaRoCE spraying) and a
+## 2,048-GPU ring all-reduce, each on one core and on two (two workers);
 ## wall time, packets per second, peak RSS and digests side by side, failing
 ## when a digest differs. BASELINE=<rev> adds that revision's simulator, one
 ## core, before each scenario. Takes minutes; not part of `make test`.

@@ -40,7 +40,7 @@ func TestRingAllReduceBusBW(t *testing.T) {
 	if len(nics) != 8 {
 		t.Fatalf("%d GPU NICs, want 8", len(nics))
 	}
-	tr, err := rdmacomm.New(rdmacomm.Options{Sched: e, NICs: nics, QP: endpoint.QPConfig{Mode: endpoint.ModeRoCEv2}})
+	tr, err := rdmacomm.New(rdmacomm.Options{NICs: nics, QP: endpoint.QPConfig{Mode: endpoint.ModeRoCEv2}})
 	if err != nil {
 		t.Fatal(err)
 	}

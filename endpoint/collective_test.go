@@ -44,7 +44,7 @@ func TestCollectiveOverRDMA(t *testing.T) {
 				if op == collective.AllToAll {
 					pairs = rdmacomm.All
 				}
-				tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, Pairs: pairs,
+				tr, err := rdmacomm.New(rdmacomm.Options{NICs: s.nics, Pairs: pairs,
 					QP: endpoint.QPConfig{Mode: mode, CC: "dcqcn", Paths: 4}})
 				if err != nil {
 					t.Fatal(err)
@@ -69,7 +69,7 @@ func TestCollectiveOverRDMA(t *testing.T) {
 	}
 	t.Run("payload-free", func(t *testing.T) {
 		s := newStar(t, starOpts{n: n})
-		tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, QP: endpoint.QPConfig{Mode: endpoint.ModeMetaRoCE, Paths: 4}})
+		tr, err := rdmacomm.New(rdmacomm.Options{NICs: s.nics, QP: endpoint.QPConfig{Mode: endpoint.ModeMetaRoCE, Paths: 4}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,10 +90,10 @@ func TestCollectiveOverRDMA(t *testing.T) {
 // TestAdapterErrors: writes the adapter cannot carry fail at once.
 func TestAdapterErrors(t *testing.T) {
 	s := newStar(t, starOpts{n: 3})
-	if _, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: []*endpoint.NIC{s.nics[0], s.nics[0]}}); err == nil {
+	if _, err := rdmacomm.New(rdmacomm.Options{NICs: []*endpoint.NIC{s.nics[0], s.nics[0]}}); err == nil {
 		t.Error("two ranks on one NIC accepted")
 	}
-	tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics})
+	tr, err := rdmacomm.New(rdmacomm.Options{NICs: s.nics})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestAllToAllOnDemand(t *testing.T) {
 	for _, mode := range []endpoint.Mode{endpoint.ModeRoCEv2, endpoint.ModeMetaRoCE} {
 		t.Run(mode.String(), func(t *testing.T) {
 			s := newStar(t, starOpts{n: n, raw: true})
-			tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, Pairs: rdmacomm.OnDemand, MaxPairs: 3,
+			tr, err := rdmacomm.New(rdmacomm.Options{NICs: s.nics, Pairs: rdmacomm.OnDemand, MaxPairs: 3,
 				QP: endpoint.QPConfig{Mode: mode, Paths: 2}})
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +162,7 @@ func TestAllToAllOnDemand(t *testing.T) {
 func TestRetiredQPCounters(t *testing.T) {
 	dataPackets := func(pairs rdmacomm.Pairs) (total, retired float64) {
 		s := newStar(t, starOpts{n: 4})
-		tr, err := rdmacomm.New(rdmacomm.Options{Sched: s.e, NICs: s.nics, Pairs: pairs, MaxPairs: 1,
+		tr, err := rdmacomm.New(rdmacomm.Options{NICs: s.nics, Pairs: pairs, MaxPairs: 1,
 			QP: endpoint.QPConfig{Mode: endpoint.ModeRoCEv2}})
 		if err != nil {
 			t.Fatal(err)

@@ -164,6 +164,10 @@ func NewNIC(opts Options) (*NIC, error) {
 // Name returns the NIC's name.
 func (n *NIC) Name() string { return n.opts.Name }
 
+// Scheduler returns the scheduler the NIC runs on: where what acts on its
+// completions schedules (in a partitioned simulation, its engine).
+func (n *NIC) Scheduler() clock.Scheduler { return n.sched }
+
 // IP returns the NIC's address.
 func (n *NIC) IP() netip.Addr { return n.opts.IP }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-sim: the simulator at data-center scale, side by side in one
-# run. Each scenario runs on one core (GOMAXPROCS=1, one worker) and, for
-# the permutations, on two cores (GOMAXPROCS=2, two workers); with
+# run. Each scenario runs on one core (GOMAXPROCS=1, one worker) and on
+# two (GOMAXPROCS=2, two workers); with
 # BASELINE=<git revision>, that revision's simbench runs first, one core,
 # so the simulator is measured against its previous self on the same
 # machine state. Prints wall time, data packets per wall-second, peak RSS
@@ -47,9 +47,7 @@ for s in $SCENARIOS; do
 		run "$s baseline 1 worker" 1 "$base" -scenario "$s" $one
 	fi
 	run "$s 1 worker" 1 bin/simbench -scenario "$s" -workers 1
-	case $s in
-	permutation-*) run "$s 2 workers" 2 bin/simbench -scenario "$s" -workers 2 ;;
-	esac
+	run "$s 2 workers" 2 bin/simbench -scenario "$s" -workers 2
 done
 
 echo

@@ -61,8 +61,8 @@ Without it, --sim runs the ideal switches of the topology.
 
 --sim runs the fabric on one goroutine per CPU (--workers N: on N), cut
 by zone, with the same results as one (docs/design.md); a topology of
-fewer than two zones runs on one, and so does a scenario with a
-collective (--workers is refused for it).
+fewer than two zones runs on one, and so does a scenario with an
+all-to-all of more than 128 ranks (--workers is refused for it).
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
@@ -80,7 +80,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", false, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see deploy)")
-	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with a collective)")
+	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
 	addRootFlag(cmd, &f.root)
 	return cmd

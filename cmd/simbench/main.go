@@ -14,11 +14,12 @@
 // connected on first use).
 //
 // Flags: -seed, -scenario, -workers, -partitions, -cpuprofile,
-// -memprofile. The permutations run on -workers goroutines (default: the
-// machine's CPUs), over a lab cut into -partitions engines by pod
-// (default: simlab.DefaultPartitions, 8 for one or two workers; 1 is one
-// engine); their results, digest included, are the same for any numbers.
-// Run it with GOMAXPROCS=1 -workers 1 for one-core figures.
+// -memprofile. Every scenario but the all-to-all runs on -workers
+// goroutines (default: the machine's CPUs), over a lab cut into
+// -partitions engines by pod (default: simlab.DefaultPartitions, 8 for one
+// or two workers, at most one per pod; 1 is one engine); the results,
+// digest included, are the same for any numbers. Run it with GOMAXPROCS=1
+// -workers 1 for one-core figures.
 package main
 
 import (
@@ -45,8 +46,8 @@ func main() {
 	qps := flag.Int("qps", 4, "QPs each permutation-spray flow is split over (each QP sprays over -paths paths)")
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
-	workers := flag.Int("workers", runtime.NumCPU(), "goroutines the permutations run on, side by side (results are the same for any number; collectives run on one)")
-	partitions := flag.Int("partitions", 0, "engines the permutations' fabric is cut into, at most one per pod (0: 8, or 4 per worker if more; 1: one engine; results are the same)")
+	workers := flag.Int("workers", runtime.NumCPU(), "goroutines a scenario runs on, side by side (results are the same for any number; the all-to-all runs on one)")
+	partitions := flag.Int("partitions", 0, "engines the fabric is cut into, at most one per pod (0: 8, or 4 per worker if more; 1: one engine; results are the same)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {

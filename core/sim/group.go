@@ -212,7 +212,9 @@ func (gl *global) Stop() bool {
 // engine would run it: after every event before it in the (time,
 // sequence) order, before every event after it, with every engine's Now at
 // t. It is the place for what reads or starts several partitions at once
-// (starting a job, sampling every switch). Call it outside windows.
+// (starting a job, sampling every switch). Call it outside windows or
+// from an event of a serial window (see RunUntil), never from a parallel
+// one.
 func (g *Group) At(t clock.Time, f func()) clock.Timer {
 	if g.inWindow {
 		panic("sim: Group.At inside a window")
@@ -292,11 +294,17 @@ func (g *Group) runGlobal() {
 }
 
 // serialWindow runs the events before bound one at a time in the
-// one-engine order, taking final sequences as it goes.
+// one-engine order, taking final sequences as it goes. An event may call
+// At here (a coordinator acting on several partitions at once, now): the
+// window then ends where the new global event falls, and RunUntil runs it
+// in its place, as one engine would run the AfterFunc.
 func (g *Group) serialWindow(bound key) {
 	for {
 		e := g.head()
 		if e == nil || !e.heap[root].before(&bound) {
+			return
+		}
+		if len(g.globals) > 0 && g.globals[0].k.before(&e.heap[root]) {
 			return
 		}
 		e.step()

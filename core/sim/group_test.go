@@ -20,6 +20,11 @@ type mesh struct {
 	la      clock.Duration
 	nodes   []*meshNode
 	samples []string
+	// coord, if set, runs f now with every node still (one engine's
+	// AfterFunc(0), a group's At(Now)); nodes call it every coordEvery
+	// events of their budget.
+	coord      func(f func())
+	coordEvery int
 }
 
 type meshNode struct {
@@ -52,6 +57,9 @@ func (n *meshNode) Handle(arg any) {
 		return
 	}
 	n.budget--
+	if n.m.coord != nil && n.budget%n.m.coordEvery == 0 {
+		n.m.coord(n.m.broadcast)
+	}
 	sends := 1
 	switch n.rnd.IntN(10) {
 	case 0:
@@ -116,6 +124,15 @@ func buildMesh(engines []*Engine, nodes, budget int, la clock.Duration, reverse 
 		n.e.Schedule(clock.Time(la/4), n, &msg{to: n, tag: 2000 + n.id})
 	}
 	return m
+}
+
+// broadcast samples every node and sends each a message now, on its own
+// engine: what a coordinator of several partitions does.
+func (m *mesh) broadcast() {
+	m.sample(m.nodes[0].e.Now())
+	for _, n := range m.nodes {
+		n.e.Schedule(n.e.Now(), n, &msg{to: n, tag: 3000 + n.id})
+	}
 }
 
 func (m *mesh) digest() (string, int) {
@@ -319,5 +336,43 @@ func TestGroupGlobalsSerialAndStop(t *testing.T) {
 					g.Now(), g.Executed(), g.Pending(), one.Now(), one.Executed(), one.Pending())
 			}
 		})
+	}
+}
+
+// TestGroupAtFromSerialWindow: an event of a serial window that calls At
+// for now (a coordinator that reads every partition and then acts on each,
+// as a collective's iteration end starts the next one) runs it in the
+// place one engine's AfterFunc(0) takes: after what was due before, before
+// what the same event scheduled after it. Traces, samples and event counts
+// match one engine's.
+func TestGroupAtFromSerialWindow(t *testing.T) {
+	const la = 1000 * clock.Picosecond
+	one := New(6)
+	ref := newMesh([]*Engine{one}, 10, 200, la)
+	ref.coordEvery = 37
+	ref.coord = func(f func()) { one.AfterFunc(0, f) }
+	one.RunUntil(clock.Never)
+	want, events := ref.digest()
+	if len(ref.samples) < 10 {
+		t.Fatalf("only %d coordinations in the reference", len(ref.samples))
+	}
+	g, err := NewGroup(6, 3, 2, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := newMesh(g.engines, 10, 200, la)
+	m.coordEvery = 37
+	m.coord = func(f func()) { g.At(g.Now(), f) }
+	g.Serial = func(clock.Time) bool { return true }
+	g.RunUntil(clock.Never)
+	if got, n := m.digest(); got != want || n != events {
+		t.Errorf("digest %s over %d events, want %s over %d", got, n, want, events)
+	}
+	if d, w := strings.Join(m.samples, " "), strings.Join(ref.samples, " "); d != w {
+		t.Errorf("samples differ:\n got %.200s\nwant %.200s", d, w)
+	}
+	if g.Executed() != one.Executed() {
+		t.Errorf("%d events, one engine %d", g.Executed(), one.Executed())
 	}
 }

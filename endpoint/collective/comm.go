@@ -144,7 +144,7 @@ var ErrBusy = errors.New("collective: a run is already in progress")
 // measured iterations. done runs from the scheduler, never from inside Run.
 func (c *Comm) Run(op Op, size int64, warmup, iters int, done func(Result, error)) {
 	fail := func(err error) { c.sched.AfterFunc(0, func() { done(Result{}, err) }) }
-	if c.run != nil {
+	if c.run != nil && !c.run.failed.Load() {
 		fail(ErrBusy)
 		return
 	}
@@ -163,6 +163,9 @@ func (c *Comm) Run(op Op, size int64, warmup, iters int, done func(Result, error
 		return
 	}
 	r := newRun(c, lay, warmup, iters, done)
+	if c.run != nil {
+		c.retire(c.run) // a failed run
+	}
 	c.run = r
 	r.listen()
 	r.next()
@@ -190,14 +193,54 @@ func (c *Comm) Sweep(op Op, sizes []int64, warmup, iters int, done func([]Result
 	next(0)
 }
 
+// retire folds the counters of run r, ended or failed, into the Comm's
+// and clears the run in progress.
+func (c *Comm) retire(r *run) {
+	c.writes, c.bytes = c.counters()
+	c.run = nil
+}
+
+// counters returns the writes and bytes posted so far: the Comm's, and
+// those of the ranks of the run in progress (or failed last).
+func (c *Comm) counters() (writes, bytes uint64) {
+	writes, bytes = c.writes, c.bytes
+	if r := c.run; r != nil {
+		for i := range r.ranks {
+			writes += r.ranks[i].writes
+			bytes += r.ranks[i].bytes
+		}
+	}
+	return writes, bytes
+}
+
+// Expecting reports whether a local rank of the iteration in progress
+// still expects an arrival. Until that arrival's write is acknowledged the
+// iteration cannot end: over a network, not before the arrival plus an
+// acknowledgement's way back. A partitioned simulation relies on that to
+// run windows shorter than that way side by side, and only the others one
+// event at a time, where an iteration's end starts the next one on every
+// rank at once. hint is the rank to look at first; Expecting returns the
+// rank it found, to pass as the next hint. It must not run while ranks
+// are being driven (between a simulation's windows, it is not).
+func (c *Comm) Expecting(hint int) (int, bool) {
+	if c.run == nil {
+		return hint, false
+	}
+	return c.run.expecting(hint)
+}
+
+// Busy reports whether a run is in progress (not ended, not failed).
+func (c *Comm) Busy() bool { return c.run != nil && !c.run.failed.Load() }
+
 // Collect emits the communicator's counters.
 func (c *Comm) Collect(emit func(telemetry.Sample)) {
+	writes, bytes := c.counters()
 	for _, s := range []struct {
 		name string
 		v    uint64
 	}{
-		{"collective_writes_total", c.writes},
-		{"collective_write_bytes_total", c.bytes},
+		{"collective_writes_total", writes},
+		{"collective_write_bytes_total", bytes},
 		{"collective_iterations_total", c.iterations},
 		{"collective_wrong_elements_total", c.wrongTotal},
 	} {

@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/rocelab/rocelab/core/clock"
 )
@@ -26,6 +27,12 @@ type rankState struct {
 	// 2,048 has 2,047 peers): the next is slice a2aJ for peer rank+a2aK.
 	a2aK int
 	a2aJ int64
+	// This iteration: the arrivals the rank still expects, and those plus
+	// its writes queued or not yet completed; done once both are zero.
+	expect, pending int
+	done            bool
+	// The rank's writes and their bytes in this run (Comm.Collect).
+	writes, bytes uint64
 }
 
 // run is one Comm.Run in progress.
@@ -41,12 +48,16 @@ type run struct {
 	steps      int // ring steps (all-to-all: 1)
 	nRS        int // leading reduce-scatter steps
 
-	iter    int
-	pending int // local arrivals still expected plus local writes not yet completed
-	t0      clock.Time
-	total   clock.Duration
-	wrong   int64
-	failed  bool
+	iter  int
+	left  atomic.Int64 // local ranks not done with the iteration; -1 once it ended
+	t0    clock.Time
+	total clock.Duration
+	wrong int64
+	// failed is set once, by the first failure. Ranks keep their own
+	// counts (rankState) and only left and failed are shared, so ranks
+	// driven from several goroutines (a partitioned simulation, whose
+	// coordinator runs the iteration's start and end alone) do not race.
+	failed atomic.Bool
 
 	// Distributed mode: between the local end of an iteration and the
 	// barrier's release, arrivals of the next iteration (from processes
@@ -155,7 +166,7 @@ func (r *run) listen() {
 		}
 		rank := i
 		r.c.tr.Listen(rank, r.ranks[i].region, int(r.lay.RegionBytes()), func(from, off, n int, imm uint32) {
-			if r.c.run != r || r.failed {
+			if r.c.run != r || r.failed.Load() {
 				return // a stale write of a run that failed
 			}
 			if r.waiting {
@@ -195,7 +206,7 @@ func (r *run) offload(work, then func()) {
 		return
 	}
 	r.c.cfg.Offload(work, func() {
-		if r.c.run == r && !r.failed {
+		if r.c.run == r && !r.failed.Load() {
 			then()
 		}
 	})
@@ -205,7 +216,7 @@ func (r *run) offload(work, then func()) {
 // Offload) and then starts the iteration. Arrivals are held until it has
 // started (r.waiting).
 func (r *run) startIter() {
-	if r.failed {
+	if r.failed.Load() {
 		return
 	}
 	if !r.c.cfg.Check {
@@ -234,17 +245,13 @@ func (r *run) beginIter() {
 	r.waiting = false
 	r.t0 = r.c.sched.Now()
 	lay, n := r.lay, r.lay.Ranks
-	r.pending = 0
-	for rank := range r.ranks {
-		if r.c.local[rank] {
-			r.pending += r.expected(rank)
-		}
-	}
 	for rank := range r.ranks {
 		if !r.c.local[rank] {
 			continue
 		}
 		st := &r.ranks[rank]
+		st.expect = r.expected(rank)
+		st.pending, st.done = st.expect, false
 		clear(st.seen)
 		switch lay.Op {
 		case AllReduce, ReduceScatter:
@@ -262,10 +269,21 @@ func (r *run) beginIter() {
 			}
 			st.a2aK, st.a2aJ = 1, 0
 			for k := 1; k < n; k++ {
-				r.pending += r.numSlices((rank + k) % n) // the writes nextAllToAll will make
+				st.pending += r.numSlices((rank + k) % n) // the writes nextAllToAll will make
 			}
 		}
 	}
+	left := int64(0)
+	for rank := range r.ranks {
+		if st := &r.ranks[rank]; r.c.local[rank] {
+			if st.pending == 0 {
+				st.done = true
+			} else {
+				left++
+			}
+		}
+	}
+	r.left.Store(left)
 	for rank := range r.ranks {
 		if r.c.local[rank] {
 			r.pump(rank)
@@ -274,12 +292,14 @@ func (r *run) beginIter() {
 	held := r.early
 	r.early = nil
 	for _, a := range held {
-		if r.failed {
+		if r.failed.Load() {
 			return
 		}
 		r.arrive(a.rank, a.from, a.off, a.n, a.imm)
 	}
-	r.maybeFinish()
+	if r.left.Load() == 0 {
+		r.finish()
+	}
 }
 
 // enqueueChunk queues every slice of rank's ring step s, read from buf.
@@ -298,7 +318,7 @@ func (r *run) enqueueChunk(rank, s int, buf []byte) {
 func (r *run) enqueue(rank int, s send) {
 	st := &r.ranks[rank]
 	st.queue = append(st.queue, s)
-	r.pending++
+	st.pending++
 }
 
 // nextAllToAll queues rank's next all-to-all write, if any is left: the
@@ -329,15 +349,15 @@ func (r *run) nextAllToAll(rank int) bool {
 // pump posts rank's queued writes while its window has room.
 func (r *run) pump(rank int) {
 	st := &r.ranks[rank]
-	for !r.failed && st.inflight < r.c.cfg.Window && (st.head < len(st.queue) || r.lay.Op == AllToAll && r.nextAllToAll(rank)) {
+	for !r.failed.Load() && st.inflight < r.c.cfg.Window && (st.head < len(st.queue) || r.lay.Op == AllToAll && r.nextAllToAll(rank)) {
 		s := st.queue[st.head]
 		st.queue[st.head] = send{}
 		st.head++
 		st.inflight++
-		r.c.writes++
-		r.c.bytes += uint64(s.n)
+		st.writes++
+		st.bytes += uint64(s.n)
 		err := r.c.tr.Write(Write{From: rank, To: s.to, Src: s.src, Len: s.n, Off: s.off, Imm: s.imm}, func(err error) {
-			if r.c.run != r || r.failed {
+			if r.c.run != r || r.failed.Load() {
 				return
 			}
 			if err != nil {
@@ -345,9 +365,9 @@ func (r *run) pump(rank int) {
 				return
 			}
 			st.inflight--
-			r.pending--
+			st.pending--
 			r.pump(rank)
-			r.maybeFinish()
+			r.rankProgress(st)
 		})
 		if err != nil {
 			r.fail(fmt.Errorf("rank %d post write to rank %d: %w", rank, s.to, err))
@@ -406,17 +426,46 @@ func (r *run) arrive(rank, from, off, n int, im uint32) {
 			r.pump(rank)
 		}
 	}
-	r.pending--
-	r.maybeFinish()
+	st.expect--
+	st.pending--
+	r.rankProgress(st)
 }
 
-// maybeFinish ends the iteration once nothing is queued, in flight or
-// expected anywhere.
-func (r *run) maybeFinish() {
-	if r.failed || r.pending != 0 {
+// rankProgress counts st done once nothing of its iteration is queued, in
+// flight or expected, and ends the iteration when it was the last local
+// rank. A rank done stays done: it expects nothing more to forward.
+func (r *run) rankProgress(st *rankState) {
+	if st.pending != 0 || st.done {
 		return
 	}
-	r.pending = -1 // guard against a second call before startIter
+	st.done = true
+	if r.left.Add(-1) == 0 {
+		r.finish()
+	}
+}
+
+// expecting is Comm.Expecting for this run.
+func (r *run) expecting(hint int) (int, bool) {
+	if r.left.Load() <= 0 || r.failed.Load() {
+		return hint, false
+	}
+	n := len(r.ranks)
+	for i := range n {
+		rank := (hint + i) % n
+		if r.ranks[rank].expect > 0 {
+			return rank, true
+		}
+	}
+	return hint, false
+}
+
+// finish ends the iteration: nothing is queued, in flight or expected at
+// any local rank.
+func (r *run) finish() {
+	if r.failed.Load() {
+		return
+	}
+	r.left.Store(-1) // guard against a second call before startIter
 	c := r.c
 	took := c.sched.Now().Sub(r.t0)
 	if r.iter >= r.warmup {
@@ -450,16 +499,16 @@ func (r *run) endIter() {
 		r.next()
 		return
 	}
-	c.run = nil
+	c.retire(r)
 	r.done(r.result(), nil)
 }
 
 // fail aborts the run; later callbacks of its writes are ignored.
+// It leaves the Comm's run in place (Run replaces a failed one), so that
+// a failure on one goroutine writes nothing another reads.
 func (r *run) fail(err error) {
-	if r.failed {
+	if !r.failed.CompareAndSwap(false, true) {
 		return
 	}
-	r.failed = true
-	r.c.run = nil
 	r.done(Result{}, fmt.Errorf("collective %v: %w", r.lay.Op, err))
 }

@@ -2,13 +2,11 @@ package rdmacomm
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 
-	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 )
@@ -46,10 +44,10 @@ const onDemandRecvDepth = 32
 
 // Options configure a Transport. Zero fields take the defaults named on them.
 type Options struct {
-	// Sched is the scheduler the NICs run on (completions that a failing
-	// post would report from inside Write are deferred through it).
-	Sched clock.Scheduler
 	// NICs is the NIC of each rank; distinct NICs, len(NICs) ranks.
+	// Completions that a failing post would report from inside Write are
+	// deferred on the rank's NIC's scheduler (NIC.Scheduler), so ranks on
+	// different engines of a partitioned simulation never share one.
 	NICs []*endpoint.NIC
 	// Pairs says which ranks are connected (default Ring).
 	Pairs Pairs
@@ -75,8 +73,6 @@ type Transport struct {
 	live      [][]*pair
 	connected int
 	uses      uint64
-
-	inWrite bool // inside Write: completions are deferred
 }
 
 var _ collective.Transport = (*Transport)(nil)
@@ -89,6 +85,7 @@ type rankRes struct {
 	size    int
 	arrived collective.ArrivalFunc
 	nullSrc *endpoint.MR // payload-free source
+	inWrite bool         // inside a Write of this rank: its completions are deferred
 }
 
 // conn is one direction of a connected QP pair: from's QP toward to.
@@ -104,9 +101,6 @@ func New(opts Options) (*Transport, error) {
 	n := len(opts.NICs)
 	if n < 2 {
 		return nil, fmt.Errorf("rdmacomm: %d ranks, want >= 2", n)
-	}
-	if opts.Sched == nil {
-		return nil, errors.New("rdmacomm: no scheduler")
 	}
 	if opts.RecvDepth <= 0 {
 		opts.RecvDepth = DefaultRecvDepth
@@ -285,8 +279,8 @@ func (t *Transport) Write(w collective.Write, done func(error)) error {
 		raddr, rkey = dst.region.Addr, dst.region.RKey
 	}
 	r := t.ranks[w.From]
-	t.inWrite = true
-	defer func() { t.inWrite = false }()
+	r.inWrite = true
+	defer func() { r.inWrite = false }()
 	if err := c.Channel.Write(w, r.pd, r.nullSrc, raddr, rkey, done); err != nil {
 		return fmt.Errorf("rdmacomm: %w", err)
 	}
@@ -295,8 +289,8 @@ func (t *Transport) Write(w collective.Write, done func(error)) error {
 
 // sendDone completes a write on its data WR's completion.
 func (c *conn) sendDone(wc endpoint.WC) {
-	if c.t.inWrite {
-		c.t.opts.Sched.AfterFunc(0, func() { c.sendDone(wc) })
+	if r := c.t.ranks[c.from]; r.inWrite {
+		r.nic.Scheduler().AfterFunc(0, func() { c.sendDone(wc) })
 		return
 	}
 	c.SendDone(wc, c.from, c.to)
@@ -305,8 +299,8 @@ func (c *conn) sendDone(wc endpoint.WC) {
 // recvDone pairs announcements with data and reports arrivals on the
 // receiving rank (c.from is the receiver here: c is its QP toward c.to).
 func (c *conn) recvDone(wc endpoint.WC) {
-	if c.t.inWrite {
-		c.t.opts.Sched.AfterFunc(0, func() { c.recvDone(wc) })
+	if r := c.t.ranks[c.from]; r.inWrite {
+		r.nic.Scheduler().AfterFunc(0, func() { c.recvDone(wc) })
 		return
 	}
 	off, n, imm, ok := c.RecvDone(wc)

@@ -417,10 +417,10 @@ func (t *pfcTee) tee(p *wire.Packet, d clock.Duration) {
 
 // partitions is the simlab Options.Partitions of a run of sc: what opts
 // says, else the default cut, which pays on one goroutine too, or one
-// engine for a scenario with a collective.
+// engine for a scenario with a collective that needs one.
 func partitions(sc *scenario.Scenario, opts Options) int {
 	switch {
-	case collectiveIn(sc) != "":
+	case oneEngineCollective(sc) != "":
 		return 1
 	case opts.Partitions > 0:
 		return opts.Partitions
@@ -430,12 +430,14 @@ func partitions(sc *scenario.Scenario, opts Options) int {
 
 // AutoWorkers is the workers a run of sc takes when none are asked for:
 // cpus, or one for a scenario that CheckWorkers would refuse more for.
+// Collectives run on every CPU too (simlab's coordinator), but for an
+// all-to-all of more than 128 ranks.
 // The results are the same whatever the number, and a topology of fewer
 // than two zones runs on one anyway. Two workers paid on this project's
 // 2-core machine from the smallest zoned fabric measured (the 128-host
 // permutation of simbench -zones 2: 1.2×; docs/performance.md).
 func AutoWorkers(sc *scenario.Scenario, cpus int) int {
-	if cpus < 2 || collectiveIn(sc) != "" {
+	if cpus < 2 || oneEngineCollective(sc) != "" {
 		return 1
 	}
 	return cpus
@@ -460,24 +462,27 @@ func (m teeMail) Handle(arg any) {
 	l.g.Receive(l.p)
 }
 
-// CheckWorkers refuses workers > 1 for a scenario whose parts schedule on
-// the lab's one engine: its collectives. Faults and traffic generators
-// run on several workers (startFaults, startGen).
+// CheckWorkers refuses workers > 1 for a scenario with a part that must
+// run on the lab's one engine: an all-to-all of more than 128 ranks
+// (simlab.CollectiveOnOneEngine). Faults, traffic generators and the
+// other collectives run on several workers (startFaults, startGen,
+// simlab's coordinator).
 func CheckWorkers(sc *scenario.Scenario, workers int) error {
 	if workers <= 1 {
 		return nil
 	}
-	name := collectiveIn(sc)
+	name := oneEngineCollective(sc)
 	if name == "" {
 		return nil
 	}
-	return fmt.Errorf("%d workers: collective %s runs on one worker only; run it without --workers", workers, name)
+	return fmt.Errorf("%d workers: collective %s (an all-to-all of more than 128 ranks) runs on one worker only; run it without --workers", workers, name)
 }
 
-// collectiveIn returns the name of sc's first collective workload, or "".
-func collectiveIn(sc *scenario.Scenario) string {
+// oneEngineCollective returns the name of sc's first collective workload
+// that needs one engine, or "".
+func oneEngineCollective(sc *scenario.Scenario) string {
 	for _, w := range sc.Workloads {
-		if w.Kind == scenario.KindCollective {
+		if w.Kind == scenario.KindCollective && !w.Hierarchical && simlab.CollectiveOnOneEngine(w.CollectiveOp.String(), len(w.Ranks)) {
 			return w.Name
 		}
 	}

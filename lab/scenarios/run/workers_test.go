@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -51,15 +52,25 @@ const workersStorm = `faults:
   - {at: 10us, for: 20us, target: z2-rtsw3:p3, kind: storm, params: "prio 3 quanta 65535 interval 2us"}
 `
 
+// workersColl adds collectives across both zones: a ring all-reduce sweep
+// of two sizes with a warm-up, and a hierarchical all-reduce that starts
+// later.
+const workersColl = `  - {name: ar, kind: collective, op: allreduce, ranks: "z1-host[1-4]:gpu0,z2-host[1-4]:gpu0", sizes: 64KB:128KB, iters: 1, warmup: 1}
+  - {name: hr, kind: collective, op: hier-allreduce, group: 2, ranks: "z1-host[5-6]:gpu[0-1],z2-host[5-6]:gpu[0-1]", sizes: 512KB, start: 4us}
+`
+
 // TestSimWorkersGiveOneWorkerResults runs perf scenarios, with and
-// without faults and background traffic, on one worker and on two: the snapshots, the series,
-// the verdict and the event count must be the same.
+// without faults, background traffic and collectives, on one worker and
+// on two: the snapshots, the series, the verdict and the event count must
+// be the same.
 func TestSimWorkersGiveOneWorkerResults(t *testing.T) {
 	events := map[string]uint64{}
 	for _, tc := range []struct{ name, src string }{
 		{"perf", workersScenario},
 		{"perf and faults", workersScenario + workersFaults},
 		{"perf and background", strings.Replace(workersScenario, "expect:", workersBackground+"expect:", 1) + workersStorm},
+		{"perf and collectives", strings.Replace(strings.Replace(workersScenario, "expect:", workersColl+"expect:", 1),
+			"duration: 60us", "duration: 400us", 1) + "  - busbw(job=ar) > 0\n  - busbw(job=hr) > 0\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := scenario.Parse("workers.yaml", []byte(tc.src))
@@ -100,7 +111,7 @@ func TestSimWorkersGiveOneWorkerResults(t *testing.T) {
 			}
 		})
 	}
-	for _, with := range []string{"perf and faults", "perf and background"} {
+	for _, with := range []string{"perf and faults", "perf and background", "perf and collectives"} {
 		if events["perf"] == events[with] {
 			t.Errorf("%s: the additions changed nothing: %d events", with, events["perf"])
 		}
@@ -109,16 +120,20 @@ func TestSimWorkersGiveOneWorkerResults(t *testing.T) {
 
 func TestCheckWorkers(t *testing.T) {
 	for _, tc := range []struct {
-		name, workloads, faults, want string
+		name, topology, workloads, faults, want string
 	}{
-		{"perf only", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n", "", ""},
-		{"collective", "  - {name: ar, kind: collective, op: allreduce, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n", "", "collective ar"},
-		{"background", "  - {name: bg, kind: background, pattern: elephant, from: host1:gpu0, to: host2:gpu0, duration: 10us}\n", "", ""},
-		{"faults", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n",
+		{"perf only", "", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n", "", ""},
+		{"collective", "", "  - {name: ar, kind: collective, op: allreduce, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n", "", ""},
+		{"hierarchical", "", "  - {name: h, kind: collective, op: hier-allreduce, group: 2, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n", "", ""},
+		{"all-to-all of 8", "", "  - {name: a2a, kind: collective, op: alltoall, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n", "", ""},
+		{"all-to-all of 512", "ai-zone-64", "  - {name: a2a, kind: collective, op: alltoall, ranks: \"host[1-64]:gpu[0-7]\", sizes: 1MB}\n", "", "collective a2a"},
+		{"background", "", "  - {name: bg, kind: background, pattern: elephant, from: host1:gpu0, to: host2:gpu0, duration: 10us}\n", "", ""},
+		{"faults", "", "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n",
 			"faults:\n  - {at: 10us, target: rtsw1 to host1, kind: loss, params: \"1%\"}\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := "name: w\ntopology: laptop\nduration: 50us\nworkloads:\n" + tc.workloads + tc.faults
+			topo := cmp.Or(tc.topology, "laptop")
+			src := "name: w\ntopology: " + topo + "\nduration: 50us\nworkloads:\n" + tc.workloads + tc.faults
 			sc, err := scenario.Parse("w.yaml", []byte(src))
 			if err != nil {
 				t.Fatal(err)
@@ -140,6 +155,7 @@ func TestCheckWorkers(t *testing.T) {
 func TestAutoWorkers(t *testing.T) {
 	perf := "  - {name: p, kind: perf, from: host1:gpu0, to: host2:gpu0, size: 4KB}\n"
 	coll := "  - {name: ar, kind: collective, op: allreduce, ranks: \"host[1-4]:gpu[0-1]\", sizes: 1MB}\n"
+	a2a := "  - {name: a2a, kind: collective, op: alltoall, ranks: \"host[1-64]:gpu[0-7]\", sizes: 1MB}\n"
 	for _, tc := range []struct {
 		name, workloads string
 		cpus, want      int
@@ -147,10 +163,11 @@ func TestAutoWorkers(t *testing.T) {
 		{"perf on two CPUs", perf, 2, 2},
 		{"perf on eight", perf, 8, 8},
 		{"perf on one", perf, 1, 1},
-		{"a collective", perf + coll, 2, 1},
+		{"a collective", perf + coll, 2, 2},
+		{"an all-to-all of 512", a2a, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := scenario.Parse("w.yaml", []byte("name: w\ntopology: laptop\nduration: 50us\nworkloads:\n"+tc.workloads))
+			sc, err := scenario.Parse("w.yaml", []byte("name: w\ntopology: ai-zone-64\nduration: 50us\nworkloads:\n"+strings.ReplaceAll(tc.workloads, "host[1-4]", "host[1-2]")))
 			if err != nil {
 				t.Fatal(err)
 			}

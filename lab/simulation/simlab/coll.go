@@ -49,9 +49,11 @@ type CollJob struct {
 	tr      *rdmacomm.Transport
 	results []collective.Result
 	err     error
+	started bool
 	done    bool
 	start   clock.Time
 	end     clock.Time
+	hint    int // where Expecting looks first (see coordinating)
 }
 
 // Collective adds a collective job; it starts at spec.Start and sweeps
@@ -59,9 +61,6 @@ type CollJob struct {
 func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	if spec.Name == "" {
 		spec.Name = "coll" + strconv.Itoa(len(l.jobs))
-	}
-	if err := l.checkOneEngine("collective"); err != nil {
-		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
 	if spec.Op == "" {
 		spec.Op = "all_reduce"
@@ -108,39 +107,73 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 		// A full mesh is n(n-1) QPs; past onDemandRanks pairs are
 		// connected on first use and idle ones destroyed (rdmacomm.OnDemand).
 		pairs = rdmacomm.All
-		if len(j.nics) > onDemandRanks {
+		if CollectiveOnOneEngine(spec.Op, len(j.nics)) {
+			// Connecting on first use sets up both ends of a pair at once,
+			// on whichever partitions they are.
 			pairs = rdmacomm.OnDemand
+			if err := l.checkOneEngine("collective all-to-all of more than 128 ranks"); err != nil {
+				return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
+			}
 		}
 	}
 	// QPs are connected now (no packets move until the job starts).
-	j.tr, err = rdmacomm.New(rdmacomm.Options{Sched: l.e, NICs: j.nics, Pairs: pairs,
+	j.tr, err = rdmacomm.New(rdmacomm.Options{NICs: j.nics, Pairs: pairs,
 		QP: endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}})
 	if err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
-	j.comm, err = collective.New(l.e, j.tr, collective.Config{Ranks: len(j.nics), Type: collective.Float32,
+	// The communicator is the job's coordinator: it starts and ends each
+	// iteration on every rank at once, so it schedules on the lab (a
+	// global event of a partitioned lab; see coordinating).
+	j.comm, err = collective.New(l, j.tr, collective.Config{Ranks: len(j.nics), Type: collective.Float32,
 		SliceBytes: spec.SliceBytes, Window: spec.Window, Check: spec.Check, Seed: l.opts.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
 	l.addJob(j)
-	l.e.At(spec.Start, j.begin)
+	l.at(spec.Start, j.begin)
 	return j, nil
 }
 
 // onDemandRanks is the largest all-to-all connected as a full mesh.
 const onDemandRanks = 128
 
+// CollectiveOnOneEngine reports whether a collective of op ("all_reduce",
+// "alltoall", …) over ranks ranks must run on one engine (Options.Workers
+// and Partitions 1): an all-to-all of more than 128 ranks, which connects
+// its queue pairs on first use, both ends at once. Every other collective
+// runs on a partitioned lab.
+func CollectiveOnOneEngine(op string, ranks int) bool {
+	o, err := collective.ParseOp(op)
+	return err == nil && o == collective.AllToAll && ranks > onDemandRanks
+}
+
 func (j *CollJob) begin() {
-	j.start = j.l.e.Now()
+	j.start, j.started = j.l.now(), true
 	j.comm.Sweep(j.op, j.spec.Sizes, j.spec.Warmup, j.spec.Iters, func(res []collective.Result, err error) {
+		// A sweep ends where the lab is still (a serial window or a global
+		// event); a failure may come from a rank's partition mid-window,
+		// where the lab's time is not read (Elapsed reads it later).
 		j.results, j.err, j.done = res, err, true
-		j.end = j.l.e.Now()
 		if err != nil {
 			j.err = fmt.Errorf("collective %s: %w", j.spec.Name, err)
+		} else {
+			j.end = j.l.now()
 		}
 		j.l.finished()
 	})
+}
+
+// mayEnd reports whether the job might end an iteration (or the sweep)
+// in the next window: it is running and no rank still expects an
+// arrival (collective.Comm.Expecting).
+func (j *CollJob) mayEnd() bool {
+	if !j.started || j.done {
+		return false
+	}
+	var expecting bool
+	j.hint, expecting = j.comm.Expecting(j.hint)
+	return !expecting
 }
 
 // Name returns the job's name.
@@ -158,12 +191,13 @@ func (j *CollJob) Err() error { return j.err }
 // Results returns one nccl-tests line per size completed.
 func (j *CollJob) Results() []collective.Result { return j.results }
 
-// Elapsed returns the fabric time the sweep took (so far, if running).
+// Elapsed returns the fabric time the sweep took (so far, if running; up
+// to the run's stop, if it failed).
 func (j *CollJob) Elapsed() clock.Duration {
-	if j.done {
+	if j.done && j.err == nil {
 		return j.end.Sub(j.start)
 	}
-	return j.l.e.Now().Sub(j.start)
+	return j.l.now().Sub(j.start)
 }
 
 // Collect emits the communicator's counters and, per size, the busbw,

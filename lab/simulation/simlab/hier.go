@@ -46,15 +46,13 @@ type HierJob struct {
 	left   int                // comms of the phase still running
 	starts [4]clock.Time      // start of phases 1–3, and the end
 	err    error
+	hints  map[*collective.Comm]int // where Expecting looks first
 }
 
 // Hierarchical adds a hierarchical all-reduce job.
 func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.Name == "" {
 		spec.Name = "hier" + strconv.Itoa(len(l.jobs))
-	}
-	if err := l.checkOneEngine("collective"); err != nil {
-		return nil, fmt.Errorf("hierarchical %s: %w", spec.Name, err)
 	}
 	if len(spec.Ranks) == 0 {
 		spec.Ranks = l.NICNames()
@@ -93,13 +91,13 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	}
 	qp := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}
 	comm := func(members []*endpoint.NIC) (*collective.Comm, error) {
-		tr, err := rdmacomm.New(rdmacomm.Options{Sched: l.e, NICs: members, Pairs: rdmacomm.Ring, QP: qp})
+		tr, err := rdmacomm.New(rdmacomm.Options{NICs: members, Pairs: rdmacomm.Ring, QP: qp})
 		if err != nil {
 			return nil, err
 		}
-		return collective.New(l.e, tr, collective.Config{Ranks: len(members), Type: collective.Float32, Seed: l.opts.Seed})
+		return collective.New(l, tr, collective.Config{Ranks: len(members), Type: collective.Float32, Seed: l.opts.Seed})
 	}
-	j := &HierJob{l: l, spec: spec}
+	j := &HierJob{l: l, spec: spec, hints: map[*collective.Comm]int{}}
 	for k := 0; k < n; k += g {
 		c, err := comm(nics[k : k+g])
 		if err != nil {
@@ -119,13 +117,15 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		j.rails = append(j.rails, c)
 	}
 	l.addJob(j)
-	l.e.At(spec.Start, j.next)
+	l.at(spec.Start, j.next)
 	return j, nil
 }
 
 // next starts the next phase (or finishes the job).
+// It runs where the lab is still: the job's start (a global event), or the
+// end of the phase's last communicator (a serial window: see mayEnd).
 func (j *HierJob) next() {
-	j.starts[j.phase] = j.l.e.Now()
+	j.starts[j.phase] = j.l.now()
 	j.phase++
 	var comms []*collective.Comm
 	var op collective.Op
@@ -148,19 +148,51 @@ func (j *HierJob) next() {
 }
 
 func (j *HierJob) phaseDone(_ []collective.Result, err error) {
+	// A failure may come from any partition mid-window; an end, only
+	// where the lab is still (mayEnd).
+	j.l.lock()
 	if j.err != nil {
+		j.l.unlock()
 		return
 	}
 	if err != nil {
 		j.err = fmt.Errorf("hierarchical %s: phase %d: %w", j.spec.Name, j.phase, err)
 		j.phase = 4
+		j.l.unlock()
 		j.l.finished()
 		return
 	}
+	j.l.unlock()
 	j.left--
 	if j.left == 0 {
 		j.next()
 	}
+}
+
+// mayEnd reports whether a communicator of the running phase might end
+// in the next window: one running whose ranks expect no arrival
+// (collective.Comm.Expecting).
+func (j *HierJob) mayEnd() bool {
+	var comms []*collective.Comm
+	switch j.phase {
+	case 1, 3:
+		comms = j.intra
+	case 2:
+		comms = j.rails
+	default:
+		return false
+	}
+	for _, c := range comms {
+		if !c.Busy() {
+			continue
+		}
+		h, expecting := c.Expecting(j.hints[c])
+		j.hints[c] = h
+		if !expecting {
+			return true
+		}
+	}
+	return false
 }
 
 // Name returns the job's name.

@@ -141,7 +141,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	if l.w != nil {
 		l.e = l.w.g.Engine(0)
 		fo.EngineOf = l.engineOf
-		l.w.g.Serial = l.mayFinish
+		l.w.g.Serial = l.serial
 	}
 	if l.fab, err = fabric.BuildSim(l.e, t, fo); err != nil {
 		l.Close()

@@ -22,12 +22,16 @@ import (
 //
 // What reads or starts several partitions at once runs as the group's
 // global events (a job's start, a perf job's deadline). What a partition
-// tells the lab (a flow finished) goes through mu. The one thing a window
-// run in parallel cannot do exactly is stop right after an event, so
-// RunUntilIdle runs a window serially whenever every job might finish in
-// it (mayFinish); no finish can then fall in a parallel window. A job that
-// fails (a QP in error) stops the run at the end of its window, and the
-// run returns the job's error, so no failed run is compared.
+// tells the lab (a flow finished) goes through mu. What a window run in
+// parallel cannot do exactly is act on several partitions right after an
+// event: stop the run, or start a collective's next iteration on every
+// rank. So a window runs serially whenever every job might finish in it
+// (mayFinish), or a collective might end an iteration in it (coordinating):
+// neither can then fall in a parallel window, and a collective's
+// coordinator schedules on the lab, a global event, from the serial one
+// (sim.Group.At). A job that fails (a QP in error) stops the run at the
+// end of its window, and the run returns the job's error, so no failed run
+// is compared.
 
 // partsPerWorker is how many partitions each worker runs at least,
 // handed out busiest first in each window (see sim.NewGroup), and
@@ -43,7 +47,7 @@ const (
 func DefaultPartitions(workers int) int { return max(minParts, partsPerWorker*workers) }
 
 // errOneEngine is what jobs a partitioned lab cannot run say.
-var errOneEngine = errors.New("runs on one engine only (simlab Options.Workers and Partitions 1): its ranks share one coordinator")
+var errOneEngine = errors.New("runs on one engine only (simlab Options.Workers and Partitions 1): it connects its ranks' queue pairs as it goes")
 
 // workers holds what a partitioned lab adds.
 type workers struct {
@@ -243,8 +247,33 @@ func (l *Lab) unlock() {
 	}
 }
 
+// serial reports whether the window starting at start must run serially
+// (sim.Group.Serial).
+func (l *Lab) serial(start clock.Time) bool { return l.coordinating() || l.mayFinish(start) }
+
+// coordinator is a collective job (CollJob, HierJob): one coordinator
+// that starts and ends iterations on all its ranks at once.
+type coordinator interface {
+	job
+	// mayEnd reports whether the job might end an iteration (or a phase,
+	// or itself) in the next window.
+	mayEnd() bool
+}
+
+// coordinating reports whether a collective job might end an iteration in
+// the next window, starting the next one on every rank at once.
+func (l *Lab) coordinating() bool {
+	for _, j := range l.jobs {
+		if c, ok := j.(coordinator); ok && c.mayEnd() {
+			return true
+		}
+	}
+	return false
+}
+
 // mayFinish reports whether every running job might finish in the window
-// starting at start, so that it must run serially. A perf job cannot
+// starting at start, so that it must run serially. A collective that
+// still expects an arrival cannot (coordinating). A perf job cannot
 // finish in a window that ends before its deadline, nor while one of its
 // flows has a QP with a packet never sent: that packet's acknowledgement
 // is at least a round trip of two links away, longer than a window.
@@ -254,8 +283,15 @@ func (l *Lab) mayFinish(start clock.Time) bool {
 	}
 	end := start.Add(l.w.g.Lookahead())
 	for _, j := range l.jobs {
-		if pj, ok := j.(*PerfJob); ok && !pj.Done() && !pj.mayFinish(end) {
-			return false
+		switch j := j.(type) {
+		case *PerfJob:
+			if !j.Done() && !j.mayFinish(end) {
+				return false
+			}
+		case coordinator:
+			if !j.Done() && !j.mayEnd() {
+				return false
+			}
 		}
 	}
 	return true

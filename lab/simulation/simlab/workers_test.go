@@ -1,7 +1,6 @@
 package simlab
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -17,8 +16,8 @@ func (blackhole) Receive(*wire.Packet) {}
 
 // TestWorkersJobFailure: on two workers, a flow whose packets all vanish
 // fails its job after its retries (the failure lands in a parallel
-// window); the run ends and returns the job's error instead of hanging,
-// and a collective is refused with a reason.
+// window); the run ends and returns the job's error instead of hanging.
+// So does a collective with a rank behind the same hole.
 func TestWorkersJobFailure(t *testing.T) {
 	into := "z2-host1"
 	l := build(t, "two-zones", Options{Workers: 2, QPTimeout: 5 * clock.Microsecond, Fabric: fabricDropping(into)})
@@ -39,8 +38,19 @@ func TestWorkersJobFailure(t *testing.T) {
 	if j.Err() == nil || !j.Done() {
 		t.Fatalf("doomed job: done %v, err %v; want it failed", j.Done(), j.Err())
 	}
-	if _, err := l.Collective(CollSpec{Op: "all_reduce", Sizes: []int64{1 << 20}}); err == nil || !strings.Contains(err.Error(), "one engine") {
-		t.Errorf("a collective on two workers: %v", err)
+
+	// A collective with a rank behind the same hole fails the same way.
+	l2 := build(t, "two-zones", Options{Workers: 2, QPTimeout: 5 * clock.Microsecond, Fabric: fabricDropping(into)})
+	defer l2.Close()
+	c, err := l2.Collective(CollSpec{Op: "all_reduce", Ranks: []string{"z1-host1:gpu0", into + ":gpu0", "z1-host2:gpu1", "z2-host2:gpu1"}, Sizes: []int64{1 << 20}, Iters: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.RunUntilIdle(100 * clock.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if c.Err() == nil || !c.Done() || c.Elapsed() <= 0 {
+		t.Fatalf("doomed collective: done %v, err %v, elapsed %v; want it failed", c.Done(), c.Err(), c.Elapsed())
 	}
 }
 
