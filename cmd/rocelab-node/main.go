@@ -6,7 +6,8 @@
 // beside the rocelab binary (make build and make install put it there);
 // otherwise it starts `rocelab node`.
 //
-// Usage: rocelab-node --config FILE [--config FILE…] [--nice N]. Several
+// Usage: rocelab-node --config FILE [--config FILE…] [--nice N]
+// [--ready-fd FD]. Several
 // configurations run one node.Group: nodes whose models share one loop.
 // Exit status 2 for a bad flag or configuration, 1 when the node fails, 0
 // after SIGTERM or POST /shutdown.
@@ -33,17 +34,25 @@ func main() {
 		return nil
 	})
 	nice := fs.Int("nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
+	readyFD := fs.Int("ready-fd", 0, "write \"ready\" to this inherited descriptor (a pipe from the starter) once the node answers /health")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	if len(configs) == 0 || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: rocelab-node --config FILE [--config FILE…] [--nice N]")
+		fmt.Fprintln(os.Stderr, "usage: rocelab-node --config FILE [--config FILE…] [--nice N] [--ready-fd FD]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	err := node.RunConfigs(ctx, configs, *nice, log)
+	var ready func()
+	var err error
+	if *readyFD != 0 {
+		ready, err = node.ReadyFD(*readyFD)
+	}
+	if err == nil {
+		err = node.RunConfigs(ctx, configs, *nice, ready, log)
+	}
 	switch {
 	case errors.Is(err, node.ErrConfig):
 		fmt.Fprintln(os.Stderr, "rocelab-node:", err)

@@ -18,6 +18,7 @@ func newNodeCmd(opts *options) *cobra.Command {
 	var (
 		configs []string
 		nice    int
+		readyFD int
 	)
 	cmd := &cobra.Command{
 		Use:    "node --config FILE [--config FILE…]",
@@ -29,7 +30,14 @@ func newNodeCmd(opts *options) *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			err := node.RunConfigs(ctx, configs, nice, opts.log)
+			var ready func()
+			var err error
+			if readyFD != 0 {
+				ready, err = node.ReadyFD(readyFD)
+			}
+			if err == nil {
+				err = node.RunConfigs(ctx, configs, nice, ready, opts.log)
+			}
 			if errors.Is(err, node.ErrConfig) {
 				return badInput(err)
 			}
@@ -38,6 +46,7 @@ func newNodeCmd(opts *options) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "node configuration (JSON, written by deploy); several run one group of nodes on one loop")
 	cmd.Flags().IntVar(&nice, "nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
+	cmd.Flags().IntVar(&readyFD, "ready-fd", 0, "write \"ready\" to this inherited descriptor (a pipe from the starter) once the node answers /health")
 	cmd.MarkFlagRequired("config")
 	return cmd
 }

@@ -31,7 +31,8 @@ func TestRunCmd(t *testing.T) {
 		{name: "bad file", args: []string{"run", "--sim", bad}, code: 2},
 		{name: "fe in emulation", args: []string{"run", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 2},
 		{name: "workers without sim", args: []string{"run", "--workers", "2", "testdata/run-unmet.yaml"}, code: 2},
-		{name: "workers for a collective", args: []string{"run", "--sim", "--workers", "2", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 2},
+		{name: "workers for a large all-to-all", args: []string{"run", "--sim", "--workers", "2", "testdata/run-a2a-512.yaml"}, code: 2},
+		{name: "workers for a collective", args: []string{"run", "--sim", "-q", "--workers", "2", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 0},
 		{name: "example", args: []string{"run", "--sim", "-q", "--seed", "3", "../../examples/02-dcqcn-vs-pfc/scenario.yaml"}, code: 0,
 			stdout: []string{"seed 3", "PASS: 4 of 4 expectations hold"}},
 	} {

@@ -374,6 +374,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer closeReady(procs)
 	err = d.each(ctx, StepStart, unitNames(units), func(i int) error {
 		return d.startUnit(units[i])
 	})

@@ -87,12 +87,12 @@ func (d *deployer) startUnit(u unit) error {
 		paths = append(paths, path)
 	}
 	logPath := d.path(u.name, groupLogExt)
-	pr, err := startNode(d.binary, paths, ns, state.Dir(d.root, d.name), logPath, "")
+	pr, ready, err := startNode(d.binary, paths, ns, state.Dir(d.root, d.name), logPath, "")
 	if err != nil {
 		return fmt.Errorf("group %s: %w", u.name, err)
 	}
 	for i, p := range u.procs {
-		p.started = pr
+		p.started, p.ready = pr, ready
 		nd := d.nodes[p.node.Name]
 		nd.PID, nd.StartTime, nd.Group = pr.PID, pr.StartTime, u.name
 		nd.Socket, nd.Config, nd.Log = p.cfg.Socket, paths[i], logPath

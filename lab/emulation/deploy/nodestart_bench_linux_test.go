@@ -13,11 +13,12 @@ import (
 	"github.com/rocelab/rocelab/topologies"
 )
 
-// BenchmarkNodeStart measures a node process's start: from the exec of
-// the node binary in its namespace (rocelab-node beside rocelab) to its
-// first /health "ok", the way deploy and restart start a node — its
-// package initialisation, configuration, sockets on every port and the
-// API. It deploys the laptop lab once, then restarts its node processes
+// BenchmarkNodeStart measures a node process's start: from the state
+// book's record and the exec of the node binary in its namespace
+// (rocelab-node beside rocelab) to its word on the readiness pipe (the
+// moment /health answers ok), the way deploy and restart start a node —
+// its package initialisation, configuration, sockets on every port and
+// the API. It deploys the laptop lab once, then restarts its node processes
 // in turn, stopping the old one outside the timed part. It reports the
 // mean and the median (start-ms, start-p50-ms) and the slowest
 // (start-max-ms). make bench runs it; it needs root.

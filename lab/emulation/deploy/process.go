@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"strconv"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,9 @@ type nodeProc struct {
 	started proc.Process
 	// group is the group of nodes whose process runs it, if any.
 	group *unit
+	// ready is the process's readiness pipe (a netns runtime's
+	// processes; nil for a container's, which is polled).
+	ready *readiness
 }
 
 // processes returns the node processes of the lab, in node order.
@@ -85,11 +89,11 @@ func (d *deployer) start(p *nodeProc) error {
 	d.mu.Lock()
 	ns := d.ns[name]
 	d.mu.Unlock()
-	pr, err := startNode(d.binary, []string{cfgPath}, ns, state.Dir(d.root, d.name), logPath, "")
+	pr, ready, err := startNode(d.binary, []string{cfgPath}, ns, state.Dir(d.root, d.name), logPath, "")
 	if err != nil {
 		return err
 	}
-	p.started = pr
+	p.started, p.ready = pr, ready
 	nd := d.nodes[name]
 	nd.PID, nd.StartTime = pr.PID, pr.StartTime
 	nd.Socket, nd.Config, nd.Log = p.cfg.Socket, cfgPath, logPath
@@ -163,35 +167,57 @@ func (d *deployer) startContainer(p *nodeProc) error {
 
 // startNode starts the node of cfgPath (rocelab-node beside binary, else
 // `binary node`: state.NodeCommand; several configs: a group of nodes)
-// in namespace ns with
-// working directory dir, its output appended to logPath after a line
-// banner (if any). The node outlives the caller; a goroutine reaps it if
-// it exits while the caller runs.
-func startNode(binary string, cfgPaths []string, ns, dir, logPath, banner string) (proc.Process, error) {
+// in namespace ns with working directory dir, its output appended to
+// logPath after a line banner (if any), and returns it with its readiness
+// pipe (--ready-fd). The node outlives the caller; a goroutine reaps it
+// if it exits while the caller runs.
+func startNode(binary string, cfgPaths []string, ns, dir, logPath, banner string) (proc.Process, *readiness, error) {
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return proc.Process{}, fmt.Errorf("node log: %w", err)
+		return proc.Process{}, nil, fmt.Errorf("node log: %w", err)
 	}
 	defer log.Close()
 	if banner != "" {
 		fmt.Fprintln(log, banner)
 	}
-	argv := state.NodeCommand(binary, cfgPaths...)
+	ready, w, err := newReadiness()
+	if err != nil {
+		return proc.Process{}, nil, err
+	}
+	defer w.Close() // the child has its own copy
+	argv := append(state.NodeCommand(binary, cfgPaths...), "--ready-fd", strconv.Itoa(readyFD))
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.ExtraFiles = []*os.File{w} // readyFD
 	pr, err := netns.Start(ns, cmd)
 	if err != nil {
-		return proc.Process{}, err
+		ready.close()
+		return proc.Process{}, nil, err
 	}
 	go cmd.Wait()
-	return pr, nil
+	return pr, ready, nil
 }
 
-// waitHealthy polls p's /health until it answers ok, the process dies or
-// HealthTimeout passes; failures carry the tail of the node's log.
+// waitHealthy waits until p's process is ready (its readiness pipe, else
+// polling /health), dies or HealthTimeout passes; failures carry the tail
+// of the node's log.
 func (d *deployer) waitHealthy(ctx context.Context, p *nodeProc) error {
-	return awaitHealthy(ctx, p.cfg.Socket, p.started, d.opts.HealthTimeout, func() string { return d.nodeLog(p.node.Name) })
+	logTail := func() string { return d.nodeLog(p.node.Name) }
+	if p.ready != nil {
+		return p.ready.wait(ctx, p.started, d.opts.HealthTimeout, logTail)
+	}
+	return awaitHealthy(ctx, p.cfg.Socket, p.started, d.opts.HealthTimeout, logTail)
+}
+
+// closeReady releases the readiness pipes of procs (those waited on are
+// closed already).
+func closeReady(procs []*nodeProc) {
+	for _, p := range procs {
+		if p.ready != nil {
+			p.ready.close()
+		}
+	}
 }
 
 // awaitHealthy polls socket's /health until it answers ok, process pr

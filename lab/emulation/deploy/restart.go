@@ -154,11 +154,12 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 		return err
 	}
 	banner := fmt.Sprintf("--- rocelab restart %s at %s", n.Name, time.Now().UTC().Format(time.RFC3339))
-	pr, err := startNode(l.Binary, paths, ns, l.Dir, n.Log, banner)
+	pr, ready, err := startNode(l.Binary, paths, ns, l.Dir, n.Log, banner)
 	if err != nil {
 		books.ForgetAll(ids)
 		return err
 	}
+	defer ready.close()
 	if err := books.CreatedAll(ids, func(_ int, obj *state.Object) { obj.PID, obj.StartTime = pr.PID, pr.StartTime }); err != nil {
 		pr.Stop(time.Second)
 		return err
@@ -167,10 +168,9 @@ func restartOne(ctx context.Context, l *Lab, books *state.Lab, n *Node, o Restar
 	for _, m := range members {
 		m.PID, m.StartTime, m.Health = pr.PID, pr.StartTime, ""
 	}
-	for _, m := range members {
-		if err := awaitHealthy(ctx, m.Socket, pr, o.HealthTimeout, func() string { return logTail(m.Log) }); err != nil {
-			return fmt.Errorf("node %s: %w", m.Name, err)
-		}
+	// One process, one readiness for all its members.
+	if err := ready.wait(ctx, pr, o.HealthTimeout, func() string { return logTail(n.Log) }); err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"os"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,11 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 
 // Run serves every member's API and drives the loop until ctx ends or a
 // client posts /shutdown to any member, then stops them all.
-func (g *Group) Run(ctx context.Context) error {
+func (g *Group) Run(ctx context.Context) error { return g.run(ctx, nil) }
+
+// run is Run, calling ready (if not nil) on the loop's first turn, once
+// every member's API listens.
+func (g *Group) run(ctx context.Context, ready func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stops []func() error
@@ -101,6 +106,9 @@ func (g *Group) Run(ctx context.Context) error {
 		}
 		stops = append(stops, stop)
 	}
+	if ready != nil {
+		g.loop.Post(ready)
+	}
 	runErr := g.loop.Run(ctx)
 	cancel()
 	if runErr != nil {
@@ -112,7 +120,7 @@ func (g *Group) Run(ctx context.Context) error {
 // MainGroup opens the ports of every member (each in its Config.NetNS:
 // the process itself may run in none of them), runs the group until ctx
 // ends and releases everything.
-func MainGroup(ctx context.Context, cfgs []Config, log *slog.Logger) (err error) {
+func MainGroup(ctx context.Context, cfgs []Config, ready func(), log *slog.Logger) (err error) {
 	ios, err := openIOs(cfgs)
 	if err != nil {
 		return err
@@ -122,12 +130,12 @@ func MainGroup(ctx context.Context, cfgs []Config, log *slog.Logger) (err error)
 	if err != nil {
 		return err
 	}
-	return g.Run(ctx)
+	return g.run(ctx, ready)
 }
 
 // RunGroup is a group process's whole life, as `rocelab-node --config A
 // --config B …` runs it: Run's, for several configurations.
-func RunGroup(ctx context.Context, configPaths []string, nice int, log *slog.Logger) error {
+func RunGroup(ctx context.Context, configPaths []string, nice int, ready func(), log *slog.Logger) error {
 	var cfgs []Config
 	for _, path := range configPaths {
 		cfg, err := Load(path)
@@ -141,14 +149,37 @@ func RunGroup(ctx context.Context, configPaths []string, nice int, log *slog.Log
 			log.Debug("scheduling priority unchanged", "err", err)
 		}
 	}
-	return MainGroup(ctx, cfgs, log)
+	return MainGroup(ctx, cfgs, ready, log)
 }
 
 // RunConfigs runs the node of one configuration (Run) or, given several,
 // the Group of them (RunGroup): what a node process's --config flags say.
-func RunConfigs(ctx context.Context, configPaths []string, nice int, log *slog.Logger) error {
+// ready, if not nil, is called once every node of the process is ready.
+func RunConfigs(ctx context.Context, configPaths []string, nice int, ready func(), log *slog.Logger) error {
 	if len(configPaths) == 1 {
-		return Run(ctx, configPaths[0], nice, log)
+		return Run(ctx, configPaths[0], nice, ready, log)
 	}
-	return RunGroup(ctx, configPaths, nice, log)
+	return RunGroup(ctx, configPaths, nice, ready, log)
 }
+
+// ReadyFD returns the ready function of a node process whose starter
+// waits on file descriptor fd (a pipe it passed, the flag --ready-fd): it
+// writes ReadyLine there and closes it. A starter that reads end of file
+// first knows the process died before it was ready, at once, without
+// polling /health.
+func ReadyFD(fd int) (func(), error) {
+	if fd < 3 {
+		return nil, fmt.Errorf("%w: --ready-fd %d: want a descriptor the starter passed (3 or more)", ErrConfig, fd)
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	if f == nil {
+		return nil, fmt.Errorf("%w: --ready-fd %d: not a descriptor", ErrConfig, fd)
+	}
+	return func() {
+		f.WriteString(ReadyLine)
+		f.Close()
+	}, nil
+}
+
+// ReadyLine is what ReadyFD writes once the node is ready.
+const ReadyLine = "ready\n"

@@ -113,12 +113,18 @@ func (n *Node) Switch() *switchmodel.Switch { return n.sw }
 // Run serves the API on cfg.Socket and drives the model until ctx ends or
 // a client posts /shutdown, then stops the loop, closes open captures and
 // removes the socket.
-func (n *Node) Run(ctx context.Context) error {
+func (n *Node) Run(ctx context.Context) error { return n.run(ctx, nil) }
+
+// run is Run, calling ready (if not nil) on the loop's first turn.
+func (n *Node) run(ctx context.Context, ready func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop, err := n.serve(ctx, cancel)
 	if err != nil {
 		return err
+	}
+	if ready != nil {
+		n.loop.Post(ready)
 	}
 	runErr := n.loop.Run(ctx)
 	cancel()
@@ -222,8 +228,9 @@ var ErrConfig = errors.New("node configuration")
 // rocelab-node binary run it: it loads the configuration deploy wrote at
 // configPath, raises the threads' scheduling priority to nice (0: leave
 // it; best effort, a docker node lacks CAP_SYS_NICE) and runs Main until
-// ctx ends.
-func Run(ctx context.Context, configPath string, nice int, log *slog.Logger) error {
+// ctx ends. ready, if not nil, is called once the node is ready (see
+// Main).
+func Run(ctx context.Context, configPath string, nice int, ready func(), log *slog.Logger) error {
 	cfg, err := Load(configPath)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -234,12 +241,14 @@ func Run(ctx context.Context, configPath string, nice int, log *slog.Logger) err
 			log.Debug("scheduling priority unchanged", "err", err)
 		}
 	}
-	return Main(ctx, cfg, log)
+	return Main(ctx, cfg, ready, log)
 }
 
 // Main opens the node's AF_PACKET ports, runs the node until ctx ends
-// (the command wires SIGTERM to it) and releases everything.
-func Main(ctx context.Context, cfg Config, log *slog.Logger) (err error) {
+// (the command wires SIGTERM to it) and releases everything. ready, if not
+// nil, runs on the loop's first turn, once the API listens: from then on
+// /health answers ok (ReadyFD tells the process's starter).
+func Main(ctx context.Context, cfg Config, ready func(), log *slog.Logger) (err error) {
 	io, err := OpenIO(cfg)
 	if err != nil {
 		return err
@@ -249,7 +258,7 @@ func Main(ctx context.Context, cfg Config, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	return n.Run(ctx)
+	return n.run(ctx, ready)
 }
 
 // offload runs work on a goroutine of its own and then back on the loop

@@ -61,7 +61,11 @@ func K8sBinaries(t *testing.T) string {
 				b, _ := os.ReadFile(d)
 				var pid int
 				fmt.Sscan(string(b), &pid)
-				building = building || pid > 0 && proc.Process{PID: pid}.Alive()
+				// Lookup, not Process{PID: pid}: Alive compares start
+				// times, and a zero one never matches a live process.
+				if p, err := proc.Lookup(pid); pid > 0 && err == nil && p.Alive() {
+					building = true
+				}
 				continue
 			}
 			if haveK8s(d) {
