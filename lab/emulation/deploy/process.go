@@ -1,12 +1,12 @@
 package deploy
 
 import (
-	"strconv"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"

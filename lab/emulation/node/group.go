@@ -1,11 +1,11 @@
 package node
 
 import (
-	"os"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/rocelab/rocelab/lab/emulation/emu"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
