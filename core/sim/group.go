@@ -38,10 +38,11 @@ type Group struct {
 	lookahead clock.Duration
 	next      uint64 // the next final insertion sequence
 	inWindow  bool
-	windows   uint64     // windows run; the current or last one's number
-	base      uint64     // the last window's first sequence
-	maps      [][]uint64 // per engine: provisional sequence - base → final
-	heads     []int      // per engine: the next log entry to merge
+	windows   uint64      // windows run; the current or last one's number
+	base      uint64      // the last window's first sequence
+	maps      [][]uint64  // per engine: provisional sequence - base → final
+	heads     []int       // per engine: the next log entry to merge
+	mergeHeap []mergeHead // merge's heap, kept for its capacity
 	start     []chan key
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
@@ -346,7 +347,9 @@ func (g *Group) window(bound key) {
 
 // merge hands out the final sequences of the window in the one-engine
 // order, renumbers the pending keys and hands over the letters between
-// engines.
+// engines. The logs are merged through a small heap of the engines' next
+// entries (by time and final sequence): an entry's final sequence is known
+// once its pusher, an earlier entry of its own engine, has been merged.
 func (g *Group) merge(base uint64) {
 	g.sizeMaps(base)
 	final := func(i int, seq uint64) uint64 {
@@ -355,37 +358,66 @@ func (g *Group) merge(base uint64) {
 		}
 		return g.maps[i][seq-base]
 	}
-	for {
-		best := -1
-		var bestAt clock.Time
-		var bestSeq uint64
-		for i, e := range g.engines {
-			h := g.heads[i]
-			if h == len(e.log) {
-				continue
-			}
-			at, seq := e.log[h].at, final(i, e.log[h].seq)
-			if best < 0 || at < bestAt || at == bestAt && seq < bestSeq {
-				best, bestAt, bestSeq = i, at, seq
-			}
+	hs := g.mergeHeap[:0]
+	for i, e := range g.engines {
+		if len(e.log) > 0 {
+			hs = append(hs, mergeHead{at: e.log[0].at, seq: final(i, e.log[0].seq), i: i})
 		}
-		if best < 0 {
-			break
-		}
-		e := g.engines[best]
-		h := g.heads[best]
+	}
+	for k := len(hs)/2 - 1; k >= 0; k-- {
+		siftMerge(hs, k)
+	}
+	for len(hs) > 0 {
+		i := hs[0].i
+		e := g.engines[i]
+		h := g.heads[i]
 		end := e.seq
 		if h+1 < len(e.log) {
 			end = e.log[h+1].first
 		}
-		m := g.maps[best]
+		m := g.maps[i]
 		for s := e.log[h].first; s < end; s++ {
 			m[s-base] = g.next
 			g.next++
 		}
-		g.heads[best] = h + 1
+		h++
+		g.heads[i] = h
+		if h < len(e.log) {
+			hs[0] = mergeHead{at: e.log[h].at, seq: final(i, e.log[h].seq), i: i}
+		} else {
+			hs[0] = hs[len(hs)-1]
+			hs = hs[:len(hs)-1]
+		}
+		siftMerge(hs, 0)
 	}
+	g.mergeHeap = hs
 	g.apply(base)
+}
+
+// mergeHead is an engine's next log entry in merge: its time and final
+// sequence.
+type mergeHead struct {
+	at  clock.Time
+	seq uint64
+	i   int
+}
+
+// siftMerge moves hs[k] down to its place in the min-heap hs.
+func siftMerge(hs []mergeHead, k int) {
+	for {
+		c := 2*k + 1
+		if c >= len(hs) {
+			return
+		}
+		if c+1 < len(hs) && (hs[c+1].at < hs[c].at || hs[c+1].at == hs[c].at && hs[c+1].seq < hs[c].seq) {
+			c++
+		}
+		if hs[k].at < hs[c].at || hs[k].at == hs[c].at && hs[k].seq < hs[c].seq {
+			return
+		}
+		hs[k], hs[c] = hs[c], hs[k]
+		k = c
+	}
 }
 
 // sizeMaps makes each engine's map hold the provisional sequences it took
