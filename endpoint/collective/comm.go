@@ -219,15 +219,9 @@ func (c *Comm) counters() (writes, bytes uint64) {
 // acknowledgement's way back. A partitioned simulation relies on that to
 // run windows shorter than that way side by side, and only the others one
 // event at a time, where an iteration's end starts the next one on every
-// rank at once. hint is the rank to look at first; Expecting returns the
-// rank it found, to pass as the next hint. It must not run while ranks
-// are being driven (between a simulation's windows, it is not).
-func (c *Comm) Expecting(hint int) (int, bool) {
-	if c.run == nil {
-		return hint, false
-	}
-	return c.run.expecting(hint)
-}
+// rank at once. It must not run while ranks are being driven (between a
+// simulation's windows, it is not).
+func (c *Comm) Expecting() bool { return c.run != nil && c.run.expecting() }
 
 // Busy reports whether a run is in progress (not ended, not failed).
 func (c *Comm) Busy() bool { return c.run != nil && !c.run.failed.Load() }

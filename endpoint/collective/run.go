@@ -50,6 +50,7 @@ type run struct {
 
 	iter  int
 	left  atomic.Int64 // local ranks not done with the iteration; -1 once it ended
+	hint  int          // the rank expecting found expecting last
 	t0    clock.Time
 	total clock.Duration
 	wrong int64
@@ -444,19 +445,20 @@ func (r *run) rankProgress(st *rankState) {
 	}
 }
 
-// expecting is Comm.Expecting for this run.
-func (r *run) expecting(hint int) (int, bool) {
+// expecting is Comm.Expecting for this run. It looks first at the rank
+// it found last, which usually still expects.
+func (r *run) expecting() bool {
 	if r.left.Load() <= 0 || r.failed.Load() {
-		return hint, false
+		return false
 	}
 	n := len(r.ranks)
 	for i := range n {
-		rank := (hint + i) % n
-		if r.ranks[rank].expect > 0 {
-			return rank, true
+		if rank := (r.hint + i) % n; r.ranks[rank].expect > 0 {
+			r.hint = rank
+			return true
 		}
 	}
-	return hint, false
+	return false
 }
 
 // finish ends the iteration: nothing is queued, in flight or expected at

@@ -63,8 +63,9 @@ type Options struct {
 	// Options.Workers; 0 or 1: one), and Partitions how many engines a
 	// fabric of several zones is cut into (0: simlab.DefaultPartitions,
 	// which pays on one goroutine too; 1: one engine). The results are
-	// the same whatever the numbers. A scenario with a collective runs on
-	// one engine: Sim refuses more workers for it, naming why.
+	// the same whatever the numbers. A scenario with an all-to-all of more
+	// than 128 ranks runs on one engine: Sim refuses more workers for it,
+	// naming why (CheckWorkers).
 	Workers, Partitions int
 }
 
@@ -429,10 +430,9 @@ func partitions(sc *scenario.Scenario, opts Options) int {
 }
 
 // AutoWorkers is the workers a run of sc takes when none are asked for:
-// cpus, or one for a scenario that CheckWorkers would refuse more for.
-// Collectives run on every CPU too (simlab's coordinator), but for an
-// all-to-all of more than 128 ranks.
-// The results are the same whatever the number, and a topology of fewer
+// cpus, or one for a scenario that CheckWorkers would refuse more for (an
+// all-to-all of more than 128 ranks). The results are the same whatever
+// the number, and a topology of fewer
 // than two zones runs on one anyway. Two workers paid on this project's
 // 2-core machine from the smallest zoned fabric measured (the 128-host
 // permutation of simbench -zones 2: 1.2×; docs/performance.md).
@@ -482,7 +482,7 @@ func CheckWorkers(sc *scenario.Scenario, workers int) error {
 // that needs one engine, or "".
 func oneEngineCollective(sc *scenario.Scenario) string {
 	for _, w := range sc.Workloads {
-		if w.Kind == scenario.KindCollective && !w.Hierarchical && simlab.CollectiveOnOneEngine(w.CollectiveOp.String(), len(w.Ranks)) {
+		if w.Kind == scenario.KindCollective && !w.Hierarchical && simlab.CollectiveOnOneEngine(w.CollectiveOp, len(w.Ranks)) {
 			return w.Name
 		}
 	}

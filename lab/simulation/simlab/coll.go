@@ -53,7 +53,6 @@ type CollJob struct {
 	done    bool
 	start   clock.Time
 	end     clock.Time
-	hint    int // where Expecting looks first (see coordinating)
 }
 
 // Collective adds a collective job; it starts at spec.Start and sweeps
@@ -107,7 +106,7 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 		// A full mesh is n(n-1) QPs; past onDemandRanks pairs are
 		// connected on first use and idle ones destroyed (rdmacomm.OnDemand).
 		pairs = rdmacomm.All
-		if CollectiveOnOneEngine(spec.Op, len(j.nics)) {
+		if CollectiveOnOneEngine(j.op, len(j.nics)) {
 			// Connecting on first use sets up both ends of a pair at once,
 			// on whichever partitions they are.
 			pairs = rdmacomm.OnDemand
@@ -138,14 +137,13 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 // onDemandRanks is the largest all-to-all connected as a full mesh.
 const onDemandRanks = 128
 
-// CollectiveOnOneEngine reports whether a collective of op ("all_reduce",
-// "alltoall", …) over ranks ranks must run on one engine (Options.Workers
-// and Partitions 1): an all-to-all of more than 128 ranks, which connects
-// its queue pairs on first use, both ends at once. Every other collective
-// runs on a partitioned lab.
-func CollectiveOnOneEngine(op string, ranks int) bool {
-	o, err := collective.ParseOp(op)
-	return err == nil && o == collective.AllToAll && ranks > onDemandRanks
+// CollectiveOnOneEngine reports whether a collective of op over ranks
+// ranks must run on one engine (Options.Workers and Partitions 1): an
+// all-to-all of more than 128 ranks, which connects its queue pairs on
+// first use, both ends at once. Every other collective runs on a
+// partitioned lab.
+func CollectiveOnOneEngine(op collective.Op, ranks int) bool {
+	return op == collective.AllToAll && ranks > onDemandRanks
 }
 
 func (j *CollJob) begin() {
@@ -168,12 +166,7 @@ func (j *CollJob) begin() {
 // in the next window: it is running and no rank still expects an
 // arrival (collective.Comm.Expecting).
 func (j *CollJob) mayEnd() bool {
-	if !j.started || j.done {
-		return false
-	}
-	var expecting bool
-	j.hint, expecting = j.comm.Expecting(j.hint)
-	return !expecting
+	return j.started && !j.done && !j.comm.Expecting()
 }
 
 // Name returns the job's name.

@@ -46,7 +46,6 @@ type HierJob struct {
 	left   int                // comms of the phase still running
 	starts [4]clock.Time      // start of phases 1–3, and the end
 	err    error
-	hints  map[*collective.Comm]int // where Expecting looks first
 }
 
 // Hierarchical adds a hierarchical all-reduce job.
@@ -97,7 +96,7 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		}
 		return collective.New(l, tr, collective.Config{Ranks: len(members), Type: collective.Float32, Seed: l.opts.Seed})
 	}
-	j := &HierJob{l: l, spec: spec, hints: map[*collective.Comm]int{}}
+	j := &HierJob{l: l, spec: spec}
 	for k := 0; k < n; k += g {
 		c, err := comm(nics[k : k+g])
 		if err != nil {
@@ -183,12 +182,7 @@ func (j *HierJob) mayEnd() bool {
 		return false
 	}
 	for _, c := range comms {
-		if !c.Busy() {
-			continue
-		}
-		h, expecting := c.Expecting(j.hints[c])
-		j.hints[c] = h
-		if !expecting {
+		if c.Busy() && !c.Expecting() {
 			return true
 		}
 	}

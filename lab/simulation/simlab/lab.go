@@ -52,8 +52,9 @@ type Options struct {
 	// partition's events together, while its switches and NICs are in
 	// cache (docs/performance.md, "Partitions on one core"). A topology of
 	// fewer than two zones, or without delay on the links between them,
-	// runs on one engine. Perf and incast jobs run on several; collectives
-	// do not. Results are the same whatever the numbers. Close a lab of
+	// runs on one engine. Perf, incast and collective jobs run on several,
+	// but for an all-to-all of more than 128 ranks
+	// (CollectiveOnOneEngine). Results are the same whatever the numbers. Close a lab of
 	// several. Its Fabric.Wrap sinks and OnPFC callbacks run on the
 	// goroutine of the partition of the link or switch they belong to,
 	// side by side.
