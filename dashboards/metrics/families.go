@@ -145,7 +145,10 @@ var families = []*family{
 	sample("emu_tx_syscalls_total", "System calls the node's port writes made.", counter, onNode),
 	sample("emu_rx_late_frames_total", "Frames of a link the node delivered after they were due (sent + the link's delay): its loop read them late. A link between machines does not show the underlay's transit or clock skew here (docs/multi-machine.md).", counter, onPort),
 	sample("emu_rx_late_seconds_total", "Fabric time by which the node delivered a link's late frames after they were due; mean lateness = rate of this / rate of emu_rx_late_frames_total.", counter, onPort),
-	sample("emu_rx_sender_late_seconds_total", "Fabric time by which the link's far end wrote the frames this port read after its model sent them (its turn's lag), as their trailers say; the node delivers each frame a link delay after it was sent, not after it arrived. 0 where the far end is a kernel interface, or the lab runs without exact links (deploy --exact-links).", counter, onPort),
+	sample("emu_rx_sender_late_seconds_total", "Fabric time by which the link's far end wrote the frames this port read after its model sent them (its turn's lag, less how far the turn ran ahead), as their trailers say; the node delivers each frame a link delay after it was sent, not after it arrived. Negative when the far end mostly writes early (a loop runs up to a quarter of a link delay ahead); 0 where the far end is a kernel interface, or the lab runs without exact links (deploy --exact-links).", counter, onPort),
+	sample("emu_rx_trailer_frames_total", "Frames of a link that carried their sender's lateness in a trailer (exact links: deploy --exact-links).", counter, onPort),
+	sample("emu_rx_behind_lead_frames_total", "Frames of a link read in time but due before the node's engine clock, because its last turn ran ahead of the wall clock (by up to a quarter of the shortest link delay): delivered at the engine's clock instead.", counter, onPort),
+	sample("emu_rx_behind_lead_seconds_total", "Fabric time by which the node delivered the frames of emu_rx_behind_lead_frames_total after they were due.", counter, onPort),
 }
 
 // bySample finds the family of a model sample by its name.

@@ -125,6 +125,12 @@ type Options struct {
 	// spanning machines shares. Zero: the instant Run starts. Before an
 	// origin in the future, fabric time stays 0.
 	Origin time.Time
+	// Lead is how far ahead of the wall clock (fabric time) a turn may
+	// run events, so that one wake-up runs every event due within it
+	// (see the package doc, "Running ahead"): 0 is the default, a
+	// quarter of the shortest link delay; negative turns it off. It is
+	// capped at a quarter of the shortest delay, and 0 without delays.
+	Lead clock.Duration
 }
 
 // Replay is which received frames a Loop delivers at their receive
@@ -163,6 +169,13 @@ type Loop struct {
 	quiet    QuietWaiter
 	quietFor time.Duration
 	readAt   time.Time
+	// lead is Options.Lead in fabric time and leadWall in wall time;
+	// aheadAt is the wall time a turn's horizon (its now plus lead)
+	// maps to: the next turn for events alone waits at least until
+	// then.
+	lead     clock.Duration
+	leadWall time.Duration
+	aheadAt  time.Time
 	// arrivals are the frames read this turn, before delivery.
 	arrivals []arrival
 
@@ -217,15 +230,26 @@ func New(opts Options) (*Loop, error) {
 		}
 		l.ports = append(l.ports, newPort(l, i, p))
 	}
-	if q, ok := opts.Waiter.(QuietWaiter); ok && len(l.ports) > 0 {
-		shortest := clock.Never.Sub(0)
+	shortest := clock.Duration(0)
+	if len(l.ports) > 0 {
+		shortest = clock.Never.Sub(0)
 		for _, p := range l.ports {
 			shortest = min(shortest, p.delay)
 		}
-		if shortest > 0 {
-			l.quiet = q
-			l.quietFor = l.toWall(shortest) / 2
+	}
+	if q, ok := opts.Waiter.(QuietWaiter); ok && shortest > 0 {
+		l.quiet = q
+		l.quietFor = l.toWall(shortest) / 2
+	}
+	// A turn that ran ahead to now + lead and a quiet sleep of half the
+	// delay leave a quarter of the delay for a frame read at the end of
+	// the sleep to be due after the horizon.
+	if maxLead := shortest / 4; opts.Lead >= 0 && maxLead > 0 {
+		l.lead = maxLead
+		if opts.Lead > 0 {
+			l.lead = min(opts.Lead, maxLead)
 		}
+		l.leadWall = l.toWall(l.lead)
 	}
 	return l, nil
 }
@@ -399,7 +423,14 @@ func (l *Loop) Run(ctx context.Context) error {
 		timeout := time.Duration(-1)
 		next, pending := l.due.min()
 		if pending {
-			timeout = min(max(0, time.Until(l.wallAt(next))), maxSleep)
+			// Wake lead early, but not before the last turn's horizon:
+			// every event up to it has run, so events due after it
+			// gather for one turn (never late: next is past it).
+			wake := l.wallAt(next).Add(-l.leadWall)
+			if wake.Before(l.aheadAt) {
+				wake = l.aheadAt
+			}
+			timeout = min(max(0, time.Until(wake)), maxSleep)
 		}
 		w := time.Now()
 		var ready []int
@@ -444,7 +475,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	begin := time.Now()
 	st := &l.stats
 	st.phase[phaseWait] += begin.Sub(waited)
-	due := pending && next <= l.fabricAt(begin)
+	due := pending && next <= addSat(l.fabricAt(begin), l.lead)
 	switch {
 	case len(ready) > 0:
 		st.wakeRx++
@@ -473,8 +504,12 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	}
 	st.phase[phaseRead] += wall.Sub(begin)
 	now := l.fabricAt(wall)
+	// The turn runs ahead to its horizon: events due up to lead after
+	// now run now (see the package doc, "Running ahead").
+	horizon := addSat(now, l.lead)
+	l.aheadAt = wall.Add(l.leadWall)
 	l.deliver(now, wall.UnixNano())
-	l.eng.RunUntil(now)
+	l.eng.RunUntil(horizon)
 	l.mu.Lock()
 	posted := l.posted
 	l.posted = nil
@@ -483,9 +518,9 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 		for _, f := range posted {
 			f()
 		}
-		l.eng.RunUntil(now)
+		l.eng.RunUntil(horizon)
 	}
-	l.due.popUntil(now)
+	l.due.popUntil(horizon)
 	modelled := time.Now()
 	st.phase[phaseModel] += modelled.Sub(wall)
 	for _, p := range l.ports {
@@ -535,7 +570,8 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 		// overtake it.)
 		t := max(arrived.Add(a.pt.delay), a.pt.lastDue)
 		a.pt.lastDue = t
-		if t < now {
+		switch {
+		case t < now:
 			// Read after it was due: the loop was late by more than
 			// the link's delay.
 			a.pt.rxLate++
@@ -543,8 +579,14 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 			if l.replay == ReplayAll || l.replay == ReplayPauses && isXOFF(a.p) {
 				t = max(t, floor)
 			} else {
-				t = now
+				t = max(now, floor)
 			}
+		case t < floor:
+			// Due on time, but the last turn ran ahead past it: it
+			// is delivered at the engine's clock, up to the lead late.
+			a.pt.rxBehindLead++
+			a.pt.rxBehindLeadBy += floor.Sub(t)
+			t = floor
 		}
 		if t > now {
 			l.due.push(t)

@@ -45,6 +45,13 @@ func newRig(t *testing.T, cfg switchmodel.Config, rates ...clock.Rate) *rig {
 // newRigPeers is newRig with every port's Port.PeerLoop set to peerLoop.
 func newRigPeers(t *testing.T, cfg switchmodel.Config, peerLoop bool, rates ...clock.Rate) *rig {
 	t.Helper()
+	return newRigLead(t, cfg, peerLoop, -1, rates...)
+}
+
+// newRigLead is newRigPeers with the loop's Options.Lead set to lead
+// (the rigs above keep exact times: no lead).
+func newRigLead(t *testing.T, cfg switchmodel.Config, peerLoop bool, lead clock.Duration, rates ...clock.Rate) *rig {
+	t.Helper()
 	w := emu.NewMemWaiter()
 	r := &rig{}
 	var ports []emu.Port
@@ -55,7 +62,7 @@ func newRigPeers(t *testing.T, cfg switchmodel.Config, peerLoop bool, rates ...c
 		ports = append(ports, emu.Port{Name: "p" + string(rune('0'+i)), IO: mp, MAC: portMAC(i), PeerMAC: peerMAC(i), Delay: hop, PeerLoop: peerLoop})
 		specs = append(specs, switchmodel.PortSpec{Rate: rate, Delay: hop})
 	}
-	l, err := emu.New(emu.Options{Name: "sw1", Scale: scale, Seed: 1, Ports: ports, Waiter: w, Recycle: true})
+	l, err := emu.New(emu.Options{Name: "sw1", Scale: scale, Seed: 1, Ports: ports, Waiter: w, Recycle: true, Lead: lead})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,11 +70,18 @@ type port struct {
 	// (their trailers; fabric time): the lateness the trailers took off
 	// the link.
 	rxSenderLate clock.Duration
+	// rxTrailers counts the frames read that carried a trailer.
+	rxTrailers int64
 	// rxLate counts the frames read after they were due (their receive
 	// stamp plus the link's delay), rxLateBy sums by how much (fabric
 	// time): the link's lateness as this end delivers it.
-	rxLate                                int64
-	rxLateBy                              clock.Duration
+	rxLate   int64
+	rxLateBy clock.Duration
+	// rxBehindLead counts the frames read on time but due before the
+	// engine's clock, which the last turn ran ahead (Options.Lead);
+	// rxBehindLeadBy sums by how much (fabric time).
+	rxBehindLead                          int64
+	rxBehindLeadBy                        clock.Duration
 	rxBatches, txBatches                  int64 // ReadBatch calls that returned frames, WriteBatch calls
 	txFrames, txBytes, txErrors, txEncode int64
 }
@@ -124,10 +131,10 @@ func (pt *port) read() (full bool) {
 		p := pt.rx[i]
 		f := pt.bufs[i][:pt.lens[i]]
 		var late clock.Duration
+		trailed := false
 		if pt.trailer {
 			var cut int
-			var ok bool
-			if cut, late, ok = cutTrailer(f); ok {
+			if cut, late, trailed = cutTrailer(f); trailed {
 				f = f[:cut]
 			}
 		}
@@ -139,6 +146,9 @@ func (pt *port) read() (full bool) {
 		pt.rxFrames++
 		pt.rxBytes += int64(p.Len)
 		pt.rxSenderLate += late
+		if trailed {
+			pt.rxTrailers++
+		}
 		var ns int64
 		if pt.stamped != nil {
 			ns = pt.stamps[i]

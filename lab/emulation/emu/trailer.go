@@ -40,12 +40,17 @@ func putTrailer(f []byte, sent clock.Time) []byte {
 }
 
 // stampTrailer replaces the send time in f's trailer by how late the
-// frame is written at fabric time now (never negative).
+// frame is written at fabric time now: negative when the Loop ran ahead
+// of the wall clock (Options.Lead) and writes it early.
 func stampTrailer(f []byte, now clock.Time) {
 	at := f[len(f)-trailerLen:]
 	sent := clock.Time(binary.BigEndian.Uint64(at))
-	binary.BigEndian.PutUint64(at, uint64(max(now.Sub(sent), 0)))
+	binary.BigEndian.PutUint64(at, uint64(now.Sub(sent)))
 }
+
+// maxEarly bounds how early a trailer may say its frame was written: a
+// Loop runs ahead by a fraction of a link delay; more is not a trailer.
+const maxEarly = clock.Millisecond
 
 // cutTrailer returns the length of f without its trailer and the
 // lateness it carries, or ok false if f has none.
@@ -55,7 +60,7 @@ func cutTrailer(f []byte) (n int, late clock.Duration, ok bool) {
 		return len(f), 0, false
 	}
 	late = clock.Duration(binary.BigEndian.Uint64(f[n:]))
-	if late < 0 {
+	if late < -maxEarly {
 		return len(f), 0, false
 	}
 	return n, late, true
