@@ -16,6 +16,7 @@ func newDemoCmd(opts *options) *cobra.Command {
 		senders          int
 		capacity         bool
 		nodeGroups       int
+		exactLinks       bool
 		start, repeats   int
 		kMin, kMax       int
 	)
@@ -46,12 +47,12 @@ loop lag and CPU per frame. It takes a few minutes.`,
 			}
 			if capacity {
 				return runCapacity(cmd, opts, demo.CapacityOptions{
-					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups},
+					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks},
 					Start: start, Min: kMin, Max: kMax, Repeats: repeats, Log: opts.stderr,
 				})
 			}
 			res, err := demo.Run(cmd.Context(), demo.Options{
-				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups},
+				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks},
 				Scale: scale, Out: opts.stdout, Log: opts.stderr,
 			})
 			if err != nil {
@@ -70,6 +71,7 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.StringVar(&root, "root", "", "run directory root (default /run/rocelab)")
 	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
+	f.BoolVar(&exactLinks, "exact-links", false, "frames between nodes carry their sender's lateness, and the node loops run ahead of the wall clock (see deploy)")
 	f.IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
 	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")

@@ -3,6 +3,8 @@ package afpacket_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -160,6 +162,58 @@ func testTruncated(t *testing.T, rx *afpacket.Config) {
 }
 
 func TestPoller(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep processor %v", keep), func(t *testing.T) { testPoller(t, keep) })
+	}
+}
+
+// TestPollerKeepsProcessorLetsGCRun: a Poller that keeps its processor
+// blocks in a raw system call, yet the garbage collector, which must stop
+// every goroutine, still completes while it waits with no timeout (the
+// runtime's preemption signal ends the wait early and the goroutine stops
+// on its way back in), and a Wake still ends the wait.
+func TestPollerKeepsProcessorLetsGCRun(t *testing.T) {
+	p, err := afpacket.NewPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetKeepProcessor(true)
+	type result struct {
+		woken bool
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, woken, err := p.Wait(afpacket.Forever, nil)
+		got <- result{woken, err}
+	}()
+	time.Sleep(20 * time.Millisecond) // into its wait
+	gc := make(chan struct{})
+	go func() { runtime.GC(); close(gc) }()
+	select {
+	case <-gc:
+	case r := <-got:
+		t.Fatalf("Wait(Forever) returned before a Wake: woken %v, %v", r.woken, r.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the garbage collector did not complete while the Poller waited holding its processor")
+	}
+	if err := p.Wake(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil || !r.woken {
+			t.Fatalf("Wait after Wake: woken %v, %v", r.woken, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wake did not end the wait")
+	}
+}
+
+func testPoller(t *testing.T, keep bool) {
 	a, b := newNS(t, "a"), newNS(t, "b")
 	ia, ib := newVeth(t, a, b, 0)
 	ca, cb := open(t, a, ia, nil), open(t, b, ib, nil)
@@ -168,6 +222,7 @@ func TestPoller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	p.SetKeepProcessor(keep)
 	if err := p.Add(ca, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -67,3 +67,6 @@ func (p *Poller) Wake() error { return errUnsupported }
 
 // Close releases the Poller.
 func (p *Poller) Close() error { return errUnsupported }
+
+// SetKeepProcessor does nothing.
+func (p *Poller) SetKeepProcessor(bool) {}

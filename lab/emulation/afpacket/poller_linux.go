@@ -20,7 +20,25 @@ type Poller struct {
 	mu         sync.Mutex
 	closed     bool
 	pwait2     bool
+	// keepP makes the waits raw system calls (SetKeepProcessor).
+	keepP bool
 }
+
+// SetKeepProcessor makes Wait and WaitQuiet block in raw system calls,
+// which keep the calling goroutine's processor (P) instead of handing
+// it to the runtime for the duration. A loop that blocks in ordinary
+// system calls thousands of times a second, on one goroutine that never
+// yields, has its P taken back by the runtime's monitor (sysmon) every
+// 10 ms, and each time the monitor polls every 20 µs for a millisecond
+// before it backs off again: on the laptop demo that was a third of the
+// node processes' CPU (docs/performance.md). The runtime still preempts
+// the goroutine every 10 ms, with a signal that ends the wait early
+// (EINTR: the wait goes on for the rest of its timeout, and the
+// goroutine is preempted on the way back into it). Keep the processor only for the one loop of a process whose
+// GOMAXPROCS leaves another P for everything else (its API, the garbage
+// collector, timers): a process whose loops held every P would starve
+// the rest until the next preemption.
+func (p *Poller) SetKeepProcessor(keep bool) { p.keepP = keep }
 
 // wakeID is the epoll user data of the eventfd; Conn IDs are >= 0.
 const wakeID = -1
@@ -96,6 +114,10 @@ func (p *Poller) Wait(timeout time.Duration, ready []int) ([]int, bool, error) {
 }
 
 func (p *Poller) wait(timeout time.Duration) (int, error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
 	for {
 		var n int
 		var err error
@@ -105,7 +127,11 @@ func (p *Poller) wait(timeout time.Duration) (int, error) {
 				t := unix.NsecToTimespec(int64(timeout))
 				ts = &t
 			}
-			r, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])),
+			call := unix.Syscall6
+			if p.keepP {
+				call = unix.RawSyscall6
+			}
+			r, _, errno := call(unix.SYS_EPOLL_PWAIT2, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])),
 				uintptr(len(p.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
 			n = int(r)
 			if errno == unix.ENOSYS {
@@ -123,7 +149,15 @@ func (p *Poller) wait(timeout time.Duration) (int, error) {
 			n, err = unix.EpollWait(p.epfd, p.events, ms)
 		}
 		if errors.Is(err, unix.EINTR) {
-			continue // the caller recomputes its timeout on the next turn
+			// A signal (the runtime preempts goroutines with SIGURG):
+			// wait on for the rest of the timeout, not the whole of it
+			// again, which signals every 10 ms would make forever.
+			if timeout > 0 {
+				if timeout = time.Until(deadline); timeout <= 0 {
+					return 0, nil
+				}
+			}
+			continue
 		}
 		if err != nil {
 			if errors.Is(err, unix.EBADF) {
@@ -146,7 +180,7 @@ func (p *Poller) WaitQuiet(timeout time.Duration, ready []int) ([]int, bool, err
 	for left := timeout; left > 0; left = time.Until(deadline) {
 		fds := []unix.PollFd{{Fd: int32(p.evfd), Events: unix.POLLIN}}
 		ts := unix.NsecToTimespec(int64(left))
-		n, err := unix.Ppoll(fds, &ts, nil)
+		n, err := p.ppoll(fds, &ts)
 		if err == nil {
 			if n > 0 {
 				break // woken
@@ -162,6 +196,18 @@ func (p *Poller) WaitQuiet(timeout time.Duration, ready []int) ([]int, bool, err
 		return ready[:0], false, fmt.Errorf("afpacket: ppoll: %w", err)
 	}
 	return p.Wait(0, ready)
+}
+
+// ppoll is unix.Ppoll, raw when the Poller keeps its processor.
+func (p *Poller) ppoll(fds []unix.PollFd, ts *unix.Timespec) (int, error) {
+	if !p.keepP {
+		return unix.Ppoll(fds, ts, nil)
+	}
+	r, _, errno := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+	if errno != 0 {
+		return int(r), errno
+	}
+	return int(r), nil
 }
 
 // Wake makes a Wait that is blocked (or the next one) return at once.

@@ -218,7 +218,7 @@ func FindCapacity(ctx context.Context, opts CapacityOptions) (*Capacity, error) 
 func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(string, ...any)) (p Probe, err error) {
 	p.Scale = k
 	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root, Binary: opts.Binary, Scale: k, NodeGroups: opts.NodeGroups,
+		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root, Binary: opts.Binary, Scale: k, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks,
 	})
 	if err != nil {
 		return p, fmt.Errorf("capacity: deploy at k=%d: %w", k, err)

@@ -41,6 +41,9 @@ type Setup struct {
 	// NodeGroups is deploy.Options.NodeGroups: the nodes in that many
 	// processes, each group on one loop (0: a process each).
 	NodeGroups int
+	// ExactLinks is deploy.Options.ExactLinks: frames between nodes carry
+	// their sender's lateness, and the node loops run ahead.
+	ExactLinks bool
 }
 
 // defaults fills in s's defaults, name being the default lab name.
@@ -130,7 +133,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	logf("deploying %s as lab %q …", opts.Topology.Name, opts.LabName)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
 		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root,
-		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups,
+		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo: deploy: %w", err)

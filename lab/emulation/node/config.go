@@ -70,6 +70,18 @@ func (c *Config) OriginTime() time.Time {
 	return time.Unix(0, c.Origin)
 }
 
+// lead is the node loop's emu.Options.Lead: with exact links the loop
+// runs ahead of the wall clock (emu package doc, "Running ahead"), since
+// the trailers tell the neighbours how early each frame was written;
+// without them a frame written early would shorten its link, so the loop
+// stays on the wall clock.
+func (c *Config) lead() clock.Duration {
+	if c.ExactLinks {
+		return 0 // the default: a quarter of the shortest link delay
+	}
+	return -1
+}
+
 // PortConfig is one interface of the node; port i of the model is Ports[i].
 type PortConfig struct {
 	IfName string `json:"ifname"`

@@ -102,7 +102,7 @@ type epQP struct {
 // NIC per port.
 func newEndpoint(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	ports := emuPorts(cfg, io)
-	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Origin: cfg.OriginTime()})
+	loop, err := emu.New(emu.Options{Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: ports, Waiter: io.Waiter, Origin: cfg.OriginTime(), Lead: cfg.lead()})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}

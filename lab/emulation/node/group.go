@@ -55,6 +55,7 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	}
 	loop, err := emu.New(emu.Options{
 		Name: first.Name, Scale: first.Scale, Seed: first.Seed, Ports: ports, Waiter: ios[0].Waiter, Recycle: true, Origin: first.OriginTime(),
+		Lead: first.lead(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %w", first.Name, err)
@@ -121,7 +122,13 @@ func (g *Group) run(ctx context.Context, ready func()) error {
 // the process itself may run in none of them), runs the group until ctx
 // ends and releases everything.
 func MainGroup(ctx context.Context, cfgs []Config, ready func(), log *slog.Logger) (err error) {
-	ios, err := openIOs(cfgs)
+	return runGroup(ctx, cfgs, ready, log, false)
+}
+
+// runGroup is MainGroup; alone says the group is its process's only loop
+// (RunGroup).
+func runGroup(ctx context.Context, cfgs []Config, ready func(), log *slog.Logger, alone bool) (err error) {
+	ios, err := openIOs(cfgs, alone)
 	if err != nil {
 		return err
 	}
@@ -149,7 +156,7 @@ func RunGroup(ctx context.Context, configPaths []string, nice int, ready func(),
 			log.Debug("scheduling priority unchanged", "err", err)
 		}
 	}
-	return MainGroup(ctx, cfgs, ready, log)
+	return runGroup(ctx, cfgs, ready, log, true)
 }
 
 // RunConfigs runs the node of one configuration (Run) or, given several,

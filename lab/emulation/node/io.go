@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // OpenIO opens an AF_PACKET socket on every port's interface (in
 // cfg.NetNS) and a Poller watching them.
 func OpenIO(cfg Config) (IO, error) {
-	ios, err := openIOs([]Config{cfg})
+	ios, err := openIOs([]Config{cfg}, false)
 	if err != nil {
 		return IO{}, err
 	}
@@ -23,8 +24,11 @@ func OpenIO(cfg Config) (IO, error) {
 // openIOs opens the ports of every node of cfgs and one Poller watching
 // them all, numbered in order across the nodes (a Group's loop numbers
 // its ports the same way). Each IO lists its node's ports; the first one
-// carries the Waiter, and its Close releases everything.
-func openIOs(cfgs []Config) ([]IO, error) {
+// carries the Waiter, and its Close releases everything. alone says the
+// loop is the only one of its process (Run, RunGroup): its Poller then
+// keeps its processor while it waits (afpacket.Poller.SetKeepProcessor)
+// if GOMAXPROCS leaves another for the rest of the process.
+func openIOs(cfgs []Config, alone bool) ([]IO, error) {
 	var conns []*afpacket.Conn
 	// The sockets close in parallel: closing an AF_PACKET socket waits for
 	// a network-wide RCU grace period (synchronize_net), about 10 ms on a
@@ -67,6 +71,7 @@ func openIOs(cfgs []Config) ([]IO, error) {
 			return nil, fmt.Errorf("node %s: port %s: %w", cfgs[0].Name, c.Interface(), err)
 		}
 	}
+	poller.SetKeepProcessor(alone && runtime.GOMAXPROCS(0) >= 2)
 	ios[0].Waiter = pollWaiter{poller}
 	ios[0].Close = func() error { return errors.Join(poller.Close(), closeAll()) }
 	return ios, nil

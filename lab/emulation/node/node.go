@@ -61,6 +61,7 @@ func New(cfg Config, io IO, log *slog.Logger) (*Node, error) {
 	}
 	loop, err := emu.New(emu.Options{
 		Name: cfg.Name, Scale: cfg.Scale, Seed: cfg.Seed, Ports: emuPorts(cfg, io), Waiter: io.Waiter, Recycle: true, Origin: cfg.OriginTime(),
+		Lead: cfg.lead(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
@@ -241,7 +242,7 @@ func Run(ctx context.Context, configPath string, nice int, ready func(), log *sl
 			log.Debug("scheduling priority unchanged", "err", err)
 		}
 	}
-	return Main(ctx, cfg, ready, log)
+	return runMain(ctx, cfg, ready, log, true)
 }
 
 // Main opens the node's AF_PACKET ports, runs the node until ctx ends
@@ -249,10 +250,16 @@ func Run(ctx context.Context, configPath string, nice int, ready func(), log *sl
 // nil, runs on the loop's first turn, once the API listens: from then on
 // /health answers ok (ReadyFD tells the process's starter).
 func Main(ctx context.Context, cfg Config, ready func(), log *slog.Logger) (err error) {
-	io, err := OpenIO(cfg)
+	return runMain(ctx, cfg, ready, log, false)
+}
+
+// runMain is Main; alone says the node is its process's only loop (Run).
+func runMain(ctx context.Context, cfg Config, ready func(), log *slog.Logger, alone bool) (err error) {
+	ios, err := openIOs([]Config{cfg}, alone)
 	if err != nil {
 		return err
 	}
+	io := ios[0]
 	defer func() { err = errors.Join(err, io.Close()) }()
 	n, err := New(cfg, io, log)
 	if err != nil {
