@@ -150,9 +150,10 @@
 // the lead: on exact links the trailer says so (a negative lateness) and
 // the neighbour delivers the frame from the time the model sent it; on
 // other links it shortens that hop by the earliness, as a late turn
-// lengthens it. Measured on the laptop demo at k = 2,000: wake-ups fell
-// from 20,000–22,000 to 7,600 a second and CPU per frame by 15 %
-// (docs/performance.md).
+// lengthens it, so a lab's nodes run ahead only with exact links
+// (node.Config.ExactLinks; the others set Lead negative). Measured on the
+// laptop demo at k = 2,000: wake-ups fell from 20,000–22,000 to 7,600 a
+// second and CPU per frame by 15 % (docs/performance.md).
 //
 // # Buffer ownership
 //
