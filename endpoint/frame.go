@@ -87,7 +87,7 @@ func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *w
 	} else if data == nil && dataLen > 0 {
 		body = zeros(dataLen)
 	}
-	f, err := wire.AppendFrame(make([]byte, 0, frameLen(p.IPVersion == 6, op.Ext().Len(), len(body))), p, body)
+	f, err := wire.AppendFrame(n.frameBuf(frameLen(p.IPVersion == 6, op.Ext().Len(), len(body))), p, body)
 	if err != nil {
 		panic("endpoint: building a frame the NIC specified: " + err.Error())
 	}
@@ -95,6 +95,40 @@ func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *w
 		panic("endpoint: decoding a frame the NIC built: " + err.Error())
 	}
 	return p
+}
+
+// frameBuf returns an empty buffer with room for a frame of n bytes: one
+// the driver released (Release) when it has one large enough, else a new
+// one.
+func (n *NIC) frameBuf(size int) []byte {
+	if k := len(n.frames); k > 0 && cap(n.frames[k-1]) >= size {
+		b := n.frames[k-1]
+		n.frames[k-1] = nil
+		n.frames = n.frames[:k-1]
+		return b[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// framesCap bounds the buffers a NIC keeps for the frames it builds.
+const framesCap = 256
+
+// Release gives back a packet the NIC sent, once its driver is done with
+// it: the emulation's port has written its frame. The NIC builds later
+// frames in its bytes and reuses the descriptor (newPacket), so that a
+// sending NIC takes no fresh memory per frame: in the emulation, fresh
+// buffers were page faults on the node's loop at every workload's
+// start (docs/performance.md). Release only what this NIC sent, once;
+// nothing may touch it afterwards. The simulator releases nothing: its
+// packets end at the receiving NIC (Receive).
+func (n *NIC) Release(p *wire.Packet) {
+	if cap(p.Raw) >= wire.MinFrameLen && len(n.frames) < framesCap {
+		n.frames = append(n.frames, p.Raw[:0])
+	}
+	if len(n.spare) < spareCap {
+		*p = wire.Packet{}
+		n.spare = append(n.spare, p)
+	}
 }
 
 var zeroBuf = make([]byte, 9216)

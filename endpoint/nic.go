@@ -110,6 +110,7 @@ type NIC struct {
 	rekick   bool
 	txPkt    *wire.Packet
 	spare    []*wire.Packet // descriptors received and done with (newPacket)
+	frames   [][]byte       // buffers of released frames (frameBuf)
 	txDoneFn func()
 	fast     clock.HandlerScheduler // sched's allocation-free path, or nil
 	ctrl     [8][]*wire.Packet

@@ -173,6 +173,14 @@
 // recycled, and only with Options.Recycle: a model that transmits frames
 // it built itself (an endpoint) keeps ownership of those buffers.
 //
+// A port with Port.Keep (an endpoint's) reads instead into buffers the
+// Loop keeps for every such port and copies each frame into a new buffer
+// of the frame's length: an endpoint's NIC keeps none of the buffers it
+// receives, so none would come back to the free list, and a fresh 9 KB
+// buffer per 64-byte acknowledgement was most of the fresh memory (and
+// the page faults) an endpoint's loop took at the start of a workload
+// (docs/performance.md).
+//
 // Descriptors without Raw (PFC and PAUSE frames the switch builds) are
 // serialized with wire.AppendFrame into a per-port arena, source MAC set
 // to the port's.

@@ -159,6 +159,7 @@ type Loop struct {
 	recycle bool
 	replay  Replay
 	free    []*wire.Packet
+	scratch [][]byte // scratchBufs
 	due     dueHeap
 	start   time.Time
 	ready   []int
@@ -301,6 +302,13 @@ func (l *Loop) Connect(i int, model wire.Sink) wire.Sink {
 // the port delivers to the model and every frame it writes. Call it on the
 // loop goroutine.
 func (l *Loop) SetTap(i int, t Tap) { l.ports[i].tap = t }
+
+// SetRelease sets the function a Keep port hands each descriptor the
+// model sent to once its frame is written (or could not be): the model
+// may then reuse the descriptor and its bytes (an endpoint's NIC builds
+// its next frames in them: endpoint.NIC.Release). Call it on the loop
+// goroutine or before Run.
+func (l *Loop) SetRelease(i int, release func(*wire.Packet)) { l.ports[i].release = release }
 
 // PortMAC returns port i's MAC (safe from any goroutine: it never changes).
 func (l *Loop) PortMAC(i int) [6]byte { return l.ports[i].mac }
@@ -623,6 +631,18 @@ func (l *Loop) get() *wire.Packet {
 		return p
 	}
 	return &wire.Packet{Raw: make([]byte, l.bufSize)}
+}
+
+// scratchBufs returns the loop's scratch receive buffers (ReadBatch of
+// BufSize bytes), which the ports of endpoints read into.
+func (l *Loop) scratchBufs() [][]byte {
+	if l.scratch == nil {
+		l.scratch = make([][]byte, l.batch)
+		for i := range l.scratch {
+			l.scratch[i] = make([]byte, l.bufSize)
+		}
+	}
+	return l.scratch
 }
 
 // maxSleep caps one wait; an idle loop wakes this often.

@@ -43,6 +43,7 @@ type port struct {
 	trailer   bool // Port.PeerLoop
 	model     wire.Sink
 	tap       Tap
+	release   func(*wire.Packet) // SetRelease
 
 	// Receive side: descriptors waiting for the next read.
 	rx      []*wire.Packet
@@ -105,12 +106,19 @@ func newPort(l *Loop, i int, p Port) *port {
 // counted, not fatal: the socket reports it once and goes on.
 func (pt *port) read() (full bool) {
 	l := pt.l
-	for i, p := range pt.rx {
-		if p == nil {
-			p = l.get()
-			pt.rx[i] = p
+	if pt.keep {
+		// An endpoint's port: read into the loop's scratch buffers and
+		// copy each frame into a buffer of its own length (see the
+		// package doc, "Buffer ownership").
+		copy(pt.bufs, l.scratchBufs())
+	} else {
+		for i, p := range pt.rx {
+			if p == nil {
+				p = l.get()
+				pt.rx[i] = p
+			}
+			pt.bufs[i] = p.Raw[:cap(p.Raw)]
 		}
-		pt.bufs[i] = p.Raw[:cap(p.Raw)]
 	}
 	var n int
 	var err error
@@ -128,7 +136,6 @@ func (pt *port) read() (full bool) {
 		pt.rxBatches++
 	}
 	for i := range n {
-		p := pt.rx[i]
 		f := pt.bufs[i][:pt.lens[i]]
 		var late clock.Duration
 		trailed := false
@@ -137,6 +144,13 @@ func (pt *port) read() (full bool) {
 			if cut, late, trailed = cutTrailer(f); trailed {
 				f = f[:cut]
 			}
+		}
+		var p *wire.Packet
+		if pt.keep {
+			p = &wire.Packet{}
+			f = append(make([]byte, 0, len(f)), f...)
+		} else {
+			p = pt.rx[i]
 		}
 		if err := p.Decode(f); err != nil {
 			pt.rxMalformed++
@@ -210,9 +224,14 @@ func (pt *port) flush() {
 	if err != nil || sent < len(pt.out) {
 		pt.txErrors += int64(len(pt.out) - sent)
 	}
-	if !pt.keep {
+	switch {
+	case !pt.keep:
 		for _, p := range pt.outPkts {
 			pt.l.put(p)
+		}
+	case pt.release != nil:
+		for _, p := range pt.outPkts {
+			pt.release(p)
 		}
 	}
 	clear(pt.out)

@@ -135,6 +135,7 @@ func newEndpointOn(cfg Config, loop *emu.Loop, base int, ports []emu.Port, share
 			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 		}
 		nic.Attach(n.fx.connect(i, nic)) // NIC → fault chain → loop
+		loop.SetRelease(base+i, nic.Release)
 		ep.nics = append(ep.nics, nic)
 		ep.pds = append(ep.pds, nic.AllocPD())
 		n.srcs = append(n.srcs, nic)
