@@ -1,0 +1,40 @@
+package endpoint
+
+import (
+	"testing"
+
+	"github.com/rocelab/rocelab/wire"
+)
+
+// TestReleaseReusesFrames: a frame the driver released is where the NIC
+// builds its next frame of at most its size, its descriptor is reused,
+// and a larger frame gets a new buffer without losing the kept one.
+func TestReleaseReusesFrames(t *testing.T) {
+	n := &NIC{}
+	big := make([]byte, 4200, 4224)
+	n.Release(&wire.Packet{Raw: big, Len: 4200})
+	if len(n.spare) != 1 || n.spare[0].Raw != nil {
+		t.Fatalf("released descriptor not kept clean for reuse: %d spare", len(n.spare))
+	}
+	b := n.frameBuf(5000)
+	if cap(b) < 5000 || len(n.frames) != 1 {
+		t.Fatalf("frameBuf(5000) = cap %d with %d kept; want a new buffer and the 4224-byte one kept", cap(b), len(n.frames))
+	}
+	b = n.frameBuf(4100)
+	if len(b) != 0 || cap(b) != cap(big) || &b[:1][0] != &big[0] {
+		t.Fatalf("frameBuf(4100) did not reuse the released buffer (cap %d)", cap(b))
+	}
+	if len(n.frames) != 0 {
+		t.Fatalf("%d buffers kept after reuse, want 0", len(n.frames))
+	}
+	n.Release(&wire.Packet{Raw: make([]byte, 10)}) // too small to keep
+	if len(n.frames) != 0 {
+		t.Errorf("a buffer under the minimum frame was kept")
+	}
+	for range framesCap + 10 {
+		n.Release(&wire.Packet{Raw: make([]byte, 100)})
+	}
+	if len(n.frames) != framesCap || len(n.spare) != spareCap {
+		t.Errorf("kept %d buffers and %d descriptors, want at most %d and %d", len(n.frames), len(n.spare), framesCap, spareCap)
+	}
+}
