@@ -87,7 +87,7 @@ func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *w
 	} else if data == nil && dataLen > 0 {
 		body = zeros(dataLen)
 	}
-	f, err := wire.AppendFrame(n.frameBuf(frameLen(p.IPVersion == 6, op.Ext().Len(), len(body))), p, body)
+	f, err := wire.AppendFrame(n.frameBuf(frameLen(p.IPVersion == 6, op.Ext().Len(), len(body))+n.opts.Tailroom), p, body)
 	if err != nil {
 		panic("endpoint: building a frame the NIC specified: " + err.Error())
 	}

@@ -32,6 +32,10 @@ type Options struct {
 	// payload bytes, and verifies the ICRC of received frames; otherwise
 	// frames are descriptors carrying lengths only.
 	Raw bool
+	// Tailroom is how many spare bytes each frame the NIC builds has
+	// after its end, for its driver (the emulation writes a link trailer
+	// there instead of copying the frame).
+	Tailroom int
 	// DataDSCP marks data (default 26); data is sent ECT(0).
 	DataDSCP uint8
 	// AckDSCP marks ACKs, NAKs and SACKs (default 26, like data).

@@ -286,9 +286,12 @@ func (pt *port) encode(p *wire.Packet, sent clock.Time) {
 			// f is the arena's tail: the trailer follows it there.
 			pt.arena = append(pt.arena, zeros[:trailerLen]...)
 			f = pt.arena[len(pt.arena)-len(f)-trailerLen : len(pt.arena)-trailerLen : len(pt.arena)]
-		case pt.keep || cap(f)-len(f) < trailerLen:
-			// The model's own buffer, or no room after the frame: the
-			// trailer goes on a copy.
+		case pt.keep && pt.release == nil || cap(f)-len(f) < trailerLen:
+			// The model's own buffer, which it may still use, or no
+			// room after the frame: the trailer goes on a copy. (A
+			// model that takes its frames back once written, through
+			// SetRelease, leaves room after them: Options.Tailroom of
+			// endpoint.NIC.)
 			start := len(pt.arena)
 			pt.arena = append(append(pt.arena, f...), zeros[:trailerLen]...)
 			f = pt.arena[start : start+len(f) : len(pt.arena)]

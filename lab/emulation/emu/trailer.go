@@ -24,6 +24,9 @@ import (
 // stamp alone. The lab's veths leave deploy.LinkOverhead bytes of room
 // above the link's MTU for it.
 const (
+	// TrailerLen is the trailer's size: the room a model that builds its
+	// own frames leaves after each (endpoint.Options.Tailroom).
+	TrailerLen   = trailerLen
 	trailerLen   = 16
 	trailerMagic = 0x726f63656c616201 // "rocelab", 1
 )

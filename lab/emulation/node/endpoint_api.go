@@ -97,7 +97,7 @@ func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error)
 	}
 	var buf []byte
 	if req.Buffer > 0 {
-		buf = make([]byte, req.Buffer)
+		buf = allocBuffer(int(req.Buffer))
 	}
 	var out nodeapi.QPInfo
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {

@@ -98,11 +98,12 @@ func (ep *epState) setupCollective(r *http.Request, req nodeapi.CollectiveReques
 		ids = append(ids, c.QP)
 	}
 	// The receive regions (ranks × size for an all-to-all: tens of MiB)
-	// are allocated and zeroed here, off the loop goroutine, whose turn
-	// would otherwise stall the node's datapath for as long.
+	// are allocated and their pages faulted in here, off the loop
+	// goroutine, whose turns would otherwise stall the node's datapath
+	// for as long (see allocBuffer).
 	regions := make(map[int][]byte, len(req.Local))
 	for _, lr := range req.Local {
-		regions[lr.Rank] = make([]byte, max(maxRegion, 1))
+		regions[lr.Rank] = allocBuffer(int(max(maxRegion, 1)))
 	}
 	var out nodeapi.JobStatus
 	err = ep.do(context.WithoutCancel(r.Context()), func() error {
