@@ -71,7 +71,7 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.StringVar(&root, "root", "", "run directory root (default /run/rocelab)")
 	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
-	f.BoolVar(&exactLinks, "exact-links", false, "frames between nodes carry their sender's lateness, and the node loops run ahead of the wall clock (see deploy)")
+	f.BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, and the node loops run ahead of the wall clock (see deploy; --exact-links=false turns it off)")
 	f.IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
 	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")

@@ -107,18 +107,20 @@ node: one wake-up then serves every node of a group, which costs less CPU
 per forwarded frame, less memory and a faster deploy (docs/performance.md).
 The netns runtime on one machine; restarting a node restarts its group.
 
---exact-links has every frame between two nodes carry how late its sender
-wrote it (a 16-byte trailer the receiver strips), so that a sender's loop
-lag does not lengthen the link: PFC cycles then match the simulator's
-within a few per cent. At the edge of the machine's lossless capacity it
-lost more lossless packets in our probes; give it a comfortable scale.
+--exact-links (on by default on one machine) has every frame between two
+nodes carry how late its sender wrote it (a 16-byte trailer the receiver
+strips), so that a sender's loop lag does not lengthen the link (PFC
+cycles then match the simulator's within a few per cent) and the node
+loops may run ahead of the wall clock, one wake-up for many events. Labs
+across agents or on Kubernetes run without it; --exact-links=false turns
+it off on one machine.
 
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
-				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 || exactLinks {
+				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 || cmd.Flags().Changed("exact-links") {
 					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
 				}
 				if err := requireRoot("deploy"); err != nil {
@@ -162,8 +164,13 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if err := requireRoot("deploy"); err != nil {
 				return err
 			}
-			if rt == "kubernetes" && exactLinks {
-				return badInput(fmt.Errorf("--exact-links is for a lab on one machine, not --runtime kubernetes"))
+			if rt == "kubernetes" || len(agents) > 0 {
+				// Exact links are for a lab on one machine: on by
+				// default there, off across machines.
+				if cmd.Flags().Changed("exact-links") && exactLinks {
+					return badInput(fmt.Errorf("--exact-links is for a lab on one machine, not across agents or on Kubernetes"))
+				}
+				exactLinks = false
 			}
 			if rt == "kubernetes" {
 				return deployOnKube(cmd, opts, kf, t, name, root, k)
@@ -204,7 +211,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
-	cmd.Flags().BoolVar(&exactLinks, "exact-links", false, "frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see docs/performance.md)")
+	cmd.Flags().BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (one machine only; see docs/performance.md)")
 	kf.add(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")
 	addRootFlag(cmd, &root)

@@ -79,7 +79,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
-	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", false, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact (closer to the simulator; see deploy)")
+	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
 	addRootFlag(cmd, &f.root)

@@ -103,9 +103,10 @@ type Options struct {
 	NodeGroups int
 	// ExactLinks has frames between two nodes carry how late their sender
 	// wrote them, so that each link's delay is exact in fabric time (emu
-	// package doc, "Trailers"): closer agreement with the simulator (PFC
-	// frame counts), but at the edge of the machine's lossless capacity
-	// it lost more lossless packets than the default (docs/performance.md).
+	// package doc, "Trailers"), and lets the node loops run ahead of the
+	// wall clock ("Running ahead"): closer agreement with the simulator
+	// (PFC frame counts), a quarter less CPU per frame and a smaller
+	// lossless k (docs/performance.md). The CLI sets it on one machine.
 	// Not across agents.
 	ExactLinks bool
 }

@@ -121,10 +121,12 @@
 // simulator's in every run, idle or loaded — each XOFF/XON signal and the
 // data behind it reached the next hop a sender's batch lag late, so every
 // pause cycle ran a little longer and there were fewer of them. With
-// trailers it runs +0.7 to +7.3 %. Not the default: probing the laptop demo
-// at k = 2,000 (the edge of this machine's lossless capacity), labs with
-// trailers lost lossless packets in every probe, labs without them in
-// half (docs/performance.md).
+// trailers it runs +0.7 to +7.3 %. The CLI deploys labs on one machine
+// with exact links (node.Config.ExactLinks); across agents there are
+// none. (They were opt-in while labs with trailers lost more lossless
+// packets at the edge of the machine's capacity; with their loops running
+// ahead and endpoints taking no page faults per frame they lose fewer:
+// docs/performance.md.)
 //
 // # Running ahead
 //
