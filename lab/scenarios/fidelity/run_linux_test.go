@@ -21,7 +21,7 @@ import (
 // lateness; the test fails if none did) and run.Sim with
 // Options.MatchEmulation give per-flow goodput, time in XOFF and
 // collective busbw and time within 5 % of each other (PFC frame counts
-// within 15 %, see laptopFramesTolerance), every emulated flow has
+// within 10 %, see laptopFramesTolerance), every emulated flow has
 // goodput, and neither run reports a problem.
 func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 	testenv.RequireRoot(t)
