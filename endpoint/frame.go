@@ -97,15 +97,19 @@ func (n *NIC) finish(p *wire.Packet, raw bool, pre, data []byte, dataLen int) *w
 	return p
 }
 
-// frameBuf returns an empty buffer with room for a frame of n bytes: one
-// the driver released (Release) when it has one large enough, else a new
-// one.
+// frameBuf returns an empty buffer with room for a frame of size bytes:
+// the last one the driver released (Release) if it is large enough, else
+// a new one. A released buffer too small for the frame is dropped, so
+// that a few short ones (a duplicated frame's copy has no room to spare)
+// cannot keep the NIC from reusing the rest.
 func (n *NIC) frameBuf(size int) []byte {
-	if k := len(n.frames); k > 0 && cap(n.frames[k-1]) >= size {
+	if k := len(n.frames); k > 0 {
 		b := n.frames[k-1]
 		n.frames[k-1] = nil
 		n.frames = n.frames[:k-1]
-		return b[:0]
+		if cap(b) >= size {
+			return b[:0]
+		}
 	}
 	return make([]byte, 0, size)
 }
