@@ -101,16 +101,22 @@ git worktree add --detach "$base_dir/src" "$BASELINE" >/dev/null 2>&1
 (cd "$base_dir/src" && go build -o "$base_dir/bin/rocelab" ./cmd/rocelab && go build -o "$base_dir/bin/rocelab-node" ./cmd/rocelab-node)
 mkdir -p "$base_dir/now"
 go build -o "$base_dir/now/rocelab" ./cmd/rocelab && go build -o "$base_dir/now/rocelab-node" ./cmd/rocelab-node
-# Then this tree with its nodes in one and in two node groups (processes
-# whose members share one loop: deploy --node-groups).
+# Then this tree as the CLI runs it (exact links, loops running ahead),
+# with plain links (--exact-links=false), and with its nodes in one and
+# in two node groups (processes whose members share one loop: deploy
+# --node-groups). The baseline runs with its own defaults.
 for r in $(seq "$ROUNDS"); do
-	for v in bin now now:1 now:2; do
+	for v in bin now now:plain now:1 now:2; do
 		dir=${v%%:*}
-		groups=0
-		[ "$v" != "$dir" ] && groups=${v#*:}
+		variant=${v#*:}
+		[ "$v" = "$dir" ] && variant=""
 		label=$([ "$dir" = bin ] && echo "$BASELINE" || echo "this tree")
-		[ "$groups" != 0 ] && label="$label, $groups node groups"
-		line=$("$base_dir/$dir/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$dir$groups" $([ "$groups" != 0 ] && echo --node-groups "$groups") 2>&1 | grep "^# k=" || true)
+		flags=()
+		case "$variant" in
+		plain) label="$label, plain links"; flags=(--exact-links=false) ;;
+		[0-9]*) label="$label, $variant node groups"; flags=(--node-groups "$variant") ;;
+		esac
+		line=$("$base_dir/$dir/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$dir$variant" "${flags[@]}" 2>&1 | grep "^# k=" || true)
 		echo "round $r, $label (load $(cut -d' ' -f1 /proc/loadavg)): ${line#\# }"
 	done
 done
