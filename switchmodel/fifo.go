@@ -17,16 +17,16 @@ type entry struct {
 // only when a queue reaches a new high-water mark.
 type fifo struct {
 	buf   []entry
-	head  int
-	n     int
+	head  int32
+	n     int32
 	bytes int64
 }
 
 func (f *fifo) push(e entry) {
-	if f.n == len(f.buf) {
+	if int(f.n) == len(f.buf) {
 		f.grow()
 	}
-	f.buf[(f.head+f.n)&(len(f.buf)-1)] = e
+	f.buf[int(f.head+f.n)&(len(f.buf)-1)] = e
 	f.n++
 	f.bytes += int64(e.size)
 }
@@ -37,8 +37,8 @@ func (f *fifo) grow() {
 		size = 16
 	}
 	nb := make([]entry, size)
-	for i := 0; i < f.n; i++ {
-		nb[i] = f.buf[(f.head+i)&(len(f.buf)-1)]
+	for i := range int(f.n) {
+		nb[i] = f.buf[(int(f.head)+i)&(len(f.buf)-1)]
 	}
 	f.buf, f.head = nb, 0
 }
@@ -49,7 +49,7 @@ func (f *fifo) front() *entry { return &f.buf[f.head] }
 func (f *fifo) pop() entry {
 	e := f.buf[f.head]
 	f.buf[f.head] = entry{}
-	f.head = (f.head + 1) & (len(f.buf) - 1)
+	f.head = (f.head + 1) & int32(len(f.buf)-1)
 	f.n--
 	f.bytes -= int64(e.size)
 	return e

@@ -21,23 +21,27 @@ type mmu struct {
 
 // pg is the ingress accounting of one (port, priority group): bytes that
 // entered through this port with this priority and are still in the
-// buffer, wherever they queue for egress.
+// buffer, wherever they queue for egress. It is two cache lines, the
+// first holding what admitting and releasing a packet touch (see Port).
 type pg struct {
 	used     int64 // reserved + shared bytes
 	hdrm     int64 // headroom bytes
 	headroom int64 // headroom capacity; 0 for a lossy PG
-	lossless bool
 
+	rxPkts, rxBytes      int64
+	peakUsed, peakShared int64
+
+	lossless bool
 	// PFC toward the upstream: xoff is set while the upstream is told to
 	// pause; signal asks the port's transmitter to send this PG's state.
-	xoff      bool
-	signal    bool
-	xoffSince clock.Time
-	xoffTotal clock.Duration
+	xoff   bool
+	signal bool
 
-	rxPkts, rxBytes              int64
-	peakUsed, peakShared, peakHd int64
-	xoffFrames, xonFrames        int64
+	peakHd                int64
+	xoffSince             clock.Time
+	xoffTotal             clock.Duration
+	xoffFrames, xonFrames int64
+	_                     [24]byte
 }
 
 // sharedOf returns the shared-pool part of a PG's use.

@@ -16,13 +16,13 @@ func (pt *Port) checkXoff(i int) {
 	if !g.lossless || g.xoff {
 		return
 	}
-	m := &pt.sw.mmu
+	m := &pt.swRx.mmu
 	sh := m.sharedOf(g)
 	if g.hdrm == 0 && (sh == 0 || sh < m.threshold(0)) {
 		return
 	}
 	g.xoff = true
-	g.xoffSince = pt.sw.sched.Now()
+	g.xoffSince = pt.swRx.sched.Now()
 	pt.signal(i, true)
 	pt.armRefresh()
 }
@@ -34,13 +34,13 @@ func (pt *Port) checkXon(i int) {
 	if !g.xoff || g.hdrm > 0 {
 		return
 	}
-	m := &pt.sw.mmu
+	m := &pt.swRx.mmu
 	sh := m.sharedOf(g)
-	if sh > 0 && sh+pt.sw.cfg.PFC.XOnOffset > m.threshold(0) {
+	if sh > 0 && sh+pt.swRx.cfg.PFC.XOnOffset > m.threshold(0) {
 		return
 	}
 	g.xoff = false
-	g.xoffTotal += pt.sw.sched.Now().Sub(g.xoffSince)
+	g.xoffTotal += pt.swRx.sched.Now().Sub(g.xoffSince)
 	pt.signal(i, false)
 }
 

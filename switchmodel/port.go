@@ -10,54 +10,71 @@ import (
 // Port is one switch port: its Receive is the ingress (accounted per
 // priority group), and its egress holds eight queues served at the port's
 // line rate into whatever is attached.
+//
+// The fields are laid out by cache line, for the simulator, where a
+// 1,024-host fabric's ports do not fit in cache and each line a hop
+// touches is a miss (docs/performance.md, "Where the time goes"): a
+// packet's hop reads the egress line of the port it leaves by and the
+// ingress line of the port it came in by, not both lines of both. The
+// priority groups and queues start on line boundaries, each with the
+// fields a packet touches in its first line. Ports are allocated from a
+// size class that is a multiple of 64 bytes, so the offsets are the lines
+// (TestPortLayout holds them).
 type Port struct {
-	// Fields every packet touches come first, so that they share the
-	// struct's first cache lines; the per-class arrays follow.
-	sw    *Switch
-	out   wire.Sink
-	rate  clock.Rate
-	tx    *wire.Packet // the frame on the wire, unless out took it at launch
-	busy  bool
-	armed bool // a txDone event is in the scheduler
-	// launch is out when it can take frames as their transmission starts
-	// (wire.LaunchSink); busyUntil is when the frame in progress ends.
-	launch    wire.LaunchSink
-	busyUntil clock.Time
-	ready     uint8 // bit tc: queue tc holds packets and is not paused
-	// Transmitter.
-	pfcPending bool // some PG has state to signal upstream
+	// Line 0, the egress: what starting a transmission touches.
+	sw        *Switch
+	launch    wire.LaunchSink // out, when it takes frames at launch
+	rate      clock.Rate
+	tx        *wire.Packet // the frame on the wire, unless out took it at launch
+	busyUntil clock.Time   // when the frame in progress ends
+	txBytes   int64
+	busy      bool
+	armed     bool // a txDone event is in the scheduler
+	linked    bool // out is set
+	// pfcPending says some PG has state to signal upstream.
+	pfcPending bool
 	refreshArm bool
-	dwrrCur    int
-	idx        int
+	ready      uint8 // bit tc: queue tc holds packets and is not paused
+	dwrrCur    uint8 // position in Switch.dwrr
+	// dwrrDirty has bit tc set when class tc may have a visit in progress
+	// or a deficit (a superset: clear means neither; see pick).
+	dwrrDirty uint8
 
+	// Line 1, the ingress: what receiving a packet touches, the switch
+	// again (swRx is sw) so that the ingress does not read line 0.
+	swRx            *Switch
 	rxPkts, rxBytes int64
-	txPkts, txBytes int64
+	idx             int
 	pfcTx, pfcRx    int64
+	txDoneFn        func()
+	refreshFn       func()
 
-	label     string
-	txDoneFn  func()
-	refreshFn func()
+	// Line 2: cold.
+	out   wire.Sink
+	label string
+	drops *dropTable // nil until the port drops something
+	_     [24]byte
 
 	pg [NumTC]pg
 	q  [NumTC]queue
-
-	drops *dropTable // nil until the port drops something: cold
 }
 
-// queue is one egress traffic class of a port. The fields each packet
-// touches come first.
+// queue is one egress traffic class of a port, four cache lines: the
+// first holds what queueing and serving a packet touch, the second its
+// counters and ECN, the rest pause and watchdog state (see Port).
 type queue struct {
 	fifo
-	quantum int
-	deficit int
-	visited bool
-	paused  bool
-	storm   bool
+	quantum  int32
+	deficit  int32
+	peakPkts int32
+	visited  bool
+	paused   bool
+	storm    bool
+	ecnMarks int64
 
+	ecn                      wred
 	enqPkts, txPkts, txBytes int64
-	peakBytes, peakPkts      int64
-
-	ecn wred
+	peakBytes                int64
 
 	// Pause received from downstream. The callbacks are made at the
 	// queue's first pause (Port.timerFns).
@@ -72,9 +89,10 @@ type queue struct {
 	wdFn      func()
 	recoverFn func()
 
-	ecnMarks, trims      int64
+	trims                int64
 	pfcRx, pfcIgnored    int64
 	wdEvents, wdRestores int64
+	_                    [8]byte
 }
 
 var _ wire.Sink = (*Port)(nil)
@@ -107,8 +125,21 @@ func (r dropReason) String() string { return reasonNames[r] }
 
 type dropCount struct{ pkts, bytes int64 }
 
+// linedPort puts a Port on a cache line boundary. Go's allocator hands
+// out an object of this size with pointers behind an 8-byte header (the
+// object's type, at the start of its slot) in a size class that is a
+// multiple of 64 bytes: the slot starts a line, the object 8 bytes into
+// it, and the Port 64 bytes into it. TestPortLayout fails if that stops
+// being true.
+type linedPort struct {
+	_ [56]byte
+	Port
+}
+
 func newPort(s *Switch, idx int, spec PortSpec) *Port {
-	pt := &Port{sw: s, idx: idx, label: strconv.Itoa(idx), rate: spec.Rate}
+	h := new(linedPort)
+	pt := &h.Port
+	*pt = Port{sw: s, swRx: s, idx: idx, label: strconv.Itoa(idx), rate: spec.Rate}
 	pt.txDoneFn = pt.txDone
 	pt.refreshFn = pt.refresh
 	cfg := &s.cfg
@@ -127,7 +158,7 @@ func newPort(s *Switch, idx int, spec PortSpec) *Port {
 		if w <= 0 {
 			w = 1
 		}
-		q.quantum = w * cfg.Sched.Quantum
+		q.quantum = int32(w * cfg.Sched.Quantum)
 	}
 	return pt
 }
@@ -155,7 +186,7 @@ func (pt *Port) Rate() clock.Rate { return pt.rate }
 // scheduler's Now). PFC and PAUSE frames act on this port's egress and go
 // no further; everything else is classified, routed and queued.
 func (pt *Port) Receive(p *wire.Packet) {
-	s := pt.sw
+	s := pt.swRx
 	pt.rxPkts++
 	pt.rxBytes += int64(p.Len)
 	switch p.Kind {
@@ -209,7 +240,7 @@ func (s *Switch) classify(p *wire.Packet) uint8 {
 // queue tc of eg, or drops (or trims) it.
 func (eg *Port) enqueue(p *wire.Packet, in *Port, tc uint8) {
 	s := eg.sw
-	if eg.out == nil {
+	if !eg.linked {
 		eg.drop(tc, dropNoLink, p)
 		return
 	}
@@ -252,7 +283,7 @@ func (eg *Port) push(tc uint8, e entry) {
 	eg.update(int(tc))
 	q.enqPkts++
 	q.peakBytes = max(q.peakBytes, q.bytes)
-	q.peakPkts = max(q.peakPkts, int64(q.n))
+	q.peakPkts = max(q.peakPkts, q.n)
 }
 
 // dropTable counts a port's drops by class and reason. It lives outside

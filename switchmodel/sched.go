@@ -11,7 +11,7 @@ import (
 // then the strict classes, highest first, then DWRR among the others.
 // Paused classes are not eligible.
 func (pt *Port) kick() {
-	if pt.out == nil {
+	if !pt.linked {
 		return
 	}
 	s := pt.sw
@@ -51,7 +51,6 @@ func (pt *Port) kick() {
 		}
 	}
 	pt.busy = true
-	pt.txPkts++
 	pt.txBytes += int64(p.Len)
 	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.WireBytes(p.Len)))
 	if pt.launch != nil && pt.launch.Launch(p, pt.busyUntil) {
@@ -128,6 +127,11 @@ func (pt *Port) eligible(tc uint8) bool { return pt.ready&(1<<tc) != 0 }
 // in wire bytes: a class visited afresh gets its quantum (weight ×
 // Quantum) added to its deficit and sends head packets while they fit; an
 // empty class loses its deficit, a paused one keeps it.
+//
+// A class that is not eligible and has neither a visit in progress nor a
+// deficit (its bit clear in dwrrDirty) would be passed over without a
+// change, so pick passes it over without reading its queue: a port with
+// one busy class does not touch the cache lines of the seven others.
 func (pt *Port) pick() int {
 	if pt.ready == 0 {
 		return -1
@@ -136,23 +140,33 @@ func (pt *Port) pick() int {
 	if st := pt.ready & uint8(s.cfg.Sched.Strict); st != 0 {
 		return 7 - bits.LeadingZeros8(st) // highest strict class
 	}
-	n := len(s.dwrr)
+	n := uint8(len(s.dwrr))
 	for {
 		tc := s.dwrr[pt.dwrrCur]
-		q := &pt.q[tc]
-		if pt.eligible(tc) {
+		bit := uint8(1) << tc
+		switch {
+		case pt.ready&bit != 0:
+			q := &pt.q[tc]
 			if !q.visited {
 				q.deficit += q.quantum
 				q.visited = true
+				pt.dwrrDirty |= bit
 			}
-			if size := wire.WireBytes(int(q.front().size)); size <= q.deficit { // size is p.Len, kept in the entry
+			if size := int32(wire.WireBytes(int(q.front().size))); size <= q.deficit { // size is p.Len, kept in the entry
 				q.deficit -= size
 				return int(tc)
 			}
-		} else if q.n == 0 {
-			q.deficit = 0
+			q.visited = false
+		case pt.dwrrDirty&bit != 0:
+			q := &pt.q[tc]
+			if q.n == 0 {
+				q.deficit = 0
+			}
+			q.visited = false
+			if q.deficit == 0 {
+				pt.dwrrDirty &^= bit
+			}
 		}
-		q.visited = false
 		pt.dwrrCur++
 		if pt.dwrrCur == n {
 			pt.dwrrCur = 0

@@ -162,6 +162,7 @@ func (s *Switch) Port(i int) *Port { return s.ports[i] }
 func (s *Switch) Attach(i int, out wire.Sink) {
 	pt := s.ports[i]
 	pt.out = out
+	pt.linked = out != nil
 	pt.launch, _ = out.(wire.LaunchSink)
 }
 

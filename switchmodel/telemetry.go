@@ -49,6 +49,17 @@ type PortStats struct {
 }
 
 // Queue returns a snapshot of egress queue tc.
+// txPackets returns the frames the port has transmitted: its queues'
+// and its PFC frames (kept apart so that a transmission does not touch
+// another cache line; see Port).
+func (pt *Port) txPackets() int64 {
+	n := pt.pfcTx
+	for i := range pt.q {
+		n += pt.q[i].txPkts
+	}
+	return n
+}
+
 // Bytes returns the bytes the port has received and transmitted.
 func (pt *Port) Bytes() (rx, tx int64) { return pt.rxBytes, pt.txBytes }
 
@@ -56,7 +67,7 @@ func (pt *Port) Queue(tc int) QueueStats {
 	q := &pt.q[tc]
 	st := QueueStats{
 		DepthBytes: q.bytes, DepthPackets: int64(q.n),
-		PeakBytes: q.peakBytes, PeakPackets: q.peakPkts,
+		PeakBytes: q.peakBytes, PeakPackets: int64(q.peakPkts),
 		EnqueuedPackets: q.enqPkts,
 		TxPackets:       q.txPkts, TxBytes: q.txBytes,
 		ECNMarked: q.ecnMarks, Trimmed: q.trims,
@@ -99,7 +110,7 @@ func (pt *Port) PG(i int) PGStats {
 func (pt *Port) Stats() PortStats {
 	st := PortStats{
 		RxPackets: pt.rxPkts, RxBytes: pt.rxBytes,
-		TxPackets: pt.txPkts, TxBytes: pt.txBytes,
+		TxPackets: pt.txPackets(), TxBytes: pt.txBytes,
 		PFCRx: pt.pfcRx, PFCTx: pt.pfcTx,
 		Drops: map[string]int64{},
 	}
@@ -152,7 +163,7 @@ func (s *Switch) Collect(emit func(telemetry.Sample)) {
 		pl := telemetry.With(node, telemetry.Label{Name: "port", Value: pt.label})
 		c("switch_port_rx_packets_total", float64(pt.rxPkts), pl)
 		c("switch_port_rx_bytes_total", float64(pt.rxBytes), pl)
-		c("switch_port_tx_packets_total", float64(pt.txPkts), pl)
+		c("switch_port_tx_packets_total", float64(pt.txPackets()), pl)
 		c("switch_port_tx_bytes_total", float64(pt.txBytes), pl)
 		c("switch_port_pfc_rx_frames_total", float64(pt.pfcRx), pl)
 		c("switch_port_pfc_tx_frames_total", float64(pt.pfcTx), pl)
