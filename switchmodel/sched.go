@@ -44,15 +44,23 @@ func (pt *Port) kick() {
 				continue
 			}
 			q.txPkts++
-			q.txBytes += int64(e.p.Len)
+			q.txBytes += int64(e.size)
 			p = e.p
 			fromQueue = true
 			break
 		}
 	}
+	// A queued frame's length is its entry's size (the switch sets both
+	// at admission and changes neither while the frame waits): a
+	// transmission does not read the descriptor, which has long left the
+	// cache when its queue was deep.
+	size := int(e.size)
+	if !fromQueue {
+		size = p.Len
+	}
 	pt.busy = true
-	pt.txBytes += int64(p.Len)
-	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.WireBytes(p.Len)))
+	pt.txBytes += int64(size)
+	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.WireBytes(size)))
 	if pt.launch != nil && pt.launch.Launch(p, pt.busyUntil) {
 		// The link took the frame now and delivers it when its last
 		// bit has left plus the propagation delay; the end of this
