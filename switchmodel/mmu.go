@@ -1,7 +1,5 @@
 package switchmodel
 
-import "github.com/rocelab/rocelab/core/clock"
-
 // mmu is the switch-wide shared buffer. The buffer is split, once, into the
 // reserved pool (Reserved bytes for every port and PG), the headroom pool
 // (the headroom of every lossless PG) and the shared pool, what is left.
@@ -21,27 +19,23 @@ type mmu struct {
 
 // pg is the ingress accounting of one (port, priority group): bytes that
 // entered through this port with this priority and are still in the
-// buffer, wherever they queue for egress. It is two cache lines, the
-// first holding what admitting and releasing a packet touch (see Port).
+// buffer, wherever they queue for egress. It is one cache line, what
+// admitting and releasing a packet touch (see Port); the times and counts
+// of its pauses live apart (classCtl).
 type pg struct {
-	used     int64 // reserved + shared bytes
-	hdrm     int64 // headroom bytes
-	headroom int64 // headroom capacity; 0 for a lossy PG
+	used int64 // reserved + shared bytes
+	hdrm int64 // headroom bytes
 
 	rxPkts, rxBytes      int64
 	peakUsed, peakShared int64
+	peakHd               int64
 
+	headroom int32 // headroom capacity; 0 for a lossy PG
 	lossless bool
 	// PFC toward the upstream: xoff is set while the upstream is told to
 	// pause; signal asks the port's transmitter to send this PG's state.
 	xoff   bool
 	signal bool
-
-	peakHd                int64
-	xoffSince             clock.Time
-	xoffTotal             clock.Duration
-	xoffFrames, xonFrames int64
-	_                     [24]byte
 }
 
 // sharedOf returns the shared-pool part of a PG's use.
@@ -90,7 +84,7 @@ func (m *mmu) admit(g *pg, n int64) where {
 	if m.sharedUsed+delta <= m.shared && ns <= m.threshold(delta) {
 		return inShared
 	}
-	if g.lossless && g.hdrm+n <= g.headroom {
+	if g.lossless && g.hdrm+n <= int64(g.headroom) {
 		return inHeadroom
 	}
 	return refused

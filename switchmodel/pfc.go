@@ -22,7 +22,7 @@ func (pt *Port) checkXoff(i int) {
 		return
 	}
 	g.xoff = true
-	g.xoffSince = pt.swRx.sched.Now()
+	pt.ctl(i).xoffSince = pt.swRx.sched.Now()
 	pt.signal(i, true)
 	pt.armRefresh()
 }
@@ -40,7 +40,8 @@ func (pt *Port) checkXon(i int) {
 		return
 	}
 	g.xoff = false
-	g.xoffTotal += pt.swRx.sched.Now().Sub(g.xoffSince)
+	c := pt.ctl(i)
+	c.xoffTotal += pt.swRx.sched.Now().Sub(c.xoffSince)
 	pt.signal(i, false)
 }
 
@@ -72,9 +73,9 @@ func (pt *Port) buildPFC() *wire.Packet {
 		f.ClassEnable |= 1 << uint(i)
 		if g.xoff {
 			f.Quanta[i] = pt.sw.cfg.PFC.Quanta
-			g.xoffFrames++
+			pt.ctl(i).xoffFrames++
 		} else {
-			g.xonFrames++
+			pt.ctl(i).xonFrames++
 		}
 	}
 	pt.pfcPending = false
@@ -120,7 +121,7 @@ func (pt *Port) receivePFC(p *wire.Packet) {
 		if p.ClassEnable&(1<<uint(i)) == 0 {
 			continue
 		}
-		pt.q[i].pfcRx++
+		pt.ctl(i).pfcRx++
 		if lossless.Has(i) {
 			pt.pauseClass(i, p.Quanta[i])
 		}
@@ -132,15 +133,15 @@ func (pt *Port) receivePFC(p *wire.Packet) {
 func (pt *Port) receivePause(p *wire.Packet) {
 	pt.pfcRx++
 	for i := range NumTC {
-		pt.q[i].pfcRx++
+		pt.ctl(i).pfcRx++
 		pt.pauseClass(i, p.Quanta[0])
 	}
 }
 
 func (pt *Port) pauseClass(i int, quanta uint16) {
-	q := &pt.q[i]
+	q, c := &pt.q[i], pt.ctl(i)
 	if q.storm {
-		q.pfcIgnored++
+		c.pfcIgnored++
 		return
 	}
 	if quanta == 0 {
@@ -152,20 +153,19 @@ func (pt *Port) pauseClass(i int, quanta uint16) {
 	d := wire.PauseTime(pt.rate, quanta)
 	if !q.paused {
 		q.paused = true
-		q.pausedSince = now
+		c.pausedSince = now
 		pt.update(i)
 		pt.armWatchdog(i)
 	}
-	q.pausedUntil = now.Add(d)
-	if q.pauseTimer != nil {
-		q.pauseTimer.Stop()
+	c.pausedUntil = now.Add(d)
+	if c.pauseTimer != nil {
+		c.pauseTimer.Stop()
 	}
-	q.pauseTimer = s.sched.AfterFunc(d, pt.timerFns(i).expireFn)
+	c.pauseTimer = s.sched.AfterFunc(d, pt.timerFns(i).expireFn)
 }
 
 func (pt *Port) pauseExpired(i int) {
-	q := &pt.q[i]
-	if q.paused && pt.sw.sched.Now() >= q.pausedUntil {
+	if pt.q[i].paused && pt.sw.sched.Now() >= pt.ctl(i).pausedUntil {
 		pt.resume(i)
 	}
 }
@@ -177,10 +177,11 @@ func (pt *Port) resume(i int) {
 		return
 	}
 	q.paused = false
-	q.pausedTotal += pt.sw.sched.Now().Sub(q.pausedSince)
+	c := pt.ctl(i)
+	c.pausedTotal += pt.sw.sched.Now().Sub(c.pausedSince)
 	pt.update(i)
-	stopTimer(&q.pauseTimer)
-	stopTimer(&q.wdTimer)
+	stopTimer(&c.pauseTimer)
+	stopTimer(&c.wdTimer)
 	pt.kick()
 }
 

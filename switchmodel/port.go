@@ -1,6 +1,7 @@
 package switchmodel
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -15,11 +16,11 @@ import (
 // 1,024-host fabric's ports do not fit in cache and each line a hop
 // touches is a miss (docs/performance.md, "Where the time goes"): a
 // packet's hop reads the egress line of the port it leaves by and the
-// ingress line of the port it came in by, not both lines of both. The
-// priority groups and queues start on line boundaries, each with the
-// fields a packet touches in its first line. Ports are allocated from a
-// size class that is a multiple of 64 bytes, so the offsets are the lines
-// (TestPortLayout holds them).
+// ingress line of the port it came in by, not both lines of both. A
+// priority group is one line, a queue two (what a packet touches, then its
+// counters); what only pauses, the watchdog and trimming touch lives
+// apart (classCtl). Ports are allocated on a line (linedPort), so the
+// offsets are the lines (TestPortLayout holds them).
 type Port struct {
 	// Line 0, the egress: what starting a transmission touches.
 	sw        *Switch
@@ -52,16 +53,18 @@ type Port struct {
 	// Line 2: cold.
 	out   wire.Sink
 	label string
-	drops *dropTable // nil until the port drops something
-	_     [24]byte
+	drops *dropTable       // nil until the port drops something
+	ctls  *[NumTC]classCtl // nil until the port needs them (ctl)
+	_     [16]byte
 
 	pg [NumTC]pg
 	q  [NumTC]queue
 }
 
-// queue is one egress traffic class of a port, four cache lines: the
+// queue is one egress traffic class of a port, two cache lines: the
 // first holds what queueing and serving a packet touch, the second its
-// counters and ECN, the rest pause and watchdog state (see Port).
+// counters and ECN (see Port); pause and watchdog state live apart
+// (classCtl).
 type queue struct {
 	fifo
 	quantum  int32
@@ -75,6 +78,20 @@ type queue struct {
 	ecn                      wred
 	enqPkts, txPkts, txBytes int64
 	peakBytes                int64
+}
+
+// classCtl is what a class of a port keeps of pauses, the watchdog and
+// trimming: on the egress, of the pauses received and the queue's
+// watchdog; on the ingress, of the pauses its PG asked for. A port makes
+// its eight at its first pause frame in either direction, trim or
+// watchdog check (Port.ctl): most ports of a large fabric never see one,
+// and inline they were 1.5 KiB of every port.
+type classCtl struct {
+	// The PG's pauses of the upstream: since when (while xoff), in all,
+	// and the frames sent.
+	xoffSince             clock.Time
+	xoffTotal             clock.Duration
+	xoffFrames, xonFrames int64
 
 	// Pause received from downstream. The callbacks are made at the
 	// queue's first pause (Port.timerFns).
@@ -92,7 +109,6 @@ type queue struct {
 	trims                int64
 	pfcRx, pfcIgnored    int64
 	wdEvents, wdRestores int64
-	_                    [8]byte
 }
 
 var _ wire.Sink = (*Port)(nil)
@@ -147,10 +163,11 @@ func newPort(s *Switch, idx int, spec PortSpec) *Port {
 		g := &pt.pg[i]
 		if cfg.PFC.LosslessPriorities.Has(i) {
 			g.lossless = true
-			g.headroom = cfg.PFC.Headroom
-			if g.headroom == 0 {
-				g.headroom = HeadroomFor(spec.Rate, spec.Delay, cfg.MTU)
+			h := cfg.PFC.Headroom
+			if h == 0 {
+				h = HeadroomFor(spec.Rate, spec.Delay, cfg.MTU)
 			}
+			g.headroom = int32(min(h, math.MaxInt32))
 		}
 		q := &pt.q[i]
 		q.ecn = newWRED(cfg.ECN[i], spec.Rate)
@@ -166,14 +183,32 @@ func newPort(s *Switch, idx int, spec PortSpec) *Port {
 // timerFns makes queue i's timer callbacks at its first pause: most
 // queues of a large fabric are never paused, and three closures for each
 // of a 1,024-host fabric's 49,000 queues were 2.4 MB.
-func (pt *Port) timerFns(i int) *queue {
-	q := &pt.q[i]
-	if q.expireFn == nil {
-		q.expireFn = func() { pt.pauseExpired(i) }
-		q.wdFn = func() { pt.watchdogCheck(i) }
-		q.recoverFn = func() { pt.watchdogRecover(i) }
+func (pt *Port) timerFns(i int) *classCtl {
+	c := pt.ctl(i)
+	if c.expireFn == nil {
+		c.expireFn = func() { pt.pauseExpired(i) }
+		c.wdFn = func() { pt.watchdogCheck(i) }
+		c.recoverFn = func() { pt.watchdogRecover(i) }
 	}
-	return q
+	return c
+}
+
+// ctl returns class i's pause, watchdog and trim state, making the
+// port's at first use.
+func (pt *Port) ctl(i int) *classCtl {
+	if pt.ctls == nil {
+		pt.ctls = new([NumTC]classCtl)
+	}
+	return &pt.ctls[i]
+}
+
+// ctlView returns class i's pause, watchdog and trim state for reading:
+// zero before the port made it.
+func (pt *Port) ctlView(i int) classCtl {
+	if pt.ctls == nil {
+		return classCtl{}
+	}
+	return pt.ctls[i]
 }
 
 // Index returns the port's number on its switch.

@@ -136,7 +136,7 @@ func New(opts Options) (*Switch, error) {
 		s.ports = append(s.ports, p)
 		for j := range p.pg {
 			reserved += cfg.PFC.Reserved
-			headroom += p.pg[j].headroom
+			headroom += int64(p.pg[j].headroom)
 		}
 	}
 	s.mmu.shared = cfg.BufferBytes - reserved - headroom

@@ -64,39 +64,39 @@ func (pt *Port) txPackets() int64 {
 func (pt *Port) Bytes() (rx, tx int64) { return pt.rxBytes, pt.txBytes }
 
 func (pt *Port) Queue(tc int) QueueStats {
-	q := &pt.q[tc]
+	q, c := &pt.q[tc], pt.ctlView(tc)
 	st := QueueStats{
 		DepthBytes: q.bytes, DepthPackets: int64(q.n),
 		PeakBytes: q.peakBytes, PeakPackets: int64(q.peakPkts),
 		EnqueuedPackets: q.enqPkts,
 		TxPackets:       q.txPkts, TxBytes: q.txBytes,
-		ECNMarked: q.ecnMarks, Trimmed: q.trims,
-		PFCRx: q.pfcRx, PFCIgnored: q.pfcIgnored,
-		Paused: q.paused, PausedTime: q.pausedTotal,
-		WatchdogEvents: q.wdEvents, WatchdogRestores: q.wdRestores,
+		ECNMarked: q.ecnMarks, Trimmed: c.trims,
+		PFCRx: c.pfcRx, PFCIgnored: c.pfcIgnored,
+		Paused: q.paused, PausedTime: c.pausedTotal,
+		WatchdogEvents: c.wdEvents, WatchdogRestores: c.wdRestores,
 	}
 	if q.paused {
-		st.PausedTime += pt.sw.sched.Now().Sub(q.pausedSince)
+		st.PausedTime += pt.sw.sched.Now().Sub(c.pausedSince)
 	}
 	return st
 }
 
 // PG returns a snapshot of ingress priority group i.
 func (pt *Port) PG(i int) PGStats {
-	g := &pt.pg[i]
+	g, c := &pt.pg[i], pt.ctlView(i)
 	m := &pt.sw.mmu
 	st := PGStats{
 		RxPackets: g.rxPkts, RxBytes: g.rxBytes,
 		Used: g.used, Shared: m.sharedOf(g), Headroom: g.hdrm,
 		PeakUsed: g.peakUsed, PeakShared: g.peakShared, PeakHeadroom: g.peakHd,
-		HeadroomSize: g.headroom,
-		XOff:         g.xoff, XOffFrames: g.xoffFrames, XOnFrames: g.xonFrames,
-		XOffTime:                g.xoffTotal,
+		HeadroomSize: int64(g.headroom),
+		XOff:         g.xoff, XOffFrames: c.xoffFrames, XOnFrames: c.xonFrames,
+		XOffTime:                c.xoffTotal,
 		RefusedNoHeadroom:       pt.dropped(i, dropNoHeadroom).pkts,
 		RefusedIngressAdmission: pt.dropped(i, dropIngress).pkts,
 	}
 	if g.xoff {
-		st.XOffTime += pt.sw.sched.Now().Sub(g.xoffSince)
+		st.XOffTime += pt.sw.sched.Now().Sub(c.xoffSince)
 	}
 	for r := dropReason(0); r < dropEgressLimit; r++ {
 		d := pt.dropped(i, r)

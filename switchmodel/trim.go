@@ -29,7 +29,7 @@ func (eg *Port) trim(p *wire.Packet, in *Port, tc uint8) bool {
 	if p.Raw != nil {
 		p.WriteTrim()
 	}
-	eg.q[tc].trims++
+	eg.ctl(int(tc)).trims++
 	s.mmu.charge(g, n, w)
 	eg.push(tp, entry{p: p, size: int32(n), in: uint16(in.idx), pg: tp, trimmed: true})
 	in.checkXoff(int(tp))

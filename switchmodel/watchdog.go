@@ -14,14 +14,14 @@ func (pt *Port) armWatchdog(i int) {
 	if d <= 0 {
 		return
 	}
-	q := &pt.q[i]
-	stopTimer(&q.wdTimer)
-	q.wdTimer = pt.sw.sched.AfterFunc(d, pt.timerFns(i).wdFn)
+	c := pt.timerFns(i)
+	stopTimer(&c.wdTimer)
+	c.wdTimer = pt.sw.sched.AfterFunc(d, c.wdFn)
 }
 
 func (pt *Port) watchdogCheck(i int) {
-	q := &pt.q[i]
-	q.wdTimer = nil
+	q, c := &pt.q[i], pt.ctl(i)
+	c.wdTimer = nil
 	if !q.paused || q.storm {
 		return
 	}
@@ -30,11 +30,11 @@ func (pt *Port) watchdogCheck(i int) {
 		return
 	}
 	s := pt.sw
-	q.wdEvents++
+	c.wdEvents++
 	q.storm = true
 	q.paused = false
-	q.pausedTotal += s.sched.Now().Sub(q.pausedSince)
-	stopTimer(&q.pauseTimer)
+	c.pausedTotal += s.sched.Now().Sub(c.pausedSince)
+	stopTimer(&c.pauseTimer)
 	pt.update(i)
 	if s.cfg.PFC.Watchdog.Action == WatchdogDrop {
 		for q.n > 0 {
@@ -46,12 +46,11 @@ func (pt *Port) watchdogCheck(i int) {
 			in.checkXon(int(e.pg))
 		}
 	}
-	s.sched.AfterFunc(s.cfg.PFC.Watchdog.Recover, q.recoverFn)
+	s.sched.AfterFunc(s.cfg.PFC.Watchdog.Recover, c.recoverFn)
 	pt.kick()
 }
 
 func (pt *Port) watchdogRecover(i int) {
-	q := &pt.q[i]
-	q.storm = false
-	q.wdRestores++
+	pt.q[i].storm = false
+	pt.ctl(i).wdRestores++
 }
