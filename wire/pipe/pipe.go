@@ -5,6 +5,8 @@
 package pipe
 
 import (
+	"unsafe"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/wire"
@@ -18,22 +20,33 @@ import (
 // Because the delay is constant, in-flight packets are kept in a FIFO ring
 // and the link has at most one event in the engine, for the head packet;
 // that is cheaper than one heap event per packet.
+//
+// A Pipe is three cache lines, and a hop touches two: the first holds
+// everything putting a packet on the link and delivering it read, the
+// second the ring's first slots. The ring is a pointer and a mask, not a
+// slice, so that the first line has room for it. Pipes are 192 bytes, a
+// size class of Go's allocator whose objects start on a line
+// (TestPipeLayout).
 type Pipe struct {
 	e     *sim.Engine // the receiving side's
 	src   *sim.Engine // the sending side's: e, or another engine of its group
-	delay clock.Duration
 	to    wire.Sink
-	ring  []inflight // len is a power of two; inline until it grows
-	head  int
-	n     int
-	armed bool // an event for the head packet is in the engine
+	delay clock.Duration
+	// ring is the first of mask+1 slots (a power of two), inline or
+	// buf's; head indexes the oldest of the n packets in flight. An event
+	// for the head packet is in the engine exactly when n > 0.
+	ring    unsafe.Pointer
+	mask    uint32
+	head, n uint32
 	// inline is the ring's first storage, inside the Pipe so that the
 	// packets in flight share the link's cache lines (a short link at
 	// 100–400G holds a few).
 	inline [4]inflight
+	buf    []inflight // the ring once it outgrew inline
 	// idle is the place in the order its last delivery took when it found
 	// the ring empty (a pipe across engines; see NewAcross).
 	idle sim.Ticket
+	_    [8]byte
 }
 
 type inflight struct {
@@ -48,7 +61,7 @@ var _ wire.LaunchSink = (*Pipe)(nil)
 // first packet arrives at the far end.
 func New(e *sim.Engine, delay clock.Duration, to wire.Sink) *Pipe {
 	l := &Pipe{e: e, src: e, delay: max(delay, 0), to: to}
-	l.ring = l.inline[:]
+	l.ring, l.mask = unsafe.Pointer(&l.inline[0]), uint32(len(l.inline)-1)
 	return l
 }
 
@@ -76,7 +89,12 @@ func (l *Pipe) SetTo(to wire.Sink) { l.to = to }
 func (l *Pipe) Delay() clock.Duration { return l.delay }
 
 // InFlight returns how many packets are on the link.
-func (l *Pipe) InFlight() int { return l.n }
+func (l *Pipe) InFlight() int { return int(l.n) }
+
+// slot returns ring slot i (taken modulo the ring's size).
+func (l *Pipe) slot(i uint32) *inflight {
+	return (*inflight)(unsafe.Add(l.ring, uintptr(i&l.mask)*unsafe.Sizeof(inflight{})))
+}
 
 // Receive puts p on the link; it is delivered at Now+Delay.
 func (l *Pipe) Receive(p *wire.Packet) { l.Launch(p, l.src.Now()) }
@@ -97,24 +115,23 @@ func (l *Pipe) put(p *wire.Packet, t clock.Time) {
 		l.src.Send((*receiving)(l), max(t, l.src.Now()).Add(l.delay), p)
 		return
 	}
-	if l.n == len(l.ring) {
+	if l.n > l.mask {
 		l.grow()
 	}
 	at := max(t, l.e.Now()).Add(l.delay)
-	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: p, at: at}
+	*l.slot(l.head + l.n) = inflight{p: p, at: at}
 	l.n++
-	if !l.armed {
-		l.armed = true
+	if l.n == 1 {
 		l.e.Schedule(at, (*linkHead)(l), nil)
 	}
 }
 
 func (l *Pipe) grow() {
-	r := make([]inflight, 2*len(l.ring))
+	r := make([]inflight, 2*(l.mask+1))
 	for i := range l.n {
-		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
+		r[i] = *l.slot(l.head + i)
 	}
-	l.ring, l.head = r, 0
+	l.buf, l.ring, l.mask, l.head = r, unsafe.Pointer(&r[0]), uint32(len(r)-1), 0
 }
 
 // linkHead is the Handler of a link's head-packet event; a separate type
@@ -126,17 +143,15 @@ type linkHead Pipe
 // consistent state.
 func (h *linkHead) Handle(any) {
 	l := (*Pipe)(h)
-	it := l.ring[l.head]
-	l.ring[l.head] = inflight{}
-	l.head = (l.head + 1) & (len(l.ring) - 1)
+	s := l.slot(l.head)
+	it := *s
+	*s = inflight{}
+	l.head = (l.head + 1) & l.mask
 	l.n--
 	if l.n > 0 {
-		l.e.Schedule(l.ring[l.head].at, h, nil)
-	} else {
-		l.armed = false
-		if l.src != l.e {
-			l.idle = l.e.Reserve()
-		}
+		l.e.Schedule(l.slot(l.head).at, h, nil)
+	} else if l.src != l.e {
+		l.idle = l.e.Reserve()
 	}
 	l.to.Receive(it.p)
 }
@@ -149,13 +164,12 @@ type receiving Pipe
 // last delivery's.
 func (a *receiving) Arrive(at clock.Time, arg any, sent sim.Ticket) {
 	l := (*Pipe)(a)
-	if l.n == len(l.ring) {
+	if l.n > l.mask {
 		l.grow()
 	}
-	l.ring[(l.head+l.n)&(len(l.ring)-1)] = inflight{p: arg.(*wire.Packet), at: at}
+	*l.slot(l.head + l.n) = inflight{p: arg.(*wire.Packet), at: at}
 	l.n++
-	if !l.armed {
-		l.armed = true
+	if l.n == 1 {
 		l.e.ScheduleSeq(at, max(l.e.Seq(sent), l.e.Seq(l.idle)), (*linkHead)(l), nil)
 	}
 }
