@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"net/netip"
 
@@ -85,13 +86,38 @@ func (o *Options) setDefaults() {
 // obeys PFC, and is the ECN notification point. It implements wire.Sink on
 // its ingress; Attach sets its egress.
 type NIC struct {
-	opts  Options
-	sched clock.Scheduler
-	rng   *rand.Rand
-	out   wire.Sink
+	// The fields are laid out by cache line for the simulator, where a
+	// large fabric's NICs do not fit in cache and each line a packet
+	// touches is a miss: sending and receiving a packet read lines 0–2,
+	// the options' first two lines and the PFC state's first, and
+	// nothing else of the NIC. NICs are allocated on a line (linedNIC;
+	// TestNICLayout holds the layout).
 
-	qps    seqtab.Table[*QP] // by QPN
-	lastQP *QP               // the QP qp found last (see qp)
+	// Line 0: the scheduler, the egress and the last QP.
+	sched  clock.Scheduler
+	fast   clock.HandlerScheduler // sched's allocation-free path, or nil
+	out    wire.Sink
+	lastQP *QP          // the QP qp found last (see qp)
+	txPkt  *wire.Packet // the frame being serialized
+
+	// Line 1: the transmitter.
+	active  []*QP
+	spare   []*wire.Packet // descriptors received and done with (newPacket)
+	rr      int
+	busy    bool
+	kicking bool
+	rekick  bool
+	// ctrlReady has bit pr set when ctrl[pr] holds frames.
+	ctrlReady uint8
+
+	// Line 2.
+	ctr nicCounters
+
+	opts Options
+	pfc  pause.Receiver // the PFC and PAUSE frames received
+
+	rng *rand.Rand
+	qps seqtab.Table[*QP] // by QPN
 	// retired sums the counters of destroyed QPs (retiredQPs of them).
 	retired    qpCounters
 	retiredQPs int64
@@ -108,28 +134,24 @@ type NIC struct {
 	keySalt    uint8
 	nextVA     uint64
 
-	// Transmitter.
-	busy     bool
-	kicking  bool
-	rekick   bool
-	txPkt    *wire.Packet
-	spare    []*wire.Packet // descriptors received and done with (newPacket)
-	frames   [][]byte       // buffers of released frames (frameBuf)
+	frames   [][]byte // buffers of released frames (frameBuf)
 	txDoneFn func()
-	fast     clock.HandlerScheduler // sched's allocation-free path, or nil
 	ctrl     [8][]*wire.Packet
-	active   []*QP
-	rr       int
 	wake     clock.Timer
 	wakeAt   clock.Time
 	wakeFn   func()
 	buf      []byte // scratch for MetaRoCE payloads
 
-	pfc pause.Receiver // the PFC and PAUSE frames received
-
 	creditRx cc.Receiver
+}
 
-	ctr nicCounters
+// linedNIC puts a NIC on a cache line boundary: Go's allocator hands out
+// an object of this size with pointers behind an 8-byte header in a size
+// class that is a multiple of 64 bytes, so the slot starts a line and the
+// NIC starts 64 bytes into it (as switchmodel's ports).
+type linedNIC struct {
+	_ [56]byte
+	NIC
 }
 
 var _ wire.Sink = (*NIC)(nil)
@@ -157,7 +179,8 @@ func NewNIC(opts Options) (*NIC, error) {
 		}
 		rng = rand.New(rand.NewPCG(seed, 0x4e1c))
 	}
-	n := &NIC{opts: opts, sched: opts.Sched, rng: rng,
+	n := &new(linedNIC).NIC
+	*n = NIC{opts: opts, sched: opts.Sched, rng: rng,
 		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
 	n.txDoneFn = n.txDone
 	n.fast, _ = n.sched.(clock.HandlerScheduler)
@@ -192,6 +215,7 @@ func (n *NIC) prio(dscp uint8) int { return int(n.opts.DSCPToPrio[dscp&63] & 7) 
 func (n *NIC) sendCtrl(p *wire.Packet) {
 	pr := n.prio(p.DSCP)
 	n.ctrl[pr] = append(n.ctrl[pr], p)
+	n.ctrlReady |= 1 << pr
 	n.kick()
 }
 
@@ -227,17 +251,22 @@ func (n *NIC) kickOnce() {
 	if n.busy || n.out == nil {
 		return
 	}
-	for pr := 7; pr >= 0; pr-- {
-		if q := n.ctrl[pr]; len(q) > 0 && !n.pfc.Paused(pr) {
-			p := q[0]
-			q[0] = nil
-			n.ctrl[pr] = q[1:]
-			if len(n.ctrl[pr]) == 0 {
-				n.ctrl[pr] = q[:0]
-			}
-			n.transmit(p)
-			return
+	for m := n.ctrlReady; m != 0; {
+		pr := 7 - bits.LeadingZeros8(m) // highest priority first
+		m &^= 1 << pr
+		if n.pfc.Paused(pr) {
+			continue
 		}
+		q := n.ctrl[pr]
+		p := q[0]
+		q[0] = nil
+		n.ctrl[pr] = q[1:]
+		if len(n.ctrl[pr]) == 0 {
+			n.ctrl[pr] = q[:0]
+			n.ctrlReady &^= 1 << pr
+		}
+		n.transmit(p)
+		return
 	}
 	now := n.sched.Now()
 	earliest := clock.Never
