@@ -83,7 +83,7 @@ func (e *Engine) after(d clock.Duration) clock.Time {
 // clamped to Now, so f runs after the events already due at Now.
 func (e *Engine) At(t clock.Time, f func()) clock.Timer {
 	ft := e.newTimer(f)
-	ft.slot = e.push(t, payload{ft: ft})
+	ft.slot = e.push(t, payload{h: ft})
 	return ft
 }
 
@@ -179,7 +179,7 @@ func (e *Engine) Stop() { e.stopped = true }
 func (e *Engine) skipCancelled() bool {
 	for e.heap.len() > 0 {
 		s := e.heap[root].slot()
-		if p := &e.slots[s]; p.ft != nil || p.h != nil {
+		if e.slots[s].h != nil {
 			return true // a cancelled timer's payload is empty
 		}
 		e.heap.pop()
@@ -208,13 +208,6 @@ func (e *Engine) step() {
 	e.executed++
 	if e.grp != nil && e.grp.inWindow {
 		e.log = append(e.log, logEntry{at: k.at, seq: k.ord >> slotBits, first: e.seq})
-	}
-	if ft := ev.ft; ft != nil {
-		f := ft.f
-		ft.f = nil
-		ft.state = timerFired
-		f()
-		return
 	}
 	ev.h.Handle(ev.arg)
 }

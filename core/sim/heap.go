@@ -31,10 +31,10 @@ func (k *key) before(b *key) bool {
 	return k.at < b.at || (k.at == b.at && k.ord < b.ord)
 }
 
-// payload is what an event does. Exactly one of ft (an AfterFunc/At timer)
-// and h (a Schedule handler) is set.
+// payload is what an event does: h.Handle(arg), h being a Schedule
+// handler or an AfterFunc/At timer (*funcTimer). A cancelled event's
+// payload is empty. 32 bytes, so that two share a cache line.
 type payload struct {
-	ft  *funcTimer
 	h   Handler
 	arg any
 }

@@ -21,6 +21,14 @@ type funcTimer struct {
 
 var _ clock.Timer = (*funcTimer)(nil)
 
+// Handle runs the callback: the timer's event is due.
+func (t *funcTimer) Handle(any) {
+	f := t.f
+	t.f = nil
+	t.state = timerFired
+	f()
+}
+
 // Stop cancels the callback and reports whether it was still pending.
 func (t *funcTimer) Stop() bool {
 	if t.state != timerPending {
@@ -64,7 +72,7 @@ func (e *Engine) maybeCompact() {
 		return
 	}
 	e.heap.filter(func(k key) bool {
-		if p := &e.slots[k.slot()]; p.ft == nil && p.h == nil {
+		if e.slots[k.slot()].h == nil {
 			e.release(k.slot())
 			return false
 		}
