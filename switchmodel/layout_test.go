@@ -1,8 +1,11 @@
 package switchmodel
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // TestPortLayout holds the cache-line layout the simulator's speed rests
@@ -13,29 +16,18 @@ func TestPortLayout(t *testing.T) {
 	var pt Port
 	var g pg
 	var q queue
-	checks := []struct {
-		what      string
-		got, want uintptr
-	}{
-		{"Port.busyUntil's line", unsafe.Offsetof(pt.busyUntil) / 64, 0},
-		{"Port.dwrrDirty's line", unsafe.Offsetof(pt.dwrrDirty) / 64, 0},
-		{"Port.swRx's offset", unsafe.Offsetof(pt.swRx), 64},
-		{"Port.idx's line", unsafe.Offsetof(pt.idx) / 64, 1},
-		{"Port.pg's offset mod 64", unsafe.Offsetof(pt.pg) % 64, 0},
-		{"Port.q's offset mod 64", unsafe.Offsetof(pt.q) % 64, 0},
-		{"pg's size", unsafe.Sizeof(g), 64},
-		{"queue's size", unsafe.Sizeof(q), 128},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("%s = %d, want %d", c.what, c.got, c.want)
-		}
-	}
+	testenv.CheckLayout(t, []testenv.Layout{
+		{What: "Port.busyUntil's line", Got: unsafe.Offsetof(pt.busyUntil) / 64, Want: 0},
+		{What: "Port.dwrrDirty's line", Got: unsafe.Offsetof(pt.dwrrDirty) / 64, Want: 0},
+		{What: "Port.swRx's offset", Got: unsafe.Offsetof(pt.swRx), Want: 64},
+		{What: "Port.idx's line", Got: unsafe.Offsetof(pt.idx) / 64, Want: 1},
+		{What: "Port.pg's offset mod 64", Got: unsafe.Offsetof(pt.pg) % 64, Want: 0},
+		{What: "Port.q's offset mod 64", Got: unsafe.Offsetof(pt.q) % 64, Want: 0},
+		{What: "pg's size", Got: unsafe.Sizeof(g), Want: 64},
+		{What: "queue's size", Got: unsafe.Sizeof(q), Want: 128},
+	})
 	s := &Switch{}
-	for i := range 16 {
-		p := newPort(s, i, PortSpec{})
-		if a := uintptr(unsafe.Pointer(p)); a%64 != 0 {
-			t.Fatalf("a Port (%d bytes) allocated at %#x, not on a 64-byte line", unsafe.Sizeof(pt), a)
-		}
-	}
+	testenv.OnLines(t, fmt.Sprintf("a Port (%d bytes)", unsafe.Sizeof(pt)), func() unsafe.Pointer {
+		return unsafe.Pointer(newPort(s, 0, PortSpec{}))
+	})
 }

@@ -48,7 +48,6 @@ type PortStats struct {
 	Drops              map[string]int64 // packets by reason, all classes
 }
 
-// Queue returns a snapshot of egress queue tc.
 // txPackets returns the frames the port has transmitted: its queues'
 // and its PFC frames (kept apart so that a transmission does not touch
 // another cache line; see Port).
@@ -63,6 +62,7 @@ func (pt *Port) txPackets() int64 {
 // Bytes returns the bytes the port has received and transmitted.
 func (pt *Port) Bytes() (rx, tx int64) { return pt.rxBytes, pt.txBytes }
 
+// Queue returns a snapshot of egress queue tc.
 func (pt *Port) Queue(tc int) QueueStats {
 	q, c := &pt.q[tc], pt.ctlView(tc)
 	st := QueueStats{

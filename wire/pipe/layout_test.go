@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // TestPipeLayout holds the layout a hop's two cache lines rest on (see
@@ -12,24 +13,12 @@ import (
 // and pipes allocated on a line.
 func TestPipeLayout(t *testing.T) {
 	var l Pipe
-	checks := []struct {
-		what      string
-		got, want uintptr
-	}{
-		{"Pipe's size", unsafe.Sizeof(l), 192},
-		{"Pipe.n's line", unsafe.Offsetof(l.n) / 64, 0},
-		{"Pipe.delay's line", unsafe.Offsetof(l.delay) / 64, 0},
-		{"Pipe.inline's offset", unsafe.Offsetof(l.inline), 64},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("%s = %d, want %d", c.what, c.got, c.want)
-		}
-	}
+	testenv.CheckLayout(t, []testenv.Layout{
+		{What: "Pipe's size", Got: unsafe.Sizeof(l), Want: 192},
+		{What: "Pipe.n's line", Got: unsafe.Offsetof(l.n) / 64, Want: 0},
+		{What: "Pipe.delay's line", Got: unsafe.Offsetof(l.delay) / 64, Want: 0},
+		{What: "Pipe.inline's offset", Got: unsafe.Offsetof(l.inline), Want: 64},
+	})
 	e := sim.New(1)
-	for range 16 {
-		if a := uintptr(unsafe.Pointer(New(e, 1, nil))); a%64 != 0 {
-			t.Fatalf("a Pipe allocated at %#x, not on a 64-byte line", a)
-		}
-	}
+	testenv.OnLines(t, "a Pipe", func() unsafe.Pointer { return unsafe.Pointer(New(e, 1, nil)) })
 }

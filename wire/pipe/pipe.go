@@ -32,8 +32,8 @@ type Pipe struct {
 	src   *sim.Engine // the sending side's: e, or another engine of its group
 	to    wire.Sink
 	delay clock.Duration
-	// ring is the first of mask+1 slots (a power of two), inline or
-	// buf's; head indexes the oldest of the n packets in flight. An event
+	// ring is the first of mask+1 slots (a power of two): inline's, or
+	// the array grow made, which ring alone keeps alive; head indexes the oldest of the n packets in flight. An event
 	// for the head packet is in the engine exactly when n > 0.
 	ring    unsafe.Pointer
 	mask    uint32
@@ -42,11 +42,10 @@ type Pipe struct {
 	// packets in flight share the link's cache lines (a short link at
 	// 100–400G holds a few).
 	inline [4]inflight
-	buf    []inflight // the ring once it outgrew inline
 	// idle is the place in the order its last delivery took when it found
 	// the ring empty (a pipe across engines; see NewAcross).
 	idle sim.Ticket
-	_    [8]byte
+	_    [32]byte
 }
 
 type inflight struct {
@@ -131,7 +130,7 @@ func (l *Pipe) grow() {
 	for i := range l.n {
 		r[i] = *l.slot(l.head + i)
 	}
-	l.buf, l.ring, l.mask, l.head = r, unsafe.Pointer(&r[0]), uint32(len(r)-1), 0
+	l.ring, l.mask, l.head = unsafe.Pointer(&r[0]), uint32(len(r)-1), 0
 }
 
 // linkHead is the Handler of a link's head-packet event; a separate type
