@@ -36,20 +36,15 @@ func (qp *QP) header(op wire.Opcode, dscp uint8, ect bool, sport uint16, psn uin
 	return p
 }
 
-// spareCap bounds a NIC's spare descriptors (see newPacket).
-const spareCap = 256
-
-// newPacket returns a descriptor for a packet the NIC builds: one the NIC
-// received and is done with when it has one (Receive keeps up to
-// spareCap), else a new one. A descriptor's life ends at the NIC that
-// receives it; nothing downstream of Receive keeps it (MetaRoCE's
-// out-of-order buffer keeps a copy). Reusing them spares the simulator
-// an allocation per packet, and the one reused was touched last and is
-// likely in cache. The caller overwrites every field.
+// newPacket returns a descriptor for a packet the NIC builds: one a NIC
+// received and is done with when its pool has one (Options.Descriptors),
+// else a new one. A descriptor's life ends at the NIC that receives it;
+// nothing downstream of Receive keeps it (MetaRoCE's out-of-order buffer
+// keeps a copy). Reusing them spares the simulator an allocation per
+// packet, and the one reused was given back last and is likely in cache.
+// The caller overwrites every field.
 func (n *NIC) newPacket() *wire.Packet {
-	if k := len(n.spare); k > 0 {
-		p := n.spare[k-1]
-		n.spare = n.spare[:k-1]
+	if p := n.spares.Get(); p != nil {
 		return p
 	}
 	return new(wire.Packet)
@@ -129,10 +124,8 @@ func (n *NIC) Release(p *wire.Packet) {
 	if cap(p.Raw) >= wire.MinFrameLen && len(n.frames) < framesCap {
 		n.frames = append(n.frames, p.Raw[:0])
 	}
-	if len(n.spare) < spareCap {
-		*p = wire.Packet{}
-		n.spare = append(n.spare, p)
-	}
+	*p = wire.Packet{}
+	n.spares.Put(p)
 }
 
 var zeroBuf = make([]byte, 9216)

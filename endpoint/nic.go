@@ -63,7 +63,18 @@ type Options struct {
 	// Mutant breaks requirements on purpose: set only by the compliance
 	// suite's mutation test (see Mutant).
 	Mutant Mutant
+	// Descriptors is where the NIC takes the descriptors of the packets it
+	// builds and gives back those it receives. NICs that run on one
+	// scheduler may share one (a simulation shares one per engine, so the
+	// descriptor one NIC received a moment ago, still in cache, carries
+	// the next packet another sends); nil gives the NIC a pool of its own
+	// of SpareDescriptors.
+	Descriptors *wire.PacketPool
 }
+
+// SpareDescriptors is how many received descriptors a NIC keeps for reuse
+// when it has a pool of its own (Options.Descriptors).
+const SpareDescriptors = 256
 
 func (o *Options) setDefaults() {
 	o.LineRate = cmp.Or(o.LineRate, 100*clock.Gbps)
@@ -102,13 +113,14 @@ type NIC struct {
 
 	// Line 1: the transmitter.
 	active  []*QP
-	spare   []*wire.Packet // descriptors received and done with (newPacket)
+	spares  *wire.PacketPool // descriptors received and done with (newPacket)
 	rr      int
 	busy    bool
 	kicking bool
 	rekick  bool
 	// ctrlReady has bit pr set when ctrl[pr] holds frames.
 	ctrlReady uint8
+	_         [16]byte // the counters start line 2
 
 	// Line 2.
 	ctr nicCounters
@@ -180,8 +192,11 @@ func NewNIC(opts Options) (*NIC, error) {
 		rng = rand.New(rand.NewPCG(seed, 0x4e1c))
 	}
 	n := &new(linedNIC).NIC
-	*n = NIC{opts: opts, sched: opts.Sched, rng: rng,
+	*n = NIC{opts: opts, sched: opts.Sched, rng: rng, spares: opts.Descriptors,
 		nextQPN: 0x100 + uint32(rng.IntN(0x1000)), keySalt: uint8(rng.Uint32()), nextVA: 0x7f0000000000}
+	if n.spares == nil {
+		n.spares = wire.NewPacketPool(SpareDescriptors)
+	}
 	n.txDoneFn = n.txDone
 	n.fast, _ = n.sched.(clock.HandlerScheduler)
 	n.wakeFn = func() { n.wake = nil; n.kick() }
@@ -341,10 +356,8 @@ func (n *NIC) txDone() {
 // caller must not touch it after Receive returns.
 func (n *NIC) Receive(p *wire.Packet) {
 	n.receive(p)
-	if len(n.spare) < spareCap {
-		p.Raw = nil // the bytes are not reused: their owner may want them back
-		n.spare = append(n.spare, p)
-	}
+	p.Raw = nil // the bytes are not reused: their owner may want them back
+	n.spares.Put(p)
 }
 
 func (n *NIC) receive(p *wire.Packet) {

@@ -11,11 +11,17 @@ import (
 // and a released buffer too small for the next frame is dropped, not
 // left to block the ones behind it.
 func TestReleaseReusesFrames(t *testing.T) {
-	n := &NIC{}
+	n := &NIC{spares: wire.NewPacketPool(SpareDescriptors)}
 	big := make([]byte, 4200, 4224)
 	n.Release(&wire.Packet{Raw: big, Len: 4200})
-	if len(n.spare) != 1 || n.spare[0].Raw != nil {
-		t.Fatalf("released descriptor not kept clean for reuse: %d spare", len(n.spare))
+	if n.spares.Len() != 1 {
+		t.Fatalf("released descriptor not kept for reuse: %d spare", n.spares.Len())
+	}
+	if p := n.newPacket(); p.Raw != nil || p.Len != 0 {
+		t.Fatalf("released descriptor not kept clean for reuse: %+v", p)
+	}
+	if n.spares.Len() != 0 {
+		t.Fatalf("newPacket left %d spare, want 0", n.spares.Len())
 	}
 	b := n.frameBuf(4100)
 	if len(b) != 0 || cap(b) != cap(big) || &b[:1][0] != &big[0] {
@@ -39,7 +45,7 @@ func TestReleaseReusesFrames(t *testing.T) {
 	for range framesCap + 10 {
 		n.Release(&wire.Packet{Raw: make([]byte, 100)})
 	}
-	if len(n.frames) != framesCap || len(n.spare) != spareCap {
-		t.Errorf("kept %d buffers and %d descriptors, want at most %d and %d", len(n.frames), len(n.spare), framesCap, spareCap)
+	if len(n.frames) != framesCap || n.spares.Len() != SpareDescriptors {
+		t.Errorf("kept %d buffers and %d descriptors, want at most %d and %d", len(n.frames), n.spares.Len(), framesCap, SpareDescriptors)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
 )
 
 // Options configure Build. The zero value is a payload-free lab, seed 0,
@@ -89,9 +90,11 @@ type Lab struct {
 	byNIC map[string]*endpoint.NIC
 	// nicEng is the engine of each BE NIC (the lab's one, or its partition's).
 	nicEng map[string]*sim.Engine
-	ports  map[string]*topologies.Port
-	fe     []*IPHost
-	byFE   map[string]*IPHost
+	// descs is the descriptor pool of each engine's NICs (see attach).
+	descs map[*sim.Engine]*wire.PacketPool
+	ports map[string]*topologies.Port
+	fe    []*IPHost
+	byFE  map[string]*IPHost
 
 	jobs     []job
 	running  int  // jobs started and not finished
@@ -124,7 +127,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	}
 	l := &Lab{
 		opts: opts, e: sim.New(opts.Seed), topo: t, reg: endpoint.CCRegistry(), mode: mode,
-		byNIC: map[string]*endpoint.NIC{}, nicEng: map[string]*sim.Engine{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
+		byNIC: map[string]*endpoint.NIC{}, nicEng: map[string]*sim.Engine{}, descs: map[*sim.Engine]*wire.PacketPool{}, ports: map[string]*topologies.Port{}, byFE: map[string]*IPHost{},
 	}
 	if _, err := l.reg.Get(opts.CC); err != nil {
 		return nil, fmt.Errorf("simlab: %w", err)
@@ -166,6 +169,10 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	return l, nil
 }
 
+// engineDescriptors bounds the descriptors an engine's NICs keep for
+// reuse: 4,096 of 192 bytes, 768 KiB an engine.
+const engineDescriptors = 4096
+
 // attach builds the NIC (BE ports of hosts) or IP sink (the rest) of p.
 func (l *Lab) attach(name string, p *topologies.Port) error {
 	l.ports[name] = p
@@ -187,10 +194,19 @@ func (l *Lab) attach(name string, p *topologies.Port) error {
 	var mac [6]byte
 	copy(mac[:], p.MAC)
 	e := l.engineOf(p.Node)
+	// The NICs of one engine share their descriptors: the one a NIC
+	// received last, still in cache, carries the next packet any of them
+	// sends, and a sender need not wait for its own peer's traffic to
+	// stop allocating.
+	descs := l.descs[e]
+	if descs == nil {
+		descs = wire.NewPacketPool(engineDescriptors)
+		l.descs[e] = descs
+	}
 	nic, err := endpoint.NewNIC(endpoint.Options{
 		Name: name, Sched: e, Rand: e.Rand("nic/" + name),
 		LineRate: p.Rate, MAC: mac, IP: p.Addr.Addr(), MTU: mtu, Raw: l.opts.Raw,
-		CC: l.reg, CCParams: l.opts.CCParams,
+		CC: l.reg, CCParams: l.opts.CCParams, Descriptors: descs,
 	})
 	if err != nil {
 		return err
