@@ -7,10 +7,12 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net/netip"
+	"unsafe"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/seqtab"
 	"github.com/rocelab/rocelab/endpoint/cc"
+	"github.com/rocelab/rocelab/internal/prefetch"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
 	"github.com/rocelab/rocelab/wire/pause"
@@ -349,6 +351,17 @@ func (n *NIC) txDone() {
 	n.txPkt, n.busy = nil, false
 	n.out.Receive(p)
 	n.kick()
+}
+
+var _ wire.ReceivePrefetcher = (*NIC)(nil)
+
+// PrefetchReceive asks for the lines Receive(p) reads first: p's, and the
+// NIC's line 0 (the last QP) and line 2 (the counters)
+// (wire.ReceivePrefetcher).
+func (n *NIC) PrefetchReceive(p *wire.Packet) {
+	prefetch.Line(unsafe.Pointer(p))
+	prefetch.Line(unsafe.Pointer(&n.sched))
+	prefetch.Line(unsafe.Pointer(&n.ctr))
 }
 
 // Receive takes a frame from the network. The descriptor is the NIC's

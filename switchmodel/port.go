@@ -3,8 +3,10 @@ package switchmodel
 import (
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/internal/prefetch"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -216,6 +218,15 @@ func (pt *Port) Index() int { return pt.idx }
 
 // Rate returns the port's line rate.
 func (pt *Port) Rate() clock.Rate { return pt.rate }
+
+var _ wire.ReceivePrefetcher = (*Port)(nil)
+
+// PrefetchReceive asks for the lines Receive(p) reads first: p's, and the
+// port's ingress line (wire.ReceivePrefetcher).
+func (pt *Port) PrefetchReceive(p *wire.Packet) {
+	prefetch.Line(unsafe.Pointer(p))
+	prefetch.Line(unsafe.Pointer(&pt.swRx))
+}
 
 // Receive takes a frame that arrived on this port (its last bit, at the
 // scheduler's Now). PFC and PAUSE frames act on this port's egress and go

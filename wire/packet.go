@@ -121,6 +121,15 @@ type Sink interface {
 	Receive(p *Packet)
 }
 
+// A ReceivePrefetcher is a Sink that can ask ahead for the memory its
+// Receive(p) touches first: p's first line and its own receive state
+// (internal/prefetch). A link asks for its head packet's receiver this way
+// one event before delivering it (sim.Prefetcher). It must change nothing.
+type ReceivePrefetcher interface {
+	Sink
+	PrefetchReceive(p *Packet)
+}
+
 // LaunchSink is a Sink that can take a frame when its transmission starts.
 // Launch(p, end) takes p now and treats it as if Receive(p) were called at
 // end, the time its last bit leaves the transmitter (a link then delivers

@@ -209,7 +209,24 @@ func (e *Engine) step() {
 	if e.grp != nil && e.grp.inWindow {
 		e.log = append(e.log, logEntry{at: k.at, seq: k.ord >> slotBits, first: e.seq})
 	}
+	if e.heap.len() > 0 {
+		// Most often the next event to run: let it ask for its memory now.
+		if next := e.slots[e.heap[root].slot()]; next.h != nil {
+			if pf, ok := next.h.(Prefetcher); ok {
+				pf.Prefetch(next.arg)
+			}
+		}
+	}
 	ev.h.Handle(ev.arg)
+}
+
+// A Prefetcher is a Handler that can ask ahead for the memory its next
+// Handle(arg) will touch first (internal/prefetch). The engine calls
+// Prefetch for the event at the head of its queue before it runs the one
+// it popped, so that a cache miss the next event would wait on overlaps
+// this one's work. Prefetch must change nothing: it is a hint.
+type Prefetcher interface {
+	Prefetch(arg any)
 }
 
 // Run runs events until none remain or Stop is called.

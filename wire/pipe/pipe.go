@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/internal/prefetch"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -153,6 +154,22 @@ func (h *linkHead) Handle(any) {
 		l.idle = l.e.Reserve()
 	}
 	l.to.Receive(it.p)
+}
+
+// Prefetch asks for what delivering the head packet reads first: its
+// descriptor, and the sink's receive state when the sink says which
+// (wire.ReceivePrefetcher) (sim.Prefetcher).
+func (h *linkHead) Prefetch(any) {
+	l := (*Pipe)(h)
+	if l.n == 0 {
+		return
+	}
+	p := l.slot(l.head).p
+	if pf, ok := l.to.(wire.ReceivePrefetcher); ok {
+		pf.PrefetchReceive(p)
+		return
+	}
+	prefetch.Line(unsafe.Pointer(p))
 }
 
 // receiving is the receiving side of a pipe across engines.
