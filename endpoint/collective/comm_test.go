@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,6 +41,27 @@ func TestCorrect(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestDuplicateDetected delivers one arrival twice: the run must fail
+// and name it, whichever collective and whichever arrival (in order, or,
+// for the all-to-all, in the senders' order).
+func TestDuplicateDetected(t *testing.T) {
+	for _, op := range allOps {
+		for _, nth := range []int{1, 5, 17} {
+			t.Run(fmt.Sprintf("%v/arrival%d", op, nth), func(t *testing.T) {
+				var p *tap
+				h := newHarness(t, Config{Ranks: 4, SliceBytes: 256, Check: true}, 100*clock.Gbps, 0,
+					func(tr Transport) Transport { p = newTap(tr, nil, 4); return p })
+				p.sched = h.eng
+				p.dupNth = nth
+				_, err := h.run(t, op, 4096, 0, 1)
+				if err == nil || !strings.Contains(err.Error(), "duplicate arrival") {
+					t.Errorf("arrival %d delivered twice: err = %v, want a duplicate arrival", nth, err)
+				}
+			})
 		}
 	}
 }

@@ -55,15 +55,17 @@ type arrival struct {
 }
 
 // tap wraps a Transport: it records arrivals, counts writes in flight per
-// rank, and can flip a byte of the nth arrival carrying data, or fail the
-// nth completion.
+// rank, and can flip a byte of the nth arrival carrying data, deliver the
+// nth arrival twice, or fail the nth completion.
 type tap struct {
 	Transport
 	sched       clock.Scheduler
 	trace       []arrival
 	flipNth     int
+	dupNth      int
 	failNth     int
 	seen, dones int
+	arrivals    int
 	inflight    []int
 	maxInflight []int
 }
@@ -82,6 +84,9 @@ func (p *tap) Listen(rank int, region []byte, size int, arrived ArrivalFunc) {
 			}
 		}
 		arrived(from, off, n, imm)
+		if p.arrivals++; p.arrivals == p.dupNth {
+			arrived(from, off, n, imm)
+		}
 	})
 }
 

@@ -18,11 +18,11 @@ type send struct {
 
 // rankState is one rank's buffers and queue during a run.
 type rankState struct {
-	in, region []byte // nil in payload-free mode
+	seen       arrivals // arrivals already received, by arrivalIndex
+	in, region []byte   // nil in payload-free mode
 	queue      []send
 	head       int
 	inflight   int
-	seen       []bool // arrivals already received, by arrivalIndex
 	// All-to-all writes are made as the window takes them (a rank of
 	// 2,048 has 2,047 peers): the next is slice a2aJ for peer rank+a2aK.
 	a2aK int
@@ -97,7 +97,7 @@ func newRun(c *Comm, lay Layout, warmup, iters int, done func(Result, error)) *r
 			continue
 		}
 		st := &r.ranks[i]
-		st.seen = make([]bool, seen)
+		st.seen = newArrivals(seen)
 		if c.cfg.Check {
 			st.in = make([]byte, lay.InElems()*elemSize)
 			st.region = make([]byte, lay.RegionBytes())
@@ -253,7 +253,7 @@ func (r *run) beginIter() {
 		st := &r.ranks[rank]
 		st.expect = r.expected(rank)
 		st.pending, st.done = st.expect, false
-		clear(st.seen)
+		st.seen.reset()
 		switch lay.Op {
 		case AllReduce, ReduceScatter:
 			r.enqueueChunk(rank, 0, st.in)
@@ -413,11 +413,10 @@ func (r *run) arrive(rank, from, off, n int, im uint32) {
 		return
 	}
 	st := &r.ranks[rank]
-	if st.seen[idx] {
+	if st.seen.add(idx) {
 		r.fail(fmt.Errorf("rank %d: duplicate arrival from rank %d imm %#x", rank, from, im))
 		return
 	}
-	st.seen[idx] = true
 	if lay.Op != AllToAll {
 		if st.in != nil && step < r.nRS {
 			r.c.cfg.Type.reduceInto(bytesOf(st.region, a, b), bytesOf(st.in, a, b))
