@@ -162,14 +162,20 @@ type Agent struct {
 	Proc proc.Process
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
+	// exited is closed once the process has been reaped: every thread
+	// gone, its sockets closed.
+	exited chan struct{}
 }
 
 // StartAgent starts `bin agent` (with extra flags) in m's namespace, waits
-// until it answers and stops it at the end of the test (SIGTERM, by PID).
+// until its address takes a TCP connection and stops it at the end of the
+// test (SIGTERM, by PID). The connection is the new agent's only if no
+// earlier agent of m still holds the address: stop or kill that one first
+// (Stop, Kill return once it is gone).
 func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 	t.Helper()
 	addr := net.JoinHostPort(m.Addr.String(), "7470")
-	a := &Agent{Addr: addr, log: &bytes.Buffer{}}
+	a := &Agent{Addr: addr, log: &bytes.Buffer{}, exited: make(chan struct{})}
 	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root, "--token-file", m.token}, extra...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	p, err := netns.Start(m.NetNS, a.cmd)
@@ -177,11 +183,9 @@ func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 		t.Fatal(err)
 	}
 	a.Proc = p
-	waited := make(chan struct{})
-	go func() { a.cmd.Wait(); close(waited) }()
+	go func() { a.cmd.Wait(); close(a.exited) }()
 	t.Cleanup(func() {
 		a.Stop()
-		<-waited
 		if t.Failed() {
 			t.Logf("agent %s:\n%s", m.Name, a.log.String())
 		}
@@ -195,7 +199,7 @@ func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 			return a
 		}
 		select {
-		case <-waited:
+		case <-a.exited:
 			t.Fatalf("agent on %s exited: %s", m.Name, a.log.String())
 		default:
 		}
@@ -206,11 +210,24 @@ func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 	}
 }
 
-// Stop stops the agent (SIGTERM, then SIGKILL after 5 s).
-func (a *Agent) Stop() { a.Proc.Stop(5 * time.Second) }
+// Stop stops the agent (SIGTERM, then SIGKILL after 5 s) and returns once
+// it has exited.
+func (a *Agent) Stop() {
+	a.Proc.Stop(5 * time.Second)
+	<-a.exited
+}
 
-// Kill kills the agent at once (SIGKILL), as a machine's engine would.
-func (a *Agent) Kill() { a.Proc.Signal(unix.SIGKILL) }
+// Kill kills the agent at once (SIGKILL), as a machine's engine would, and
+// returns once it has exited. Not before: a killed process keeps its
+// sockets until its last thread is gone, milliseconds after the signal
+// (after /proc already shows it a zombie, which is all proc.Process.Stop
+// waits for), and meanwhile its listener still completes connections, so
+// the dial StartAgent waits for could reach the dying agent and let a
+// test talk to an address that nothing serves yet.
+func (a *Agent) Kill() {
+	a.Proc.Signal(unix.SIGKILL)
+	<-a.exited
+}
 
 // Run runs `bin args…` in the client namespace and returns its exit code
 // and combined output; it fails the test if the command runs over
