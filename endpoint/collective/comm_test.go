@@ -49,26 +49,30 @@ func TestCorrect(t *testing.T) {
 // and name it, whichever collective and whichever arrival (in order, or,
 // for the all-to-all, in the senders' order).
 func TestDuplicateDetected(t *testing.T) {
-	for _, op := range allOps {
-		for _, nth := range []int{1, 5, 17} {
-			t.Run(fmt.Sprintf("%v/arrival%d", op, nth), func(t *testing.T) {
-				var p *tap
-				h := newHarness(t, Config{Ranks: 4, SliceBytes: 256, Check: true}, 100*clock.Gbps, 0,
-					func(tr Transport) Transport { p = newTap(tr, nil, 4); return p })
-				p.sched = h.eng
-				p.dupNth = nth
-				_, err := h.run(t, op, 4096, 0, 1)
-				if err == nil || !strings.Contains(err.Error(), "duplicate arrival") {
-					t.Errorf("arrival %d delivered twice: err = %v, want a duplicate arrival", nth, err)
-				}
-			})
+	eachTappedRun(t, func(p *tap, nth int) { p.dupNth = nth }, func(t *testing.T, nth int, _ Result, err error) {
+		if err == nil || !strings.Contains(err.Error(), "duplicate arrival") {
+			t.Errorf("arrival %d delivered twice: err = %v, want a duplicate arrival", nth, err)
 		}
-	}
+	})
 }
 
 // TestCorruptionDetected flips one byte of one arrival: the check must see
 // it, whichever collective and whichever arrival.
 func TestCorruptionDetected(t *testing.T) {
+	eachTappedRun(t, func(p *tap, nth int) { p.flipNth = nth }, func(t *testing.T, nth int, res Result, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wrong == 0 {
+			t.Errorf("flipped a byte of arrival %d, #wrong = 0", nth)
+		}
+	})
+}
+
+// eachTappedRun runs every collective on 4 checked ranks through a tap
+// that set arms for the nth arrival (1, 5 and 17), and hands each run's
+// result to check.
+func eachTappedRun(t *testing.T, set func(p *tap, nth int), check func(t *testing.T, nth int, res Result, err error)) {
 	for _, op := range allOps {
 		for _, nth := range []int{1, 5, 17} {
 			t.Run(fmt.Sprintf("%v/arrival%d", op, nth), func(t *testing.T) {
@@ -76,14 +80,9 @@ func TestCorruptionDetected(t *testing.T) {
 				h := newHarness(t, Config{Ranks: 4, SliceBytes: 256, Check: true}, 100*clock.Gbps, 0,
 					func(tr Transport) Transport { p = newTap(tr, nil, 4); return p })
 				p.sched = h.eng
-				p.flipNth = nth
+				set(p, nth)
 				res, err := h.run(t, op, 4096, 0, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Wrong == 0 {
-					t.Errorf("flipped a byte of arrival %d, #wrong = 0", nth)
-				}
+				check(t, nth, res, err)
 			})
 		}
 	}
