@@ -355,11 +355,10 @@ func (n *NIC) txDone() {
 
 var _ wire.ReceivePrefetcher = (*NIC)(nil)
 
-// PrefetchReceive asks for the lines Receive(p) reads first: p's, and the
-// NIC's line 0 (the last QP) and line 2 (the counters)
+// PrefetchReceive asks for the NIC's lines Receive reads first beside the
+// packet: line 0 (the last QP) and line 2 (the counters)
 // (wire.ReceivePrefetcher).
-func (n *NIC) PrefetchReceive(p *wire.Packet) {
-	prefetch.Line(unsafe.Pointer(p))
+func (n *NIC) PrefetchReceive(*wire.Packet) {
 	prefetch.Line(unsafe.Pointer(&n.sched))
 	prefetch.Line(unsafe.Pointer(&n.ctr))
 }

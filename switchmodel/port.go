@@ -221,10 +221,9 @@ func (pt *Port) Rate() clock.Rate { return pt.rate }
 
 var _ wire.ReceivePrefetcher = (*Port)(nil)
 
-// PrefetchReceive asks for the lines Receive(p) reads first: p's, and the
-// port's ingress line (wire.ReceivePrefetcher).
-func (pt *Port) PrefetchReceive(p *wire.Packet) {
-	prefetch.Line(unsafe.Pointer(p))
+// PrefetchReceive asks for the port's ingress line, which Receive reads
+// first beside the packet (wire.ReceivePrefetcher).
+func (pt *Port) PrefetchReceive(*wire.Packet) {
 	prefetch.Line(unsafe.Pointer(&pt.swRx))
 }
 

@@ -121,10 +121,10 @@ type Sink interface {
 	Receive(p *Packet)
 }
 
-// A ReceivePrefetcher is a Sink that can ask ahead for the memory its
-// Receive(p) touches first: p's first line and its own receive state
-// (internal/prefetch). A link asks for its head packet's receiver this way
-// one event before delivering it (sim.Prefetcher). It must change nothing.
+// A ReceivePrefetcher is a Sink that can ask ahead for its own state that
+// Receive(p) touches first (internal/prefetch). A link asks for its head
+// packet, and its sink's state this way, one event before delivering it
+// (sim.Prefetcher). It must change nothing.
 type ReceivePrefetcher interface {
 	Sink
 	PrefetchReceive(p *Packet)

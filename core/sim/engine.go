@@ -210,8 +210,9 @@ func (e *Engine) step() {
 		e.log = append(e.log, logEntry{at: k.at, seq: k.ord >> slotBits, first: e.seq})
 	}
 	if e.heap.len() > 0 {
-		// Most often the next event to run: let it ask for its memory now.
-		if next := e.slots[e.heap[root].slot()]; next.h != nil {
+		// Most often the next event to run: let it ask for its memory now
+		// (a cancelled one's empty payload is no Prefetcher).
+		if next := &e.slots[e.heap[root].slot()]; next.h != nil {
 			if pf, ok := next.h.(Prefetcher); ok {
 				pf.Prefetch(next.arg)
 			}

@@ -34,8 +34,9 @@ type Pipe struct {
 	to    wire.Sink
 	delay clock.Duration
 	// ring is the first of mask+1 slots (a power of two): inline's, or
-	// the array grow made, which ring alone keeps alive; head indexes the oldest of the n packets in flight. An event
-	// for the head packet is in the engine exactly when n > 0.
+	// the array grow made, which ring alone keeps alive. head indexes the
+	// oldest of the n packets in flight. An event for the head packet is
+	// in the engine exactly when n > 0.
 	ring    unsafe.Pointer
 	mask    uint32
 	head, n uint32
@@ -165,11 +166,10 @@ func (h *linkHead) Prefetch(any) {
 		return
 	}
 	p := l.slot(l.head).p
+	prefetch.Line(unsafe.Pointer(p))
 	if pf, ok := l.to.(wire.ReceivePrefetcher); ok {
 		pf.PrefetchReceive(p)
-		return
 	}
-	prefetch.Line(unsafe.Pointer(p))
 }
 
 // receiving is the receiving side of a pipe across engines.
