@@ -44,7 +44,7 @@ type Result struct {
 // MADV_HUGEPAGE and, when collapse is set, collapses their resident pages
 // into huge pages at once. Call it after the large allocations of a run
 // (building a topology) and before the hot loop. Memory the Go runtime maps
-// later is not covered; call Advise again if the heap grows a lot.
+// later is not covered: Follow covers it as it comes.
 func Advise(collapse bool) (Result, error) {
 	var r Result
 	maps, err := os.ReadFile("/proc/self/maps")
@@ -57,29 +57,39 @@ func Advise(collapse bool) (Result, error) {
 	}
 	var firstErr error
 	for _, g := range regions {
-		if err := madvise(g.start, g.end-g.start, madvHugepage); err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("huge pages: madvise %#x+%d: %w", g.start, g.end-g.start, err)
-			}
-			continue
+		gr, err := adviseRegion(g, collapse)
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
-		r.Regions++
-		r.Bytes += int64(g.end - g.start)
-		if collapse {
-			// One huge page a call: the kernel gives up on the rest of a
-			// range at some failures, and untouched pages fail with
-			// EINVAL. Best effort; r.Huge says what came of it.
-			for a := g.start; a < g.end; a += minRegion {
-				err := madvise(a, minRegion, madvCollapse)
-				if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EBUSY) {
-					r.Short++
-				}
-			}
-		}
+		r.Regions += gr.Regions
+		r.Bytes += gr.Bytes
+		r.Short += gr.Short
 	}
 	r.Huge = anonHuge()
 	if r.Regions == 0 && firstErr != nil {
 		return r, firstErr
+	}
+	return r, nil
+}
+
+// adviseRegion marks g MADV_HUGEPAGE and, when collapse is set, collapses
+// its resident pages; Regions is 1 once g is advised.
+func adviseRegion(g region, collapse bool) (Result, error) {
+	var r Result
+	if err := madvise(g.start, g.end-g.start, madvHugepage); err != nil {
+		return r, fmt.Errorf("huge pages: madvise %#x+%d: %w", g.start, g.end-g.start, err)
+	}
+	r.Regions, r.Bytes = 1, int64(g.end-g.start)
+	if collapse {
+		// One huge page a call: the kernel gives up on the rest of a
+		// range at some failures, and untouched pages fail with EINVAL.
+		// Best effort; Huge says what came of it.
+		for a := g.start; a < g.end; a += minRegion {
+			err := madvise(a, minRegion, madvCollapse)
+			if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EBUSY) {
+				r.Short++
+			}
+		}
 	}
 	return r, nil
 }

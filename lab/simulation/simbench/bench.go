@@ -88,13 +88,21 @@ type Report struct {
 	Workers, Partitions int
 }
 
-// HugePages is what hugepage.Advise did before a run and how long it took
-// (not part of the run's wall time).
+// HugePages is what following the heap with huge pages did over a run
+// (hugepage.Follow): Before bytes advised before it, in Took (not part of
+// the run's wall time), the rest as the heap grew during the run; Huge is
+// the memory on huge pages at its end.
 type HugePages struct {
 	hugepage.Result
-	Took time.Duration
-	Err  error
+	Before int64
+	Took   time.Duration
+	Err    error
 }
+
+// hugePagePeriod is how often the run looks for heap memory mapped since
+// the last advice: the heap grows by a few megabytes a look at most, and a
+// look that finds nothing new costs a microsecond.
+const hugePagePeriod = 2 * time.Millisecond
 
 // PacketsPerSecond returns data packets simulated per wall-second.
 func (r *Report) PacketsPerSecond() float64 { return float64(r.DataPackets) / r.Wall.Seconds() }
@@ -264,8 +272,12 @@ func run(l *simlab.Lab, r *Report, cfg Config, jobErr func() error) error {
 	limit := cfg.Limit
 	if !cfg.NoHugePages {
 		t := time.Now()
-		hp, err := hugepage.Advise(true)
-		r.HugePages = HugePages{Result: hp, Took: time.Since(t), Err: err}
+		f, err := hugepage.Follow(hugePagePeriod)
+		r.HugePages = HugePages{Took: time.Since(t), Err: err}
+		if f != nil {
+			r.HugePages.Before = f.Result().Bytes
+			defer func() { r.HugePages.Result = f.Stop() }()
+		}
 	}
 	t0, c0 := time.Now(), CPUTime()
 	err := l.RunUntilIdle(limit)
@@ -364,8 +376,8 @@ func (r *Report) Summary() string {
 	case hp.Err != nil:
 		s += fmt.Sprintf("huge pages      not used: %v\n", hp.Err)
 	case hp.Regions > 0:
-		s += fmt.Sprintf("huge pages      %.0f MB advised, %.0f MB on huge pages after %v\n", float64(hp.Bytes)/(1<<20),
-			float64(hp.Huge)/(1<<20), hp.Took.Round(time.Millisecond))
+		s += fmt.Sprintf("huge pages      %.0f MB advised before the run (%v), %.0f MB as the heap grew; %.0f MB on huge pages at the end\n",
+			float64(hp.Before)/(1<<20), hp.Took.Round(time.Millisecond), float64(hp.Bytes-hp.Before)/(1<<20), float64(hp.Huge)/(1<<20))
 	}
 	s += fmt.Sprintf("fabric          %d PFC frames, deepest queue %d B, %d drops\n", r.PFCFrames, r.PeakQueue, r.Drops)
 	if len(r.FCTs) > 0 {
