@@ -49,32 +49,24 @@ func Routes(t *topologies.Topology) map[string][]switchmodel.Route {
 // switches has millions. One call carries every prefix a destination owns,
 // all over the same ports (which later calls may share).
 func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, prefixes []netip.Prefix, ports []int)) {
-	var switches []*topologies.Node
-	for _, n := range t.Nodes {
-		if n.Kind == topologies.KindSwitch {
-			switches = append(switches, n)
-		}
-	}
-	for _, d := range switches {
-		dist := distancesTo(d)
+	g := newSwitchGraph(t)
+	dist := make([]int32, len(g.switches))
+	var queue []int32
+	for di, d := range g.switches {
+		g.distancesTo(int32(di), dist, queue[:0])
 		dst := ownedPrefixes(d)
-		for _, s := range switches {
-			if s == d {
-				continue
-			}
-			ds, ok := dist[s]
-			if !ok {
-				continue // another plane, or unreachable
-			}
-			var ports []int
-			for i, pt := range s.Ports {
-				if pt.Peer != nil && pt.Peer.Node.Kind == topologies.KindSwitch {
-					if dn, ok := dist[pt.Peer.Node]; ok && dn == ds-1 {
-						ports = append(ports, i)
+		if len(dst) > 0 {
+			for si, s := range g.switches {
+				ds := dist[si]
+				if si == di || ds < 0 {
+					continue // d itself, another plane, or unreachable
+				}
+				var ports []int
+				for _, l := range g.links[si] {
+					if dist[l.peer] == ds-1 {
+						ports = append(ports, int(l.port))
 					}
 				}
-			}
-			if len(dst) > 0 {
 				emit(s, dst, ports)
 			}
 		}
@@ -92,29 +84,73 @@ func eachRoute(t *topologies.Topology, emit func(s *topologies.Node, prefixes []
 	}
 }
 
-// distancesTo returns the hop count from every switch that can reach d
-// (d's plane) to d, over switch-to-switch links.
-func distancesTo(d *topologies.Node) map[*topologies.Node]int {
-	dist := map[*topologies.Node]int{d: 0}
-	queue := []*topologies.Node{d}
+// switchGraph is the switch-to-switch cabling of a topology, switches by
+// index: routing a fabric of hundreds of switches asks each pair which of
+// its links lead closer, and maps keyed by node made that the build's
+// longest step.
+type switchGraph struct {
+	switches []*topologies.Node
+	plane    []uint8 // of each switch, numbered
+	// links[i]: switch i's ports cabled to a switch, in port order.
+	links [][]switchLink
+}
+
+type switchLink struct {
+	port  int32 // index in the switch's Ports
+	peer  int32 // the switch at the other end
+	plane uint8 // the port's, numbered as switchGraph.plane
+}
+
+func newSwitchGraph(t *topologies.Topology) *switchGraph {
+	g := &switchGraph{}
+	index := map[*topologies.Node]int32{}
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			index[n] = int32(len(g.switches))
+			g.switches = append(g.switches, n)
+		}
+	}
+	planes := map[topologies.Plane]uint8{}
+	number := func(p topologies.Plane) uint8 {
+		n, ok := planes[p]
+		if !ok {
+			n = uint8(len(planes))
+			planes[p] = n
+		}
+		return n
+	}
+	g.links = make([][]switchLink, len(g.switches))
+	for i, n := range g.switches {
+		g.plane = append(g.plane, number(n.Plane))
+		for p, pt := range n.Ports {
+			if pt.Peer == nil || pt.Peer.Node.Kind != topologies.KindSwitch {
+				continue
+			}
+			g.links[i] = append(g.links[i], switchLink{port: int32(p), peer: index[pt.Peer.Node], plane: number(pt.Plane)})
+		}
+	}
+	return g
+}
+
+// distancesTo sets dist[i] to the hop count from switch i to switch d over
+// switch-to-switch links of d's plane, -1 where d cannot be reached
+// (another plane). queue is scratch space.
+func (g *switchGraph) distancesTo(d int32, dist []int32, queue []int32) {
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[d] = 0
+	queue = append(queue, d)
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		for _, pt := range n.Ports {
-			if pt.Peer == nil || pt.Plane != d.Plane {
-				continue
-			}
-			m := pt.Peer.Node
-			if m.Kind != topologies.KindSwitch {
-				continue
-			}
-			if _, seen := dist[m]; !seen {
-				dist[m] = dist[n] + 1
-				queue = append(queue, m)
+		for _, l := range g.links[n] {
+			if l.plane == g.plane[d] && dist[l.peer] < 0 {
+				dist[l.peer] = dist[n] + 1
+				queue = append(queue, l.peer)
 			}
 		}
 	}
-	return dist
 }
 
 // ownedPrefixes returns what other switches route to switch d: the link
