@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,8 +117,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if !f.quiet {
 			ro.Progress = progressPrinter(opts.stderr, tty)
 		}
-		var stopHuge func()
-		ro.Progress, stopHuge = adviseHugePages(opts, ro.Progress)
+		stopHuge := followHugePages(opts)
 		out, err = labrun.Sim(cmd.Context(), sc, ro)
 		stopHuge()
 		if !f.quiet && tty {
@@ -260,43 +258,20 @@ func runJSON(out *labrun.Outcome) any {
 	}
 }
 
-// adviseHugePages wraps a progress callback so that the first call, which
-// comes once the lab is built and running, backs the heap with transparent
-// huge pages and follows it as it grows (internal/hugepage): a large
-// simulation touches its state in no particular order and spends much of
-// its time in TLB misses otherwise. Call stop when the run is over.
-func adviseHugePages(opts *options, next func(labrun.Progress)) (progress func(labrun.Progress), stop func()) {
-	var mu sync.Mutex
-	var f *hugepage.Follower
-	started := false
-	progress = func(p labrun.Progress) {
-		mu.Lock()
-		if !started {
-			started = true
-			var err error
-			if f, err = hugepage.Follow(hugePagePeriod); err != nil {
-				opts.log.Debug("huge pages not used", "err", err)
-			} else {
-				r := f.Result()
-				opts.log.Debug("huge pages", "advised", r.Bytes, "huge", r.Huge)
-			}
-		}
-		mu.Unlock()
-		if next != nil {
-			next(p)
-		}
+// followHugePages backs the heap with transparent huge pages from the
+// lab's build to the run's end (internal/hugepage): a large simulation
+// touches its state in no particular order and spends much of its time in
+// TLB misses otherwise. Call the returned stop when the run is over.
+func followHugePages(opts *options) (stop func()) {
+	f, err := hugepage.Follow(hugePagePeriod)
+	if err != nil {
+		opts.log.Debug("huge pages not used", "err", err)
+		return func() {}
 	}
-	stop = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		started = true
-		if f != nil {
-			r := f.Stop()
-			opts.log.Debug("huge pages at the end", "advised", r.Bytes, "huge", r.Huge)
-			f = nil
-		}
+	return func() {
+		r := f.Stop()
+		opts.log.Debug("huge pages", "advised", r.Bytes, "huge", r.Huge)
 	}
-	return progress, stop
 }
 
 // hugePagePeriod is how often a simulation looks for heap memory mapped

@@ -86,17 +86,26 @@ type Report struct {
 	// Workers is how many goroutines the run used, Partitions over how
 	// many engines its nodes were cut.
 	Workers, Partitions int
+
+	follow *hugepage.Follower // until the run ends
 }
 
-// HugePages is what following the heap with huge pages did over a run
-// (hugepage.Follow): Before bytes advised before it, in Took (not part of
-// the run's wall time), the rest as the heap grew during the run; Huge is
-// the memory on huge pages at its end.
+// HugePages is what following the heap with huge pages did from the
+// lab's build to the run's end (hugepage.Follow): Before bytes advised by
+// the start of the run, the rest during it; Huge is the memory on huge
+// pages at its end.
 type HugePages struct {
 	hugepage.Result
 	Before int64
-	Took   time.Duration
 	Err    error
+}
+
+// stopHugePages stops following the heap, once.
+func (r *Report) stopHugePages() {
+	if r.follow != nil {
+		r.HugePages.Result = r.follow.Stop()
+		r.follow = nil
+	}
 }
 
 // hugePagePeriod is how often the run looks for heap memory mapped since
@@ -156,15 +165,28 @@ func (c *Config) defaults() {
 
 func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	t0 := time.Now()
+	var follow *hugepage.Follower
+	var followErr error
+	if !cfg.NoHugePages {
+		// From the start, so that the lab's state is born on huge pages
+		// rather than copied onto them after.
+		follow, followErr = hugepage.Follow(hugePagePeriod)
+	}
 	t, err := spec.Build()
 	if err != nil {
+		if follow != nil {
+			follow.Stop()
+		}
 		return nil, nil, err
 	}
 	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow, Workers: cfg.Workers, Partitions: cfg.partitions()})
 	if err != nil {
+		if follow != nil {
+			follow.Stop()
+		}
 		return nil, nil, fmt.Errorf("simbench: %w", err)
 	}
-	r := &Report{Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links), Workers: l.Workers(), Partitions: l.Partitions()}
+	r := &Report{follow: follow, HugePages: HugePages{Err: followErr}, Topology: spec.Name, NICs: len(l.NICs()), Links: len(t.Links), Workers: l.Workers(), Partitions: l.Partitions()}
 	for _, n := range t.Nodes {
 		if n.Kind == topologies.KindSwitch {
 			r.Switches++
@@ -183,6 +205,7 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.stopHugePages()
 	names := l.NICNames()
 	to := derangement(len(names), rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)))
 	ps := simlab.PerfSpec{Name: "permutation", Op: "write", Pairwise: true, Size: cfg.FlowBytes / cfg.QPs, Iterations: 1,
@@ -234,6 +257,7 @@ func collectiveRun(spec ClosSpec, cfg Config, op, title string) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
+	defer r.stopHugePages()
 	job, err := l.Collective(simlab.CollSpec{Name: op, Op: op, Sizes: []int64{cfg.CollBytes},
 		Warmup: -1, Iters: 1, Paths: cfg.Paths})
 	if err != nil {
@@ -255,6 +279,7 @@ func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.stopHugePages()
 	job, err := l.Hierarchical(simlab.HierSpec{Name: "hier", GroupSize: spec.GPUs, Size: cfg.CollBytes, Paths: cfg.Paths})
 	if err != nil {
 		return nil, fmt.Errorf("simbench: %w", err)
@@ -270,14 +295,9 @@ func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 
 func run(l *simlab.Lab, r *Report, cfg Config, jobErr func() error) error {
 	limit := cfg.Limit
-	if !cfg.NoHugePages {
-		t := time.Now()
-		f, err := hugepage.Follow(hugePagePeriod)
-		r.HugePages = HugePages{Took: time.Since(t), Err: err}
-		if f != nil {
-			r.HugePages.Before = f.Result().Bytes
-			defer func() { r.HugePages.Result = f.Stop() }()
-		}
+	if f := r.follow; f != nil {
+		r.HugePages.Before = f.Result().Bytes
+		defer r.stopHugePages()
 	}
 	t0, c0 := time.Now(), CPUTime()
 	err := l.RunUntilIdle(limit)
@@ -376,8 +396,8 @@ func (r *Report) Summary() string {
 	case hp.Err != nil:
 		s += fmt.Sprintf("huge pages      not used: %v\n", hp.Err)
 	case hp.Regions > 0:
-		s += fmt.Sprintf("huge pages      %.0f MB advised before the run (%v), %.0f MB as the heap grew; %.0f MB on huge pages at the end\n",
-			float64(hp.Before)/(1<<20), hp.Took.Round(time.Millisecond), float64(hp.Bytes-hp.Before)/(1<<20), float64(hp.Huge)/(1<<20))
+		s += fmt.Sprintf("huge pages      %.0f MB advised by the run's start, %.0f MB during it; %.0f MB on huge pages at the end\n",
+			float64(hp.Before)/(1<<20), float64(hp.Bytes-hp.Before)/(1<<20), float64(hp.Huge)/(1<<20))
 	}
 	s += fmt.Sprintf("fabric          %d PFC frames, deepest queue %d B, %d drops\n", r.PFCFrames, r.PeakQueue, r.Drops)
 	if len(r.FCTs) > 0 {
