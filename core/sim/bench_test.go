@@ -56,7 +56,7 @@ func BenchmarkHold(b *testing.B) {
 	for _, size := range []struct {
 		name string
 		n    int
-	}{{"10k", 10_000}, {"1M", 1_000_000}} {
+	}{{"1k", 1_000}, {"10k", 10_000}, {"1M", 1_000_000}} {
 		b.Run(size.name+"/handler", func(b *testing.B) {
 			e := New(1)
 			h := &holder{e: e, rng: e.Rand("hold")}
