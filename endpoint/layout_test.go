@@ -30,3 +30,31 @@ func TestNICLayout(t *testing.T) {
 		return unsafe.Pointer(nic)
 	})
 }
+
+// TestQPLayout holds the cache-line layout of a QP's per-packet fields
+// (see QP): the state and the peer's addressing in line 0, the packet and
+// byte counters in line 1, and QPs allocated on a line.
+func TestQPLayout(t *testing.T) {
+	var q QP
+	testenv.CheckLayout(t, []testenv.Layout{
+		{What: "QP.state's line", Got: unsafe.Offsetof(q.state) / 64, Want: 0},
+		{What: "QP.remote.MAC's line", Got: (unsafe.Offsetof(q.remote) + unsafe.Offsetof(q.remote.MAC)) / 64, Want: 0},
+		{What: "QP.remote.IP's line", Got: (unsafe.Offsetof(q.remote) + unsafe.Offsetof(q.remote.IP)) / 64, Want: 0},
+		{What: "QP.remote.QPN's line", Got: (unsafe.Offsetof(q.remote) + unsafe.Offsetof(q.remote.QPN)) / 64, Want: 0},
+		{What: "QP.ctr.txPkts' line", Got: (unsafe.Offsetof(q.ctr) + unsafe.Offsetof(q.ctr.txPkts)) / 64, Want: 1},
+		{What: "QP.ctr.rxDataBytes' line", Got: (unsafe.Offsetof(q.ctr) + unsafe.Offsetof(q.ctr.rxDataBytes)) / 64, Want: 1},
+	})
+	testenv.OnLines(t, "a QP", func() unsafe.Pointer {
+		nic, err := NewNIC(Options{Name: "n", Sched: sim.New(1), IP: netip.AddrFrom4([4]byte{10, 0, 0, 1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pd := nic.AllocPD()
+		cq := nic.CreateCQ(16)
+		qp, err := pd.CreateQP(QPConfig{SendCQ: cq, RecvCQ: cq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unsafe.Pointer(qp)
+	})
+}

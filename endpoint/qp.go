@@ -158,28 +158,38 @@ func (s State) String() string { return [...]string{"RESET", "INIT", "RTR", "RTS
 
 // QP is a reliable-connected queue pair.
 type QP struct {
-	nic  *NIC
-	pd   *PD
-	cfg  QPConfig
-	qpn  uint32
-	mtu  int
-	mode Mode // the mode in force (RoCEv2 until MetaRoCE is agreed)
-
-	state  State
-	remote ConnInfo
-	err    error
-
-	dataPrio     int
+	// What a packet in or out touches of the QP itself comes first: its
+	// state and the peer a header is built from in line 0, the packet and
+	// byte counters in line 1, and QPs are allocated on a line (linedQP;
+	// TestQPLayout). In a 2,048-rank all-reduce a received packet's count
+	// was a cache miss on line 13, 4 % of the CPU.
+	nic          *NIC
+	state        State
+	mode         Mode // the mode in force (RoCEv2 until MetaRoCE is agreed)
 	active, idle bool
+	remote       ConnInfo
+	ctr          qpCounters
+
+	pd       *PD
+	cfg      QPConfig
+	qpn      uint32
+	mtu      int
+	err      error
+	dataPrio int
 
 	neg negotiation
 	req requester
 	rsp responder
 
-	ctr qpCounters
 	// aggregated: the QP's telemetry is summed into the NIC's "others"
 	// row (it was created with TelemetryQPRows QPs shown already).
 	aggregated bool
+}
+
+// linedQP puts a QP on a cache line boundary, as linedNIC does a NIC.
+type linedQP struct {
+	_ [56]byte
+	QP
 }
 
 // CreateQP creates a QP in the RESET state.
@@ -209,7 +219,8 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		return nil, fmt.Errorf("create QP: congestion control %q but the NIC has no registry", cfg.CC)
 	}
 	n.nextQPN++
-	qp := &QP{nic: n, pd: pd, cfg: cfg, qpn: n.nextQPN & psnMask, mtu: n.opts.MTU, dataPrio: n.prio(n.opts.DataDSCP)}
+	qp := &new(linedQP).QP
+	*qp = QP{nic: n, pd: pd, cfg: cfg, qpn: n.nextQPN & psnMask, mtu: n.opts.MTU, dataPrio: n.prio(n.opts.DataDSCP)}
 	// Receive WRs may be posted (and the QP may fail) before RTR, where
 	// the two halves get the rest of their state.
 	qp.req.qp, qp.rsp.qp = qp, qp

@@ -59,6 +59,9 @@ func (t *Transport) disconnect(p *pair) {
 	for _, c := range []*conn{p.ab, p.ba} {
 		c.qp.Destroy()
 		delete(t.conns, [2]int{c.from, c.to})
+		if r := t.ranks[c.from]; r.last == c {
+			r.last = nil
+		}
 	}
 	for _, r := range []int{p.ab.from, p.ab.to} {
 		t.live[r] = slices.DeleteFunc(t.live[r], func(q *pair) bool { return q == p })
