@@ -58,7 +58,8 @@ type Group struct {
 	closed bool
 }
 
-// logEntry is one event an engine ran in the current window: when, its
+// logEntry is one event an engine ran in the current window that took
+// insertion sequences (the others change nothing the merge does): when, its
 // sequence (final, or provisional in this engine), and the first
 // provisional sequence its handler took.
 type logEntry struct {
