@@ -17,6 +17,10 @@ type Table[T any] struct {
 	base  uint32 // the number held by slots[0]
 	slots []slot[T]
 	n     int // live entries
+	// buf is the whole array slots lies in: Delete reslices slots forward,
+	// and Put moves the live span back to buf's start when it can (room)
+	// instead of growing a slice that crept to its array's end.
+	buf []slot[T]
 }
 
 type slot[T any] struct {
@@ -50,19 +54,40 @@ func (t *Table[T]) Get(num uint32) (T, bool) {
 // almost 2^24 ahead, and the slice would grow to match.
 func (t *Table[T]) Put(num uint32, v T) {
 	if t.n == 0 {
-		t.base, t.slots = num&Mask, t.slots[:0]
+		t.base, t.slots = num&Mask, t.buf[:0]
 	}
 	i, live := t.index(num)
 	if i > len(t.slots)+MaxGap {
 		panic(fmt.Sprintf("seqtab: Put(%d) leaves a gap of %d after the numbers held from %d: not handed out in sequence", num, i-len(t.slots), t.base))
 	}
 	for len(t.slots) <= i {
+		t.room()
+		c := cap(t.slots)
 		t.slots = append(t.slots, slot[T]{})
+		if cap(t.slots) != c { // a new array
+			t.buf = t.slots[:cap(t.slots)]
+		}
 	}
 	if !live {
 		t.n++
 	}
 	t.slots[i] = slot[T]{v: v, live: true}
+}
+
+// room moves the live span back to the start of its array when slots has
+// reached the array's end and the span fills at most half of it: a window
+// of numbers sliding forward (a channel's writes in flight) then reuses one
+// array instead of growing a new one every time it reaches the end, which
+// was 1.2 % of a 2,048-rank all-reduce's CPU.
+func (t *Table[T]) room() {
+	l := len(t.slots)
+	if l < cap(t.slots) || l > cap(t.buf)/2 {
+		return
+	}
+	off := cap(t.buf) - cap(t.slots)
+	copy(t.buf, t.slots)
+	clear(t.buf[l : off+l])
+	t.slots = t.buf[:l]
 }
 
 // Delete removes num's value, if any, and trims the holes at the front.

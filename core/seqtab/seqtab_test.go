@@ -89,3 +89,40 @@ func TestPutOutOfSequence(t *testing.T) {
 		})
 	}
 }
+
+// TestSlidingWindowReusesItsArray: numbers handed out and retired in
+// order, a window of them live at a time (a channel's writes in flight),
+// keep their values and, once the array is big enough, allocate nothing:
+// the live span moves back to the array's start instead of growing a new
+// array each time it reaches the end.
+func TestSlidingWindowReusesItsArray(t *testing.T) {
+	for _, window := range []int{1, 3, 64, 1000} {
+		var tab Table[int]
+		next, old := uint32(Mask-5), uint32(Mask-5) // across the wrap too
+		step := func() {
+			tab.Put(next&Mask, int(next&Mask))
+			next++
+			if int(next-old) > window {
+				if v, ok := tab.Get(old & Mask); !ok || v != int(old&Mask) {
+					t.Fatalf("window %d: Get(%d) = %d, %v", window, old&Mask, v, ok)
+				}
+				tab.Delete(old & Mask)
+				old++
+			}
+		}
+		for range 10 * window {
+			step()
+		}
+		if allocs := testing.AllocsPerRun(1000, step); allocs != 0 {
+			t.Errorf("window %d: %.2f allocations a step in steady state", window, allocs)
+		}
+		if tab.Len() != window {
+			t.Errorf("window %d: %d live", window, tab.Len())
+		}
+		for n := old; n != next; n++ {
+			if v, ok := tab.Get(n & Mask); !ok || v != int(n&Mask) {
+				t.Fatalf("window %d: Get(%d) = %d, %v at the end", window, n&Mask, v, ok)
+			}
+		}
+	}
+}
