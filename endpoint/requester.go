@@ -40,6 +40,8 @@ type txRec struct {
 type requester struct {
 	qp       *QP
 	sq       []*swqe  // posted, not yet completed; sq[0] is the oldest
+	sqBuf    []*swqe  // the array sq lies in (appendSliding)
+	spare    []*swqe  // completed WQEs for the next posts (newWQE)
 	dirty    []uint64 // paths to walk at the next detectLoss (bit i: path i)
 	nextSeq  uint64   // next sequence number to transmit (go-back-N rewinds it)
 	maxSent  uint64   // one past the highest sequence number transmitted
@@ -89,7 +91,7 @@ func (r *requester) post(wr SendWR) error {
 	if wr.Opcode > WRRead {
 		return fmt.Errorf("qp %#x: post send: bad opcode %d", qp.qpn, wr.Opcode)
 	}
-	w := &swqe{wr: wr, hi: -1}
+	w := r.newWQE(wr)
 	if wr.Local.Length > 0 {
 		need := Access(0)
 		if wr.Opcode == WRRead {
@@ -98,7 +100,7 @@ func (r *requester) post(wr SendWR) error {
 		mr, err := qp.nic.lookup(wr.Local.LKey, false, qp.pd, wr.Local.Addr, uint64(wr.Local.Length), need)
 		if err != nil {
 			// As a NIC does: the WR completes in error and the QP fails.
-			r.sq = append(r.sq, w)
+			appendSliding(&r.sq, &r.sqBuf, w)
 			w.status, w.err = StatusLocalProtection, fmt.Errorf("local SGE: %w", err)
 			qp.fail(w.err)
 			return nil
@@ -112,7 +114,7 @@ func (r *requester) post(wr SendWR) error {
 		w.ssn = r.ssn
 		r.ssn++
 	}
-	r.sq = append(r.sq, w)
+	appendSliding(&r.sq, &r.sqBuf, w)
 	if wr.Opcode == WRRead {
 		qp.creditAsk(qp.framesBytes(1, 0))
 	} else {
@@ -379,6 +381,32 @@ func (r *requester) ackThrough(seq uint64) {
 	r.progress()
 }
 
+// maxSpareWQEs bounds the completed WQEs a requester keeps for reuse.
+const maxSpareWQEs = 32
+
+// newWQE returns a WQE for wr: one completed and released before when
+// there is one (a QP that streams writes posts and completes one per
+// write, and allocating each was half of a 2,048-rank all-reduce's
+// allocations), else a new one.
+func (r *requester) newWQE(wr SendWR) *swqe {
+	if n := len(r.spare); n > 0 {
+		w := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		*w = swqe{wr: wr, hi: -1}
+		return w
+	}
+	return &swqe{wr: wr, hi: -1}
+}
+
+// release keeps w, completed and off the send queue, for a later post.
+// Nothing else holds a WQE: the send queue and the calls working on it.
+func (r *requester) release(w *swqe) {
+	if len(r.spare) < maxSpareWQEs {
+		*w = swqe{}
+		r.spare = append(r.spare, w)
+	}
+}
+
 // progress completes the WRs that are done, resets the retry state and
 // re-arms the retransmission timer.
 func (r *requester) progress() {
@@ -392,6 +420,7 @@ func (r *requester) progress() {
 		r.sq[0] = nil
 		r.sq = r.sq[1:]
 		r.complete(w, StatusSuccess, nil)
+		r.release(w)
 	}
 	if r.nextSeq < r.una {
 		r.nextSeq = r.una

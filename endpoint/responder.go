@@ -38,6 +38,7 @@ type readJob struct {
 type responder struct {
 	qp      *QP
 	rq      []rwqe
+	rqBuf   []rwqe // the array rq lies in (appendSliding)
 	rqSSN   uint32 // send sequence number of rq[0]
 	ePSN    uint64 // next expected sequence number
 	msn     uint32
@@ -106,7 +107,7 @@ func (s *responder) postRecv(wr RecvWR) error {
 		}
 		e.mr = mr
 	}
-	s.rq = append(s.rq, e)
+	appendSliding(&s.rq, &s.rqBuf, e)
 	return nil
 }
 
