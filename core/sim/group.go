@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -43,7 +42,7 @@ type Group struct {
 	maps      [][]uint64  // per engine: provisional sequence - base → final
 	heads     []int       // per engine: the next log entry to merge
 	mergeHeap []mergeHead // merge's heap, kept for its capacity
-	start     []chan key
+	hand      *handoff // the windows' start and end with the workers
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
 	globals   []*global    // Group.At events, in order
@@ -54,7 +53,6 @@ type Group struct {
 	// and ends before start plus the lookahead, whether it must run
 	// serially (see RunUntil).
 	Serial func(start clock.Time) bool
-	done   sync.WaitGroup
 	closed bool
 }
 
@@ -89,10 +87,9 @@ func NewGroup(seed uint64, n, workers int, lookahead clock.Duration) (*Group, er
 		g.engines = append(g.engines, e)
 	}
 	g.order = slices.Clone(g.engines)
-	for range min(workers, n) - 1 {
-		ch := make(chan key)
-		g.start = append(g.start, ch)
-		go g.worker(ch)
+	g.hand = newHandoff(min(workers, n) - 1)
+	for i := range min(workers, n) - 1 {
+		go g.worker(i)
 	}
 	return g, nil
 }
@@ -103,15 +100,19 @@ func (g *Group) Close() {
 		return
 	}
 	g.closed = true
-	for _, ch := range g.start {
-		close(ch)
-	}
+	g.hand.close()
 }
 
-func (g *Group) worker(start <-chan key) {
-	for bound := range start {
+func (g *Group) worker(i int) {
+	var gen uint64
+	for {
+		var bound key
+		var ok bool
+		if gen, bound, ok = g.hand.next(i, gen); !ok {
+			return
+		}
 		g.runEngines(bound)
-		g.done.Done()
+		g.hand.finish()
 	}
 }
 
@@ -329,16 +330,13 @@ func (g *Group) window(bound key) {
 	g.windows++
 	g.base = base
 	g.inWindow = true
-	if len(g.start) < len(g.engines)-1 {
+	if len(g.hand.workers) < len(g.engines)-1 {
 		slices.SortStableFunc(g.order, func(a, b *Engine) int { return cmp.Compare(b.lastRan, a.lastRan) })
 	}
 	g.taken.Store(0)
-	g.done.Add(len(g.start))
-	for _, ch := range g.start {
-		ch <- bound
-	}
+	g.hand.start(bound)
 	g.runEngines(bound)
-	g.done.Wait()
+	g.hand.awaitWorkers()
 	g.inWindow = false
 	for _, e := range g.engines {
 		e.seqLimit = 0
