@@ -134,11 +134,12 @@ func TestHierAllReduce(t *testing.T) {
 }
 
 // TestWorkersGiveOneEngineResults runs the 64-host permutation, single-path
-// and sprayed, on one engine, then cut by pod on one goroutine and on two
-// and three side by side: the result tables (every flow's completion
-// time, packet, event, PFC and drop counts, fabric time) must be
-// byte-identical, and the runs must have used the workers and partitions
-// asked for.
+// and sprayed, on one engine, then cut by rack (the default 8 partitions:
+// two pods of four racks) on one goroutine and on two and three side by
+// side, and cut by pod (2 partitions) on two: the result tables (every
+// flow's completion time, packet, event, PFC and drop counts, fabric time)
+// must be byte-identical, and the runs must have used the workers and
+// partitions asked for.
 func TestWorkersGiveOneEngineResults(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -158,15 +159,20 @@ func TestWorkersGiveOneEngineResults(t *testing.T) {
 				t.Fatalf("one engine: %d workers, %d partitions, peak queue %d B (want one engine, and queueing to compare)",
 					one.Workers, one.Partitions, one.PeakQueue)
 			}
-			for _, w := range []int{1, 2, 3} {
+			for _, c := range []struct{ workers, partitions, wantParts int }{
+				{1, 0, 8}, {2, 0, 8}, {3, 0, 8}, // small64: two pods of four racks
+				{2, 2, 2},
+			} {
 				cfg := tc.cfg
-				cfg.Workers = w
+				cfg.Workers, cfg.Partitions = c.workers, c.partitions
 				r, err := Permutation(small64(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Workers != min(w, 2) || r.Partitions != 2 { // small64 has two pods
-					t.Errorf("%d workers asked: %d used, on %d partitions (want 2)", w, r.Workers, r.Partitions)
+				w := c.workers
+				if r.Workers != w || r.Partitions != c.wantParts {
+					t.Errorf("%d workers and %d partitions asked: %d workers used, on %d partitions (want %d)",
+						w, c.partitions, r.Workers, r.Partitions, c.wantParts)
 				}
 				if got, want := r.Table(), one.Table(); got != want {
 					t.Errorf("%d workers: table differs from one engine's\n got %.300s\nwant %.300s", w, got, want)

@@ -47,7 +47,8 @@ type Options struct {
 	QPTimeout clock.Duration
 	// Workers is how many goroutines the lab's engines run on, side by
 	// side (see workers.go); 0 or 1 is one. Partitions is how many engines
-	// a fabric of several zones is cut into (at most one per zone); 0 is
+	// a fabric of several zones is cut into (at most one per zone, or per
+	// group of racks when twice the zones or more are asked for); 0 is
 	// DefaultPartitions(Workers) when Workers > 1, else one engine.
 	// Several partitions pay on one goroutine too: a window runs each
 	// partition's events together, while its switches and NICs are in

@@ -12,9 +12,12 @@ import (
 )
 
 // A lab of several partitions (Options.Partitions, or Workers > 1) runs on
-// a sim.Group: its nodes are cut into partitions (at most one per zone) by
-// zone (a pod and its racks stay together; switches of no zone, the core,
-// are dealt round robin, and other nodes of no zone go with their switch),
+// a sim.Group: its nodes are cut into partitions by zone (a pod and its
+// racks stay together; switches of no zone, the core, are dealt round
+// robin, and other nodes of no zone go with their switch), or, when the
+// partitions asked for are at least twice the zones and every zone numbers
+// its racks, by groups of consecutive racks within each zone (a rack's
+// hosts and leaf together, the zone's spines dealt round robin over them),
 // each on its own engine, and the links between partitions become pipes
 // across engines, run on Workers goroutines. The group
 // runs in windows of the least delay of a link between partitions, and its
@@ -43,7 +46,8 @@ const (
 )
 
 // DefaultPartitions is how many engines a lab on workers goroutines is
-// cut into when Options.Partitions does not say (at most one per zone).
+// cut into when Options.Partitions does not say (at most one per zone, or
+// per group of racks; see partition).
 func DefaultPartitions(workers int) int { return max(minParts, partsPerWorker*workers) }
 
 // errOneEngine is what jobs a partitioned lab cannot run say.
@@ -57,27 +61,54 @@ type workers struct {
 	mu sync.Mutex // the jobs' and the lab's counters of finished work
 }
 
-// partition cuts t's nodes over n engines (at most one per zone) of a new
+// partition cuts t's nodes over n engines (by zone, or by groups of racks
+// when n is at least twice the zones) of a new
 // group on goroutines goroutines, or returns nil when the cut cannot be
 // made: fewer than two zones or engines, or a link between partitions
 // without delay (no lookahead to run windows on).
 func partition(t *topologies.Topology, n, goroutines int, seed uint64) (*workers, error) {
 	zones := map[int]bool{}
+	racks := map[int]int{} // the highest rack number of each zone
 	for _, nd := range t.Nodes {
 		if nd.Zone > 0 {
 			zones[nd.Zone] = true
+			racks[nd.Zone] = max(racks[nd.Zone], nd.Rack)
 		}
 	}
 	if n < 2 || len(zones) < 2 {
 		return nil, nil
 	}
-	n = min(n, len(zones))
+	// With at least twice as many partitions asked for as zones, each
+	// zone is cut into per groups of consecutive racks when every zone
+	// numbers its racks (a rack's hosts and leaf together, the zone's
+	// spines dealt round robin over its groups): the 2,048-GPU cluster's
+	// four zones on two workers were four engines for two goroutines, and
+	// whichever finished its second first waited for the other in every
+	// window.
+	per := 1
+	if n >= 2*len(zones) {
+		per = n / len(zones)
+		for _, r := range racks {
+			if r < 1 {
+				per = 1 // a zone without racks: cut by zone only
+				break
+			}
+			per = min(per, r)
+		}
+	}
+	n = min(n, len(zones)*per)
 	part := make(map[*topologies.Node]int, len(t.Nodes))
 	core := 0
+	spines := map[int]int{} // per zone, its rackless nodes dealt so far
 	for _, nd := range t.Nodes {
 		switch {
-		case nd.Zone > 0:
+		case nd.Zone > 0 && per == 1:
 			part[nd] = (nd.Zone - 1) % n
+		case nd.Zone > 0 && nd.Rack > 0:
+			part[nd] = (nd.Zone-1)*per + (nd.Rack-1)*per/racks[nd.Zone]
+		case nd.Zone > 0:
+			part[nd] = (nd.Zone-1)*per + spines[nd.Zone]%per
+			spines[nd.Zone]++
 		case nd.Kind == topologies.KindSwitch:
 			part[nd] = core % n
 			core++
