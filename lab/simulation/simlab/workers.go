@@ -39,9 +39,11 @@ import (
 // partsPerWorker is how many partitions each worker runs at least,
 // handed out busiest first in each window (see sim.NewGroup), and
 // minParts how many a lab is cut into at least: on one core the
-// permutations ran fastest with 8 (docs/performance.md).
+// permutations ran fastest with 8, and on two workers, once the workers
+// stopped parking between windows, 16 beat 8 (0.93 on permutation-ecmp,
+// 0.84-0.91 on the all-reduce; docs/performance.md).
 const (
-	partsPerWorker = 4
+	partsPerWorker = 8
 	minParts       = 8
 )
 
