@@ -37,12 +37,12 @@ type Group struct {
 	lookahead clock.Duration
 	next      uint64 // the next final insertion sequence
 	inWindow  bool
-	windows   uint64      // windows run; the current or last one's number
-	base      uint64      // the last window's first sequence
-	maps      [][]uint64  // per engine: provisional sequence - base → final
-	heads     []int       // per engine: the next log entry to merge
-	mergeHeap []mergeHead // merge's heap, kept for its capacity
-	hand      *handoff // the windows' start and end with the workers
+	windows   uint64       // windows run; the current or last one's number
+	base      uint64       // the last window's first sequence
+	maps      [][]uint64   // per engine: provisional sequence - base → final
+	heads     []int        // per engine: the next log entry to merge
+	mergeHeap []mergeHead  // merge's heap, kept for its capacity
+	hand      *handoff     // the windows' start and end with the workers
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
 	globals   []*global    // Group.At events, in order
