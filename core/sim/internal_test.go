@@ -50,3 +50,25 @@ func TestHotPathAllocs(t *testing.T) {
 		t.Errorf("Schedule+Step: %v allocs, want 0", a)
 	}
 }
+
+// TestBelowIsBefore: the branch-free comparison the heap's pop uses agrees
+// with before on ties of time, of sequence, at the extremes of both, and
+// on random keys.
+func TestBelowIsBefore(t *testing.T) {
+	keys := []key{
+		{0, 0}, {0, 1}, {1, 0}, {1, ^uint64(0)}, {2, 0},
+		{clock.Never, 0}, {clock.Never, ^uint64(0)}, {clock.Never - 1, ^uint64(0)},
+	}
+	rng := New(7).Rand("keys")
+	for range 2000 {
+		keys = append(keys, key{at: clock.Time(rng.Int64N(8)), ord: rng.Uint64() >> rng.IntN(64)})
+	}
+	for i := range keys {
+		for j := range keys {
+			a, b := &keys[i], &keys[j]
+			if got, want := a.below(b) == 1, a.before(b); got != want {
+				t.Fatalf("%+v below %+v = %v, before says %v", *a, *b, got, want)
+			}
+		}
+	}
+}
