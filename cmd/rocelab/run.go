@@ -263,7 +263,7 @@ func runJSON(out *labrun.Outcome) any {
 // touches its state in no particular order and spends much of its time in
 // TLB misses otherwise. Call the returned stop when the run is over.
 func followHugePages(opts *options) (stop func()) {
-	f, err := hugepage.Follow(hugePagePeriod)
+	f, err := hugepage.Follow(hugepage.DefaultPeriod)
 	if err != nil {
 		opts.log.Debug("huge pages not used", "err", err)
 		return func() {}
@@ -273,7 +273,3 @@ func followHugePages(opts *options) (stop func()) {
 		opts.log.Debug("huge pages", "advised", r.Bytes, "huge", r.Huge)
 	}
 }
-
-// hugePagePeriod is how often a simulation looks for heap memory mapped
-// since its last advice (hugepage.Follow).
-const hugePagePeriod = 2 * time.Millisecond

@@ -1,6 +1,7 @@
 package hugepage
 
 import (
+	"fmt"
 	"os"
 	"runtime/metrics"
 	"slices"
@@ -24,6 +25,11 @@ type Follower struct {
 	advised []region // sorted, disjoint
 	err     error    // the first error, kept for Follow
 }
+
+// DefaultPeriod is how often a Follower of a simulation looks: the heap
+// grows by a few megabytes a look at most, and a look that finds nothing
+// new costs a microsecond.
+const DefaultPeriod = 2 * time.Millisecond
 
 // Follow advises every anonymous mapping now (as Advise(true) does) and
 // then, every period until Stop, the memory mapped since. It returns an
@@ -84,7 +90,11 @@ func (f *Follower) run(period time.Duration) {
 
 // tick advises and collapses the parts of the anonymous mappings not
 // advised before.
-func (f *Follower) tick() {
+func (f *Follower) tick() { f.advise(true) }
+
+// advise marks MADV_HUGEPAGE, and collapses when asked, the parts of the
+// anonymous mappings not advised before, keeping the first error.
+func (f *Follower) advise(collapse bool) {
 	maps, err := os.ReadFile("/proc/self/maps")
 	var regions []region
 	if err == nil {
@@ -94,13 +104,13 @@ func (f *Follower) tick() {
 	defer f.mu.Unlock()
 	if err != nil {
 		if f.err == nil {
-			f.err = err
+			f.err = fmt.Errorf("huge pages: %w", err)
 		}
 		return
 	}
 	for _, g := range regions {
 		for _, n := range uncovered(g, f.advised) {
-			r, err := adviseRegion(n, true)
+			r, err := adviseRegion(n, collapse)
 			if err != nil && f.err == nil {
 				f.err = err
 			}

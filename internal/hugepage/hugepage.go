@@ -46,28 +46,12 @@ type Result struct {
 // (building a topology) and before the hot loop. Memory the Go runtime maps
 // later is not covered: Follow covers it as it comes.
 func Advise(collapse bool) (Result, error) {
-	var r Result
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return r, fmt.Errorf("huge pages: %w", err)
-	}
-	regions, err := anonRegions(maps)
-	if err != nil {
-		return r, fmt.Errorf("huge pages: %w", err)
-	}
-	var firstErr error
-	for _, g := range regions {
-		gr, err := adviseRegion(g, collapse)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		r.Regions += gr.Regions
-		r.Bytes += gr.Bytes
-		r.Short += gr.Short
-	}
+	var f Follower
+	f.advise(collapse)
+	r := f.r
 	r.Huge = anonHuge()
-	if r.Regions == 0 && firstErr != nil {
-		return r, firstErr
+	if r.Regions == 0 && f.err != nil {
+		return r, f.err
 	}
 	return r, nil
 }

@@ -108,11 +108,6 @@ func (r *Report) stopHugePages() {
 	}
 }
 
-// hugePagePeriod is how often the run looks for heap memory mapped since
-// the last advice: the heap grows by a few megabytes a look at most, and a
-// look that finds nothing new costs a microsecond.
-const hugePagePeriod = 2 * time.Millisecond
-
 // PacketsPerSecond returns data packets simulated per wall-second.
 func (r *Report) PacketsPerSecond() float64 { return float64(r.DataPackets) / r.Wall.Seconds() }
 
@@ -170,7 +165,7 @@ func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	if !cfg.NoHugePages {
 		// From the start, so that the lab's state is born on huge pages
 		// rather than copied onto them after.
-		follow, followErr = hugepage.Follow(hugePagePeriod)
+		follow, followErr = hugepage.Follow(hugepage.DefaultPeriod)
 	}
 	t, err := spec.Build()
 	if err != nil {
