@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/slide"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
 )
@@ -100,7 +101,7 @@ func (r *requester) post(wr SendWR) error {
 		mr, err := qp.nic.lookup(wr.Local.LKey, false, qp.pd, wr.Local.Addr, uint64(wr.Local.Length), need)
 		if err != nil {
 			// As a NIC does: the WR completes in error and the QP fails.
-			appendSliding(&r.sq, &r.sqBuf, w)
+			slide.Append(&r.sq, &r.sqBuf, w)
 			w.status, w.err = StatusLocalProtection, fmt.Errorf("local SGE: %w", err)
 			qp.fail(w.err)
 			return nil
@@ -114,7 +115,7 @@ func (r *requester) post(wr SendWR) error {
 		w.ssn = r.ssn
 		r.ssn++
 	}
-	appendSliding(&r.sq, &r.sqBuf, w)
+	slide.Append(&r.sq, &r.sqBuf, w)
 	if wr.Opcode == WRRead {
 		qp.creditAsk(qp.framesBytes(1, 0))
 	} else {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/slide"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
 )
@@ -107,7 +108,7 @@ func (s *responder) postRecv(wr RecvWR) error {
 		}
 		e.mr = mr
 	}
-	appendSliding(&s.rq, &s.rqBuf, e)
+	slide.Append(&s.rq, &s.rqBuf, e)
 	return nil
 }
 

@@ -2,7 +2,11 @@
 // sequence: QP numbers, the index part of memory keys, work request IDs.
 package seqtab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/core/slide"
+)
 
 // Table maps numbers handed out in sequence to values. It is a slice
 // indexed by the number's distance from the oldest live one, modulo 2^24
@@ -18,8 +22,9 @@ type Table[T any] struct {
 	slots []slot[T]
 	n     int // live entries
 	// buf is the whole array slots lies in: Delete reslices slots forward,
-	// and Put moves the live span back to buf's start when it can (room)
-	// instead of growing a slice that crept to its array's end.
+	// and Put moves the live span back to buf's start when it can
+	// (slide.Append) instead of growing a slice that crept to its array's
+	// end.
 	buf []slot[T]
 }
 
@@ -61,33 +66,12 @@ func (t *Table[T]) Put(num uint32, v T) {
 		panic(fmt.Sprintf("seqtab: Put(%d) leaves a gap of %d after the numbers held from %d: not handed out in sequence", num, i-len(t.slots), t.base))
 	}
 	for len(t.slots) <= i {
-		t.room()
-		c := cap(t.slots)
-		t.slots = append(t.slots, slot[T]{})
-		if cap(t.slots) != c { // a new array
-			t.buf = t.slots[:cap(t.slots)]
-		}
+		slide.Append(&t.slots, &t.buf, slot[T]{})
 	}
 	if !live {
 		t.n++
 	}
 	t.slots[i] = slot[T]{v: v, live: true}
-}
-
-// room moves the live span back to the start of its array when slots has
-// reached the array's end and the span fills at most half of it: a window
-// of numbers sliding forward (a channel's writes in flight) then reuses one
-// array instead of growing a new one every time it reaches the end, which
-// was 1.2 % of a 2,048-rank all-reduce's CPU.
-func (t *Table[T]) room() {
-	l := len(t.slots)
-	if l < cap(t.slots) || l > cap(t.buf)/2 {
-		return
-	}
-	off := cap(t.buf) - cap(t.slots)
-	copy(t.buf, t.slots)
-	clear(t.buf[l : off+l])
-	t.slots = t.buf[:l]
 }
 
 // Delete removes num's value, if any, and trims the holes at the front.

@@ -1,16 +1,16 @@
-package endpoint
+package slide
 
 import "testing"
 
-// TestAppendSliding: a queue consumed from the front by reslicing keeps
+// TestAppend: a queue consumed from the front by reslicing keeps
 // its order and, once its array is big enough, allocates nothing; a queue
 // replaced by another slice (a flush) is not moved into the old array.
-func TestAppendSliding(t *testing.T) {
+func TestAppend(t *testing.T) {
 	for _, depth := range []int{1, 2, 7, 256} {
 		var q, buf []int
 		next, want := 0, 0
 		step := func() {
-			appendSliding(&q, &buf, next)
+			Append(&q, &buf, next)
 			next++
 			if len(q) > depth {
 				if q[0] != want {
@@ -34,11 +34,11 @@ func TestAppendSliding(t *testing.T) {
 	}
 	var q, buf []int
 	for i := range 8 {
-		appendSliding(&q, &buf, i)
+		Append(&q, &buf, i)
 	}
 	old := buf
 	q = []int{100} // replaced: not a slice of buf's array
-	appendSliding(&q, &buf, 101)
+	Append(&q, &buf, 101)
 	if len(q) != 2 || q[0] != 100 || q[1] != 101 {
 		t.Errorf("replaced queue: %v", q)
 	}
