@@ -14,6 +14,7 @@ import (
 	"github.com/rocelab/rocelab/internal/hugepage"
 	labrun "github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
 
 // runFlags are the flags of rocelab run.
@@ -117,7 +118,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if !f.quiet {
 			ro.Progress = progressPrinter(opts.stderr, tty)
 		}
-		stopHuge := followHugePages(opts)
+		stopHuge := followHugePages(opts, simlab.HeapReserve(sc.Topology))
 		out, err = labrun.Sim(cmd.Context(), sc, ro)
 		stopHuge()
 		if !f.quiet && tty {
@@ -259,11 +260,11 @@ func runJSON(out *labrun.Outcome) any {
 }
 
 // followHugePages backs the heap with transparent huge pages from the
-// lab's build to the run's end (internal/hugepage): a large simulation
-// touches its state in no particular order and spends much of its time in
-// TLB misses otherwise. Call the returned stop when the run is over.
-func followHugePages(opts *options) (stop func()) {
-	f, err := hugepage.Follow(hugepage.DefaultPeriod)
+// lab's build to the run's end (internal/hugepage), with reserve bytes of
+// heap mapped ahead: a large simulation touches its state in no particular
+// order and spends much of its time in TLB misses otherwise. Call the returned stop when the run is over.
+func followHugePages(opts *options, reserve int64) (stop func()) {
+	f, err := hugepage.Follow(hugepage.DefaultPeriod, reserve)
 	if err != nil {
 		opts.log.Debug("huge pages not used", "err", err)
 		return func() {}

@@ -3,6 +3,7 @@ package hugepage
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"slices"
 	"sync"
@@ -35,7 +36,16 @@ const DefaultPeriod = 2 * time.Millisecond
 // then, every period until Stop, the memory mapped since. It returns an
 // error, and follows nothing, when nothing could be advised (no
 // transparent huge pages here).
-func Follow(period time.Duration) (*Follower, error) {
+//
+// With reserve > 0 it first has the Go runtime map that many bytes of
+// heap (ReserveHeap), so that the heap's growth up to that size lands in
+// memory advised before its first touch: it faults in on 2 MiB pages at
+// once, where growth the runtime maps later is touched on 4 KiB pages
+// before a look finds it and must then be collapsed, a copy. Reserved
+// memory is mapped, not touched: it adds nothing to the resident size
+// until the heap uses it.
+func Follow(period time.Duration, reserve int64) (*Follower, error) {
+	ReserveHeap(reserve)
 	f := &Follower{stop: make(chan struct{}), done: make(chan struct{})}
 	f.tick()
 	if f.r.Regions == 0 && f.err != nil {
@@ -44,6 +54,25 @@ func Follow(period time.Duration) (*Follower, error) {
 	go f.run(period)
 	return f, nil
 }
+
+// ReserveHeap has the Go runtime map at least n bytes of heap that the
+// heap then grows into: it allocates one object of n bytes, which a fresh
+// mapping holds untouched (the runtime does not clear memory new from the
+// kernel), drops it and collects it, leaving its pages free in the heap.
+// It costs a garbage collection and no resident memory.
+func ReserveHeap(n int64) {
+	if n <= 0 {
+		return
+	}
+	mapHeap(n)
+	runtime.GC()
+}
+
+// mapHeap allocates n bytes and drops them; a function of its own, so
+// that no frame of the caller's keeps the object alive for the collection.
+//
+//go:noinline
+func mapHeap(n int64) { runtime.KeepAlive(make([]byte, n)) }
 
 // Stop ends the following and returns what was done over its life: the
 // regions and bytes advised and the collapses refused in all, and the
@@ -59,8 +88,9 @@ func (f *Follower) Stop() Result {
 	return r
 }
 
-// Result returns what the follower has done so far (Huge as of its last
-// look).
+// Result returns what the follower has done so far. Huge is left 0: it
+// is measured by Stop, since reading it walks the whole process's page
+// tables, too much to do at every look.
 func (f *Follower) Result() Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -122,7 +152,6 @@ func (f *Follower) advise(collapse bool) {
 			}
 		}
 	}
-	f.r.Huge = anonHuge()
 }
 
 // uncovered returns the parts of g outside the sorted disjoint regions

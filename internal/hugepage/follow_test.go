@@ -1,12 +1,15 @@
 package hugepage
 
 import (
+	"fmt"
 	"os"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestUncovered(t *testing.T) {
@@ -66,7 +69,7 @@ func TestInsert(t *testing.T) {
 func TestFollowAdvisesGrowth(t *testing.T) {
 	setting, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	available := err == nil && !strings.Contains(string(setting), "[never]")
-	f, err := Follow(time.Millisecond)
+	f, err := Follow(time.Millisecond, 0)
 	if !available {
 		if err == nil {
 			r := f.Stop()
@@ -81,6 +84,7 @@ func TestFollowAdvisesGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := f.Result()
+	before.Huge = anonHuge() // Result leaves it to Stop
 	// Allocate until the runtime has mapped 64 MiB more: earlier tests (or
 	// -count) may have left room in the heap that takes the first objects.
 	mapped := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
@@ -118,4 +122,83 @@ func TestFollowAdvisesGrowth(t *testing.T) {
 		t.Errorf("advised %d bytes after Stop, %d at it", got.Bytes, after.Bytes)
 	}
 	_, _ = keep[len(keep)-1], more[len(more)-1]
+}
+
+// TestFollowReservesAhead: with 96 MiB reserved, 48 MiB of small objects
+// allocated afterwards fit in memory the runtime had already mapped and the
+// follower had advised: the runtime maps (almost) nothing more, nothing new
+// is left to advise and collapse, and the objects lie on huge pages.
+func TestFollowReservesAhead(t *testing.T) {
+	setting, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(setting), "[never]") {
+		t.Logf("transparent huge pages are off here (%q): nothing to reserve for", strings.TrimSpace(string(setting)))
+		return
+	}
+	mapped := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(mapped)
+	start := mapped[0].Value.Uint64()
+	f, err := Follow(time.Millisecond, 96<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	metrics.Read(mapped)
+	reserved := mapped[0].Value.Uint64()
+	if reserved < start+96<<20 {
+		t.Fatalf("the runtime mapped %d bytes for a reserve of %d", reserved-start, 96<<20)
+	}
+	before := f.Result()
+	keep := make([]*[256]byte, 0, (48<<20)/256)
+	for range cap(keep) {
+		o := new([256]byte)
+		o[0] = 1
+		keep = append(keep, o)
+	}
+	metrics.Read(mapped)
+	time.Sleep(10 * time.Millisecond) // a few looks
+	after := f.Result()
+	grew := mapped[0].Value.Uint64() - reserved
+	t.Logf("mapped %d MiB more for 48 MiB of objects; advised %d MiB before, %d MiB after", grew>>20, before.Bytes>>20, after.Bytes>>20)
+	if grew > 16<<20 { // room for the runtime's own metadata
+		t.Errorf("the runtime mapped %d MiB more for 48 MiB of objects after a reserve of 96 MiB", grew>>20)
+	}
+	if after.Bytes > before.Bytes+16<<20 {
+		t.Errorf("advised %d MiB before the objects and %d MiB after: they were not in the reserve", before.Bytes>>20, after.Bytes>>20)
+	}
+	for _, o := range []*[256]byte{keep[len(keep)/4], keep[len(keep)/2], keep[3*len(keep)/4]} {
+		huge, err := hugeAt(uintptr(unsafe.Pointer(o)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if huge == 0 {
+			t.Errorf("the mapping holding %p has no huge pages", o)
+		}
+	}
+}
+
+// hugeAt returns the AnonHugePages of the mapping holding addr, from
+// /proc/self/smaps.
+func hugeAt(addr uintptr) (int64, error) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	in := false
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f[0], "-"); ok && !strings.HasSuffix(f[0], ":") {
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			z, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(addr) >= a && uint64(addr) < z
+			continue
+		}
+		if in && f[0] == "AnonHugePages:" && len(f) == 3 {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no mapping in /proc/self/smaps holds %#x", addr)
 }

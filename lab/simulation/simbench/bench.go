@@ -160,19 +160,17 @@ func (c *Config) defaults() {
 
 func build(spec ClosSpec, cfg Config) (*simlab.Lab, *Report, error) {
 	t0 := time.Now()
+	t, err := spec.Build()
+	if err != nil {
+		return nil, nil, err
+	}
 	var follow *hugepage.Follower
 	var followErr error
 	if !cfg.NoHugePages {
-		// From the start, so that the lab's state is born on huge pages
-		// rather than copied onto them after.
-		follow, followErr = hugepage.Follow(hugepage.DefaultPeriod)
-	}
-	t, err := spec.Build()
-	if err != nil {
-		if follow != nil {
-			follow.Stop()
-		}
-		return nil, nil, err
+		// Before the lab, so that its state is born on huge pages rather
+		// than copied onto them after, with the heap the run will grow
+		// into mapped ahead (hugepage.ReserveHeap).
+		follow, followErr = hugepage.Follow(hugepage.DefaultPeriod, simlab.HeapReserve(t))
 	}
 	l, err := simlab.Build(t, simlab.Options{Seed: cfg.Seed, Mode: cfg.Mode, CC: cfg.CC, QPWindow: cfg.QPWindow, Workers: cfg.Workers, Partitions: cfg.partitions()})
 	if err != nil {
