@@ -16,9 +16,10 @@
 // Flags: -seed, -scenario, -workers, -partitions, -cpuprofile,
 // -memprofile. Every scenario but the all-to-all runs on -workers
 // goroutines (default: the machine's CPUs), over a lab cut into
-// -partitions engines by pod (default: simlab.DefaultPartitions, 8 for one
-// or two workers, at most one per pod; 1 is one engine); the results,
-// digest included, are the same for any numbers. Run it with GOMAXPROCS=1
+// -partitions engines by pod or group of racks (default:
+// simlab.DefaultPartitions, 16 for one or two workers, at most one per
+// rack; 1 is one engine); the results, digest included, are the same for
+// any numbers. Run it with GOMAXPROCS=1
 // -workers 1 for one-core figures.
 package main
 
@@ -47,7 +48,7 @@ func main() {
 	cc := flag.String("cc", "none", "congestion control of every QP (none, dcqcn, credit)")
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
 	workers := flag.Int("workers", runtime.NumCPU(), "goroutines a scenario runs on, side by side (results are the same for any number; the all-to-all runs on one)")
-	partitions := flag.Int("partitions", 0, "engines the fabric is cut into, at most one per pod (0: 8, or 4 per worker if more; 1: one engine; results are the same)")
+	partitions := flag.Int("partitions", 0, "engines the fabric is cut into, by pod or by groups of racks (0: 16, or 8 per worker if more; 1: one engine; results are the same)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {

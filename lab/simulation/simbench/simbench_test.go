@@ -134,8 +134,8 @@ func TestHierAllReduce(t *testing.T) {
 }
 
 // TestWorkersGiveOneEngineResults runs the 64-host permutation, single-path
-// and sprayed, on one engine, then cut by rack (the default 8 partitions:
-// two pods of four racks) on one goroutine and on two and three side by
+// and sprayed, on one engine, then cut by rack (the default 16 partitions
+// asked, 8 given: two pods of four racks) on one goroutine and on two and three side by
 // side, and cut by pod (2 partitions) on two: the result tables (every
 // flow's completion time, packet, event, PFC and drop counts, fabric time)
 // must be byte-identical, and the runs must have used the workers and

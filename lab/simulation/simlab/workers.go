@@ -38,13 +38,14 @@ import (
 
 // partsPerWorker is how many partitions each worker runs at least,
 // handed out busiest first in each window (see sim.NewGroup), and
-// minParts how many a lab is cut into at least: on one core the
-// permutations ran fastest with 8, and on two workers, once the workers
-// stopped parking between windows, 16 beat 8 (0.93 on permutation-ecmp,
-// 0.84-0.91 on the all-reduce; docs/performance.md).
+// minParts how many a lab is cut into at least: on two workers, once the
+// workers stopped parking between windows, 16 beat 8 (0.93 on
+// permutation-ecmp, 0.84-0.91 on the all-reduce), and once the heap was
+// reserved ahead 16 beat 8 on one core too (0.89 on permutation-ecmp,
+// 0.86 on the sprayed one, the all-reduce alike; docs/performance.md).
 const (
 	partsPerWorker = 8
-	minParts       = 8
+	minParts       = 16
 )
 
 // DefaultPartitions is how many engines a lab on workers goroutines is
