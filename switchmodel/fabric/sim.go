@@ -202,6 +202,35 @@ func (f *SimFabric) Collect(emit func(telemetry.Sample)) {
 	}
 }
 
+// Totals is what every port of a fabric's switches counted, summed.
+type Totals struct {
+	PFCFrames int64          // PFC frames the switches sent
+	Drops     int64          // packets dropped, every class and reason
+	PeakQueue int64          // the deepest any egress queue got, bytes
+	XOffTime  clock.Duration // time ingress priority groups spent in XOFF, summed
+}
+
+// Totals sums the counters of every switch port: what a run's report
+// needs, without building the labelled samples of Collect.
+func (f *SimFabric) Totals() Totals {
+	var t Totals
+	for _, sw := range f.switches {
+		for i := range sw.NumPorts() {
+			pt := sw.Port(i)
+			st := pt.Stats()
+			t.PFCFrames += st.PFCTx
+			for _, d := range st.Drops {
+				t.Drops += d
+			}
+			for tc := range switchmodel.NumTC {
+				t.PeakQueue = max(t.PeakQueue, pt.Queue(tc).PeakBytes)
+				t.XOffTime += pt.PG(tc).XOffTime
+			}
+		}
+	}
+	return t
+}
+
 // Drops returns the packets every switch dropped for reason (a
 // switch_drop_packets_total reason label, e.g. "no_headroom").
 func (f *SimFabric) Drops(reason string) int64 {

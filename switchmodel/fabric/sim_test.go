@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -215,6 +216,20 @@ func TestSimIncastPFC(t *testing.T) {
 	}
 	if m := telemetry.Sum(samples, "switch_queue_ecn_marked_packets_total", telemetry.Label{Name: "tc", Value: "3"}); m == 0 || b.hosts[rcv].CE == 0 {
 		t.Errorf("no ECN marks (%v marked, %d CE received)", m, b.hosts[rcv].CE)
+	}
+	// Totals sums what Collect labels.
+	tot := b.f.Totals()
+	var peak float64
+	for _, sm := range samples {
+		if sm.Name == "switch_queue_peak_bytes" {
+			peak = max(peak, sm.Value)
+		}
+	}
+	xoffTime := telemetry.Sum(samples, "switch_pg_xoff_seconds_total")
+	if float64(tot.PFCFrames) != pfcTx || float64(tot.Drops) != telemetry.Sum(samples, "switch_drop_packets_total") ||
+		float64(tot.PeakQueue) != peak || tot.PeakQueue == 0 || tot.XOffTime <= 0 || math.Abs(tot.XOffTime.Seconds()-xoffTime) > 1e-12 {
+		t.Errorf("Totals %+v; the samples say %v PFC frames, %v drops, peak queue %v B, %v s in XOFF",
+			tot, pfcTx, telemetry.Sum(samples, "switch_drop_packets_total"), peak, xoffTime)
 	}
 	t.Logf("incast: %v PFC frames, %v XOFF, %d CE of %d, peak buffer %v B, done at %v",
 		pfcTx, xoff, b.hosts[rcv].CE, b.hosts[rcv].Packets, telemetry.Sum(samples, "switch_buffer_peak_bytes"), b.e.Now())

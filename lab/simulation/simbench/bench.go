@@ -13,7 +13,6 @@ import (
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/internal/hugepage"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
-	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -310,19 +309,8 @@ func run(l *simlab.Lab, r *Report, cfg Config, jobErr func() error) error {
 			}
 		})
 	}
-	for _, sw := range l.Fabric().Switches() {
-		for i := range sw.NumPorts() {
-			pt := sw.Port(i)
-			st := pt.Stats()
-			r.PFCFrames += st.PFCTx
-			for _, d := range st.Drops {
-				r.Drops += d
-			}
-			for tc := range switchmodel.NumTC {
-				r.PeakQueue = max(r.PeakQueue, pt.Queue(tc).PeakBytes)
-			}
-		}
-	}
+	t := l.Fabric().Totals()
+	r.PFCFrames, r.Drops, r.PeakQueue = t.PFCFrames, t.Drops, t.PeakQueue
 	if err != nil {
 		return fmt.Errorf("simbench: %w", err)
 	}

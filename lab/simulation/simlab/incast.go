@@ -7,7 +7,6 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/switchmodel"
 )
 
 // Incast adds an incast job: spec, a Perf job, from every NIC of
@@ -83,19 +82,8 @@ func (l *Lab) IncastReport(j *PerfJob) IncastReport {
 	default:
 		r.Fairness = hi / lo
 	}
-	for _, sw := range l.fab.Switches() {
-		for i := range sw.NumPorts() {
-			pt := sw.Port(i)
-			st := pt.Stats()
-			r.PauseFrames += st.PFCTx
-			for _, d := range st.Drops {
-				r.Drops += d
-			}
-			for pg := range switchmodel.NumTC {
-				r.PauseTime += pt.PG(pg).XOffTime
-			}
-		}
-	}
+	t := l.fab.Totals()
+	r.PauseFrames, r.Drops, r.PauseTime = t.PFCFrames, t.Drops, t.XOffTime
 	for _, n := range l.nics {
 		for p := range 8 {
 			r.NICPauseTime += n.PausedTime(p)
