@@ -262,7 +262,8 @@ func runJSON(out *labrun.Outcome) any {
 // followHugePages backs the heap with transparent huge pages from the
 // lab's build to the run's end (internal/hugepage), with reserve bytes of
 // heap mapped ahead: a large simulation touches its state in no particular
-// order and spends much of its time in TLB misses otherwise. Call the returned stop when the run is over.
+// order and spends much of its time in TLB misses otherwise. Call the
+// returned stop when the run is over.
 func followHugePages(opts *options, reserve int64) (stop func()) {
 	f, err := hugepage.Follow(hugepage.DefaultPeriod, reserve)
 	if err != nil {

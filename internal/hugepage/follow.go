@@ -43,7 +43,8 @@ const DefaultPeriod = 2 * time.Millisecond
 // once, where growth the runtime maps later is touched on 4 KiB pages
 // before a look finds it and must then be collapsed, a copy. Reserved
 // memory is mapped, not touched: it adds nothing to the resident size
-// until the heap uses it.
+// until the heap uses it (and where there are no huge pages to follow
+// with, the reserve cost one garbage collection of a small heap).
 func Follow(period time.Duration, reserve int64) (*Follower, error) {
 	ReserveHeap(reserve)
 	f := &Follower{stop: make(chan struct{}), done: make(chan struct{})}
