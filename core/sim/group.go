@@ -41,7 +41,7 @@ type Group struct {
 	base      uint64       // the last window's first sequence
 	maps      [][]uint64   // per engine: provisional sequence - base → final
 	heads     []int        // per engine: the next log entry to merge
-	mergeHeap []mergeHead  // merge's heap, kept for its capacity
+	mergeHeap keyHeap      // merge's heap of the engines' next entries, kept for its capacity
 	hand      *handoff     // the windows' start and end with the workers
 	order     []*Engine    // the engines in the order windows hand them out
 	taken     atomic.Int64 // how many of order this window handed out
@@ -80,7 +80,7 @@ func NewGroup(seed uint64, n, workers int, lookahead clock.Duration) (*Group, er
 	if lookahead <= 0 {
 		return nil, fmt.Errorf("sim: a group needs a positive lookahead, got %v", lookahead)
 	}
-	g := &Group{lookahead: lookahead, maps: make([][]uint64, n), heads: make([]int, n)}
+	g := &Group{lookahead: lookahead, maps: make([][]uint64, n), heads: make([]int, n), mergeHeap: newKeyHeap()}
 	for i := range n {
 		e := New(seed)
 		e.grp, e.id, e.seqLimit = g, i, 0
@@ -357,17 +357,20 @@ func (g *Group) merge(base uint64) {
 		}
 		return g.maps[i][seq-base]
 	}
-	hs := g.mergeHeap[:0]
+	// The heap's keys are the engines' next entries: (time, final
+	// sequence), with the engine's index in the slot bits.
+	head := func(i, h int) key {
+		l := &g.engines[i].log[h]
+		return key{at: l.at, ord: final(i, l.seq)<<slotBits | uint64(i)}
+	}
+	hs := g.mergeHeap[:root]
 	for i, e := range g.engines {
 		if len(e.log) > 0 {
-			hs = append(hs, mergeHead{at: e.log[0].at, seq: final(i, e.log[0].seq), i: i})
+			hs.push(head(i, 0))
 		}
 	}
-	for k := len(hs)/2 - 1; k >= 0; k-- {
-		siftMerge(hs, k)
-	}
-	for len(hs) > 0 {
-		i := hs[0].i
+	for hs.len() > 0 {
+		i := int(hs[root].ord & slotMask)
 		e := g.engines[i]
 		h := g.heads[i]
 		end := e.seq
@@ -382,41 +385,13 @@ func (g *Group) merge(base uint64) {
 		h++
 		g.heads[i] = h
 		if h < len(e.log) {
-			hs[0] = mergeHead{at: e.log[h].at, seq: final(i, e.log[h].seq), i: i}
+			hs.replaceTop(head(i, h))
 		} else {
-			hs[0] = hs[len(hs)-1]
-			hs = hs[:len(hs)-1]
+			hs.pop()
 		}
-		siftMerge(hs, 0)
 	}
 	g.mergeHeap = hs
 	g.apply(base)
-}
-
-// mergeHead is an engine's next log entry in merge: its time and final
-// sequence.
-type mergeHead struct {
-	at  clock.Time
-	seq uint64
-	i   int
-}
-
-// siftMerge moves hs[k] down to its place in the min-heap hs.
-func siftMerge(hs []mergeHead, k int) {
-	for {
-		c := 2*k + 1
-		if c >= len(hs) {
-			return
-		}
-		if c+1 < len(hs) && (hs[c+1].at < hs[c].at || hs[c+1].at == hs[c].at && hs[c+1].seq < hs[c].seq) {
-			c++
-		}
-		if hs[k].at < hs[c].at || hs[k].at == hs[c].at && hs[k].seq < hs[c].seq {
-			return
-		}
-		hs[k], hs[c] = hs[c], hs[k]
-		k = c
-	}
 }
 
 // sizeMaps makes each engine's map hold the provisional sequences it took

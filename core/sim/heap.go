@@ -96,11 +96,30 @@ func (h *keyHeap) pop() key {
 	if n == root {
 		return top
 	}
+	i := s.holeToLeaf()
+	s[i] = last
+	s.up(i)
+	return top
+}
+
+// replaceTop puts k in the root's place and restores the heap, as a pop
+// and a push would, in one walk: the hole left at the root goes to a leaf
+// and k sifts up from there.
+func (h keyHeap) replaceTop(k key) {
+	i := h.holeToLeaf()
+	h[i] = k
+	h.up(i)
+}
+
+// holeToLeaf moves the smallest child into the hole at the root, and so on
+// down to a leaf, and returns the leaf's index, the hole's last place.
+func (h keyHeap) holeToLeaf() int {
+	s, n := h, len(h)
 	i := root
 	for {
 		c := 4*i - 8
 		if c >= n {
-			break
+			return i
 		}
 		m := c
 		if c+3 < n {
@@ -122,9 +141,6 @@ func (h *keyHeap) pop() key {
 		s[i] = s[m]
 		i = m
 	}
-	s[i] = last
-	s.up(i)
-	return top
 }
 
 // filter keeps the keys for which keep is true and restores the heap.
