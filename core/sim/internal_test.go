@@ -72,3 +72,43 @@ func TestBelowIsBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceTop: replacing the least key, as the window merge does with
+// an engine's next entry, keeps the heap giving its keys in order, for
+// heaps of one to twenty keys (a group has a handful to a few dozen
+// engines) and keys that often tie on time.
+func TestReplaceTop(t *testing.T) {
+	rng := New(11).Rand("replace")
+	for n := 1; n <= 20; n++ {
+		h := newKeyHeap()
+		var ord uint64
+		next := func() key {
+			ord++
+			return key{at: clock.Time(rng.Int64N(16)), ord: ord}
+		}
+		for range n {
+			h.push(next())
+		}
+		var last key
+		for step := range 200 {
+			top := h[root]
+			if step > 0 && top.before(&last) {
+				t.Fatalf("%d keys, step %d: %+v came after %+v", n, step, top, last)
+			}
+			last = top
+			k := next()
+			k.at += top.at // never before the key it replaces, as in the merge
+			h.replaceTop(k)
+			if h.len() != n {
+				t.Fatalf("%d keys, step %d: %d in the heap", n, step, h.len())
+			}
+		}
+		for h.len() > 0 {
+			if k := h.pop(); k.before(&last) {
+				t.Fatalf("%d keys: popped %+v after %+v", n, k, last)
+			} else {
+				last = k
+			}
+		}
+	}
+}
