@@ -1,7 +1,12 @@
 package main
 
 import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +45,37 @@ func TestLinksOnlyTheNode(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestCPUProfileWrittenOnExit: with ROCELAB_NODE_CPUPROFILE set, a node
+// that ends, here at once on a configuration it cannot read (status 2),
+// leaves a complete profile named after its configuration.
+func TestCPUProfileWrittenOnExit(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("ROCELAB_NODE_CPUPROFILE", dir)
+	args := os.Args
+	defer func() { os.Args = args }()
+	os.Args = []string{"rocelab-node", "--config", filepath.Join(dir, "rtsw9.json")}
+	if code := run(); code != 2 {
+		t.Fatalf("exit status %d on a configuration that does not exist, want 2", code)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("rtsw9-%d.prof", os.Getpid())))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("profiles in %s: %v (%v)", dir, files, err)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A profile is gzipped protobuf: a stopped profile has its gzip
+	// trailer, and reads through to the end.
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", files[0], err)
+	}
+	if n, err := io.Copy(io.Discard, z); err != nil || n == 0 {
+		t.Errorf("%s is not a complete profile: %d bytes, %v", files[0], n, err)
 	}
 }
