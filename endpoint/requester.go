@@ -41,7 +41,7 @@ type txRec struct {
 type requester struct {
 	qp       *QP
 	sq       []*swqe  // posted, not yet completed; sq[0] is the oldest
-	sqBuf    []*swqe  // the array sq lies in (appendSliding)
+	sqBuf    []*swqe  // the array sq lies in (slide.Append)
 	spare    []*swqe  // completed WQEs for the next posts (newWQE)
 	dirty    []uint64 // paths to walk at the next detectLoss (bit i: path i)
 	nextSeq  uint64   // next sequence number to transmit (go-back-N rewinds it)

@@ -39,7 +39,7 @@ type readJob struct {
 type responder struct {
 	qp      *QP
 	rq      []rwqe
-	rqBuf   []rwqe // the array rq lies in (appendSliding)
+	rqBuf   []rwqe // the array rq lies in (slide.Append)
 	rqSSN   uint32 // send sequence number of rq[0]
 	ePSN    uint64 // next expected sequence number
 	msn     uint32

@@ -48,7 +48,7 @@ const DefaultPeriod = 2 * time.Millisecond
 func Follow(period time.Duration, reserve int64) (*Follower, error) {
 	ReserveHeap(reserve)
 	f := &Follower{stop: make(chan struct{}), done: make(chan struct{})}
-	f.tick()
+	f.advise(true)
 	if f.r.Regions == 0 && f.err != nil {
 		return nil, f.err
 	}
@@ -114,14 +114,10 @@ func (f *Follower) run(period time.Duration) {
 		metrics.Read(sample)
 		if now := sample[0].Value.Uint64(); now > last {
 			last = now
-			f.tick()
+			f.advise(true)
 		}
 	}
 }
-
-// tick advises and collapses the parts of the anonymous mappings not
-// advised before.
-func (f *Follower) tick() { f.advise(true) }
 
 // advise marks MADV_HUGEPAGE, and collapses when asked, the parts of the
 // anonymous mappings not advised before, keeping the first error.

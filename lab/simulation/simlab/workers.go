@@ -65,10 +65,10 @@ type workers struct {
 }
 
 // partition cuts t's nodes over n engines (by zone, or by groups of racks
-// when n is at least twice the zones) of a new
-// group on goroutines goroutines, or returns nil when the cut cannot be
-// made: fewer than two zones or engines, or a link between partitions
-// without delay (no lookahead to run windows on).
+// when n is at least twice the zones) of a new group on goroutines
+// goroutines, or returns nil when the cut cannot be made: fewer than two
+// zones or engines, or a link between partitions without delay (no
+// lookahead to run windows on).
 func partition(t *topologies.Topology, n, goroutines int, seed uint64) (*workers, error) {
 	zones := map[int]bool{}
 	racks := map[int]int{} // the highest rack number of each zone
