@@ -54,18 +54,19 @@ END {
 }' bench-out/forward.txt
 
 echo
-echo "== the laptop demo's emulation: loop lag and lossless capacity, before and after (k from scale: auto at 20,000 and at DefaultCapacityPPSPerCPU frames/s per CPU)"
+echo "== the laptop demo's emulation: loop lag and lossless capacity, before and after (k from scale: auto at 20,000 and at DefaultCapacityPPSPerCPU frames/s per CPU), and in one node group (DefaultGroupCapacityPPS)"
 go test -run='^$' -bench='^BenchmarkCapacity$' -benchtime=1x -timeout=30m ./lab/emulation/demo | tee bench-out/capacity.txt
 awk '/^BenchmarkCapacity\// {
 	split($1, parts, "/"); c = parts[2]; sub(/-[0-9]+$/, "", c)
 	for (i = 2; i <= NF; i++) v[c, $(i+1)] = $i
 }
 END {
-	for (j = 1; j <= 2; j++) {
-		c = (j == 1) ? "before" : "after"
-		printf "%-6s (auto assumes %d frames/s per CPU) k = %5d: lossless drops %d, incast %.0f Gb/s, loop lag p50 / p99 / max %.0f / %.0f / %.0f us wall (p99 %.0f ns of fabric time), %.1f us CPU per frame, %.0f wake-ups/s\n", c, v[c, "assumed-pps/cpu"], v[c, "k"], v[c, "lossless-drops"], v[c, "incast-Gb/s"], v[c, "lag-p50-us"], v[c, "lag-p99-us"], v[c, "lag-max-us"], v[c, "lag-p99-fabric-ns"], v[c, "cpu-us/frame"], v[c, "wakeups/s"]
+	for (j = 1; j <= 3; j++) {
+		c = (j == 1) ? "before" : (j == 2) ? "after" : "one-group"
+		printf "%-9s (auto assumes %d frames/s per CPU) k = %5d: lossless drops %d, incast %.0f Gb/s, loop lag p50 / p99 / max %.0f / %.0f / %.0f us wall (p99 %.0f ns of fabric time), %.1f us CPU per frame, %.0f wake-ups/s\n", c, v[c, "assumed-pps/cpu"], v[c, "k"], v[c, "lossless-drops"], v[c, "incast-Gb/s"], v[c, "lag-p50-us"], v[c, "lag-p99-us"], v[c, "lag-max-us"], v[c, "lag-p99-fabric-ns"], v[c, "cpu-us/frame"], v[c, "wakeups/s"]
 	}
 	printf "lossless capacity per CPU, measured: %.0f frames/s (smallest lossless k %d, %d probes)\n", v["search", "lossless-pps/cpu"], v["search", "min-k"], v["search", "probes"]
+	printf "one node group (links in memory): smallest lossless and on-time k %d (%.0f frames/s at full load per CPU, %d probes)\n", v["search-one-group", "min-k"], v["search-one-group", "lossless-pps/cpu"], v["search-one-group", "probes"]
 }' bench-out/capacity.txt
 
 echo
@@ -101,19 +102,24 @@ git worktree add --detach "$base_dir/src" "$BASELINE" >/dev/null 2>&1
 (cd "$base_dir/src" && go build -o "$base_dir/bin/rocelab" ./cmd/rocelab && go build -o "$base_dir/bin/rocelab-node" ./cmd/rocelab-node)
 mkdir -p "$base_dir/now"
 go build -o "$base_dir/now/rocelab" ./cmd/rocelab && go build -o "$base_dir/now/rocelab-node" ./cmd/rocelab-node
-# Then this tree as the CLI runs it (exact links, loops running ahead),
-# with plain links (--exact-links=false), and with its nodes in one and
-# in two node groups (processes whose members share one loop: deploy
-# --node-groups). The baseline runs with its own defaults.
+# Then this tree as the demo runs it (its nodes in one node group, a
+# process whose members share one loop, their links in memory), with a
+# process per node (exact links, loops running ahead; and plain links,
+# --exact-links=false), in one group whose links go through their veths
+# (--socket-links), and in two groups. The baseline runs with its own
+# defaults (a process per node).
 for r in $(seq "$ROUNDS"); do
-	for v in bin now now:plain now:1 now:2; do
+	for v in bin now now:0 now:plain now:1s now:2; do
 		dir=${v%%:*}
 		variant=${v#*:}
 		[ "$v" = "$dir" ] && variant=""
 		label=$([ "$dir" = bin ] && echo "$BASELINE" || echo "this tree")
+		[ "$v" = now ] && label="this tree, one node group (the demo's default)"
 		flags=()
 		case "$variant" in
-		plain) label="$label, plain links"; flags=(--exact-links=false) ;;
+		0) label="$label, a process per node"; flags=(--node-groups 0) ;;
+		plain) label="$label, a process per node, plain links"; flags=(--node-groups 0 --exact-links=false) ;;
+		1s) label="$label, 1 node group, links through their veths"; flags=(--node-groups 1 --socket-links) ;;
 		[0-9]*) label="$label, $variant node groups"; flags=(--node-groups "$variant") ;;
 		esac
 		line=$("$base_dir/$dir/rocelab" demo --capacity --start "$PROBE_K" --min "$PROBE_K" --max "$PROBE_K" --name "bench-$dir$variant" "${flags[@]}" 2>&1 | grep "^# k=" || true)

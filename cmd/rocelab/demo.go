@@ -17,6 +17,7 @@ func newDemoCmd(opts *options) *cobra.Command {
 		capacity         bool
 		nodeGroups       int
 		exactLinks       bool
+		socketLinks      bool
 		start, repeats   int
 		kMin, kMax       int
 	)
@@ -29,11 +30,18 @@ GPU NIC and an incast into one NIC, prints in plain words what the fabric did
 (busbw, PFC pauses, ECN marks, the deepest queue), and destroys the lab. It
 needs root and takes well under two minutes.
 
+Its nodes run in one process (--node-groups 1): their models share one
+event loop, and the links between them carry frames in memory, exact in
+fabric time, so the lab runs at a smaller scale factor (k about 500 where
+a process per node needs about 1,900). --node-groups 0 deploys a process
+per node, as rocelab deploy does by default.
+
 With --capacity it measures the lab's lossless capacity instead: it deploys
 the topology at one scale factor after another (from --start, halving or
 doubling, then bisecting), runs the incast and an all-to-all across every
 GPU NIC --repeats times at each, and reports the smallest k at which
-nothing was lost on a lossless class, as frames per second per CPU (the
+nothing was lost on a lossless class and the loops kept up with the wall
+clock (p99 lag at most 10 ms), as frames per second per CPU (the
 figure scale: auto divides the fabric's frame rate by), with each probe's
 loop lag and CPU per frame. It takes a few minutes.`,
 		Args: cobra.NoArgs,
@@ -47,12 +55,12 @@ loop lag and CPU per frame. It takes a few minutes.`,
 			}
 			if capacity {
 				return runCapacity(cmd, opts, demo.CapacityOptions{
-					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks},
+					Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks, SocketLinks: socketLinks},
 					Start: start, Min: kMin, Max: kMax, Repeats: repeats, Log: opts.stderr,
 				})
 			}
 			res, err := demo.Run(cmd.Context(), demo.Options{
-				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks},
+				Setup: demo.Setup{Topology: t, LabName: name, Root: root, IncastSenders: senders, NodeGroups: nodeGroups, ExactLinks: exactLinks, SocketLinks: socketLinks},
 				Scale: scale, Out: opts.stdout, Log: opts.stderr,
 			})
 			if err != nil {
@@ -72,7 +80,8 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
 	f.BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, and the node loops run ahead of the wall clock (see deploy; --exact-links=false turns it off)")
-	f.IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
+	f.BoolVar(&socketLinks, "socket-links", false, "links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
+	f.IntVar(&nodeGroups, "node-groups", 1, "run the nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
 	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")
 	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")

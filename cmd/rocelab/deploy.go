@@ -69,6 +69,7 @@ func newDeployCmd(opts *options) *cobra.Command {
 	var repair bool
 	var nodeGroups int
 	var exactLinks bool
+	var socketLinks bool
 	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "deploy [-t FILE|NAME] [--runtime netns|docker] [--name N] [--scale N|auto]",
@@ -175,7 +176,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if rt == "kubernetes" {
 				return deployOnKube(cmd, opts, kf, t, name, root, k)
 			}
-			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups, ExactLinks: exactLinks}
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups, ExactLinks: exactLinks, SocketLinks: socketLinks}
 			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
 				return badInput(fmt.Errorf("--agents and --runtime exclude each other: the agents run the netns runtime"))
 			}
@@ -211,6 +212,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
+	cmd.Flags().BoolVar(&socketLinks, "socket-links", false, "with --node-groups, links between two nodes of one group carry their frames through their veths (tcpdump in their namespaces sees them) instead of in memory from one model to the other")
 	cmd.Flags().BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (one machine only; see docs/performance.md)")
 	kf.add(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "deploy across the machines of these agents (host:port,…; see rocelab agent)")

@@ -31,9 +31,10 @@ type runFlags struct {
 	// --sim only: goroutines the simulator runs the fabric on.
 	workers int
 	// Emulation only.
-	name, root string
-	nodeGroups int
-	exactLinks bool
+	name, root  string
+	nodeGroups  int
+	exactLinks  bool
+	socketLinks bool
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -80,6 +81,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
+	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
@@ -133,7 +135,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if err := requireRoot("run (without --sim)"); err != nil {
 			return err
 		}
-		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, NodeGroups: f.nodeGroups, ExactLinks: f.exactLinks}
+		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, NodeGroups: f.nodeGroups, ExactLinks: f.exactLinks, SocketLinks: f.socketLinks}
 		if !f.quiet {
 			eo.Log = opts.stderr
 		}

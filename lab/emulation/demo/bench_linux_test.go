@@ -42,11 +42,19 @@ func BenchmarkCapacity(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		perCPU float64
-	}{{"before", formerCapacityPPSPerCPU}, {"after", deploy.DefaultCapacityPPSPerCPU}} {
+		groups int
+	}{
+		{"before", formerCapacityPPSPerCPU, 0},
+		{"after", deploy.DefaultCapacityPPSPerCPU, 0},
+		{"one-group", deploy.DefaultGroupCapacityPPS / cpus, 1},
+	} {
 		k := deploy.AutoScale(topo, c.perCPU*cpus)
+		if c.groups == 1 {
+			k = deploy.AutoScaleOneGroup(topo, deploy.DefaultGroupCapacityPPS)
+		}
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
-				res := capacity(b, bin, topo, k)
+				res := capacity(b, bin, topo, k, c.groups)
 				if len(res.Probes) != 1 {
 					b.Fatalf("%d probes, want 1", len(res.Probes))
 				}
@@ -65,28 +73,34 @@ func BenchmarkCapacity(b *testing.B) {
 			}
 		})
 	}
-	b.Run("search", func(b *testing.B) {
-		for range b.N {
-			res := capacity(b, bin, topo, 0)
-			if res.MinScale == 0 {
-				b.Fatal("no k passed")
+	for _, s := range []struct {
+		name   string
+		groups int
+	}{{"search", 0}, {"search-one-group", 1}} {
+		b.Run(s.name, func(b *testing.B) {
+			for range b.N {
+				res := capacity(b, bin, topo, 0, s.groups)
+				if res.MinScale == 0 {
+					b.Fatal("no k passed")
+				}
+				b.ReportMetric(res.PerCPU, "lossless-pps/cpu")
+				b.ReportMetric(float64(res.MinScale), "min-k")
+				b.ReportMetric(float64(len(res.Probes)), "probes")
 			}
-			b.ReportMetric(res.PerCPU, "lossless-pps/cpu")
-			b.ReportMetric(float64(res.MinScale), "min-k")
-			b.ReportMetric(float64(len(res.Probes)), "probes")
-		}
-	})
+		})
+	}
 }
 
-// capacity runs FindCapacity on topo with the built binary: one probe at
-// k when k > 0, else the whole search.
-func capacity(b *testing.B, bin string, topo *topologies.Topology, k int) *Capacity {
+// capacity runs FindCapacity on topo with the built binary, its nodes in
+// that many groups (0: a process each): one probe at k when k > 0, else
+// the whole search.
+func capacity(b *testing.B, bin string, topo *topologies.Topology, k, groups int) *Capacity {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	opts := CapacityOptions{Setup: Setup{
 		Topology: topo, LabName: fmt.Sprintf("bc%d", k%10000), Binary: bin,
-		Root: testenv.RunRoot(b, "rltest-capacity-"),
+		Root: testenv.RunRoot(b, "rltest-capacity-"), NodeGroups: groups, ExactLinks: groups > 0,
 	}}
 	if k > 0 {
 		opts.Start, opts.Min, opts.Max = k, k, k

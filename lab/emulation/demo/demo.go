@@ -44,6 +44,9 @@ type Setup struct {
 	// ExactLinks is deploy.Options.ExactLinks: frames between nodes carry
 	// their sender's lateness, and the node loops run ahead.
 	ExactLinks bool
+	// SocketLinks is deploy.Options.SocketLinks: links inside a node
+	// group carry their frames through their veths, not in memory.
+	SocketLinks bool
 }
 
 // defaults fills in s's defaults, name being the default lab name.
@@ -133,7 +136,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	logf("deploying %s as lab %q …", opts.Topology.Name, opts.LabName)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
 		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root,
-		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks,
+		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks, SocketLinks: opts.SocketLinks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo: deploy: %w", err)
@@ -148,8 +151,17 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		res.Total = time.Since(start)
 	}()
 	sum := opts.Topology.Summary()
-	say("Deployed %s in %.1fs: %d hosts with %d GPU NICs, %d switches, %d links — each node a network namespace, each switch and host a rocelab process; time dilated %d× (1 ms of wall clock = %v of fabric time).",
-		opts.Topology.Name, res.Deploy.Seconds(), sum.Hosts, sum.GPUs, sum.Switches, sum.Links, lab.Scale,
+	procs := "each switch and host a rocelab process"
+	switch {
+	case opts.NodeGroups == 1 && !opts.SocketLinks:
+		procs = "the switches and hosts one rocelab process, their models on one event loop, the links between them in memory"
+	case opts.NodeGroups == 1:
+		procs = "the switches and hosts one rocelab process, their models on one event loop"
+	case opts.NodeGroups > 1:
+		procs = fmt.Sprintf("the switches and hosts in %d rocelab processes", opts.NodeGroups)
+	}
+	say("Deployed %s in %.1fs: %d hosts with %d GPU NICs, %d switches, %d links — each node a network namespace, %s; time dilated %d× (1 ms of wall clock = %v of fabric time).",
+		opts.Topology.Name, res.Deploy.Seconds(), sum.Hosts, sum.GPUs, sum.Switches, sum.Links, procs, lab.Scale,
 		clock.Duration(int64(clock.Millisecond)/int64(lab.Scale)))
 
 	if lab.ScaleBasis != "" {

@@ -68,7 +68,8 @@ type Options struct {
 	// Scale is the dilation factor k; 0 picks it (AutoScale).
 	Scale int
 	// CapacityPPS is the machine's forwarding capacity for Scale 0
-	// (default DefaultCapacityPPSPerCPU × CPUs).
+	// (default DefaultCapacityPPSPerCPU × CPUs; for a lab in one node
+	// group, DefaultGroupCapacityPPS).
 	CapacityPPS float64
 	// Seed seeds the nodes' random streams (0 = 1).
 	Seed uint64
@@ -109,6 +110,12 @@ type Options struct {
 	// lossless k (docs/performance.md). The CLI sets it on one machine.
 	// Not across agents.
 	ExactLinks bool
+	// SocketLinks has a link between two nodes of one group (NodeGroups)
+	// carry its frames through its veth, where tcpdump in either
+	// namespace sees them, instead of in memory from one model to the
+	// other (node.Config.SocketLinks): that costs each frame a system
+	// call at each end and the loop a wake-up (docs/performance.md).
+	SocketLinks bool
 }
 
 // deployer carries one deploy.
@@ -232,12 +239,18 @@ func newDeployer(o Options) (*deployer, error) {
 		return nil, fmt.Errorf("deploy: scale %d: want a positive factor or 0 (auto)", d.scale)
 	}
 	if d.scale == 0 {
-		c, src := o.CapacityPPS, "the capacity given"
-		if c <= 0 {
+		c, src, pick := o.CapacityPPS, "the capacity given", AutoScale
+		switch {
+		case o.oneLoop():
+			pick = AutoScaleOneGroup
+			if c <= 0 {
+				c, src = DefaultGroupCapacityPPS, fmt.Sprintf("DefaultGroupCapacityPPS %d: one node group, measured with rocelab demo --capacity --node-groups 1", DefaultGroupCapacityPPS)
+			}
+		case c <= 0:
 			c = DefaultCapacityPPSPerCPU * float64(goruntime.NumCPU())
 			src = fmt.Sprintf("DefaultCapacityPPSPerCPU %d × %d CPUs, measured with rocelab demo --capacity", DefaultCapacityPPSPerCPU, goruntime.NumCPU())
 		}
-		d.scale = AutoScale(d.t, c)
+		d.scale = pick(d.t, c)
 		d.scaleBasis = fmt.Sprintf("auto: %.0f frames/s at full load ÷ %.0f frames/s (%s)", FabricPPS(d.t), c, src)
 	}
 	if d.seed == 0 {

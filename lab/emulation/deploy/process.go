@@ -47,6 +47,7 @@ func (d *deployer) processes() ([]*nodeProc, error) {
 			cfg.Origin = d.opts.Origin.UnixNano()
 		}
 		cfg.ExactLinks = d.opts.ExactLinks
+		cfg.SocketLinks = d.opts.SocketLinks
 		if ok {
 			out = append(out, &nodeProc{node: n, cfg: cfg})
 		}

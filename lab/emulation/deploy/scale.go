@@ -26,6 +26,24 @@ const DefaultCapacityPPSPerCPU = 100_000
 // k = 295, and holds its ≥ 90 at k ≥ 1000).
 const MinAutoScale = 1000
 
+// DefaultGroupCapacityPPS is the capacity AutoScale assumes for a lab
+// whose nodes all run in one group (Options.NodeGroups 1, its links in
+// memory: emu.Options.InLoopLinks), for the whole lab rather than per
+// CPU, since one group is one loop on one CPU. Such a lab loses nothing
+// to its loop's lateness (every link is exact), so what bounds its k is
+// whether the loop keeps up with the wall clock: `rocelab demo --capacity
+// --node-groups 1` (demo.Probe.OnTime) measured the smallest on-time k
+// for the laptop at 250 on the 2-CPU development VM (1.51 M frames/s at
+// full load; docs/performance.md); 760,000 keeps a margin of 2 and puts
+// the laptop at k = 497.
+const DefaultGroupCapacityPPS = 760_000
+
+// MinGroupAutoScale is the smallest k `scale: auto` picks for a lab in
+// one group: MinAutoScale guards links between loops, which such a lab
+// has none of; the floor left is the smallest k the capacity search
+// probes.
+const MinGroupAutoScale = 100
+
 // ethHeader is the Ethernet header a frame adds to an IP packet.
 const ethHeader = 14
 
@@ -36,12 +54,28 @@ const ethHeader = 14
 // (emu.AutoScale), and at least MinAutoScale. A topology without links
 // gets 1.
 func AutoScale(t *topologies.Topology, capacityPPS float64) int {
+	return autoScale(t, capacityPPS, MinAutoScale)
+}
+
+// AutoScaleOneGroup is AutoScale for a lab whose nodes all run in one
+// node group with their links in memory (Options.NodeGroups 1): floored
+// at MinGroupAutoScale, not MinAutoScale.
+func AutoScaleOneGroup(t *topologies.Topology, capacityPPS float64) int {
+	return autoScale(t, capacityPPS, MinGroupAutoScale)
+}
+
+// autoScale is AutoScale with the floor given.
+func autoScale(t *topologies.Topology, capacityPPS float64, floor int) int {
 	agg, mtu := fullLoad(t)
 	if agg == 0 {
 		return 1
 	}
-	return max(emu.AutoScale(agg, mtu+ethHeader, capacityPPS), MinAutoScale)
+	return max(emu.AutoScale(agg, mtu+ethHeader, capacityPPS), floor)
 }
+
+// oneLoop reports whether o runs every node of a lab on one loop whose
+// links are all in memory: one node group, links not through sockets.
+func (o *Options) oneLoop() bool { return o.NodeGroups == 1 && !o.SocketLinks }
 
 // FabricPPS is the frame rate of t at full load in real time, as
 // AutoScale counts it: a lab at scale k must forward FabricPPS/k frames

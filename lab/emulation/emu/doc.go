@@ -97,6 +97,26 @@
 // and sleeping quietly cut the nodes' CPU per frame by about a tenth
 // (docs/performance.md).
 //
+// # Links inside a loop
+//
+// A Loop may drive several nodes' models (a node group: node.Group), and
+// then some links have both ends among its ports. With
+// Options.InLoopLinks such a link (port i's PeerMAC is port j's MAC and
+// the other way round) carries its frames in memory: what the model sends
+// on i is encoded as the socket write would have it (MACs rewritten, a
+// PFC frame serialized; taps see the bytes), decoded into a descriptor of
+// the kind j reads, and scheduled for j's model at the time it was sent
+// plus j's delay — what the simulator's pipe does, without a system call,
+// a wake-up or the wall clock in between. The link is exact in fabric
+// time whatever the loop's lateness: a loop of one group loses nothing
+// to its lag, which then only says whether it keeps up with the wall
+// clock (the capacity search's "on time"). The veth under such a link
+// stays up and empty: tcpdump in its namespaces sees nothing of it
+// (rocelab capture, a tap, sees every frame). emu_rx_inloop_frames_total
+// counts the frames that came this way (they count in emu_rx_frames_total
+// too). Measured on the laptop demo at k = 2,000 in one group: 9.8 µs of
+// CPU per frame against 17.6 µs through the sockets (docs/performance.md).
+//
 // # Trailers
 //
 // A stamp says when a frame arrived, not when it was sent: a sender that

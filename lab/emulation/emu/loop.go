@@ -52,6 +52,11 @@ type Options struct {
 	// quarter of the shortest link delay; negative turns it off. It is
 	// capped at a quarter of the shortest delay, and 0 without delays.
 	Lead clock.Duration
+	// InLoopLinks carries the frames of every link whose two ends are
+	// ports of this Loop (one's PeerMAC is the other's MAC) in memory,
+	// from one model to the other, instead of through their sockets: see
+	// the package doc, "Links inside a loop".
+	InLoopLinks bool
 }
 
 // Replay is which received frames a Loop delivers at their receive
@@ -151,6 +156,9 @@ func New(opts Options) (*Loop, error) {
 			return nil, fmt.Errorf("emu: port %d (%s): no I/O", i, p.Name)
 		}
 		l.ports = append(l.ports, newPort(l, i, p))
+	}
+	if opts.InLoopLinks {
+		l.joinInLoopLinks()
 	}
 	shortest := clock.Duration(0)
 	if len(l.ports) > 0 {

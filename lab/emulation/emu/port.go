@@ -41,9 +41,12 @@ type port struct {
 	delay     clock.Duration
 	keep      bool // Port.Keep
 	trailer   bool // Port.PeerLoop
-	model     wire.Sink
-	tap       Tap
-	release   func(*wire.Packet) // SetRelease
+	// link is the port at this link's other end when both are this
+	// Loop's (Options.InLoopLinks): frames pass in memory.
+	link    *port
+	model   wire.Sink
+	tap     Tap
+	release func(*wire.Packet) // SetRelease
 
 	// Receive side: descriptors waiting for the next read.
 	rx      []*wire.Packet
@@ -73,6 +76,9 @@ type port struct {
 	rxSenderLate clock.Duration
 	// rxTrailers counts the frames read that carried a trailer.
 	rxTrailers int64
+	// rxInLoop counts the frames that came over an in-loop link, from
+	// the model at its other end (counted in rxFrames too).
+	rxInLoop int64
 	// rxLate counts the frames read after they were due (their receive
 	// stamp plus the link's delay), rxLateBy sums by how much (fabric
 	// time): the link's lateness as this end delivers it.
@@ -224,15 +230,8 @@ func (pt *port) flush() {
 	if err != nil || sent < len(pt.out) {
 		pt.txErrors += int64(len(pt.out) - sent)
 	}
-	switch {
-	case !pt.keep:
-		for _, p := range pt.outPkts {
-			pt.l.put(p)
-		}
-	case pt.release != nil:
-		for _, p := range pt.outPkts {
-			pt.release(p)
-		}
+	for _, p := range pt.outPkts {
+		pt.giveBack(p)
 	}
 	clear(pt.out)
 	clear(pt.outPkts)
@@ -243,42 +242,19 @@ func (pt *port) flush() {
 var zeros [9216]byte
 
 // encode adds p to the batch: Raw with its MACs rewritten, or serialized
-// from the descriptor when there is no Raw.
+// from the descriptor when there is no Raw. On an in-loop link (pass) the
+// frame goes to the other end's model instead.
 func (pt *port) encode(p *wire.Packet, sent clock.Time) {
-	p.SrcMAC = pt.mac
-	var f []byte
-	if p.Raw != nil {
-		f = p.Raw
-		if p.Len < len(f) {
-			f = f[:p.Len]
-		}
-		if len(f) < 12 {
-			pt.txEncode++
-			return
-		}
-		p.DstMAC = pt.peer
-		copy(f[0:6], pt.peer[:])
-		copy(f[6:12], pt.mac[:])
-		pt.outPkts = append(pt.outPkts, p)
-	} else {
-		if p.Kind != wire.KindPFC && p.Kind != wire.KindPause {
-			p.DstMAC = pt.peer
-		}
-		start := len(pt.arena)
-		var err error
-		if int(p.PayloadLen) > len(zeros) {
-			pt.txEncode++
-			return
-		}
-		pt.arena, err = wire.AppendFrame(pt.arena, p, zeros[:p.PayloadLen])
-		if err != nil {
-			pt.txEncode++
-			return
-		}
-		f = pt.arena[start:len(pt.arena):len(pt.arena)]
+	if pt.link != nil {
+		pt.pass(p, sent)
+		return
 	}
-	if pt.tap != nil {
-		pt.tap.Frame(Tx, sent, f)
+	f, ok := pt.frame(p, sent)
+	if !ok {
+		return
+	}
+	if p.Raw != nil {
+		pt.outPkts = append(pt.outPkts, p)
 	}
 	if pt.trailer {
 		switch {
@@ -299,4 +275,45 @@ func (pt *port) encode(p *wire.Packet, sent clock.Time) {
 		f = putTrailer(f, sent)
 	}
 	pt.out = append(pt.out, f)
+}
+
+// frame returns the bytes p leaves the port as: Raw with its MACs
+// rewritten, or, without Raw, serialized into the port's arena with the
+// port's source MAC. The tap sees them. ok is false (and counted) when p
+// cannot be sent.
+func (pt *port) frame(p *wire.Packet, sent clock.Time) (f []byte, ok bool) {
+	p.SrcMAC = pt.mac
+	if p.Raw != nil {
+		f = p.Raw
+		if p.Len < len(f) {
+			f = f[:p.Len]
+		}
+		if len(f) < 12 {
+			pt.txEncode++
+			return nil, false
+		}
+		p.DstMAC = pt.peer
+		copy(f[0:6], pt.peer[:])
+		copy(f[6:12], pt.mac[:])
+	} else {
+		if p.Kind != wire.KindPFC && p.Kind != wire.KindPause {
+			p.DstMAC = pt.peer
+		}
+		start := len(pt.arena)
+		var err error
+		if int(p.PayloadLen) > len(zeros) {
+			pt.txEncode++
+			return nil, false
+		}
+		pt.arena, err = wire.AppendFrame(pt.arena, p, zeros[:p.PayloadLen])
+		if err != nil {
+			pt.txEncode++
+			return nil, false
+		}
+		f = pt.arena[start:len(pt.arena):len(pt.arena)]
+	}
+	if pt.tap != nil {
+		pt.tap.Frame(Tx, sent, f)
+	}
+	return f, true
 }

@@ -175,6 +175,7 @@ func (l *Loop) collectPorts(emit func(telemetry.Sample), name string, first, n i
 		c("emu_rx_late_frames_total", p.rxLate, lb)
 		emit(telemetry.Sample{Name: "emu_rx_late_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxLateBy.Seconds()})
 		c("emu_rx_trailer_frames_total", p.rxTrailers, lb)
+		c("emu_rx_inloop_frames_total", p.rxInLoop, lb)
 		c("emu_rx_behind_lead_frames_total", p.rxBehindLead, lb)
 		emit(telemetry.Sample{Name: "emu_rx_behind_lead_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxBehindLeadBy.Seconds()})
 		emit(telemetry.Sample{Name: "emu_rx_sender_late_seconds_total", Kind: telemetry.Counter, Labels: lb, Value: p.rxSenderLate.Seconds()})

@@ -47,8 +47,13 @@ type Config struct {
 	// ExactLinks has the ports whose neighbour is a loop too (PeerLoop)
 	// write and read frames with their sender's lateness (emu.Port.PeerLoop;
 	// deploy.Options.ExactLinks).
-	ExactLinks bool         `json:"exact_links,omitempty"`
-	Ports      []PortConfig `json:"ports"`
+	ExactLinks bool `json:"exact_links,omitempty"`
+	// SocketLinks has a link between two members of one Group carry its
+	// frames through its veth, as a link between two processes does,
+	// instead of in memory from one model to the other (emu.Options.InLoopLinks;
+	// deploy.Options.SocketLinks). A node of its own ignores it.
+	SocketLinks bool         `json:"socket_links,omitempty"`
+	Ports       []PortConfig `json:"ports"`
 	// Switch and Routes configure a switch node.
 	Switch *switchmodel.Config `json:"switch,omitempty"`
 	Routes RouteTable          `json:"routes,omitempty"`

@@ -15,7 +15,9 @@ import (
 // models on one emu.Loop: one wake-up reads the frames of every member's ports, runs
 // every event due across their models and writes what they sent, where
 // nodes of their own would each wake for their share (docs/performance.md
-// measures what that saves). Each member keeps its own API socket,
+// measures what that saves). A link between two members carries its
+// frames in memory, from one model to the other, unless the members'
+// Config.SocketLinks says to use its veth (emu.Options.InLoopLinks). Each member keeps its own API socket,
 // faults, captures and telemetry; the loop's own counters (lag, wake-ups,
 // CPU) and the process's (node_cpu_seconds_total, heap, goroutines) are
 // reported by the first member only, so that sums over nodes count them
@@ -47,6 +49,8 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 		switch {
 		case cfg.Scale != first.Scale || cfg.Seed != first.Seed || cfg.Origin != first.Origin:
 			return nil, fmt.Errorf("node %s: scale, seed or origin differ from %s's: one loop runs one clock", cfg.Name, first.Name)
+		case cfg.SocketLinks != first.SocketLinks || cfg.ExactLinks != first.ExactLinks:
+			return nil, fmt.Errorf("node %s: socket or exact links differ from %s's: one loop carries its links one way", cfg.Name, first.Name)
 		case len(ios[k].Ports) != len(cfg.Ports):
 			return nil, fmt.Errorf("node %s: %d port I/Os for %d ports", cfg.Name, len(ios[k].Ports), len(cfg.Ports))
 		}
@@ -55,7 +59,7 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 	}
 	loop, err := emu.New(emu.Options{
 		Name: first.Name, Scale: first.Scale, Seed: first.Seed, Ports: ports, Waiter: ios[0].Waiter, Recycle: true, Origin: first.OriginTime(),
-		Lead: first.lead(),
+		Lead: first.lead(), InLoopLinks: !first.SocketLinks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %w", first.Name, err)

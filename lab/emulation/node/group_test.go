@@ -133,6 +133,8 @@ func TestGroupRefuses(t *testing.T) {
 	other.Name, other.Scale = "sw2", 2000
 	seeded := switchConfig(filepath.Join(dir, "sw3.sock"))
 	seeded.Name, seeded.Seed = "sw3", 99
+	socketed := switchConfig(filepath.Join(dir, "sw4.sock"))
+	socketed.Name, socketed.SocketLinks = "sw4", true
 	w := emu.NewMemWaiter()
 	ios := func() []node.IO {
 		return []node.IO{{Ports: []emu.PortIO{w.NewPort(), w.NewPort()}, Waiter: w}, {Ports: []emu.PortIO{w.NewPort(), w.NewPort()}}}
@@ -146,6 +148,7 @@ func TestGroupRefuses(t *testing.T) {
 		{"no members", nil, nil, "0 configurations"},
 		{"another scale", []node.Config{sw1, other}, ios(), "one loop runs one clock"},
 		{"another seed", []node.Config{sw1, seeded}, ios(), "one loop runs one clock"},
+		{"socket links on one member", []node.Config{sw1, socketed}, ios(), "one loop carries its links one way"},
 		{"ports missing", []node.Config{sw1, other}, []node.IO{{Waiter: w}, {}}, "0 port I/Os for 2 ports"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,5 +208,65 @@ func TestGroupEndpoints(t *testing.T) {
 	info, err := b.Info(t.Context())
 	if err != nil || len(info.Ports) != 1 || info.Ports[0].MAC != hostMAC(2, 0) {
 		t.Errorf("h2's Info: %+v, %v; want its own port and MAC", info, err)
+	}
+}
+
+// TestGroupLinksInMemory: a link between two members of a group carries
+// its frames in memory (its sockets see nothing; the receiving member
+// counts them as in-loop frames), unless the members' Config.SocketLinks
+// says to use the sockets.
+func TestGroupLinksInMemory(t *testing.T) {
+	for _, socketLinks := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in memory", true: "through the sockets"}[socketLinks], func(t *testing.T) {
+			dir := t.TempDir()
+			sw1 := switchConfig(filepath.Join(dir, "sw1.sock"))
+			sw2 := switchConfig(filepath.Join(dir, "sw2.sock"))
+			sw2.Name = "sw2"
+			// sw1's port 2 is cabled to sw2's port 1.
+			sw1.Ports[1].PeerMAC = "02:00:00:00:00:30"
+			sw2.Ports[0].IfName, sw2.Ports[0].MAC, sw2.Ports[0].PeerMAC = "sw2-p1", "02:00:00:00:00:30", "02:00:00:00:00:11"
+			sw2.Ports[1].IfName, sw2.Ports[1].MAC, sw2.Ports[1].PeerMAC = "sw2-p2", "02:00:00:00:00:31", "02:00:00:00:00:41"
+			sw1.SocketLinks, sw2.SocketLinks = socketLinks, socketLinks
+			w := emu.NewMemWaiter()
+			a0, a1, b0, b1 := w.NewPort(), w.NewPort(), w.NewPort(), w.NewPort()
+			emu.Join(a1, b0)
+			ios := []node.IO{{Ports: []emu.PortIO{a0, a1}, Waiter: w}, {Ports: []emu.PortIO{b0, b1}}}
+			g, err := node.NewGroup([]node.Config{sw1, sw2}, ios, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			errc := make(chan error, 1)
+			go func() { errc <- g.Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-errc; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			c2 := nodeapi.NewClient(sw2.Socket)
+			defer c2.Close()
+			waitHealthy(t, c2)
+
+			a0.Inject(roce(t, "02:00:00:00:00:20", "02:00:00:00:00:10", "10.0.1.1", 1000, 0), roce(t, "02:00:00:00:00:20", "02:00:00:00:00:10", "10.0.1.1", 1000, 1))
+			var out int
+			eventually(t, "2 frames out of sw2's port 2", func() bool {
+				out += len(b1.Written())
+				return out == 2
+			})
+			cable := len(a1.Written()) + len(b0.Written())
+			s, err := c2.Telemetry(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			inLoop := telemetry.Sum(s, "emu_rx_inloop_frames_total", telemetry.Label{Name: "ifname", Value: "sw2-p1"})
+			wantCable, wantInLoop := 0, 2.0
+			if socketLinks {
+				wantCable, wantInLoop = 2, 0
+			}
+			if cable != wantCable || inLoop != wantInLoop {
+				t.Errorf("the cable's sockets carried %d frames and sw2 counted %v in-loop; want %d and %v", cable, inLoop, wantCable, wantInLoop)
+			}
+		})
 	}
 }

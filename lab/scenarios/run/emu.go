@@ -37,6 +37,9 @@ type EmuOptions struct {
 	// ExactLinks is deploy.Options.ExactLinks: frames carry their sender's
 	// lateness, for a closer comparison with the simulator.
 	ExactLinks bool
+	// SocketLinks is deploy.Options.SocketLinks: links inside a node
+	// group carry their frames through their veths, not in memory.
+	SocketLinks bool
 	// Log, if set, receives progress lines.
 	Log io.Writer
 }
@@ -86,7 +89,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks,
+		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks, SocketLinks: opts.SocketLinks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
