@@ -39,6 +39,10 @@ type Options struct {
 	// after its end, for its driver (the emulation writes a link trailer
 	// there instead of copying the frame).
 	Tailroom int
+	// ReturnRx, if set, is handed the bytes (Raw) of each frame the NIC
+	// received once it is done with them, which is when Receive returns:
+	// the NIC keeps no received bytes, so its driver may reuse them.
+	ReturnRx func(raw []byte)
 	// DataDSCP marks data (default 26); data is sent ECT(0).
 	DataDSCP uint8
 	// AckDSCP marks ACKs, NAKs and SACKs (default 26, like data).
@@ -368,6 +372,9 @@ func (n *NIC) PrefetchReceive(*wire.Packet) {
 // caller must not touch it after Receive returns.
 func (n *NIC) Receive(p *wire.Packet) {
 	n.receive(p)
+	if p.Raw != nil && n.opts.ReturnRx != nil {
+		n.opts.ReturnRx(p.Raw)
+	}
 	p.Raw = nil // the bytes are not reused: their owner may want them back
 	n.spares.Put(p)
 }

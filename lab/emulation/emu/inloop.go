@@ -47,11 +47,11 @@ func (pt *port) pass(p *wire.Packet, sent clock.Time) {
 	pt.txBytes += int64(len(f))
 	var q *wire.Packet
 	switch {
-	case !pt.keep && !to.keep && p.Raw != nil && cap(p.Raw) == l.bufSize:
+	case !pt.keep && p.Raw != nil && cap(p.Raw) == l.bufSize && (!to.keep || to.returns):
 		// The loop's own descriptor, already holding the bytes: it
 		// changes hands.
 		q = p
-	case to.keep:
+	case to.keep && !to.returns:
 		q = &wire.Packet{}
 		f = append(make([]byte, 0, len(f)), f...)
 	default:

@@ -239,6 +239,27 @@ func (l *Loop) SetTap(i int, t Tap) { l.ports[i].tap = t }
 // goroutine or before Run.
 func (l *Loop) SetRelease(i int, release func(*wire.Packet)) { l.ports[i].release = release }
 
+// TakeBack says that port i's model gives back the bytes of every frame
+// it receives once it is done with them, through the function returned
+// (an endpoint's NIC: endpoint.Options.ReturnRx): the port then hands it
+// frames in the loop's own receive buffers, uncopied, and the loop reuses
+// them. Without it a Keep port copies each frame into a buffer of the
+// frame's length (see the package doc, "Buffer ownership"). Call it
+// before Run; the function runs on the loop goroutine.
+func (l *Loop) TakeBack(i int) func(raw []byte) {
+	l.ports[i].returns = true
+	return l.reuse
+}
+
+// reuse puts a receive buffer a model gave back on the free list, if it
+// is one of the loop's.
+func (l *Loop) reuse(raw []byte) {
+	if cap(raw) != l.bufSize || len(l.free) >= maxFree {
+		return
+	}
+	l.free = append(l.free, &wire.Packet{Raw: raw[:l.bufSize]})
+}
+
 // PortMAC returns port i's MAC (safe from any goroutine: it never changes).
 func (l *Loop) PortMAC(i int) [6]byte { return l.ports[i].mac }
 

@@ -40,7 +40,10 @@ type port struct {
 	mac, peer [6]byte
 	delay     clock.Duration
 	keep      bool // Port.Keep
-	trailer   bool // Port.PeerLoop
+	// returns says the model gives back the bytes of the frames it
+	// receives (TakeBack): they come in the loop's own buffers.
+	returns bool
+	trailer bool // Port.PeerLoop
 	// link is the port at this link's other end when both are this
 	// Loop's (Options.InLoopLinks): frames pass in memory.
 	link    *port
@@ -112,10 +115,12 @@ func newPort(l *Loop, i int, p Port) *port {
 // counted, not fatal: the socket reports it once and goes on.
 func (pt *port) read() (full bool) {
 	l := pt.l
-	if pt.keep {
-		// An endpoint's port: read into the loop's scratch buffers and
-		// copy each frame into a buffer of its own length (see the
-		// package doc, "Buffer ownership").
+	copied := pt.keep && !pt.returns
+	if copied {
+		// An endpoint's port whose model keeps what it receives: read
+		// into the loop's scratch buffers and copy each frame into a
+		// buffer of its own length (see the package doc, "Buffer
+		// ownership").
 		copy(pt.bufs, l.scratchBufs())
 	} else {
 		for i, p := range pt.rx {
@@ -152,7 +157,7 @@ func (pt *port) read() (full bool) {
 			}
 		}
 		var p *wire.Packet
-		if pt.keep {
+		if copied {
 			p = &wire.Packet{}
 			f = append(make([]byte, 0, len(f)), f...)
 		} else {

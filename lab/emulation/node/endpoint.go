@@ -130,7 +130,7 @@ func newEndpointOn(cfg Config, loop *emu.Loop, base int, ports []emu.Port, share
 		nic, err := endpoint.NewNIC(endpoint.Options{
 			Name: nc.Name, Sched: loop, Rand: loop.Rand("nic/" + nc.Name),
 			LineRate: cfg.Ports[i].Rate, MAC: ports[i].MAC, IP: ip, MTU: nc.MTU, Raw: true, CC: reg, Mutant: mutant,
-			Tailroom: emu.TrailerLen,
+			Tailroom: emu.TrailerLen, ReturnRx: loop.TakeBack(base + i),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
