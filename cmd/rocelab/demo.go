@@ -41,7 +41,7 @@ the topology at one scale factor after another (from --start, halving or
 doubling, then bisecting), runs the incast and an all-to-all across every
 GPU NIC --repeats times at each, and reports the smallest k at which
 nothing was lost on a lossless class and the loops kept up with the wall
-clock (p99 lag at most 10 ms), as frames per second per CPU (the
+clock (p99 lag at most 20 ms), as frames per second per CPU (the
 figure scale: auto divides the fabric's frame rate by), with each probe's
 loop lag and CPU per frame. It takes a few minutes.`,
 		Args: cobra.NoArgs,

@@ -189,6 +189,16 @@ func (e *Engine) skipCancelled() bool {
 	return false
 }
 
+// Next returns the time of the next event to run and true, or false when
+// none is pending: what a driver on the wall clock sleeps until. (It
+// drops cancelled timers off the top of the queue first.)
+func (e *Engine) Next() (clock.Time, bool) {
+	if !e.skipCancelled() {
+		return 0, false
+	}
+	return e.heap[root].at, true
+}
+
 // Step runs the next event, advancing Now to its time. It reports false,
 // and does nothing, when no event is pending.
 func (e *Engine) Step() bool {

@@ -292,3 +292,25 @@ func TestHeapMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestNext: Next says when the next live event is due, skipping timers
+// stopped at the top of the queue, and nothing when none is left.
+func TestNext(t *testing.T) {
+	e := New(1)
+	if at, ok := e.Next(); ok {
+		t.Errorf("empty engine: Next = %v, true", at)
+	}
+	first := e.AfterFunc(2*clock.Microsecond, func() {})
+	e.AfterFunc(5*clock.Microsecond, func() {})
+	if at, ok := e.Next(); !ok || at != clock.Time(2*clock.Microsecond) {
+		t.Errorf("Next = %v, %v; want 2µs, true", at, ok)
+	}
+	first.Stop()
+	if at, ok := e.Next(); !ok || at != clock.Time(5*clock.Microsecond) {
+		t.Errorf("after stopping the first timer: Next = %v, %v; want 5µs, true", at, ok)
+	}
+	e.Run()
+	if at, ok := e.Next(); ok {
+		t.Errorf("after Run: Next = %v, true", at)
+	}
+}

@@ -74,3 +74,27 @@ func TestRunAhead(t *testing.T) {
 		t.Errorf("with a lead of %v: %v write batches for %d frames, want at most %d", lead, ahead, burst, burst/2)
 	}
 }
+
+// TestStoppedTimerDoesNotWake: the loop sleeps until the engine's next
+// live event, so a timer stopped before it falls due wakes nobody (an
+// endpoint stops most of its retransmission timers).
+func TestStoppedTimerDoesNotWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, switchmodel.DefaultConfig(), 100*clock.Gbps)
+		stop := r.run(t)
+		fired := 0
+		r.loop.Do(t.Context(), func() {
+			r.loop.AfterFunc(clock.Microsecond, func() { fired++ }).Stop()
+			r.loop.AfterFunc(3*clock.Microsecond, func() { fired++ })
+		})
+		time.Sleep(10 * time.Millisecond) // fabric 10 µs
+		synctest.Wait()
+		stop()
+		if fired != 1 {
+			t.Errorf("%d timers fired, want 1", fired)
+		}
+		if got := counter(r.loop, "emu_wakeups_total", telemetry.Label{Name: "cause", Value: "timer"}); got != 1 {
+			t.Errorf("%v wake-ups for timers, want 1 (the stopped one woke the loop?)", got)
+		}
+	})
+}

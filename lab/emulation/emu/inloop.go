@@ -73,7 +73,6 @@ func (pt *port) pass(p *wire.Packet, sent clock.Time) {
 	t := max(sent.Add(to.delay), to.lastDue)
 	to.lastDue = t
 	to.onLink++
-	l.due.push(t)
 	l.eng.Schedule(t, (*ingress)(to), q)
 }
 

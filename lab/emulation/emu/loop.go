@@ -86,7 +86,6 @@ type Loop struct {
 	replay  Replay
 	free    []*wire.Packet
 	scratch [][]byte // scratchBufs
-	due     dueHeap
 	start   time.Time
 	ready   []int
 	// quiet is the waiter when it can sleep without watching the ports
@@ -196,16 +195,12 @@ func (l *Loop) Now() clock.Time { return l.eng.Now() }
 
 // AfterFunc runs f on the loop goroutine d of fabric time after Now.
 func (l *Loop) AfterFunc(d clock.Duration, f func()) clock.Timer {
-	t := l.eng.AfterFunc(d, f)
-	l.due.push(addSat(l.eng.Now(), d))
-	return t
+	return l.eng.AfterFunc(d, f)
 }
 
 // At runs f on the loop goroutine at fabric time t (clamped to Now).
 func (l *Loop) At(t clock.Time, f func()) clock.Timer {
-	tm := l.eng.At(t, f)
-	l.due.push(max(t, l.eng.Now()))
-	return tm
+	return l.eng.At(t, f)
 }
 
 // Rand returns the engine's seeded random stream called name, as the
@@ -379,7 +374,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 	for ctx.Err() == nil {
 		timeout := time.Duration(-1)
-		next, pending := l.due.min()
+		next, pending := l.eng.Next()
 		if pending {
 			// Wake lead early, but not before the last turn's horizon:
 			// every event up to it has run, so events due after it
@@ -478,7 +473,6 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 		}
 		l.eng.RunUntil(horizon)
 	}
-	l.due.popUntil(horizon)
 	modelled := time.Now()
 	st.phase[phaseModel] += modelled.Sub(wall)
 	for _, p := range l.ports {
@@ -545,9 +539,6 @@ func (l *Loop) deliver(now clock.Time, nowNs int64) {
 			a.pt.rxBehindLead++
 			a.pt.rxBehindLeadBy += floor.Sub(t)
 			t = floor
-		}
-		if t > now {
-			l.due.push(t)
 		}
 		a.pt.onLink++
 		l.eng.Schedule(t, (*ingress)(a.pt), a.p)
