@@ -22,69 +22,85 @@ import (
 // Options.MatchEmulation give per-flow goodput, time in XOFF and
 // collective busbw and time within 5 % of each other (PFC frame counts
 // within 10 %, see laptopFramesTolerance), every emulated flow has
-// goodput, and neither run reports a problem.
+// goodput, and neither run reports a problem. Each file runs twice: with
+// a process per node (links through their veths), and with the nodes in
+// one group (`rocelab run --node-groups 1`: links in memory, emu
+// "Links inside a loop"; the test fails if no frame came that way).
 func TestLaptopScenariosRunDriversAgree(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
 	bin, root := binary(t), runRoot(t)
 	for i, s := range laptopScenarios {
-		t.Run(s.file, func(t *testing.T) {
-			sc, _ := loadLaptop(t, s.file)
-			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-			defer cancel()
-			emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Binary: bin, Root: root,
-				LabName: fmt.Sprintf("fr%d-%05x", i, os.Getpid()&0xfffff), ExactLinks: true})
-			if err != nil {
-				t.Fatalf("emulation: %v", err)
-			}
-			simOut, err := run.Sim(ctx, sc, run.Options{MatchEmulation: true})
-			if err != nil {
-				t.Fatalf("simulation: %v", err)
-			}
-			emu, sim := outcomeNumbers(emuOut), outcomeNumbers(simOut)
-			if n := telemetry.Sum(emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples, "emu_rx_trailer_frames_total"); n <= 0 {
-				t.Errorf("emulation: no frame carried its sender's lateness (emu_rx_trailer_frames_total %v): exact links did not reach the nodes", n)
-			}
-			lines, bad := CompareFrames(emu.Numbers, sim.Numbers, laptopTolerance, laptopFramesTolerance)
-			out := t.Output()
-			fmt.Fprintf(out, "%s: rocelab run (scale %d, %v of fabric time in %v) vs run --sim --match-emulation (%v):\n",
-				sc.Name, sc.Scale.Factor, emuOut.FabricTime, emuOut.Wall.Round(time.Millisecond), simOut.FabricTime)
-			for _, l := range lines {
-				fmt.Fprintf(out, "  %s\n", l)
-			}
-			for _, l := range pauseLines(emu.pauses, sim.pauses) {
-				fmt.Fprintf(out, "  %s\n", l)
-			}
-			for _, l := range linkLines(emu.links, sim.links) {
-				fmt.Fprintf(out, "  %s\n", l)
-			}
-			fmt.Fprintf(out, "  emulation: the switches dropped %v packets\n", emu.drops)
-			for _, l := range bad {
-				t.Errorf("out of tolerance (%.0f%%, PFC frames %.0f%%): %s", 100*laptopTolerance, 100*laptopFramesTolerance, l)
-			}
-			if len(bad) > 0 {
-				// Late node loops explain most misses.
-				for _, l := range lagLines(emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples) {
-					fmt.Fprintf(out, "  %s\n", l)
-				}
-			}
-			for name, o := range map[string]*run.Outcome{"emulation": emuOut, "simulation": simOut} {
-				for _, p := range o.Problems {
-					t.Errorf("%s: problem: %s", name, p)
-				}
-				for _, r := range o.Results {
-					fmt.Fprintf(out, "  %s: %v %s: %s\n", name, r.Pass, r.Expectation, r.Message)
-				}
-			}
-			for k, v := range emu.PerFlowGbps {
-				if v <= 0 {
-					t.Errorf("emulation: flow %s has no goodput", k)
-				}
-			}
-			if sim.drops != 0 {
-				t.Errorf("simulator: %v drops", sim.drops)
-			}
-		})
+		for _, groups := range []int{0, 1} {
+			name := s.file + map[int]string{0: "", 1: "/one-group"}[groups]
+			t.Run(name, func(t *testing.T) {
+				runDriversAgree(t, bin, root, s.file, fmt.Sprintf("fr%d%d-%05x", i, groups, os.Getpid()&0xfffff), groups)
+			})
+		}
+	}
+}
+
+// runDriversAgree is TestLaptopScenariosRunDriversAgree for one file,
+// its lab's nodes in that many groups (0: a process each).
+func runDriversAgree(t *testing.T, bin, root, file, lab string, groups int) {
+	sc, _ := loadLaptop(t, file)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Binary: bin, Root: root,
+		LabName: lab, ExactLinks: true, NodeGroups: groups})
+	if err != nil {
+		t.Fatalf("emulation: %v", err)
+	}
+	simOut, err := run.Sim(ctx, sc, run.Options{MatchEmulation: true})
+	if err != nil {
+		t.Fatalf("simulation: %v", err)
+	}
+	emu, sim := outcomeNumbers(emuOut), outcomeNumbers(simOut)
+	final := emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples
+	if n := telemetry.Sum(final, "emu_rx_trailer_frames_total"); groups == 0 && n <= 0 {
+		t.Errorf("emulation: no frame carried its sender's lateness (emu_rx_trailer_frames_total %v): exact links did not reach the nodes", n)
+	}
+	if n := telemetry.Sum(final, "emu_rx_inloop_frames_total"); groups == 1 && n <= 0 {
+		t.Errorf("emulation in one group: no frame came over a link in memory (emu_rx_inloop_frames_total %v)", n)
+	}
+	lines, bad := CompareFrames(emu.Numbers, sim.Numbers, laptopTolerance, laptopFramesTolerance)
+	out := t.Output()
+	fmt.Fprintf(out, "%s: rocelab run (scale %d, %v of fabric time in %v) vs run --sim --match-emulation (%v):\n",
+		sc.Name, sc.Scale.Factor, emuOut.FabricTime, emuOut.Wall.Round(time.Millisecond), simOut.FabricTime)
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	for _, l := range pauseLines(emu.pauses, sim.pauses) {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	for _, l := range linkLines(emu.links, sim.links) {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	fmt.Fprintf(out, "  emulation: the switches dropped %v packets\n", emu.drops)
+	for _, l := range bad {
+		t.Errorf("out of tolerance (%.0f%%, PFC frames %.0f%%): %s", 100*laptopTolerance, 100*laptopFramesTolerance, l)
+	}
+	if len(bad) > 0 {
+		// Late node loops explain most misses.
+		for _, l := range lagLines(emuOut.Snapshots[len(emuOut.Snapshots)-1].Samples) {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
+	for name, o := range map[string]*run.Outcome{"emulation": emuOut, "simulation": simOut} {
+		for _, p := range o.Problems {
+			t.Errorf("%s: problem: %s", name, p)
+		}
+		for _, r := range o.Results {
+			fmt.Fprintf(out, "  %s: %v %s: %s\n", name, r.Pass, r.Expectation, r.Message)
+		}
+	}
+	for k, v := range emu.PerFlowGbps {
+		if v <= 0 {
+			t.Errorf("emulation: flow %s has no goodput", k)
+		}
+	}
+	if sim.drops != 0 {
+		t.Errorf("simulator: %v drops", sim.drops)
 	}
 }
 
