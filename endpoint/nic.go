@@ -39,10 +39,11 @@ type Options struct {
 	// after its end, for its driver (the emulation writes a link trailer
 	// there instead of copying the frame).
 	Tailroom int
-	// ReturnRx, if set, is handed the bytes (Raw) of each frame the NIC
-	// received once it is done with them, which is when Receive returns:
-	// the NIC keeps no received bytes, so its driver may reuse them.
-	ReturnRx func(raw []byte)
+	// ReturnRx, if set, is handed back each packet the NIC received that
+	// carries bytes (Raw), descriptor and bytes, once it is done with it,
+	// which is when Receive returns: the NIC keeps nothing it received,
+	// so its driver may reuse both.
+	ReturnRx func(p *wire.Packet)
 	// DataDSCP marks data (default 26); data is sent ECT(0).
 	DataDSCP uint8
 	// AckDSCP marks ACKs, NAKs and SACKs (default 26, like data).
@@ -373,7 +374,8 @@ func (n *NIC) PrefetchReceive(*wire.Packet) {
 func (n *NIC) Receive(p *wire.Packet) {
 	n.receive(p)
 	if p.Raw != nil && n.opts.ReturnRx != nil {
-		n.opts.ReturnRx(p.Raw)
+		n.opts.ReturnRx(p)
+		return
 	}
 	p.Raw = nil // the bytes are not reused: their owner may want them back
 	n.spares.Put(p)

@@ -24,6 +24,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // minRegion is the smallest mapping worth advising: one huge page.
@@ -137,4 +138,25 @@ func anonRegions(maps []byte) ([]region, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// AdviseBytes marks the whole 2 MiB pages inside b MADV_HUGEPAGE, so that
+// its first touches fault in 2 MiB at a time instead of 4 KiB: a 4 MiB
+// buffer then takes 2 faults, not 1,024 (in a VM a fault costs tens of
+// microseconds). It reports how many bytes it advised; 0 for a buffer
+// that holds no whole huge page, or where the kernel refuses (the error).
+func AdviseBytes(b []byte) (int, error) {
+	if len(b) < minRegion {
+		return 0, nil
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := (start + minRegion - 1) &^ (minRegion - 1)
+	hi := (start + uintptr(len(b))) &^ (minRegion - 1)
+	if hi <= lo {
+		return 0, nil
+	}
+	if err := madvise(lo, hi-lo, madvHugepage); err != nil {
+		return 0, fmt.Errorf("huge pages: madvise %#x+%d: %w", lo, hi-lo, err)
+	}
+	return int(hi - lo), nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestAnonRegions(t *testing.T) {
@@ -64,4 +65,42 @@ func TestAdviseCollapses(t *testing.T) {
 		t.Errorf("%d bytes on huge pages with THP off", r.Huge)
 	}
 	_ = keep[len(keep)-1]
+}
+
+// TestAdviseBytes: a buffer advised before it is touched faults in on
+// huge pages: the mapping holding it gains at least the advised bytes
+// less a huge page of AnonHugePages as its pages are first written.
+func TestAdviseBytes(t *testing.T) {
+	setting, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(setting), "[never]") {
+		t.Logf("transparent huge pages are off here (%q): nothing to advise", strings.TrimSpace(string(setting)))
+		return
+	}
+	if n, err := AdviseBytes(make([]byte, 1<<20)); n != 0 || err != nil {
+		t.Errorf("a 1 MiB buffer: advised %d bytes (%v), want none", n, err)
+	}
+	b := make([]byte, 16<<20)
+	n, err := AdviseBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 12<<20 {
+		t.Errorf("advised %d bytes of a 16 MiB buffer, want its whole huge pages (at least 12 MiB)", n)
+	}
+	mid := uintptr(unsafe.Pointer(&b[len(b)/2]))
+	before, err := hugeAt(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	after, err := hugeAt(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("advised %d MiB; the mapping's huge pages %d → %d MiB", n>>20, before>>20, after>>20)
+	if after-before < int64(n)-2<<20 {
+		t.Errorf("the mapping's huge pages grew by %d MiB as %d MiB of advised buffer was touched", (after-before)>>20, n>>20)
+	}
 }

@@ -201,11 +201,11 @@
 // receives, so none would come back to the free list, and a fresh 9 KB
 // buffer per 64-byte acknowledgement was most of the fresh memory (and
 // the page faults) an endpoint's loop took at the start of a workload
-// (docs/performance.md). A model that gives the bytes of each frame back
-// once it is done with them (Loop.TakeBack; an endpoint's NIC does,
-// through endpoint.Options.ReturnRx, when its Receive returns) is instead
-// handed frames in the loop's own buffers, uncopied, and the loop reads
-// later frames into the buffers given back.
+// (docs/performance.md). A model that gives each packet back once it is
+// done with it (Loop.TakeBack; an endpoint's NIC does, through
+// endpoint.Options.ReturnRx, when its Receive returns) is instead handed
+// frames in the loop's own descriptors, uncopied, and the loop reads
+// later frames into the ones given back.
 //
 // Descriptors without Raw (PFC and PAUSE frames the switch builds) are
 // serialized with wire.AppendFrame into a per-port arena, source MAC set

@@ -68,7 +68,7 @@ func TestKeepPortReadsIntoOwnBuffers(t *testing.T) {
 // (as an endpoint's NIC does through endpoint.Options.ReturnRx), noting
 // which buffer each came in and whether it held the bytes sent.
 type giver struct {
-	back    func([]byte)
+	back    func(*wire.Packet)
 	buffers map[*byte]bool
 	frames  [][]byte
 }
@@ -76,7 +76,7 @@ type giver struct {
 func (g *giver) Receive(p *wire.Packet) {
 	g.buffers[&p.Raw[:1][0]] = true
 	g.frames = append(g.frames, bytes.Clone(p.Raw[:p.Len]))
-	g.back(p.Raw)
+	g.back(p)
 }
 
 // TestTakeBackReusesBuffers: a Keep port whose model gives its bytes back

@@ -234,25 +234,26 @@ func (l *Loop) SetTap(i int, t Tap) { l.ports[i].tap = t }
 // goroutine or before Run.
 func (l *Loop) SetRelease(i int, release func(*wire.Packet)) { l.ports[i].release = release }
 
-// TakeBack says that port i's model gives back the bytes of every frame
-// it receives once it is done with them, through the function returned
-// (an endpoint's NIC: endpoint.Options.ReturnRx): the port then hands it
-// frames in the loop's own receive buffers, uncopied, and the loop reuses
-// them. Without it a Keep port copies each frame into a buffer of the
-// frame's length (see the package doc, "Buffer ownership"). Call it
+// TakeBack says that port i's model gives back every packet it receives
+// (descriptor and bytes) once it is done with it, through the function
+// returned (an endpoint's NIC: endpoint.Options.ReturnRx): the port then
+// hands it frames in the loop's own descriptors, uncopied, and the loop
+// reuses them. Without it a Keep port copies each frame into a buffer of
+// the frame's length (see the package doc, "Buffer ownership"). Call it
 // before Run; the function runs on the loop goroutine.
-func (l *Loop) TakeBack(i int) func(raw []byte) {
+func (l *Loop) TakeBack(i int) func(p *wire.Packet) {
 	l.ports[i].returns = true
 	return l.reuse
 }
 
-// reuse puts a receive buffer a model gave back on the free list, if it
-// is one of the loop's.
-func (l *Loop) reuse(raw []byte) {
-	if cap(raw) != l.bufSize || len(l.free) >= maxFree {
+// reuse puts a received packet a model gave back on the free list, if its
+// buffer is one of the loop's.
+func (l *Loop) reuse(p *wire.Packet) {
+	if cap(p.Raw) != l.bufSize || len(l.free) >= maxFree {
 		return
 	}
-	l.free = append(l.free, &wire.Packet{Raw: raw[:l.bufSize]})
+	*p = wire.Packet{Raw: p.Raw[:l.bufSize]}
+	l.free = append(l.free, p)
 }
 
 // PortMAC returns port i's MAC (safe from any goroutine: it never changes).
@@ -594,9 +595,7 @@ const maxFree = 8192
 
 // put recycles a descriptor the model has given back, if it is one of ours.
 func (l *Loop) put(p *wire.Packet) {
-	if !l.recycle || cap(p.Raw) != l.bufSize || len(l.free) >= maxFree {
-		return
+	if l.recycle {
+		l.reuse(p)
 	}
-	*p = wire.Packet{Raw: p.Raw[:l.bufSize]}
-	l.free = append(l.free, p)
 }
