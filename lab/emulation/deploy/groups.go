@@ -18,8 +18,7 @@ type unit struct {
 }
 
 // units returns the processes procs run in: with NodeGroups, that many
-// groups (fewer if there are fewer nodes), balanced by port counts (the
-// frames a node forwards grow with its ports); without, one each.
+// groups (groupNodes); without, one each.
 func (d *deployer) units(procs []*nodeProc) []unit {
 	if d.opts.NodeGroups <= 0 || len(procs) == 0 {
 		var out []unit
@@ -28,15 +27,10 @@ func (d *deployer) units(procs []*nodeProc) []unit {
 		}
 		return out
 	}
-	groups := make([]unit, min(d.opts.NodeGroups, len(procs)))
-	load := make([]int, len(groups))
-	// Largest first, each to the group with the fewest ports so far.
-	bySize := slices.Clone(procs)
-	slices.SortStableFunc(bySize, func(a, b *nodeProc) int { return cmp.Compare(len(b.cfg.Ports), len(a.cfg.Ports)) })
-	for _, p := range bySize {
-		g := slices.Index(load, slices.Min(load))
-		groups[g].procs = append(groups[g].procs, p)
-		load[g] += len(p.cfg.Ports)
+	members := groupNodes(procs, d.opts.NodeGroups)
+	groups := make([]unit, len(members))
+	for i := range groups {
+		groups[i].procs = members[i]
 	}
 	order := map[*nodeProc]int{}
 	for i, p := range procs {
@@ -52,6 +46,49 @@ func (d *deployer) units(procs []*nodeProc) []unit {
 		}
 	}
 	return groups
+}
+
+// groupNodes deals procs into n groups (fewer if there are fewer
+// nodes), balanced by port counts (the frames a node forwards grow with
+// its ports) and keeping each rack together: a rack's hosts and its rack
+// switch (nodes of one zone and rack) go to one group, so that the links
+// between them stay inside a loop, in memory (emu.Options.InLoopLinks),
+// and only the rack's uplinks and front-end links cross between groups.
+// Racks and the nodes of no rack are dealt largest first, each to the
+// group with the fewest ports so far.
+func groupNodes(procs []*nodeProc, n int) [][]*nodeProc {
+	type rack struct{ zone, rack int }
+	var blocks [][]*nodeProc
+	at := map[rack]int{}
+	for _, p := range procs {
+		if p.node.Rack == 0 {
+			blocks = append(blocks, []*nodeProc{p})
+			continue
+		}
+		k := rack{p.node.Zone, p.node.Rack}
+		i, ok := at[k]
+		if !ok {
+			i = len(blocks)
+			at[k] = i
+			blocks = append(blocks, nil)
+		}
+		blocks[i] = append(blocks[i], p)
+	}
+	ports := func(b []*nodeProc) (s int) {
+		for _, p := range b {
+			s += len(p.cfg.Ports)
+		}
+		return s
+	}
+	slices.SortStableFunc(blocks, func(a, b []*nodeProc) int { return cmp.Compare(ports(b), ports(a)) })
+	groups := make([][]*nodeProc, min(n, len(procs)))
+	load := make([]int, len(groups))
+	for _, b := range blocks {
+		g := slices.Index(load, slices.Min(load))
+		groups[g] = append(groups[g], b...)
+		load[g] += ports(b)
+	}
+	return slices.DeleteFunc(groups, func(g []*nodeProc) bool { return len(g) == 0 })
 }
 
 // procNSLocked is the namespace p's process runs in: its node's, or for

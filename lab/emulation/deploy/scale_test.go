@@ -3,6 +3,7 @@ package deploy
 import (
 	"testing"
 
+	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -29,5 +30,77 @@ func TestAutoScale(t *testing.T) {
 		if got := AutoScale(topo, tc.capacity); got != tc.want {
 			t.Errorf("AutoScale(%s, %v) = %d, want %d", tc.topo, tc.capacity, got, tc.want)
 		}
+	}
+}
+
+// TestAutoScaleOneGroup: a lab in one node group is scaled from
+// DefaultGroupCapacityPPS and floored at MinGroupAutoScale, not
+// MinAutoScale (no link of it crosses between loops).
+func TestAutoScaleOneGroup(t *testing.T) {
+	for _, tc := range []struct {
+		topo     string
+		capacity float64
+		want     int
+	}{
+		// laptop: 377.5 Mpps ÷ 760 kpps = 496.8.
+		{"laptop", DefaultGroupCapacityPPS, 497},
+		// incast: 53.09 Mpps ÷ 760 kpps = 69.9, raised to the floor.
+		{"incast", DefaultGroupCapacityPPS, MinGroupAutoScale},
+		{"incast", 100_000, 531},
+	} {
+		topo, err := topologies.Builtin(tc.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AutoScaleOneGroup(topo, tc.capacity); got != tc.want {
+			t.Errorf("AutoScaleOneGroup(%s, %v) = %d, want %d", tc.topo, tc.capacity, got, tc.want)
+		}
+	}
+}
+
+// TestGroupNodes: node groups keep each rack's hosts and rack switch
+// together and balance port counts; the laptop in two groups cuts only
+// rack uplinks and front-end links.
+func TestGroupNodes(t *testing.T) {
+	topo, err := topologies.Builtin("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var procs []*nodeProc
+	for _, n := range topo.Nodes {
+		p := &nodeProc{node: n}
+		p.cfg.Ports = make([]node.PortConfig, len(n.Ports))
+		procs = append(procs, p)
+	}
+	groups := groupNodes(procs, 2)
+	if len(groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(groups))
+	}
+	in := map[string]int{}
+	load := []int{0, 0}
+	for g, members := range groups {
+		for _, p := range members {
+			in[p.node.Name] = g
+			load[g] += len(p.cfg.Ports)
+		}
+	}
+	if len(in) != len(procs) {
+		t.Errorf("%d of %d nodes grouped", len(in), len(procs))
+	}
+	for _, rack := range [][]string{{"host1", "host2", "rtsw1"}, {"host3", "host4", "rtsw2"}} {
+		for _, name := range rack[1:] {
+			if in[name] != in[rack[0]] {
+				t.Errorf("%s and %s of one rack are in groups %d and %d", rack[0], name, in[rack[0]], in[name])
+			}
+		}
+	}
+	if in["rtsw1"] == in["rtsw2"] {
+		t.Error("both racks in one group")
+	}
+	if d := load[0] - load[1]; d > 4 || d < -4 {
+		t.Errorf("ports per group %v: unbalanced", load)
+	}
+	if got := groupNodes(procs, 20); len(got) > len(procs) {
+		t.Errorf("20 groups asked of %d nodes: %d groups", len(procs), len(got))
 	}
 }
