@@ -32,7 +32,7 @@ needs root and takes well under two minutes.
 
 Its nodes run in one process (--node-groups 1): their models share one
 event loop, and the links between them carry frames in memory, exact in
-fabric time, so the lab runs at a smaller scale factor (k about 500 where
+fabric time, so the lab runs at a smaller scale factor (k about 200 where
 a process per node needs about 1,900). --node-groups 0 deploys a process
 per node, as rocelab deploy does by default.
 

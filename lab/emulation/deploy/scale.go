@@ -31,12 +31,12 @@ const MinAutoScale = 1000
 // memory: emu.Options.InLoopLinks), for the whole lab rather than per
 // CPU, since one group is one loop on one CPU. Such a lab loses nothing
 // to its loop's lateness (every link is exact), so what bounds its k is
-// whether the loop keeps up with the wall clock: `rocelab demo --capacity
-// --node-groups 1` (demo.Probe.OnTime) measured the smallest on-time k
-// for the laptop at 250 on the 2-CPU development VM (1.51 M frames/s at
-// full load; docs/performance.md); 760,000 keeps a margin of 2 and puts
-// the laptop at k = 497.
-const DefaultGroupCapacityPPS = 760_000
+// whether the loop keeps up with the wall clock: `rocelab demo --capacity`
+// (one group, demo.Probe.OnTime) measured the smallest on-time k for the
+// laptop at 84 on the 2-CPU development VM (4.5 M frames/s at full load;
+// k = 71 and 50 fell behind; docs/performance.md); 1.9 M keeps a margin of
+// 2.4 and puts the laptop at k = 199.
+const DefaultGroupCapacityPPS = 1_900_000
 
 // MinGroupAutoScale is the smallest k `scale: auto` picks for a lab in
 // one group: MinAutoScale guards links between loops, which such a lab

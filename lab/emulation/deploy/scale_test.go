@@ -42,9 +42,9 @@ func TestAutoScaleOneGroup(t *testing.T) {
 		capacity float64
 		want     int
 	}{
-		// laptop: 377.5 Mpps ÷ 760 kpps = 496.8.
-		{"laptop", DefaultGroupCapacityPPS, 497},
-		// incast: 53.09 Mpps ÷ 760 kpps = 69.9, raised to the floor.
+		// laptop: 377.5 Mpps ÷ 1.9 Mpps = 198.7.
+		{"laptop", DefaultGroupCapacityPPS, 199},
+		// incast: 53.09 Mpps ÷ 1.9 Mpps = 27.9, raised to the floor.
 		{"incast", DefaultGroupCapacityPPS, MinGroupAutoScale},
 		{"incast", 100_000, 531},
 	} {

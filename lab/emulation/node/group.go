@@ -65,6 +65,7 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 		return nil, fmt.Errorf("node group %s: %w", first.Name, err)
 	}
 	g := &Group{loop: loop}
+	alone := !first.SocketLinks && linksInside(cfgs, own)
 	base := 0
 	for k, cfg := range cfgs {
 		share, leader, nlog := loop.Share(cfg.Name, base, len(cfg.Ports), k == 0), k == 0, log.With("node", cfg.Name)
@@ -78,10 +79,31 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 		if err != nil {
 			return nil, err
 		}
+		n.inline = alone
 		g.nodes = append(g.nodes, n)
 		base += len(cfg.Ports)
 	}
 	return g, nil
+}
+
+// linksInside reports whether every port of the members whose neighbour
+// is a node (PortConfig.PeerLoop) is cabled to another member: then no
+// link leaves the group's loop through a socket.
+func linksInside(cfgs []Config, ports [][]emu.Port) bool {
+	macs := map[[6]byte]bool{}
+	for _, ps := range ports {
+		for _, p := range ps {
+			macs[p.MAC] = true
+		}
+	}
+	for k, cfg := range cfgs {
+		for i, pc := range cfg.Ports {
+			if pc.PeerLoop && !macs[ports[k][i].PeerMAC] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Run serves every member's API and drives the loop until ctx ends or a

@@ -184,7 +184,7 @@ func (ep *epState) startCollective(r *http.Request, req nodeapi.CollectiveStart)
 		comm, err := collective.New(c.ep.n.loop, c, collective.Config{
 			Ranks: c.req.Ranks, Type: typ, SliceBytes: c.req.SliceBytes, Window: c.req.Window,
 			Check: c.req.Check, Seed: c.req.Seed, Local: sortedInts(local), Barrier: c.barrier,
-			Offload: c.ep.n.offload,
+			Offload: c.ep.n.dataWork(),
 		})
 		if err != nil {
 			return badRequest("%v", err)
