@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/emulation/demo"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
 )
 
 func newDemoCmd(opts *options) *cobra.Command {
@@ -114,6 +115,13 @@ func runCapacity(cmd *cobra.Command, opts *options, co demo.CapacityOptions) err
 	}
 	if res.MinScale == 0 {
 		fmt.Fprintf(w, "no scale factor up to the search's maximum was lossless\n")
+		return nil
+	}
+	if co.NodeGroups == 1 && !co.SocketLinks {
+		// One loop on one CPU: deploy.DefaultGroupCapacityPPS is the lab's
+		// figure, not a figure per CPU.
+		fmt.Fprintf(w, "lossless capacity of %s in one node group: smallest lossless and on-time k = %d → %.0f frames/s for the lab (fabric %.0f frames/s at full load; scale: auto assumes %d)\n",
+			res.Topology, res.MinScale, res.FabricPPS/float64(res.MinScale), res.FabricPPS, deploy.DefaultGroupCapacityPPS)
 		return nil
 	}
 	fmt.Fprintf(w, "lossless capacity of %s: smallest lossless k = %d → %.0f frames/s per CPU (fabric %.0f frames/s at full load, %d CPUs)\n",
