@@ -84,6 +84,7 @@ func BenchmarkCapacity(b *testing.B) {
 					b.Fatal("no k passed")
 				}
 				b.ReportMetric(res.PerCPU, "lossless-pps/cpu")
+				b.ReportMetric(res.FabricPPS/float64(res.MinScale), "lab-pps")
 				b.ReportMetric(float64(res.MinScale), "min-k")
 				b.ReportMetric(float64(len(res.Probes)), "probes")
 			}
