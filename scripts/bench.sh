@@ -15,9 +15,9 @@ pkgs=$(go list ./... | while read -r p; do
 done)
 echo "== Go benchmarks: $(echo $pkgs | wc -w) packages, -benchtime=$BENCHTIME"
 # BenchmarkForward and BenchmarkThroughput move real frames between
-# namespaces and BenchmarkDeploy builds whole labs: they run below with
+# namespaces and BenchmarkDeploy, BenchmarkCapacity and BenchmarkNodeStart build whole labs: they run below with
 # fixed counts instead of the default calibration.
-go test -run='^$' -bench=. -skip='^Benchmark(Forward|Throughput|Deploy)$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
+go test -run='^$' -bench=. -skip='^Benchmark(Forward|Throughput|Deploy|Capacity|NodeStart)$' -benchmem -benchtime="$BENCHTIME" $pkgs | tee bench-out/bench.txt
 
 echo
 echo "== forwarder, tuned forwarder and switch node vs Linux bridge on the same veths"
