@@ -66,24 +66,6 @@ func removeContainers(ctx context.Context, l *state.Lab) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// byNode groups the indexes 0..n-1 by key(i), in order of first
-// appearance, each group in index order.
-func byNode(n int, key func(i int) string) [][]int {
-	at := map[string]int{}
-	var groups [][]int
-	for i := range n {
-		k := key(i)
-		g, ok := at[k]
-		if !ok {
-			g = len(groups)
-			at[k] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	return groups
-}
-
 // dockerEngine returns a docker runtime if an engine is configured on this
 // machine (DOCKER_HOST, or the default socket exists) and answers; nil
 // (and no error) when there is none.

@@ -57,22 +57,18 @@ func (d *deployer) units(procs []*nodeProc) []unit {
 // Racks and the nodes of no rack are dealt largest first, each to the
 // group with the fewest ports so far.
 func groupNodes(procs []*nodeProc, n int) [][]*nodeProc {
-	type rack struct{ zone, rack int }
 	var blocks [][]*nodeProc
-	at := map[rack]int{}
-	for _, p := range procs {
-		if p.node.Rack == 0 {
-			blocks = append(blocks, []*nodeProc{p})
-			continue
+	for _, idx := range byNode(len(procs), func(i int) string {
+		if n := procs[i].node; n.Rack != 0 {
+			return fmt.Sprintf("rack %d/%d", n.Zone, n.Rack)
 		}
-		k := rack{p.node.Zone, p.node.Rack}
-		i, ok := at[k]
-		if !ok {
-			i = len(blocks)
-			at[k] = i
-			blocks = append(blocks, nil)
+		return "node " + procs[i].node.Name
+	}) {
+		var b []*nodeProc
+		for _, i := range idx {
+			b = append(b, procs[i])
 		}
-		blocks[i] = append(blocks[i], p)
+		blocks = append(blocks, b)
 	}
 	ports := func(b []*nodeProc) (s int) {
 		for _, p := range b {
@@ -146,4 +142,22 @@ func unitNames(us []unit) []string {
 		out = append(out, u.name)
 	}
 	return out
+}
+
+// byNode groups the indexes 0..n-1 by key(i), in order of first
+// appearance, each group in index order.
+func byNode(n int, key func(i int) string) [][]int {
+	at := map[string]int{}
+	var groups [][]int
+	for i := range n {
+		k := key(i)
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }

@@ -172,19 +172,7 @@ func TestGroupEndpoints(t *testing.T) {
 	// One loop serves both: dilate more than testScale, so that a loaded
 	// machine (or the race detector) keeps it on time.
 	h1.Scale, h2.Scale = 5*testScale, 5*testScale
-	g, err := node.NewGroup([]node.Config{h1, h2}, []node.IO{{Ports: []emu.PortIO{pa}, Waiter: w}, {Ports: []emu.PortIO{pb}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- g.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runGroup(t, []node.Config{h1, h2}, []node.IO{{Ports: []emu.PortIO{pa}, Waiter: w}, {Ports: []emu.PortIO{pb}}})()
 	a, b := nodeapi.NewClient(h1.Socket), nodeapi.NewClient(h2.Socket)
 	defer a.Close()
 	defer b.Close()
@@ -231,19 +219,7 @@ func TestGroupLinksInMemory(t *testing.T) {
 			a0, a1, b0, b1 := w.NewPort(), w.NewPort(), w.NewPort(), w.NewPort()
 			emu.Join(a1, b0)
 			ios := []node.IO{{Ports: []emu.PortIO{a0, a1}, Waiter: w}, {Ports: []emu.PortIO{b0, b1}}}
-			g, err := node.NewGroup([]node.Config{sw1, sw2}, ios, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(t.Context())
-			errc := make(chan error, 1)
-			go func() { errc <- g.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-errc; err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			}()
+			defer runGroup(t, []node.Config{sw1, sw2}, ios)()
 			c2 := nodeapi.NewClient(sw2.Socket)
 			defer c2.Close()
 			waitHealthy(t, c2)
@@ -268,5 +244,24 @@ func TestGroupLinksInMemory(t *testing.T) {
 				t.Errorf("the cable's sockets carried %d frames and sw2 counted %v in-loop; want %d and %v", cable, inLoop, wantCable, wantInLoop)
 			}
 		})
+	}
+}
+
+// runGroup builds the group of cfgs over ios and runs it; the function
+// returned stops it and checks that Run ended without an error.
+func runGroup(t *testing.T, cfgs []node.Config, ios []node.IO) (stop func()) {
+	t.Helper()
+	g, err := node.NewGroup(cfgs, ios, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- g.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
 	}
 }
