@@ -117,7 +117,7 @@ func runCapacity(cmd *cobra.Command, opts *options, co demo.CapacityOptions) err
 		fmt.Fprintf(w, "no scale factor up to the search's maximum was lossless\n")
 		return nil
 	}
-	if co.NodeGroups == 1 && !co.SocketLinks {
+	if (deploy.Options{NodeGroups: co.NodeGroups, SocketLinks: co.SocketLinks}).OneLoop() {
 		// One loop on one CPU: deploy.DefaultGroupCapacityPPS is the lab's
 		// figure, not a figure per CPU.
 		fmt.Fprintf(w, "lossless capacity of %s in one node group: smallest lossless and on-time k = %d → %.0f frames/s for the lab (fabric %.0f frames/s at full load; scale: auto assumes %d)\n",

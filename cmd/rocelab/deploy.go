@@ -121,7 +121,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
-				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 || cmd.Flags().Changed("exact-links") {
+				if file != "" || cmd.Flags().Changed("runtime") || scale != "auto" || nodeGroups != 0 || cmd.Flags().Changed("exact-links") || cmd.Flags().Changed("socket-links") {
 					return badInput(fmt.Errorf("--repair takes only --name: it restarts the dead nodes of a deployed lab"))
 				}
 				if err := requireRoot("deploy"); err != nil {

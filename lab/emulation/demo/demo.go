@@ -153,7 +153,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sum := opts.Topology.Summary()
 	procs := "each switch and host a rocelab process"
 	switch {
-	case opts.NodeGroups == 1 && !opts.SocketLinks:
+	case deploy.Options{NodeGroups: opts.NodeGroups, SocketLinks: opts.SocketLinks}.OneLoop():
 		procs = "the switches and hosts one rocelab process, their models on one event loop, the links between them in memory"
 	case opts.NodeGroups == 1:
 		procs = "the switches and hosts one rocelab process, their models on one event loop"

@@ -241,7 +241,7 @@ func newDeployer(o Options) (*deployer, error) {
 	if d.scale == 0 {
 		c, src, pick := o.CapacityPPS, "the capacity given", AutoScale
 		switch {
-		case o.oneLoop():
+		case o.OneLoop():
 			pick = AutoScaleOneGroup
 			if c <= 0 {
 				c, src = DefaultGroupCapacityPPS, fmt.Sprintf("DefaultGroupCapacityPPS %d: one node group, measured with rocelab demo --capacity --node-groups 1", DefaultGroupCapacityPPS)

@@ -33,9 +33,9 @@ const MinAutoScale = 1000
 // to its loop's lateness (every link is exact), so what bounds its k is
 // whether the loop keeps up with the wall clock: `rocelab demo --capacity`
 // (one group, demo.Probe.OnTime) measured the smallest on-time k for the
-// laptop at 84 on the 2-CPU development VM (4.5 M frames/s at full load;
-// k = 71 and 50 fell behind; docs/performance.md); 1.9 M keeps a margin of
-// 2.4 and puts the laptop at k = 199.
+// laptop at 60 on the 2-CPU development VM (6.3 M frames/s at full load;
+// k = 50 fell behind; docs/performance.md); 1.9 M keeps a margin of 3.3
+// and puts the laptop at k = 199.
 const DefaultGroupCapacityPPS = 1_900_000
 
 // MinGroupAutoScale is the smallest k `scale: auto` picks for a lab in
@@ -73,9 +73,10 @@ func autoScale(t *topologies.Topology, capacityPPS float64, floor int) int {
 	return max(emu.AutoScale(agg, mtu+ethHeader, capacityPPS), floor)
 }
 
-// oneLoop reports whether o runs every node of a lab on one loop whose
-// links are all in memory: one node group, links not through sockets.
-func (o *Options) oneLoop() bool { return o.NodeGroups == 1 && !o.SocketLinks }
+// OneLoop reports whether o runs every node of a lab on one loop whose
+// links are all in memory: one node group, links not through sockets
+// (scaled from DefaultGroupCapacityPPS).
+func (o Options) OneLoop() bool { return o.NodeGroups == 1 && !o.SocketLinks }
 
 // FabricPPS is the frame rate of t at full load in real time, as
 // AutoScale counts it: a lab at scale k must forward FabricPPS/k frames
