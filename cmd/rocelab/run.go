@@ -80,8 +80,8 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
-	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
-	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
+	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
+	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation, or --sim --match-emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
@@ -100,6 +100,12 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	if f.match && !f.sim {
 		return badInput(errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)"))
 	}
+	if f.sim && !f.match && (cmd.Flags().Changed("node-groups") || cmd.Flags().Changed("socket-links")) {
+		return badInput(errors.New("--node-groups and --socket-links shape the emulated lab: with --sim they go with --match-emulation (which then plans its switches and scale as that lab's)"))
+	}
+	if f.nodeGroups < 0 {
+		return badInput(fmt.Errorf("--node-groups %d: want 0 (a process per node) or more", f.nodeGroups))
+	}
 	if cmd.Flags().Changed("workers") {
 		if !f.sim {
 			return badInput(errors.New("--workers goes with --sim (the emulation runs a process per node)"))
@@ -113,7 +119,8 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	} else {
 		f.workers = labrun.AutoWorkers(sc, runtime.NumCPU())
 	}
-	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers}
+	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers,
+		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks}
 	var out *labrun.Outcome
 	if f.sim {
 		tty := isTerminal(opts.stderr)
@@ -135,7 +142,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if err := requireRoot("run (without --sim)"); err != nil {
 			return err
 		}
-		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, NodeGroups: f.nodeGroups, ExactLinks: f.exactLinks, SocketLinks: f.socketLinks}
+		eo := labrun.EmuOptions{Options: ro, LabName: f.name, Root: f.root, ExactLinks: f.exactLinks}
 		if !f.quiet {
 			eo.Log = opts.stderr
 		}

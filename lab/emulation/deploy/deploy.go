@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,19 +238,7 @@ func newDeployer(o Options) (*deployer, error) {
 		return nil, fmt.Errorf("deploy: scale %d: want a positive factor or 0 (auto)", d.scale)
 	}
 	if d.scale == 0 {
-		c, src, pick := o.CapacityPPS, "the capacity given", AutoScale
-		switch {
-		case o.OneLoop():
-			pick = AutoScaleOneGroup
-			if c <= 0 {
-				c, src = DefaultGroupCapacityPPS, fmt.Sprintf("DefaultGroupCapacityPPS %d: one node group, measured with rocelab demo --capacity --node-groups 1", DefaultGroupCapacityPPS)
-			}
-		case c <= 0:
-			c = DefaultCapacityPPSPerCPU * float64(goruntime.NumCPU())
-			src = fmt.Sprintf("DefaultCapacityPPSPerCPU %d × %d CPUs, measured with rocelab demo --capacity", DefaultCapacityPPSPerCPU, goruntime.NumCPU())
-		}
-		d.scale = pick(d.t, c)
-		d.scaleBasis = fmt.Sprintf("auto: %.0f frames/s at full load ÷ %.0f frames/s (%s)", FabricPPS(d.t), c, src)
+		d.scale, d.scaleBasis = o.PickScale()
 	}
 	if d.seed == 0 {
 		d.seed = 1

@@ -61,7 +61,7 @@ func (d *deployer) processes() ([]*nodeProc, error) {
 func (d *deployer) processFor(n *topologies.Node, routes map[string][]switchmodel.Route) (cfg node.Config, ok bool, err error) {
 	switch n.Kind {
 	case topologies.KindSwitch:
-		cfg, err = nodeplan.Switch(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"))
+		cfg, err = nodeplan.Switch(n, routes[n.Name], d.scale, d.seed, d.path(n.Name, ".sock"), d.opts.LagBudget())
 		return cfg, err == nil, err
 	case topologies.KindHost, topologies.KindStorage:
 		// The endpoint node owns the BE NICs; the FE NIC stays the

@@ -1,8 +1,13 @@
 package deploy
 
 import (
+	"fmt"
+	goruntime "runtime"
+	"time"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -77,6 +82,38 @@ func autoScale(t *topologies.Topology, capacityPPS float64, floor int) int {
 // links are all in memory: one node group, links not through sockets
 // (scaled from DefaultGroupCapacityPPS).
 func (o Options) OneLoop() bool { return o.NodeGroups == 1 && !o.SocketLinks }
+
+// LagBudget is the stall of a node loop the lab's switches size their PFC
+// headroom for (nodeplan.Switch): nodeplan.LagBudget, or 0 for a lab on
+// one loop, where every link is memory and a pause reaches the upstream
+// model at its fabric time however late the loop runs.
+func (o Options) LagBudget() time.Duration {
+	if o.OneLoop() {
+		return 0
+	}
+	return nodeplan.LagBudget
+}
+
+// PickScale is the dilation factor deploy runs o.Topology at when
+// o.Scale is 0 (auto), and what it says of it (Lab.ScaleBasis):
+// AutoScale of o.CapacityPPS, else DefaultCapacityPPSPerCPU per CPU here;
+// for a lab on one loop, AutoScaleOneGroup of o.CapacityPPS, else
+// DefaultGroupCapacityPPS. `rocelab run --sim --match-emulation` picks
+// its scale with it too.
+func (o Options) PickScale() (k int, basis string) {
+	c, src, pick := o.CapacityPPS, "the capacity given", AutoScale
+	switch {
+	case o.OneLoop():
+		pick = AutoScaleOneGroup
+		if c <= 0 {
+			c, src = DefaultGroupCapacityPPS, fmt.Sprintf("DefaultGroupCapacityPPS %d: one node group, measured with rocelab demo --capacity --node-groups 1", DefaultGroupCapacityPPS)
+		}
+	case c <= 0:
+		c = DefaultCapacityPPSPerCPU * float64(goruntime.NumCPU())
+		src = fmt.Sprintf("DefaultCapacityPPSPerCPU %d × %d CPUs, measured with rocelab demo --capacity", DefaultCapacityPPSPerCPU, goruntime.NumCPU())
+	}
+	return pick(o.Topology, c), fmt.Sprintf("auto: %.0f frames/s at full load ÷ %.0f frames/s (%s)", FabricPPS(o.Topology), c, src)
+}
 
 // FabricPPS is the frame rate of t at full load in real time, as
 // AutoScale counts it: a lab at scale k must forward FabricPPS/k frames

@@ -1,9 +1,14 @@
 package deploy
 
 import (
+	goruntime "runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
+	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
+	"github.com/rocelab/rocelab/switchmodel/fabric"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -102,5 +107,58 @@ func TestGroupNodes(t *testing.T) {
 	}
 	if got := groupNodes(procs, 20); len(got) > len(procs) {
 		t.Errorf("20 groups asked of %d nodes: %d groups", len(procs), len(got))
+	}
+}
+
+// TestLabShape: a lab on one loop (one group, links in memory) is scaled
+// from the group's capacity and its switches keep the profile's PFC
+// headroom (no stall allowance: LagBudget 0); every other shape is scaled
+// per CPU and its switches size their headroom for nodeplan.LagBudget.
+func TestLabShape(t *testing.T) {
+	topo, err := topologies.Builtin("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtsw := topo.Node("rtsw1")
+	profile, err := fabric.NodeConfig(rtsw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perCPU := AutoScale(topo, DefaultCapacityPPSPerCPU*float64(goruntime.NumCPU()))
+	for _, tc := range []struct {
+		name      string
+		o         Options
+		oneLoop   bool
+		lag       time.Duration
+		scale     int
+		basisHint string
+	}{
+		{"a process per node", Options{}, false, nodeplan.LagBudget, perCPU, "DefaultCapacityPPSPerCPU"},
+		{"one group", Options{NodeGroups: 1}, true, 0, 199, "DefaultGroupCapacityPPS"},
+		{"one group, socket links", Options{NodeGroups: 1, SocketLinks: true}, false, nodeplan.LagBudget, perCPU, "DefaultCapacityPPSPerCPU"},
+		{"two groups", Options{NodeGroups: 2}, false, nodeplan.LagBudget, perCPU, "DefaultCapacityPPSPerCPU"},
+		{"capacity given", Options{CapacityPPS: 1e6}, false, nodeplan.LagBudget, AutoScale(topo, 1e6), "the capacity given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Topology = topo
+			if got := tc.o.OneLoop(); got != tc.oneLoop {
+				t.Errorf("OneLoop = %v, want %v", got, tc.oneLoop)
+			}
+			if got := tc.o.LagBudget(); got != tc.lag {
+				t.Errorf("LagBudget = %v, want %v", got, tc.lag)
+			}
+			k, basis := tc.o.PickScale()
+			if k != tc.scale || !strings.Contains(basis, tc.basisHint) {
+				t.Errorf("PickScale = %d (%s), want %d (%s)", k, basis, tc.scale, tc.basisHint)
+			}
+			d := &deployer{opts: tc.o, t: topo, scale: k, seed: 1, root: "/run/rocelab", name: "shape"}
+			cfg, _, err := d.processFor(rtsw, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := cfg.Switch.PFC.Headroom; tc.oneLoop != (h == profile.PFC.Headroom) {
+				t.Errorf("rtsw1's headroom %d (the profile's %d): want the profile's exactly when the lab is on one loop", h, profile.PFC.Headroom)
+			}
+		})
 	}
 }

@@ -18,7 +18,9 @@
 // on a busy machine (see priority_linux.go and nodeplan's headroom.go):
 // node processes run at nice DefaultNice, and switches with automatic PFC
 // headroom size it as if every cable were longer by nodeplan.LagBudget /
-// scale of fabric time, the stall of a node loop the kernel kept waiting.
+// scale of fabric time, the stall of a node loop the kernel kept waiting
+// (not in a lab on one loop, whose links are memory and exact:
+// deploy.Options.LagBudget).
 //
 // # API
 //

@@ -26,7 +26,7 @@ func TestSwitch(t *testing.T) {
 			continue
 		}
 		n++
-		c, err := nodeplan.Switch(nd, routes[nd.Name], 500, 1, "/run/rocelab/t/"+nd.Name+".sock")
+		c, err := nodeplan.Switch(nd, routes[nd.Name], 500, 1, "/run/rocelab/t/"+nd.Name+".sock", nodeplan.LagBudget)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -227,7 +227,7 @@ func runSimulation(t *testing.T, topo *topologies.Topology, senders []string, re
 	// (lab/emulation/node's lag allowance): the comparison is of the drivers, not
 	// of two configurations.
 	configure := func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := nodeplan.Switch(n, nil, fidelityScale, 1, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, fidelityScale, 1, "/unused.sock", nodeplan.LagBudget)
 		if err != nil {
 			t.Fatalf("switch config of %s: %v", n.Name, err)
 		}

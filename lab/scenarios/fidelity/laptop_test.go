@@ -110,7 +110,7 @@ type pgPause struct{ xon, xoff, seconds float64 }
 func simulateLaptop(t *testing.T, sc *scenario.Scenario, w *scenario.Workload) simRun {
 	t.Helper()
 	configure := func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := nodeplan.Switch(n, nil, sc.Scale.Factor, sc.Seed, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, sc.Scale.Factor, sc.Seed, "/unused.sock", nodeplan.LagBudget)
 		if err != nil {
 			t.Fatalf("switch config of %s: %v", n.Name, err)
 		}

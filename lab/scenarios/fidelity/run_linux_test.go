@@ -46,12 +46,12 @@ func runDriversAgree(t *testing.T, bin, root, file, lab string, groups int) {
 	sc, _ := loadLaptop(t, file)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Binary: bin, Root: root,
-		LabName: lab, ExactLinks: true, NodeGroups: groups})
+	emuOut, err := run.Emulate(ctx, sc, run.EmuOptions{Options: run.Options{NodeGroups: groups}, Binary: bin, Root: root,
+		LabName: lab, ExactLinks: true})
 	if err != nil {
 		t.Fatalf("emulation: %v", err)
 	}
-	simOut, err := run.Sim(ctx, sc, run.Options{MatchEmulation: true})
+	simOut, err := run.Sim(ctx, sc, run.Options{MatchEmulation: true, NodeGroups: groups})
 	if err != nil {
 		t.Fatalf("simulation: %v", err)
 	}

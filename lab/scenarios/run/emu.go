@@ -20,10 +20,11 @@ import (
 
 // EmuOptions tune an emulated run (Emulate).
 type EmuOptions struct {
-	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim, and
-	// Scale overrides the scenario's time dilation (0: the scenario's, or
-	// auto); Progress, SampleInterval, MaxPoints and MatchEmulation do not
-	// apply (the emulation scrapes telemetry snapshots only).
+	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim, Scale
+	// overrides the scenario's time dilation (0: the scenario's, or auto),
+	// and NodeGroups and SocketLinks shape the lab; Progress,
+	// SampleInterval, MaxPoints and MatchEmulation do not apply (the
+	// emulation scrapes telemetry snapshots only).
 	Options
 	// LabName names the lab (default: the scenario's name and the pid).
 	LabName string
@@ -31,15 +32,9 @@ type EmuOptions struct {
 	Root string
 	// Binary is the rocelab executable the nodes run (default: this one).
 	Binary string
-	// NodeGroups is deploy.Options.NodeGroups: the lab's nodes in that
-	// many processes, each group's models on one loop (0: one each).
-	NodeGroups int
 	// ExactLinks is deploy.Options.ExactLinks: frames carry their sender's
 	// lateness, for a closer comparison with the simulator.
 	ExactLinks bool
-	// SocketLinks is deploy.Options.SocketLinks: links inside a node
-	// group carry their frames through their veths, not in memory.
-	SocketLinks bool
 	// Log, if set, receives progress lines.
 	Log io.Writer
 }
@@ -77,10 +72,6 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	if opts.SnapshotEvery <= 0 {
 		opts.SnapshotEvery = max(sc.Duration/10, clock.Microsecond)
 	}
-	scale := opts.Scale
-	if scale <= 0 && !sc.Scale.Auto {
-		scale = sc.Scale.Factor
-	}
 	name := opts.LabName
 	if name == "" {
 		name = labName(sc.Name)
@@ -88,9 +79,9 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	e := &emuRun{sc: sc, opts: opts, seed: seed, logw: opts.Log, clients: map[string]*nodeapi.Client{}}
 	wallStart := time.Now()
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
-	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: sc.Topology, LabName: name, Root: opts.Root, Binary: opts.Binary, Scale: scale, Seed: seed, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks, SocketLinks: opts.SocketLinks,
-	})
+	do := emulatedLab(sc, opts.Options)
+	do.LabName, do.Root, do.Binary, do.Seed, do.ExactLinks = name, opts.Root, opts.Binary, seed, opts.ExactLinks
+	lab, err := deploy.Deploy(ctx, do)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
 	}

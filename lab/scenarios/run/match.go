@@ -1,7 +1,6 @@
 package run
 
 import (
-	goruntime "runtime"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -28,26 +27,38 @@ const (
 	jobsGraceWall = 30 * time.Second
 )
 
-// emulationScale is the time dilation an emulated run of sc uses: override
-// if > 0, else the scenario's factor, else what deploy picks for the
-// topology on this machine (scale: auto).
-func emulationScale(sc *scenario.Scenario, override int) int {
-	switch {
-	case override > 0:
-		return override
-	case !sc.Scale.Auto && sc.Scale.Factor > 0:
-		return sc.Scale.Factor
+// emulatedLab is the deploy an emulated run of sc with opts makes, as
+// far as the scale and the switches' configuration go: the topology,
+// the scale asked for (opts.Scale, else the scenario's fixed factor, else
+// 0: auto) and the lab's shape. Emulate deploys with it; Sim with
+// MatchEmulation plans its switches from it.
+func emulatedLab(sc *scenario.Scenario, opts Options) deploy.Options {
+	o := deploy.Options{Topology: sc.Topology, Scale: opts.Scale, NodeGroups: opts.NodeGroups, SocketLinks: opts.SocketLinks}
+	if o.Scale <= 0 && !sc.Scale.Auto {
+		o.Scale = sc.Scale.Factor
 	}
-	return deploy.AutoScale(sc.Topology, deploy.DefaultCapacityPPSPerCPU*float64(goruntime.NumCPU()))
+	return o
+}
+
+// emulationScale is the time dilation the emulated run that o deploys
+// uses: o.Scale if > 0, else what deploy picks for the topology and the
+// lab's shape on this machine (scale: auto; deploy.Options.PickScale).
+func emulationScale(o deploy.Options) int {
+	if o.Scale > 0 {
+		return o.Scale
+	}
+	k, _ := o.PickScale()
+	return k
 }
 
 // emulatedSwitches returns a fabric Configure hook that gives every switch
 // the configuration the emulation's switch process runs at scale
 // (nodeplan.Switch: the PFC headroom includes the allowance for loop
-// stalls, nodeplan.LagBudget). The first error is stored in *errp.
-func emulatedSwitches(scale int, seed uint64, errp *error) func(*topologies.Node, *switchmodel.Config) {
+// stalls, lag: deploy.Options.LagBudget). The first error is stored in
+// *errp.
+func emulatedSwitches(scale int, seed uint64, lag time.Duration, errp *error) func(*topologies.Node, *switchmodel.Config) {
 	return func(n *topologies.Node, c *switchmodel.Config) {
-		cfg, err := nodeplan.Switch(n, nil, scale, seed, "/unused.sock")
+		cfg, err := nodeplan.Switch(n, nil, scale, seed, "/unused.sock", lag)
 		if err != nil {
 			if *errp == nil {
 				*errp = err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -29,15 +30,25 @@ func TestEmulationScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := emulationScale(sc, 0); got != 10000 {
+	if got := emulationScale(emulatedLab(sc, Options{})); got != 10000 {
 		t.Errorf("scenario's scale: got %d, want 10000", got)
 	}
-	if got := emulationScale(sc, 77); got != 77 {
+	if got := emulationScale(emulatedLab(sc, Options{Scale: 77})); got != 77 {
 		t.Errorf("override: got %d, want 77", got)
 	}
 	sc.Scale = scenario.Scale{Auto: true}
-	if got := emulationScale(sc, 0); got <= 1 {
-		t.Errorf("auto on the laptop topology: got %d, want a dilation > 1", got)
+	perNode := emulationScale(emulatedLab(sc, Options{}))
+	if perNode < deploy.MinAutoScale {
+		t.Errorf("auto on the laptop topology: got %d, want at least MinAutoScale %d", perNode, deploy.MinAutoScale)
+	}
+	// One group, links in memory: what deploy picks for that lab, from
+	// the group's capacity, not the per-CPU one.
+	oneLoop := emulationScale(emulatedLab(sc, Options{NodeGroups: 1}))
+	if want := deploy.AutoScaleOneGroup(sc.Topology, deploy.DefaultGroupCapacityPPS); oneLoop != want || oneLoop >= perNode {
+		t.Errorf("auto in one group: got %d, want deploy's %d (below the per-node %d)", oneLoop, want, perNode)
+	}
+	if got := emulationScale(emulatedLab(sc, Options{NodeGroups: 1, SocketLinks: true})); got != perNode {
+		t.Errorf("auto in one group with socket links: got %d, want the per-node %d", got, perNode)
 	}
 }
 
@@ -61,11 +72,11 @@ func TestEmulatedSwitches(t *testing.T) {
 	for _, scale := range []int{100000, 10000, 1000} {
 		c := ideal
 		var cerr error
-		emulatedSwitches(scale, 1, &cerr)(n, &c)
+		emulatedSwitches(scale, 1, nodeplan.LagBudget, &cerr)(n, &c)
 		if cerr != nil {
 			t.Fatal(cerr)
 		}
-		want, err := nodeplan.Switch(n, nil, scale, 1, "/x.sock")
+		want, err := nodeplan.Switch(n, nil, scale, 1, "/x.sock", nodeplan.LagBudget)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +88,14 @@ func TestEmulatedSwitches(t *testing.T) {
 				scale, c.PFC.Headroom, ideal.PFC.Headroom, prev)
 		}
 		prev = c.PFC.Headroom
+	}
+	// A lab on one loop: the profile's headroom, as the emulated switches
+	// of such a lab run.
+	c := ideal
+	var cerr error
+	emulatedSwitches(1000, 1, emulatedLab(sc, Options{NodeGroups: 1}).LagBudget(), &cerr)(n, &c)
+	if cerr != nil || c.PFC.Headroom != ideal.PFC.Headroom {
+		t.Errorf("one loop: headroom %d (%v), want the profile's %d", c.PFC.Headroom, cerr, ideal.PFC.Headroom)
 	}
 }
 

@@ -59,6 +59,13 @@ type Options struct {
 	// timed job's goodput is what arrived within its window). The default
 	// is the ideal switch of the topology's profile.
 	MatchEmulation bool
+	// NodeGroups and SocketLinks are the emulated lab's shape
+	// (deploy.Options): Emulate deploys with them, and Sim with
+	// MatchEmulation picks its scale and plans its switches as deploy does
+	// for that shape — for a lab on one loop (one group, links in memory)
+	// the group's capacity and no stall allowance in the headroom.
+	NodeGroups  int
+	SocketLinks bool
 	// Workers is how many goroutines Sim runs the fabric on (simlab's
 	// Options.Workers; 0 or 1: one), and Partitions how many engines a
 	// fabric of several zones is cut into (0: simlab.DefaultPartitions,
@@ -192,8 +199,9 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	}}
 	var cfgErr error
 	if opts.MatchEmulation {
-		r.scale = emulationScale(sc, opts.Scale)
-		fo.Configure = emulatedSwitches(r.scale, seed, &cfgErr)
+		shape := emulatedLab(sc, opts)
+		r.scale = emulationScale(shape)
+		fo.Configure = emulatedSwitches(r.scale, seed, shape.LagBudget(), &cfgErr)
 	}
 	if err := CheckWorkers(sc, opts.Workers); err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
