@@ -38,13 +38,14 @@ a process per node needs about 1,900). --node-groups 0 deploys a process
 per node, as rocelab deploy does by default.
 
 With --capacity it measures the lab's lossless capacity instead: it deploys
-the topology at one scale factor after another (from --start, halving or
-doubling, then bisecting), runs the incast and an all-to-all across every
-GPU NIC --repeats times at each, and reports the smallest k at which
-nothing was lost on a lossless class and the loops kept up with the wall
-clock (p99 lag at most 20 ms), as frames per second per CPU (the
-figure scale: auto divides the fabric's frame rate by), with each probe's
-loop lag and CPU per frame. It takes a few minutes.`,
+the topology at one scale factor after another (from --start, by default
+the k that scale: auto picks for the lab; halving or doubling, then
+bisecting), runs the incast and an all-to-all across every GPU NIC
+--repeats times at each, and reports the smallest k at which nothing was
+lost on a lossless class and the loops kept up with the wall clock (p99
+lag at most 20 ms), as frames per second per CPU (the figure scale: auto
+divides the fabric's frame rate by; for one group, per lab), with each
+probe's loop lag and CPU per frame. It takes a few minutes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("demo"); err != nil {
@@ -84,7 +85,7 @@ loop lag and CPU per frame. It takes a few minutes.`,
 	f.BoolVar(&socketLinks, "socket-links", false, "links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	f.IntVar(&nodeGroups, "node-groups", 1, "run the nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
 	f.BoolVar(&capacity, "capacity", false, "measure the lossless capacity (search over the scale factor) instead of the tour")
-	f.IntVar(&start, "start", 2000, "with --capacity: the first scale factor tried")
+	f.IntVar(&start, "start", 0, "with --capacity: the first scale factor tried (0: what scale: auto picks for the lab)")
 	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")
 	f.IntVar(&kMin, "min", 100, "with --capacity: the smallest scale factor tried")
 	f.IntVar(&kMax, "max", 40000, "with --capacity: the largest scale factor tried (--start = --min = --max probes one k)")
@@ -93,8 +94,8 @@ loop lag and CPU per frame. It takes a few minutes.`,
 
 // runCapacity runs demo.FindCapacity and prints its probes and answer.
 func runCapacity(cmd *cobra.Command, opts *options, co demo.CapacityOptions) error {
-	if co.Start < 1 || co.Repeats < 1 || co.Min < 1 || co.Max < co.Min {
-		return badInput(fmt.Errorf("--start, --repeats and --min must be at least 1, --max at least --min"))
+	if co.Start < 0 || co.Repeats < 1 || co.Min < 1 || co.Max < co.Min {
+		return badInput(fmt.Errorf("--start must be 0 (auto) or more, --repeats and --min at least 1, --max at least --min"))
 	}
 	res, err := demo.FindCapacity(cmd.Context(), co)
 	if err != nil {

@@ -20,8 +20,10 @@ import (
 type CapacityOptions struct {
 	// Setup as for Run (the lab name's default is "capacity").
 	Setup
-	// Start is the first scale tried (default 2000); the search halves or
-	// doubles from there to bracket the smallest lossless k, then bisects
+	// Start is the first scale tried (default: what scale: auto picks for
+	// this lab, deploy.Options.PickScale — 1,888 for the laptop with a
+	// process per node, 199 in one group); the search halves or doubles
+	// from there to bracket the smallest lossless k, then bisects
 	// (geometrically) until the bracket is within 20 %.
 	Start int
 	// Min and Max bound the search (default 100 and 40,000).
@@ -42,7 +44,7 @@ func (o *CapacityOptions) defaults() error {
 		return err
 	}
 	if o.Start <= 0 {
-		o.Start = 2000
+		o.Start, _ = o.deployOptions(0).PickScale()
 	}
 	if o.Min <= 0 {
 		o.Min = 100
@@ -237,9 +239,7 @@ func FindCapacity(ctx context.Context, opts CapacityOptions) (*Capacity, error) 
 // the lab.
 func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(string, ...any)) (p Probe, err error) {
 	p.Scale = k
-	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root, Binary: opts.Binary, Scale: k, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks, SocketLinks: opts.SocketLinks,
-	})
+	lab, err := deploy.Deploy(ctx, opts.deployOptions(k))
 	if err != nil {
 		return p, fmt.Errorf("capacity: deploy at k=%d: %w", k, err)
 	}

@@ -49,6 +49,13 @@ type Setup struct {
 	SocketLinks bool
 }
 
+// deployOptions is what deploy is asked for s's lab at scale k (0:
+// auto).
+func (s *Setup) deployOptions(k int) deploy.Options {
+	return deploy.Options{Topology: s.Topology, LabName: s.LabName, Root: s.Root, Binary: s.Binary, Scale: k,
+		NodeGroups: s.NodeGroups, ExactLinks: s.ExactLinks, SocketLinks: s.SocketLinks}
+}
+
 // defaults fills in s's defaults, name being the default lab name.
 func (s *Setup) defaults(name string) error {
 	if s.Topology == nil {
@@ -134,10 +141,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	logf := func(format string, a ...any) { fmt.Fprintf(opts.Log, "# "+format+"\n", a...) }
 
 	logf("deploying %s as lab %q …", opts.Topology.Name, opts.LabName)
-	lab, err := deploy.Deploy(ctx, deploy.Options{
-		Topology: opts.Topology, LabName: opts.LabName, Root: opts.Root,
-		Binary: opts.Binary, Scale: opts.Scale, NodeGroups: opts.NodeGroups, ExactLinks: opts.ExactLinks, SocketLinks: opts.SocketLinks,
-	})
+	lab, err := deploy.Deploy(ctx, opts.deployOptions(opts.Scale))
 	if err != nil {
 		return nil, fmt.Errorf("demo: deploy: %w", err)
 	}
@@ -153,7 +157,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sum := opts.Topology.Summary()
 	procs := "each switch and host a rocelab process"
 	switch {
-	case deploy.Options{NodeGroups: opts.NodeGroups, SocketLinks: opts.SocketLinks}.OneLoop():
+	case opts.deployOptions(0).OneLoop():
 		procs = "the switches and hosts one rocelab process, their models on one event loop, the links between them in memory"
 	case opts.NodeGroups == 1:
 		procs = "the switches and hosts one rocelab process, their models on one event loop"
