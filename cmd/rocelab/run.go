@@ -53,13 +53,24 @@ through the nodes' fault API, scrapes telemetry, evaluates, writes the
 report and destroys the lab again — also on failure or Ctrl-C. Front-end
 (fe) workloads run only with --sim so far.
 
+The emulated lab runs in one process (--node-groups 1, as rocelab demo):
+its models share one event loop and the links between them carry frames
+in memory, exact in fabric time however late the loop runs, so the
+switches need no allowance for host stalls and run the profile's
+configuration — the simulator's — and scale: auto picks a small k (100
+for the examples, 199 for the laptop). --node-groups 0 runs a process per
+node, as rocelab deploy does: its switches size their PFC headroom for
+loop stalls, and auto picks k ≥ 1,000.
+
 --sim --match-emulation runs the simulator as the emulation runs: its
-switches get the PFC headroom the emulated switch processes add for host
-stalls at the scale (--scale, else the scenario's, else auto), the run
-goes on until every workload finished, and perf goodput is measured as
-the endpoint processes measure it — so that its numbers compare with
-those of the same file run without --sim (the lab's fidelity check).
-Without it, --sim runs the ideal switches of the topology.
+switches get the configuration the emulated switch processes have at the
+scale (--scale, else the scenario's, else auto) for the lab's shape
+(--node-groups, --socket-links: with a process per node, PFC headroom
+grown for host stalls), the run goes on until every workload finished,
+and perf goodput is measured as the endpoint processes measure it — so
+that its numbers compare with those of the same file run without --sim
+(the lab's fidelity check). Without it, --sim runs the ideal switches of
+the topology.
 
 --sim runs the fabric on one goroutine per CPU (--workers N: on N), cut
 by zone, with the same results as one (docs/design.md); a topology of
@@ -80,7 +91,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
-	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 0, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop (0: a process per node; see deploy)")
+	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 1, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
 	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation, or --sim --match-emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")

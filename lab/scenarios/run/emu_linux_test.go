@@ -16,24 +16,27 @@ import (
 )
 
 // emuExamples are the examples whose expectations hold in the emulation
-// too (see each README).
+// too, as `rocelab run FILE` runs them: in one node group, links in
+// memory (EmuOptions NodeGroups 1), at the scale auto picks for that
+// (100). Example 01's victim gets what the simulator gives it (70 Gb/s);
+// with a process per node, whose switches grow their headroom for loop
+// stalls, it got about 35 (its README). 03 (no FCT readings of the
+// credit job yet) and 04-qp (the shift job's goodput as the endpoints
+// measure it, from first post: 59–70 Gb/s, as --sim --match-emulation
+// gives) do not hold.
 var emuExamples = []string{
 	"01-incast-hol/scenario.yaml",
+	"02-dcqcn-vs-pfc/scenario.yaml",
 	"04-ecmp/5tuple.yaml",
+	"04-ecmp/spray.yaml",
+	"05-loss-gbn-vs-metaroce/scenario.yaml",
 	"06-pfc-storm/scenario.yaml",
 }
 
-// emuScale pins the dilation of an example whose expectation has little
-// room for a loaded host (0: the scenario's own, or auto). The incast's
-// bw >= 0.9 * line_rate lost 17-21 % at k = 295 and has about 5 % to spare
-// at the auto floor of 1000; at 4000 host stalls weigh a quarter as much
-// in fabric time, for 6 s more of wall clock.
-var emuScale = map[string]int{"01-incast-hol/scenario.yaml": 4000}
-
-// TestEmulateExamples runs three shipped examples in the emulation lab
-// (deploy, workloads on the endpoint processes, faults through the node
-// API, destroy) and checks that every expectation holds and that nothing
-// of the labs is left behind.
+// TestEmulateExamples runs the shipped examples above in the emulation
+// lab (deploy in one group, workloads on the endpoint models, faults
+// through the node API, destroy) and checks that every expectation holds
+// and that nothing of the labs is left behind.
 func TestEmulateExamples(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t)
@@ -50,7 +53,7 @@ func TestEmulateExamples(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			out, err := Emulate(ctx, sc, EmuOptions{LabName: name, Root: root, Binary: bin, Log: &log,
-				Options: Options{ReportDir: filepath.Join(t.TempDir(), "report"), Scale: emuScale[f]}})
+				Options: Options{ReportDir: filepath.Join(t.TempDir(), "report"), NodeGroups: 1}})
 			t.Logf("progress:\n%s", log.String())
 			if err != nil {
 				t.Fatal(err)
@@ -77,6 +80,15 @@ func TestEmulateExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkReportSeries(t, "simulation", sim.Report)
+				// In one group the switches run the profile's headroom, as
+				// the simulator's: the victim of head-of-line blocking gets
+				// what it gets there (a process per node gave it half).
+				const victim = "bw(job=victim) < 0.8 * line_rate(job=victim)"
+				e, s := measured(out, victim), measured(sim, victim)
+				t.Logf("bw(job=victim): emulation %.2f Gb/s, simulation %.2f Gb/s", e/1e9, s/1e9)
+				if s <= 0 || e < 0.95*s || e > 1.05*s {
+					t.Errorf("bw(job=victim): emulation %.2f Gb/s, simulation %.2f Gb/s: want within 5 %%", e/1e9, s/1e9)
+				}
 			}
 			names, err := netns.List()
 			if err != nil {
@@ -89,6 +101,17 @@ func TestEmulateExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// measured is the left side of expectation as o evaluated it (0 if o
+// has no such expectation).
+func measured(o *Outcome, expectation string) float64 {
+	for _, r := range o.Results {
+		if r.Expectation == expectation {
+			return r.Left.Value
+		}
+	}
+	return 0
 }
 
 // checkReportSeries fails t unless the report in dir has time series in
