@@ -8,5 +8,7 @@
 //     breaking, seeded random streams), which the simulator runs to the end
 //     and the emulation's wall-clock loop drives in dilated real time;
 //   - core/telemetry: the one interface through which every model exposes its
-//     counters and gauges to stats, Prometheus, reports and expectations.
+//     counters and gauges to stats, Prometheus, reports and expectations;
+//   - core/fct: completion-time distributions, as both drivers summarise and
+//     merge the FCTs of perf flows.
 package core

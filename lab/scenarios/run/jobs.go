@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/faults"
@@ -20,7 +21,7 @@ type sourceFunc func(emit func(telemetry.Sample))
 func (f sourceFunc) Collect(emit func(telemetry.Sample)) { f(emit) }
 
 // maxReadings bounds the per-message readings a latency job keeps
-// (completion times are summarised: simlab.FCTDist).
+// (completion times are summarised: fct.Dist).
 const maxReadings = 200_000
 
 // Frame sizes of generated background traffic.
@@ -304,14 +305,14 @@ func (j *jobRun) perfMessages() int64 {
 // (expect.OnJob): see the package documentation.
 func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 	now := r.lab.Now()
-	var all simlab.FCTDist // every job's completion times
+	var all fct.Dist // every job's completion times
 	for _, j := range r.jobs {
 		name := j.w.Name
 		jl := []telemetry.Label{{Name: "job", Value: name}}
 		switch {
 		case j.perf != nil:
 			readings := 0
-			var dist simlab.FCTDist
+			var dist fct.Dist
 			for i, f := range j.perf.Flows() {
 				res := f.Result()
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
@@ -352,7 +353,7 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 		case j.hier != nil:
 			// as for coll: simlab.HierJob.Collect
 		default:
-			var dist simlab.FCTDist
+			var dist fct.Dist
 			for _, g := range j.gens {
 				l := flowLabels(name, g.from, g.to)
 				emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: g.rate(now) / 8})

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 
@@ -71,7 +72,7 @@ func labelKey(l []telemetry.Label) string {
 // catalogue's fct metric reads it (expect.Sample.Summary): one
 // flow_fct_seconds reading per statistic, labelled stat and labels (the
 // job; none for the union of every job).
-func emitFCT(emit func(telemetry.Sample), labels []telemetry.Label, d *simlab.FCTDist) {
+func emitFCT(emit func(telemetry.Sample), labels []telemetry.Label, d *fct.Dist) {
 	st := d.Stats()
 	for _, stat := range expect.SummaryStats {
 		var v float64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
@@ -75,7 +76,7 @@ type Report struct {
 	PeakRSS int64
 	// FCT summarises per-flow completion times (permutation only); Ideal is
 	// the flow size at the line rate's payload throughput.
-	FCT   simlab.FCTStats
+	FCT   fct.Stats
 	Ideal clock.Duration
 	// FCTs are every flow's completion time, in flow order.
 	FCTs []clock.Duration
@@ -220,7 +221,7 @@ func Permutation(spec ClosSpec, cfg Config) (*Report, error) {
 		res := f.Result()
 		r.FCTs = append(r.FCTs, res.FCT.Max)
 	}
-	r.FCT = simlab.Summarize(r.FCTs)
+	r.FCT = fct.Summarize(r.FCTs)
 	nic := l.NICs()[0]
 	r.Ideal = idealTime(cfg.FlowBytes/cfg.QPs*cfg.QPs, endpoint.PayloadMTU(l.Port(nic.Name()).MTU), nic.LineRate())
 	return r, nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
@@ -72,7 +73,7 @@ type Flow struct {
 	end      clock.Time
 	msgs     int64
 	bytes    int64
-	fcts     fctDist
+	fcts     fct.Dist
 	rxAtEnd  int64 // data bytes received by the deadline (Duration mode)
 	finished bool
 }
@@ -102,14 +103,7 @@ type FlowResult struct {
 	// FCT is the distribution of message completion times (post to
 	// completion, so time waiting behind the QP's earlier messages
 	// counts, as in perftest).
-	FCT FCTStats
-}
-
-// FCTStats summarises message completion times.
-type FCTStats struct {
-	Count                 int
-	Min, Median, P99, Max clock.Duration
-	Mean                  clock.Duration
+	FCT fct.Stats
 }
 
 // Perf adds a Perf job; it starts at spec.Start.
@@ -282,7 +276,7 @@ func (q *perfQP) clientWC(wc endpoint.WC) {
 	}
 	now := f.e.Now()
 	if len(q.posts) > 0 {
-		f.fcts.add(now.Sub(q.posts[0]))
+		f.fcts.Add(now.Sub(q.posts[0]))
 		q.posts[0] = 0
 		q.posts = q.posts[1:]
 	}
@@ -402,16 +396,16 @@ func (f *Flow) Done() bool { return f.finished }
 // FCTs returns the message completion times of the flow, in completion
 // order: all of them up to the first 4096, then only those (memory does
 // not grow with the run). Result().FCT summarises all of them.
-func (f *Flow) FCTs() []clock.Duration { return f.fcts.exact }
+func (f *Flow) FCTs() []clock.Duration { return f.fcts.First() }
 
 // Dist returns the flow's streaming distribution of message completion
 // times (every message, bounded memory); the caller must not modify it.
-func (f *Flow) Dist() *FCTDist { return &f.fcts }
+func (f *Flow) Dist() *fct.Dist { return &f.fcts }
 
 // Result returns what the flow measured so far.
 func (f *Flow) Result() FlowResult {
 	r := FlowResult{From: f.From, To: f.To, Messages: f.msgs, Bytes: f.bytes, Start: f.start, End: f.end,
-		FCT: f.fcts.stats()}
+		FCT: f.fcts.Stats()}
 	switch d := f.j.spec.Duration; {
 	case d > 0 && f.j.deadline != 0 && f.j.l.now() >= f.j.deadline:
 		r.GoodputGbps = float64(f.rxAtEnd) * 8 / d.Seconds() / 1e9
@@ -439,20 +433,6 @@ func (j *PerfJob) TotalGbps() float64 {
 	return t
 }
 
-func fctStats(d []clock.Duration) FCTStats {
-	if len(d) == 0 {
-		return FCTStats{}
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	var sum clock.Duration
-	for _, x := range s {
-		sum += x
-	}
-	return FCTStats{Count: len(s), Min: s[0], Max: s[len(s)-1], Median: s[len(s)/2],
-		P99: s[min(len(s)-1, (len(s)*99+99)/100-1)], Mean: sum / clock.Duration(len(s))}
-}
-
 // Collect emits per-flow samples labelled job, from and to.
 func (j *PerfJob) Collect(emit func(telemetry.Sample)) {
 	for _, f := range j.flows {
@@ -465,7 +445,3 @@ func (j *PerfJob) Collect(emit func(telemetry.Sample)) {
 		emit(telemetry.Sample{Name: "perf_flow_fct_p99_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.FCT.P99.Seconds()})
 	}
 }
-
-// Summarize returns the distribution of d (count, min, median, p99, max,
-// mean); d is not modified.
-func Summarize(d []clock.Duration) FCTStats { return fctStats(d) }

@@ -1,4 +1,4 @@
-package simlab
+package fct
 
 import (
 	"math"
@@ -17,10 +17,10 @@ func nearestRank(all []clock.Duration, q float64) clock.Duration {
 	return s[max(int(math.Ceil(q*float64(len(s))))-1, 0)]
 }
 
-// TestFCTDistMerge merges flows of different lengths and compares the
+// TestDistMerge merges flows of different lengths and compares the
 // union's quantiles with the exact ones: exact while small, within 1%
 // once histogrammed.
-func TestFCTDistMerge(t *testing.T) {
+func TestDistMerge(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		sizes []int
@@ -28,17 +28,17 @@ func TestFCTDistMerge(t *testing.T) {
 	}{
 		{"empty", nil, true},
 		{"small", []int{10, 1, 100}, true},
-		{"just-exact", []int{exactFCTs / 2, exactFCTs / 2}, true},
-		{"over", []int{exactFCTs, 1}, false},
-		{"long-and-short", []int{3 * exactFCTs, 17, 2 * exactFCTs}, false},
+		{"just-exact", []int{exactValues / 2, exactValues / 2}, true},
+		{"over", []int{exactValues, 1}, false},
+		{"long-and-short", []int{3 * exactValues, 17, 2 * exactValues}, false},
 		{"many-flows", slices.Repeat([]int{100}, 200), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
-			var union FCTDist
+			var union Dist
 			var all []clock.Duration
 			for i, n := range tc.sizes {
-				var d FCTDist
+				var d Dist
 				for range n {
 					v := clock.Duration(rng.ExpFloat64() * float64(clock.Duration(i+1)*20*clock.Microsecond))
 					d.Add(v)
@@ -51,7 +51,7 @@ func TestFCTDistMerge(t *testing.T) {
 				t.Fatalf("count %d, want %d", union.Count(), len(all))
 			}
 			if len(all) == 0 {
-				if union.Quantile(0.99) != 0 || union.Stats() != (FCTStats{}) {
+				if union.Quantile(0.99) != 0 || union.Stats() != (Stats{}) {
 					t.Errorf("empty: quantile %v stats %+v", union.Quantile(0.99), union.Stats())
 				}
 				return

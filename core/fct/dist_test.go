@@ -1,4 +1,4 @@
-package simlab
+package fct
 
 import (
 	"math/rand/v2"
@@ -8,24 +8,24 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 )
 
-func TestFCTDist(t *testing.T) {
+func TestDist(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		n    int
 	}{
-		{"empty", 0}, {"one", 1}, {"exact", exactFCTs}, {"streamed", 5 * exactFCTs}, {"long", 50 * exactFCTs},
+		{"empty", 0}, {"one", 1}, {"exact", exactValues}, {"streamed", 5 * exactValues}, {"long", 50 * exactValues},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			var d fctDist
+			var d Dist
 			var all []clock.Duration
 			for range tc.n {
 				v := clock.Duration(rng.ExpFloat64() * float64(50*clock.Microsecond))
 				d.add(v)
 				all = append(all, v)
 			}
-			got, want := d.stats(), fctStats(all)
-			if tc.n <= exactFCTs {
+			got, want := d.stats(), Summarize(all)
+			if tc.n <= exactValues {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("exact stats differ (-want +got):\n%s", diff)
 				}
@@ -42,22 +42,22 @@ func TestFCTDist(t *testing.T) {
 					t.Errorf("%s %v, want %v within 1%%", q.name, q.got, q.want)
 				}
 			}
-			if len(d.exact) != exactFCTs || len(d.hist) > 64<<fctSubBits {
+			if len(d.exact) != exactValues || len(d.hist) > 64<<subBits {
 				t.Errorf("kept %d exact values and %d buckets", len(d.exact), len(d.hist))
 			}
 		})
 	}
 }
 
-func TestFCTBucketMonotone(t *testing.T) {
+func TestBucketMonotone(t *testing.T) {
 	var prev uint32
 	for v := clock.Duration(0); v < 1<<20; v += 7 {
-		b := fctBucket(v)
+		b := bucket(v)
 		if b < prev {
 			t.Fatalf("bucket(%d) = %d after %d", v, b, prev)
 		}
 		prev = b
-		if m := fctBucketMid(b); v >= 1<<fctSubBits && (float64(m) > float64(v)*1.01+1 || float64(m) < float64(v)*0.99) {
+		if m := bucketMid(b); v >= 1<<subBits && (float64(m) > float64(v)*1.01+1 || float64(m) < float64(v)*0.99) {
 			t.Fatalf("value %d in bucket %d with midpoint %d", v, b, m)
 		}
 	}
