@@ -66,11 +66,11 @@ loop stalls, and auto picks k ≥ 1,000.
 switches get the configuration the emulated switch processes have at the
 scale (--scale, else the scenario's, else auto) for the lab's shape
 (--node-groups, --socket-links: with a process per node, PFC headroom
-grown for host stalls), the run goes on until every workload finished,
-and perf goodput is measured as the endpoint processes measure it — so
-that its numbers compare with those of the same file run without --sim
-(the lab's fidelity check). Without it, --sim runs the ideal switches of
-the topology.
+grown for host stalls) and the run goes on until every workload finished
+— so that its numbers compare with those of the same file run without
+--sim (the lab's fidelity check). Without it, --sim runs the ideal
+switches of the topology. Both clocks measure a timed perf job's goodput
+within its window (as perftest -D) and its messages' completion times.
 
 --sim runs the fabric on one goroutine per CPU (--workers N: on N), cut
 by zone, with the same results as one (docs/design.md); a topology of

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -28,9 +29,18 @@ type perfJob struct {
 	done     []clock.Time // completion times (client, bandwidth), capped
 	rate     clock.Rate   // the line rate of the QPs' NIC
 	lats     []clock.Duration
-	checked  bool
-	wrong    int64
-	stopped  bool
+	// fcts holds every message's completion time, post to completion
+	// (a bandwidth client's), as the simulator's perf flows keep them.
+	fcts fct.Dist
+	// window is what a timed client completed by its deadline: its
+	// goodput, as perftest -D and the simulator measure it, is that over
+	// the duration.
+	windowMsgs, windowBytes int64
+	checked                 bool
+	// begun says the client has posted (at req.At); before, it waits.
+	begun   bool
+	wrong   int64
+	stopped bool
 	// After free: what the QPs received when the job ended (the QPs and
 	// their buffers are let go then).
 	freed          bool
@@ -45,6 +55,9 @@ type perfQP struct {
 	done     int
 	sent     clock.Time
 	finished bool
+	// sentAt is when each message in flight was posted, by its number
+	// modulo the tx depth: an RC QP completes its messages in order.
+	sentAt []clock.Time
 }
 
 // maxSamples caps the completion times and latencies a job keeps.
@@ -113,7 +126,7 @@ func (p *perfJob) begin() error {
 		if needRemote && q.remote.Len < int64(req.Size) {
 			return fmt.Errorf("qp %d: peer buffer of %d bytes for %d-byte messages", q.id, q.remote.Len, req.Size)
 		}
-		pq := &perfQP{p: p, q: q, idx: i}
+		pq := &perfQP{p: p, q: q, idx: i, sentAt: make([]clock.Time, req.TxDepth)}
 		p.qps = append(p.qps, pq)
 		p.rate = p.ep.nics[q.nic].LineRate()
 		if p.client != (req.Op == "read") {
@@ -128,6 +141,25 @@ func (p *perfJob) begin() error {
 		}
 	}
 	p.left = len(p.qps)
+	if p.client && req.At > p.ep.n.loop.Now() {
+		p.ep.n.loop.At(req.At, func() {
+			if p.stopped || p.j.finished() {
+				return
+			}
+			if err := p.post(); err != nil {
+				p.ep.end(p.j, err)
+			}
+		})
+		return nil
+	}
+	return p.post()
+}
+
+// post starts the job: its receives, and a client's first messages (at
+// req.At, or now).
+func (p *perfJob) post() error {
+	req := p.req
+	p.begun = true
 	p.start = p.ep.n.loop.Now()
 	if req.Duration > 0 {
 		p.deadline = p.start.Add(req.Duration)
@@ -176,8 +208,9 @@ func (pq *perfQP) more() bool {
 
 func (pq *perfQP) post() error {
 	p, q := pq.p, pq.q
-	pq.posted++
 	pq.sent = p.ep.n.loop.Now()
+	pq.sentAt[pq.posted%len(pq.sentAt)] = pq.sent
+	pq.posted++
 	return q.qp.PostSend(endpoint.SendWR{Opcode: p.wr, Signaled: true,
 		Local:      endpoint.SGE{Addr: q.mr.Addr, Length: uint32(p.req.Size), LKey: q.mr.LKey},
 		RemoteAddr: q.remote.Addr, RKey: q.remote.RKey})
@@ -213,6 +246,12 @@ func (pq *perfQP) clientWC(wc endpoint.WC) {
 		}
 	case p.req.Latency:
 		p.lat(now.Sub(pq.sent))
+	default:
+		p.fcts.Add(now.Sub(pq.sentAt[pq.done%len(pq.sentAt)]))
+	}
+	if p.req.Duration > 0 && now <= p.deadline {
+		p.windowMsgs++
+		p.windowBytes += int64(p.req.Size)
 	}
 	pq.done++
 	p.msgs++
@@ -335,6 +374,9 @@ func (p *perfJob) result() nodeapi.PerfResult {
 		r.Bytes = p.msgs * int64(req.Size)
 	}
 	now := p.ep.n.loop.Now()
+	if !p.begun {
+		return r // a client waiting for req.At
+	}
 	switch {
 	case p.j.finished():
 		r.Progress = 1
@@ -351,7 +393,18 @@ func (p *perfJob) result() nodeapi.PerfResult {
 	if s := r.Duration.Seconds(); s > 0 && p.client {
 		r.BWAvg = float64(r.Bytes) * 8 / s / 1e9
 		r.MsgRate = float64(p.msgs) / s / 1e6
+		if w := req.Duration.Seconds(); w > 0 && !req.Latency && now >= p.deadline {
+			// A timed job: what completed within its window, over the
+			// window (perftest -D; the simulator's timed goodput), not
+			// counting the drain of the messages still queued at its end.
+			r.BWAvg = float64(p.windowBytes) * 8 / w / 1e9
+			r.MsgRate = float64(p.windowMsgs) / w / 1e6
+		}
 		r.BWPeak = max(peakGbps(p.done, p.start, p.req.Size, p.rate), r.BWAvg)
+	}
+	if p.client && p.j.finished() && p.fcts.Count() > 0 {
+		d := p.fcts
+		r.FCT = &d
 	}
 	if len(p.lats) > 0 {
 		l := slices.Clone(p.lats)

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/endpoint/collective"
 )
 
@@ -127,6 +128,12 @@ type PerfRequest struct {
 	// TxDepth is the messages each QP keeps posted (default 128).
 	TxDepth int    `json:"tx_depth,omitempty"`
 	Seed    uint64 `json:"seed,omitempty"`
+	// At, for a client, is the fabric time its first messages are posted
+	// at (0, or a time already past: at once). The node keeps fabric
+	// time on the lab's common origin, so the flows of one workload,
+	// started one API call after the other, all begin at the same
+	// instant, as in the simulator.
+	At clock.Time `json:"at_ps,omitempty"`
 }
 
 // LatencyStats are a _lat test's latencies, like ib_write_lat prints
@@ -162,11 +169,18 @@ type PerfResult struct {
 	Duration clock.Duration `json:"duration_ps"`
 	// BWAvg and BWPeak are goodput in Gb/s (BWPeak: the best window of at
 	// least a tenth of the run, never above the NIC's line rate), MsgRate
-	// in Mpps.
+	// in Mpps. A timed client's BWAvg and MsgRate, once its duration is
+	// up, count what completed within the duration over the duration (as
+	// perftest -D, and the simulator's timed goodput), not the drain of
+	// the messages still queued then.
 	BWAvg   float64       `json:"bw_avg_gbps"`
 	BWPeak  float64       `json:"bw_peak_gbps"`
 	MsgRate float64       `json:"msg_rate_mpps"`
 	Lat     *LatencyStats `json:"latency_stats,omitempty"`
+	// FCT is the distribution of the client's message completion times,
+	// post to completion (waiting behind the QP's earlier messages
+	// counts, as in perftest), once a bandwidth job finished.
+	FCT *fct.Dist `json:"fct,omitempty"`
 	// Progress in [0, 1].
 	Progress float64 `json:"progress"`
 	// Checked says the data this side received was checked; WrongBytes

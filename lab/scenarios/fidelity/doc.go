@@ -35,8 +35,9 @@
 //
 // Both make the simulator run the emulated switches' configuration,
 // including the PFC headroom lab/emulation/node adds for loop stalls at the lab's
-// scale, and take the perf flows' goodput as the endpoint node measures it
-// (completed bytes over first post to last completion). lab/scenarios/run also gives
+// scale, and take a timed perf flow's goodput as both drivers measure it:
+// what completed (the endpoint node, as perftest -D) or arrived (the
+// simulator) within its window, over the window. lab/scenarios/run also gives
 // perf QPs one tx depth in both drivers (run.PerfTxDepth) and creates the
 // emulated QPs in flow order, as the simulator does: a QP's number picks
 // its UDP source port and so its ECMP path.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
@@ -81,6 +82,10 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	e.logf("deploying %s as lab %s …", sc.Topology.Name, name)
 	do := emulatedLab(sc, opts.Options)
 	do.LabName, do.Root, do.Binary, do.Seed, do.ExactLinks = name, opts.Root, opts.Binary, seed, opts.ExactLinks
+	// One fabric clock for every node, so that the runner can name an
+	// instant to all of them (nodeapi.PerfRequest.At: emuRun.nodeTime).
+	do.Origin = time.Now()
+	e.origin = do.Origin
 	lab, err := deploy.Deploy(ctx, do)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: deploy: %w", sc.Name, err)
@@ -144,6 +149,7 @@ type emuRun struct {
 	scale   int
 	clients map[string]*nodeapi.Client // by node name
 	t0      time.Time                  // wall time of fabric time 0
+	origin  time.Time                  // wall time of the nodes' fabric time 0 (deploy.Options.Origin)
 
 	mu       sync.Mutex // guards what follows
 	jobs     []*emuJob
@@ -171,6 +177,12 @@ func (e *emuRun) problem(format string, a ...any) {
 // wall is d of fabric time in wall-clock time.
 func (e *emuRun) wall(d clock.Duration) time.Duration {
 	return time.Duration(int64(d) / int64(clock.Nanosecond) * int64(e.scale))
+}
+
+// nodeTime is the nodes' fabric time of the run's fabric time t: their
+// clock starts at e.origin, the run's at e.t0.
+func (e *emuRun) nodeTime(t clock.Duration) clock.Time {
+	return clock.Time(clock.Duration(e.t0.Sub(e.origin).Nanoseconds()*int64(clock.Nanosecond)/int64(e.scale)) + t)
 }
 
 // fabricNow is the run's fabric time now.
@@ -207,12 +219,13 @@ func (e *emuRun) nic(p *topologies.Port) (nodeapi.NICRef, error) {
 func (e *emuRun) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Fabric time 0 a little ahead, so that every start is in the future.
-	e.t0 = time.Now().Add(100 * time.Millisecond)
 	var wg sync.WaitGroup
 	for i, w := range e.sc.Workloads {
 		e.jobs = append(e.jobs, newEmuJob(w, i, e.seed))
 	}
+	e.setupPerf(ctx)
+	// Fabric time 0 a little ahead, so that every start is in the future.
+	e.t0 = time.Now().Add(100 * time.Millisecond)
 	for _, j := range e.jobs {
 		wg.Go(func() { e.runJob(ctx, j) })
 	}
@@ -272,14 +285,15 @@ func (e *emuRun) run(ctx context.Context) error {
 var errNoClient = errors.New("no client")
 
 // telemetry reads a node's telemetry, waiting at most timeout.
-func (e *emuRun) telemetry(ctx context.Context, node string, timeout time.Duration) ([]telemetry.Sample, error) {
+func (e *emuRun) telemetry(ctx context.Context, node string, timeout time.Duration, names ...string) ([]telemetry.Sample, error) {
 	c := e.clients[node]
 	if c == nil {
 		return nil, errNoClient
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return c.Telemetry(ctx)
+	_, s, err := c.TelemetryAt(ctx, names...)
+	return s, err
 }
 
 // snapshot scrapes every node's telemetry (and, at the end, the jobs').
@@ -301,8 +315,12 @@ func (e *emuRun) snapshot(ctx context.Context, at clock.Duration, final bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if final {
+		var fcts fct.Dist // every job's completion times
 		for _, j := range e.jobs {
-			j.samples(func(s telemetry.Sample) { all = append(all, s) })
+			j.samples(func(s telemetry.Sample) { all = append(all, s) }, &fcts)
+		}
+		if fcts.Count() > 0 {
+			emitFCT(func(s telemetry.Sample) { all = append(all, s) }, nil, &fcts)
 		}
 	}
 	e.snaps = append(e.snaps, expect.Snapshot{At: clock.Time(at), Samples: all})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/faults"
@@ -27,33 +28,22 @@ type emuJob struct {
 	w     *scenario.Workload
 	index int             // in the file
 	flows []scenario.Flow // for the run's seed, as Sim draws them
-	// setup is closed once the job created its QPs (or will not):
-	// e.setupTurn.
-	setup     chan struct{}
-	setupOnce sync.Once
-	done      bool
-	err       error
-	perf      []nodeapi.PerfReport
-	coll      []collective.Result
-	gens      []*emuGen
-	check     bool
+	// pflows are a perf job's flows with their QPs, created and
+	// connected before the run's clock started (e.setupPerf), and
+	// perr what went wrong doing so.
+	pflows []emuFlow
+	perr   error
+	done   bool
+	err    error
+	perf   []nodeapi.PerfReport
+	coll   []collective.Result
+	gens   []*emuGen
+	check  bool
 }
 
 // newEmuJob is workload w, the index-th of the file, in a run with seed.
 func newEmuJob(w *scenario.Workload, index int, seed uint64) *emuJob {
-	return &emuJob{w: w, index: index, flows: w.Permutation(seed), setup: make(chan struct{})}
-}
-
-// setupDone marks the job's QP setup over.
-func (j *emuJob) setupDone() { j.setupOnce.Do(func() { close(j.setup) }) }
-
-// before reports whether perf workload j sets up its QPs before o: it
-// starts earlier, or at the same time and comes first in the file.
-func (j *emuJob) before(o *emuJob) bool {
-	if j.w.Kind != scenario.KindPerf {
-		return false
-	}
-	return j.w.Start < o.w.Start || j.w.Start == o.w.Start && j.index < o.index
+	return &emuJob{w: w, index: index, flows: w.Permutation(seed)}
 }
 
 // emuGen is one generator flow of a background workload: a traffic
@@ -68,11 +58,20 @@ type emuGen struct {
 
 // runJob runs workload j.w from its start time to its end.
 func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
-	defer j.setupDone()
 	w := j.w
-	err := e.sleepUntil(ctx, w.Start)
+	var err error
+	if w.Kind == scenario.KindPerf {
+		// Its QPs were set up before the clock started, and its flows
+		// are told to begin at w.Start (nodeapi.PerfRequest.At): every
+		// flow at once, as in --sim, however long the API calls take.
+		e.logf("job %s (%s) starts at %v", w.Name, w.Kind, w.Start)
+	} else {
+		err = e.sleepUntil(ctx, w.Start)
+	}
 	if err == nil {
-		e.logf("job %s (%s) starts at %v", w.Name, w.Kind, e.fabricNow()/clock.Microsecond*clock.Microsecond)
+		if w.Kind != scenario.KindPerf {
+			e.logf("job %s (%s) starts at %v", w.Name, w.Kind, e.fabricNow()/clock.Microsecond*clock.Microsecond)
+		}
 		switch w.Kind {
 		case scenario.KindPerf:
 			pctx, cancel := ctx, context.CancelFunc(func() {})
@@ -238,12 +237,15 @@ func (e *emuRun) applyFault(ctx context.Context, f *scenario.FaultStep, p *topol
 }
 
 // samples emits the job's samples as the simulated run does (see the
-// package documentation). Per-message completion times are not reported
-// by the endpoint nodes, so perf jobs give flow_goodput_bytes_per_second only (and a
-// latency test its median).
-func (j *emuJob) samples(emit func(telemetry.Sample)) {
+// package documentation): a perf flow's goodput (a timed one's within its
+// window, as the simulator's), the job's completion times as fct
+// statistics, merged over its flows (the endpoint nodes send each flow's
+// distribution: nodeapi.PerfResult.FCT) and into all, and a latency
+// test's median.
+func (j *emuJob) samples(emit func(telemetry.Sample), all *fct.Dist) {
 	name := j.w.Name
 	jl := []telemetry.Label{{Name: "job", Value: name}}
+	var fcts fct.Dist
 	for _, rep := range j.perf {
 		if rep.From == "" {
 			continue
@@ -253,6 +255,11 @@ func (j *emuJob) samples(emit func(telemetry.Sample)) {
 		if j.w.Latency && rep.Client.Lat != nil {
 			emit(telemetry.Sample{Name: "perftest_latency_seconds", Kind: telemetry.Gauge, Labels: jl, Value: rep.Client.Lat.Typical.Seconds()})
 		}
+		fcts.Merge(rep.Client.FCT)
+	}
+	if fcts.Count() > 0 {
+		emitFCT(emit, jl, &fcts)
+		all.Merge(&fcts)
 	}
 	if j.w.Kind == scenario.KindCollective {
 		var wrong int64
@@ -294,6 +301,9 @@ func (j *emuJob) summary() report.Job {
 		f := report.Flow{From: rep.From, To: rep.To, Bytes: rep.Client.Bytes, GoodputBps: rep.Client.BWAvg * 1e9, Messages: rep.Client.Messages}
 		if l := rep.Client.Lat; l != nil {
 			f.FCTMedian, f.FCTP99 = l.Typical.Seconds(), l.P99.Seconds()
+		} else if d := rep.Client.FCT; d != nil {
+			st := d.Stats()
+			f.FCTMedian, f.FCTP99 = st.Median.Seconds(), st.P99.Seconds()
 		}
 		s.Flows = append(s.Flows, f)
 	}

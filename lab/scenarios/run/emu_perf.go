@@ -1,9 +1,11 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,33 +24,50 @@ type emuFlow struct {
 	cids, sids []int // client and server QP ids
 }
 
-// runPerf runs perf workload j.w's flows on the endpoint nodes as the
-// simulator runs them (simlab.Perf): every flow's QPs are created and
-// connected first, one flow after the other in flow order (per QP the
-// client's, then the server's), then every flow starts at once. A QP's
+// setupPerf creates and connects the QPs of every perf workload, before
+// the run's clock starts, as the simulator numbers them (simlab.Perf):
+// workloads in the order they start (ties in file order), each one's
+// flows in flow order, per QP the client's, then the server's. A QP's
 // number is the next of its NIC's counter and picks its UDP source port,
-// hence its ECMP path: created in another order (one nodeapi.RunPerf per
-// flow, launched at once, numbers a NIC's QPs in whatever order the calls
-// arrive), the flows take other paths than in the simulator. Workloads
-// that start together create their QPs in file order (e.setupTurn).
+// hence its ECMP path: created in another order, the flows take other
+// paths than in the simulator. Done first, the setup's API calls cost no
+// fabric time, and every flow can begin exactly at its workload's start
+// (runPerf). A workload whose setup failed keeps the error (perr) and
+// fails when it runs.
+func (e *emuRun) setupPerf(ctx context.Context) {
+	jobs := slices.Clone(e.jobs)
+	slices.SortStableFunc(jobs, func(a, b *emuJob) int { return cmp.Compare(a.w.Start, b.w.Start) })
+	for _, j := range jobs {
+		w := j.w
+		if w.Kind != scenario.KindPerf {
+			continue
+		}
+		j.pflows = make([]emuFlow, len(j.flows))
+		for i, f := range j.flows {
+			var err error
+			if j.pflows[i].from, err = e.nic(f.From); err == nil {
+				j.pflows[i].to, err = e.nic(f.To)
+			}
+			if err != nil {
+				j.perr = err
+				break
+			}
+		}
+		if j.perr == nil {
+			j.perr = createQPs(ctx, j.pflows, w)
+		}
+	}
+}
+
+// runPerf runs perf workload j.w's flows, set up by setupPerf, on the
+// endpoint nodes as the simulator runs them: every flow begins at the
+// workload's start (each client is told the instant: PerfRequest.At).
 //
 // When ctx ends first, the flows still running are stopped and report
 // what they completed until then, and runPerf returns an error wrapping
 // errStopped.
 func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
-	w := j.w
-	flows := make([]emuFlow, len(j.flows))
-	for i, f := range j.flows {
-		a, err := e.nic(f.From)
-		if err != nil {
-			return err
-		}
-		b, err := e.nic(f.To)
-		if err != nil {
-			return err
-		}
-		flows[i] = emuFlow{from: a, to: b}
-	}
+	w, flows := j.w, j.pflows
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -61,12 +80,11 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 			}
 		}
 	}()
-	err := e.setupTurn(ctx, j, func() error { return createQPs(ctx, flows, w) })
-	if err != nil {
-		return err
+	if j.perr != nil {
+		return j.perr
 	}
 	req := nodeapi.PerfRequest{Op: w.PerfOp.String(), Latency: w.Latency, Size: int(w.Size), Iterations: w.Iters,
-		Duration: w.Duration, TxDepth: perfDepth(w), Seed: e.sc.Seed}
+		Duration: w.Duration, TxDepth: perfDepth(w), Seed: e.sc.Seed, At: e.nodeTime(w.Start)}
 	if w.Duration > 0 {
 		req.Iterations = 0
 	}
@@ -135,7 +153,7 @@ func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest, starte
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	}
 	sreq, creq := req, req
-	sreq.Role, sreq.QPs = "server", f.sids
+	sreq.Role, sreq.QPs, sreq.At = "server", f.sids, 0
 	creq.Role, creq.QPs = "client", f.cids
 	sjob, err := f.to.Client.StartPerf(ctx, sreq)
 	if err != nil {
@@ -209,22 +227,4 @@ func ccName(w *scenario.Workload) string {
 		return "none"
 	}
 	return w.CC
-}
-
-// setupTurn runs setup in j's turn: after every perf workload that starts
-// earlier, or at the same time and comes earlier in the file, did its
-// own (or gave up), so that QPs are numbered in the simulator's order.
-func (e *emuRun) setupTurn(ctx context.Context, j *emuJob, setup func() error) error {
-	for _, o := range e.jobs {
-		if o == j || !o.before(j) {
-			continue
-		}
-		select {
-		case <-o.setup:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	defer j.setupDone()
-	return setup()
 }

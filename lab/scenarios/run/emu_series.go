@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -18,18 +19,22 @@ import (
 // sampler does, from the switches' telemetry: it scrapes every switch
 // node about seriesPoints times over the run (at most every
 // minSeriesEvery of wall time, so that the scraping does not load the
-// machine the lab runs on) and turns the readings into simlab.Series of
+// machine the lab runs on; a lab in one group runs a short scenario in
+// well under a second, which at 50 ms gave a dozen readings and could
+// miss a brief queue altogether) and turns the readings into simlab.Series of
 // the same names — queue depths, pause states, buffer use, and the
 // ports' byte counters the replay's link utilisation is computed from.
 const (
 	seriesPoints   = 100
-	minSeriesEvery = 50 * time.Millisecond
+	minSeriesEvery = 20 * time.Millisecond
 )
 
-// seriesGauges and seriesCounters are the switch samples recorded.
+// seriesGauges and seriesCounters are the samples recorded; switchSeries
+// those a switch is asked for.
 var (
 	seriesGauges   = []string{"switch_buffer_used_bytes", "switch_queue_depth_bytes", "switch_queue_paused", "switch_pg_xoff"}
 	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total", flowBytes}
+	switchSeries   = append(slices.Clone(seriesGauges), seriesCounters[:2]...)
 )
 
 // flowJob is one perf flow's client job on its node: recordSeries reads
@@ -74,18 +79,10 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 		if at < 0 {
 			continue
 		}
-		var all []telemetry.Sample
-		for _, sw := range switches {
-			s, err := e.telemetry(ctx, sw, 2*time.Second)
-			if err != nil {
-				continue // a dead switch is a problem the snapshots report
-			}
-			for _, x := range s {
-				if slices.Contains(seriesGauges, x.Name) || slices.Contains(seriesCounters, x.Name) {
-					all = append(all, x)
-				}
-			}
-		}
+		// Every node at once, each asked for the samples recorded only:
+		// a lab in one group answers them all from one loop, and whole
+		// telemetry dumps one after the other gave 3–4 readings in a
+		// run meant to have 25.
 		e.mu.Lock()
 		fjs := slices.Clone(e.flowJobs)
 		e.mu.Unlock()
@@ -93,22 +90,37 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 		for _, fj := range fjs {
 			byNode[fj.node] = append(byNode[fj.node], fj)
 		}
+		got := make([][]telemetry.Sample, len(switches))
+		var wg sync.WaitGroup
+		for i, sw := range switches {
+			// A dead switch is a problem the snapshots report.
+			wg.Go(func() { got[i], _ = e.telemetry(ctx, sw, 2*time.Second, switchSeries...) })
+		}
+		var mu sync.Mutex
+		var flows []telemetry.Sample
 		for node, jobs := range byNode {
-			s, err := e.telemetry(ctx, node, 2*time.Second)
-			if err != nil {
-				continue
-			}
-			for _, x := range s {
-				if x.Name != "job_bytes_total" {
-					continue
+			wg.Go(func() {
+				s, err := e.telemetry(ctx, node, 2*time.Second, "job_bytes_total")
+				if err != nil {
+					return
 				}
-				for _, fj := range jobs {
-					if x.Label("job") == fj.job {
-						all = append(all, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
+				mu.Lock()
+				defer mu.Unlock()
+				for _, x := range s {
+					for _, fj := range jobs {
+						if x.Name == "job_bytes_total" && x.Label("job") == fj.job {
+							flows = append(flows, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
+						}
 					}
 				}
-			}
+			})
 		}
+		wg.Wait()
+		var all []telemetry.Sample
+		for _, s := range got {
+			all = append(all, s...)
+		}
+		all = append(all, flows...)
 		e.mu.Lock()
 		e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
 		e.mu.Unlock()

@@ -40,9 +40,6 @@ type jobRun struct {
 	coll  *simlab.CollJob
 	hier  *simlab.HierJob
 	gens  []*genFlow
-	// asNode: perf goodput as the endpoint nodes measure it
-	// (Options.MatchEmulation).
-	asNode bool
 }
 
 // genFlow is one generator flow of a background or fe workload.
@@ -59,7 +56,7 @@ type genFlow struct {
 
 // start schedules workload w.
 func (r *runner) start(w *scenario.Workload) error {
-	j := &jobRun{w: w, flows: w.Permutation(r.seed), asNode: r.opts.MatchEmulation}
+	j := &jobRun{w: w, flows: w.Permutation(r.seed)}
 	r.jobs = append(r.jobs, j)
 	switch {
 	case w.Kind == scenario.KindPerf:
@@ -252,15 +249,6 @@ func (r *runner) finish() {
 	}
 }
 
-// goodput is a perf flow's goodput in Gb/s: simlab's, or as the endpoint
-// nodes measure it (asNode).
-func (j *jobRun) goodput(res simlab.FlowResult) float64 {
-	if j.asNode {
-		return nodeGoodput(res.Bytes, res.Start, res.End)
-	}
-	return res.GoodputGbps
-}
-
 // jobsDone reports whether every workload finished: its job is done (or
 // failed), its generators stopped.
 func (r *runner) jobsDone() bool {
@@ -316,7 +304,7 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 			for i, f := range j.perf.Flows() {
 				res := f.Result()
 				l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
-				emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: j.goodput(res) * 1e9 / 8})
+				emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: res.GoodputGbps * 1e9 / 8})
 				if !j.w.Latency {
 					dist.Merge(f.Dist())
 					if i < len(j.flows) {
@@ -406,7 +394,7 @@ func (j *jobRun) summary() report.Job {
 		}
 		for _, f := range j.perf.Flows() {
 			res := f.Result()
-			s.Flows = append(s.Flows, report.Flow{From: f.From, To: f.To, Bytes: res.Bytes, GoodputBps: j.goodput(res) * 1e9,
+			s.Flows = append(s.Flows, report.Flow{From: f.From, To: f.To, Bytes: res.Bytes, GoodputBps: res.GoodputGbps * 1e9,
 				Messages: res.Messages, FCTMedian: res.FCT.Median.Seconds(), FCTP99: res.FCT.P99.Seconds()})
 		}
 	case j.coll != nil:

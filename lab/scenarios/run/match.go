@@ -111,12 +111,3 @@ func emuGrace(sc *scenario.Scenario, w *scenario.Workload, flows []scenario.Flow
 	}
 	return max(2*sc.Duration, wallToFabric(jobsGraceWall))
 }
-
-// nodeGoodput is a flow's goodput in Gb/s as the endpoint node's perf job
-// measures it: the bytes completed over first post to last completion.
-func nodeGoodput(bytes int64, start, end clock.Time) float64 {
-	if end <= start {
-		return 0
-	}
-	return float64(bytes) * 8 / end.Sub(start).Seconds() / 1e9
-}

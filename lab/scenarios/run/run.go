@@ -53,11 +53,10 @@ type Options struct {
 	// (nodeplan.Switch: its PFC headroom includes an allowance for the
 	// host stalling the node loops, which depends on the scale), the run
 	// goes on past the scenario's duration until every workload finished
-	// (at most as long as the emulation waits for it), and perf goodput is
-	// measured as the endpoint nodes measure it — bytes completed over
-	// first post to last completion, also for a timed job (without it, a
-	// timed job's goodput is what arrived within its window). The default
-	// is the ideal switch of the topology's profile.
+	// (at most as long as the emulation waits for it). Perf goodput is
+	// measured alike in both drivers either way: a timed job's within its
+	// window, an iterations job's over first post to last completion. The
+	// default is the ideal switch of the topology's profile.
 	MatchEmulation bool
 	// NodeGroups and SocketLinks are the emulated lab's shape
 	// (deploy.Options): Emulate deploys with them, and Sim with
