@@ -38,9 +38,13 @@ type perfJob struct {
 	windowMsgs, windowBytes int64
 	checked                 bool
 	// begun says the client has posted (at req.At); before, it waits.
-	begun   bool
-	wrong   int64
-	stopped bool
+	begun bool
+	// A timed server given the window's start (req.At) records the data
+	// its QPs received by the window's end: windowRx, once windowEnded.
+	windowRx    int64
+	windowEnded bool
+	wrong       int64
+	stopped     bool
 	// After free: what the QPs received when the job ended (the QPs and
 	// their buffers are let go then).
 	freed          bool
@@ -141,6 +145,14 @@ func (p *perfJob) begin() error {
 		}
 	}
 	p.left = len(p.qps)
+	if !p.client && req.Duration > 0 && req.At > 0 {
+		p.ep.n.loop.At(req.At.Add(req.Duration), func() {
+			if !p.j.finished() {
+				_, p.windowRx = p.received()
+				p.windowEnded = true
+			}
+		})
+	}
 	if p.client && req.At > p.ep.n.loop.Now() {
 		p.ep.n.loop.At(req.At, func() {
 			if p.stopped || p.j.finished() {
@@ -369,6 +381,9 @@ func (p *perfJob) result() nodeapi.PerfResult {
 	r.RxWire = wire
 	if !p.client {
 		r.Bytes = data
+		if p.windowEnded {
+			r.WindowBytes = p.windowRx
+		}
 	}
 	if p.client {
 		r.Bytes = p.msgs * int64(req.Size)

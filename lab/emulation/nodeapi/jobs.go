@@ -132,7 +132,9 @@ type PerfRequest struct {
 	// at (0, or a time already past: at once). The node keeps fabric
 	// time on the lab's common origin, so the flows of one workload,
 	// started one API call after the other, all begin at the same
-	// instant, as in the simulator.
+	// instant, as in the simulator. A timed server (which starts at once)
+	// given At records what arrived by At + Duration
+	// (PerfResult.WindowBytes).
 	At clock.Time `json:"at_ps,omitempty"`
 }
 
@@ -177,6 +179,12 @@ type PerfResult struct {
 	BWPeak  float64       `json:"bw_peak_gbps"`
 	MsgRate float64       `json:"msg_rate_mpps"`
 	Lat     *LatencyStats `json:"latency_stats,omitempty"`
+	// WindowBytes is a timed server's (given the window's start, At):
+	// the data its QPs had received by the window's end, At + Duration —
+	// what the simulator counts a timed flow's goodput by (the client
+	// counts completions, which lag arrivals by the acknowledgement's
+	// way back through the fabric).
+	WindowBytes int64 `json:"window_bytes,omitempty"`
 	// FCT is the distribution of the client's message completion times,
 	// post to completion (waiting behind the QP's earlier messages
 	// counts, as in perftest), once a bandwidth job finished.

@@ -251,7 +251,7 @@ func (j *emuJob) samples(emit func(telemetry.Sample), all *fct.Dist) {
 			continue
 		}
 		l := []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: rep.From}, {Name: "to", Value: rep.To}}
-		emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: rep.Client.BWAvg * 1e9 / 8})
+		emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: flowGoodput(j.w, rep) / 8})
 		if j.w.Latency && rep.Client.Lat != nil {
 			emit(telemetry.Sample{Name: "perftest_latency_seconds", Kind: telemetry.Gauge, Labels: jl, Value: rep.Client.Lat.Typical.Seconds()})
 		}
@@ -288,6 +288,17 @@ func (g *emuGen) rate() float64 {
 	return float64(g.generated*int64(g.frameLen)) * 8 / (g.stop - g.start).Seconds()
 }
 
+// flowGoodput is a perf flow's goodput in bits/s, as the simulator
+// measures it: a timed flow's, the data that arrived by the end of its
+// window over the window (its server's PerfResult.WindowBytes); else the
+// client's bytes completed over first post to last completion.
+func flowGoodput(w *scenario.Workload, rep nodeapi.PerfReport) float64 {
+	if w.Duration > 0 && rep.Server.WindowBytes > 0 {
+		return float64(rep.Server.WindowBytes) * 8 / w.Duration.Seconds()
+	}
+	return rep.Client.BWAvg * 1e9
+}
+
 // summary is the report's view of the job.
 func (j *emuJob) summary() report.Job {
 	s := report.Job{Name: j.w.Name, Kind: string(j.w.Kind), Done: j.done}
@@ -298,7 +309,7 @@ func (j *emuJob) summary() report.Job {
 		if rep.From == "" {
 			continue
 		}
-		f := report.Flow{From: rep.From, To: rep.To, Bytes: rep.Client.Bytes, GoodputBps: rep.Client.BWAvg * 1e9, Messages: rep.Client.Messages}
+		f := report.Flow{From: rep.From, To: rep.To, Bytes: rep.Client.Bytes, GoodputBps: flowGoodput(j.w, rep), Messages: rep.Client.Messages}
 		if l := rep.Client.Lat; l != nil {
 			f.FCTMedian, f.FCTP99 = l.Typical.Seconds(), l.P99.Seconds()
 		} else if d := rep.Client.FCT; d != nil {

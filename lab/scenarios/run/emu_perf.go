@@ -153,7 +153,7 @@ func runPerfFlow(ctx context.Context, f emuFlow, req nodeapi.PerfRequest, starte
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	}
 	sreq, creq := req, req
-	sreq.Role, sreq.QPs, sreq.At = "server", f.sids, 0
+	sreq.Role, sreq.QPs = "server", f.sids
 	creq.Role, creq.QPs = "client", f.cids
 	sjob, err := f.to.Client.StartPerf(ctx, sreq)
 	if err != nil {
