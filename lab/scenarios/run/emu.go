@@ -106,8 +106,17 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 			e.clients[n.Name] = nodeapi.NewClient(n.Socket)
 		}
 	}
-	e.logf("deployed in %v at scale %d: %v of fabric time takes %v", time.Since(wallStart).Round(time.Millisecond), e.scale,
-		sc.Duration, e.wall(sc.Duration).Round(time.Millisecond))
+	shape := "a process per node, links through their veths"
+	switch {
+	case do.OneLoop():
+		shape = "its nodes in one process, links in memory, the profile's switches"
+	case do.NodeGroups == 1:
+		shape = "its nodes in one process, links through their veths"
+	case do.NodeGroups > 1:
+		shape = fmt.Sprintf("its nodes in up to %d processes", do.NodeGroups)
+	}
+	e.logf("deployed in %v at scale %d (%s): %v of fabric time takes %v", time.Since(wallStart).Round(time.Millisecond), e.scale,
+		shape, sc.Duration, e.wall(sc.Duration).Round(time.Millisecond))
 	if err := e.run(ctx); err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
