@@ -26,12 +26,18 @@
 //     ideal) and perftest_latency_seconds{job}.
 //
 // Both drivers give perf QPs the same tx depth (PerfTxDepth) and number
-// QPs in the same order (flow order; in the emulation all QPs of the
-// flows are created before any flow starts), and a collective's warmup
-// of 0 means none in both. With Options.MatchEmulation, Sim also runs as
-// Emulate does — the emulated switches' configuration at the lab's scale,
-// on until every workload finished, perf goodput as the endpoint nodes
-// measure it — so that the two runs of a file compare (lab/scenarios/fidelity).
+// QPs in the same order (workloads in start order, flows in flow order;
+// in the emulation every perf QP is created before the run's clock
+// starts), start a workload's flows at the same fabric instant (the
+// emulation tells each client when: nodeapi.PerfRequest.At), count a
+// timed flow's goodput as what arrived within its window over the window
+// (the emulation's server records it: PerfResult.WindowBytes) and keep
+// every message's completion time (core/fct; the emulation's client
+// sends its distribution: PerfResult.FCT); a collective's warmup of 0
+// means none in both. With Options.MatchEmulation, Sim also runs as
+// Emulate does — the emulated switches' configuration at the lab's scale
+// and shape, on until every workload finished — so that the two runs of
+// a file compare (lab/scenarios/fidelity).
 //
 // Metrics combines the two: gauges the sampler recorded are read from its
 // finer series (each point's maximum), everything else from the
