@@ -24,6 +24,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	ctx = stopWhenOutputGone(ctx)
 	root := newRootCmd(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
 	if ctx.Err() != nil && err != nil {

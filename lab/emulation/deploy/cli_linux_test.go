@@ -171,3 +171,54 @@ func TestInterruptDeploy(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputClosedMidRun closes the reader of `rocelab run`'s output
+// (stdout and stderr on one pipe, as `rocelab run FILE 2>&1 | head -1`)
+// while its lab is up: the command must stop as on Ctrl-C — destroy its
+// lab and exit 130 — not die of SIGPIPE at its next line and leave the
+// lab deployed (it did).
+func TestOutputClosedMidRun(t *testing.T) {
+	requireRoot(t)
+	root := runRoot(t)
+	before := snap(t)
+	lab := labName(t, "pipe")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t), "run", "--name", lab, "--root", root, "--scale", "20000",
+		filepath.Join("..", "..", "..", "examples", "01-incast-hol", "scenario.yaml"))
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// The first line is "# deploying …"; the next ones come once the lab
+	// is up, at 20,000× for 40 s of wall clock: the reader is gone then.
+	line := make([]byte, 256)
+	n, err := r.Read(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	t.Logf("read %q, then closed the pipe", line[:n])
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		rocelab(t, "destroy", "--name", lab, "--root", root)
+		t.Fatal("run did not stop within 60 s of its output's reader leaving")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		rocelab(t, "destroy", "--name", lab, "--root", root)
+		t.Fatalf("run after its output's reader left: %v, want exit 130 (interrupted, its lab destroyed)", err)
+	}
+	sameSnapshot(t, before)
+	if labs, _ := state.List(root); len(labs) != 0 {
+		t.Errorf("run dirs left: %v", labs)
+	}
+}
