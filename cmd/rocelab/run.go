@@ -90,7 +90,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
-	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' headroom at the scale, until every workload finished, goodput as the endpoints measure it)")
+	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' configuration at the scale for the lab's shape, until every workload finished)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 1, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
 	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation, or --sim --match-emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
@@ -119,7 +119,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 	}
 	if cmd.Flags().Changed("workers") {
 		if !f.sim {
-			return badInput(errors.New("--workers goes with --sim (the emulation runs a process per node)"))
+			return badInput(errors.New("--workers goes with --sim (the emulation runs on its nodes' loops)"))
 		}
 		if f.workers < 1 {
 			return badInput(fmt.Errorf("--workers %d: want 1 or more", f.workers))

@@ -33,8 +33,8 @@ type perfJob struct {
 	// (a bandwidth client's), as the simulator's perf flows keep them.
 	fcts fct.Dist
 	// window is what a timed client completed by its deadline: its
-	// goodput, as perftest -D and the simulator measure it, is that over
-	// the duration.
+	// goodput, as perftest -D measures it, is that over the duration
+	// (the simulator counts what arrived: the server's windowRx).
 	windowMsgs, windowBytes int64
 	checked                 bool
 	// begun says the client has posted (at req.At); before, it waits.
@@ -410,7 +410,7 @@ func (p *perfJob) result() nodeapi.PerfResult {
 		r.MsgRate = float64(p.msgs) / s / 1e6
 		if w := req.Duration.Seconds(); w > 0 && !req.Latency && now >= p.deadline {
 			// A timed job: what completed within its window, over the
-			// window (perftest -D; the simulator's timed goodput), not
+			// window (perftest -D), not
 			// counting the drain of the messages still queued at its end.
 			r.BWAvg = float64(p.windowBytes) * 8 / w / 1e9
 			r.MsgRate = float64(p.windowMsgs) / w / 1e6

@@ -173,7 +173,7 @@ type PerfResult struct {
 	// least a tenth of the run, never above the NIC's line rate), MsgRate
 	// in Mpps. A timed client's BWAvg and MsgRate, once its duration is
 	// up, count what completed within the duration over the duration (as
-	// perftest -D, and the simulator's timed goodput), not the drain of
+	// perftest -D), not the drain of
 	// the messages still queued then.
 	BWAvg   float64       `json:"bw_avg_gbps"`
 	BWPeak  float64       `json:"bw_peak_gbps"`

@@ -60,18 +60,17 @@ type emuGen struct {
 func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 	w := j.w
 	var err error
-	if w.Kind == scenario.KindPerf {
-		// Its QPs were set up before the clock started, and its flows
-		// are told to begin at w.Start (nodeapi.PerfRequest.At): every
-		// flow at once, as in --sim, however long the API calls take.
-		e.logf("job %s (%s) starts at %v", w.Name, w.Kind, w.Start)
-	} else {
+	starts := w.Start
+	if w.Kind != scenario.KindPerf {
+		// A perf workload does not wait: its QPs were set up before the
+		// clock started, and its flows are told to begin at w.Start
+		// (nodeapi.PerfRequest.At), every flow at once as in --sim,
+		// however long the API calls take.
 		err = e.sleepUntil(ctx, w.Start)
+		starts = e.fabricNow() / clock.Microsecond * clock.Microsecond
 	}
 	if err == nil {
-		if w.Kind != scenario.KindPerf {
-			e.logf("job %s (%s) starts at %v", w.Name, w.Kind, e.fabricNow()/clock.Microsecond*clock.Microsecond)
-		}
+		e.logf("job %s (%s) starts at %v", w.Name, w.Kind, starts)
 		switch w.Kind {
 		case scenario.KindPerf:
 			pctx, cancel := ctx, context.CancelFunc(func() {})

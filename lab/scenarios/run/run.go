@@ -49,8 +49,9 @@ type Options struct {
 	Scale int
 	// MatchEmulation makes Sim run the scenario as Emulate does, so that
 	// the two runs of a file compare (lab/scenarios/fidelity): every switch gets the
-	// configuration the emulation's switch process runs at Scale
-	// (nodeplan.Switch: its PFC headroom includes an allowance for the
+	// configuration the emulation's switch process runs at Scale for the
+	// lab's shape (NodeGroups, SocketLinks; nodeplan.Switch: with links
+	// between processes its PFC headroom includes an allowance for the
 	// host stalling the node loops, which depends on the scale), the run
 	// goes on past the scenario's duration until every workload finished
 	// (at most as long as the emulation waits for it). Perf goodput is
