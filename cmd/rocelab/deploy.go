@@ -196,6 +196,9 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range lab.Waits {
+				fmt.Fprintln(opts.stderr, w)
+			}
 			if opts.wantJSON() {
 				return opts.printJSON(lab)
 			}

@@ -183,6 +183,9 @@ func (s *Server) deploy(r *http.Request) (any, int, error) {
 		s.log.Warn("deploy failed", "lab", lab, "err", err)
 		return nil, http.StatusInternalServerError, err
 	}
+	for _, w := range l.Waits {
+		s.log.Info("deploy waited", "lab", lab, "for", w)
+	}
 	s.log.Info("deployed", "lab", lab, "in", time.Since(start).Round(time.Millisecond))
 	return l, http.StatusCreated, nil
 }

@@ -159,7 +159,7 @@ func TestLabAcrossAgents(t *testing.T) {
 	// deploy --repair has the agent deploy the part again.
 	a2.Kill()
 	rebootPart(t, u.Machines[1], lab)
-	u.Machines[1].StartAgent(t, bin)
+	a2 = u.Machines[1].StartAgent(t, bin)
 	if out := run(t, u, bin, 0, "deploy", "--repair", "--name", lab); !strings.Contains(out, "restarted host3") {
 		t.Errorf("deploy --repair after m2 lost its part:\n%s", out)
 	}
@@ -170,6 +170,19 @@ func TestLabAcrossAgents(t *testing.T) {
 	t.Logf("destroy across 2 machines: %v", time.Since(start).Round(time.Millisecond))
 	if left := leftovers(t, u, lab); len(left) > 0 {
 		t.Errorf("destroy left %v", left)
+	}
+
+	// The same lab deployed again at once gets its tunnels (the same
+	// VNIs) without waiting: destroy removed them before their namespaces,
+	// whose teardown the kernel finishes later.
+	out = run(t, u, bin, 0, "deploy", "-t", "laptop", "--name", lab, "--agents", agenttest.Agents(a1, a2))
+	if strings.Contains(out, "waited") {
+		t.Errorf("deploy right after destroy waited for the old lab's tunnels:\n%s", out)
+	}
+	run(t, u, bin, 0, "perf", "write", "--from", "host1", "--to", "host3", "--name", lab, "--iters", "50")
+	run(t, u, bin, 0, "destroy", "--name", lab)
+	if left := leftovers(t, u, lab); len(left) > 0 {
+		t.Errorf("the second destroy left %v", left)
 	}
 }
 

@@ -277,6 +277,9 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 	byName := map[string]Node{}
 	for i, p := range parts {
 		m := infos[i].Machine
+		for _, w := range p.Waits {
+			lab.Waits = append(lab.Waits, "machine "+m+": "+w)
+		}
 		lab.Machines = append(lab.Machines, MachineRef{Name: m, Agent: agents[i].URL(), Underlay: infos[i].Underlay, Nodes: len(p.Nodes)})
 		for _, n := range p.Nodes {
 			n.Machine = m

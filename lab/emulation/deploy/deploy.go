@@ -142,6 +142,7 @@ type deployer struct {
 	// containers are the docker runtime's nodes, by node name.
 	containers map[string]runtime.Node
 	timing     []Timing
+	waits      []string // what the deploy waited for (Lab.Waits), under mu
 	// maker creates the veth pairs of the link step.
 	maker *links.Maker
 }
@@ -346,7 +347,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 	if err := d.recordLinks(); err != nil {
 		return nil, err
 	}
-	d.maker = &links.Maker{OwnNamespaces: true}
+	d.maker = &links.Maker{OwnNamespaces: true, Waited: d.waited}
 	defer d.maker.Close()
 	if err := d.each(ctx, StepLink, linkNames, func(i int) error {
 		return d.createLink(d.links[i])
@@ -537,7 +538,7 @@ func (d *deployer) feNodes() []*topologies.Node {
 // result assembles the Lab.
 func (d *deployer) result() *Lab {
 	lab := &Lab{Name: d.name, Topology: d.t.Name, Source: d.t.Source, Runtime: d.rt.Name(), Dir: state.Dir(d.root, d.name),
-		Scale: d.scale, ScaleBasis: d.scaleBasis, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing,
+		Scale: d.scale, ScaleBasis: d.scaleBasis, Seed: d.seed, Binary: d.binary, Created: time.Now().UTC(), Timings: d.timing, Waits: d.waits,
 		Machine: d.machine(), Origin: d.opts.Origin}
 	for _, n := range d.local {
 		nd := d.nodes[n.Name]
@@ -548,4 +549,11 @@ func (d *deployer) result() *Lab {
 		lab.Nodes = append(lab.Nodes, *nd)
 	}
 	return lab
+}
+
+// waited records what the link step waited for (links.Maker.Waited).
+func (d *deployer) waited(what string, took time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.waits = append(d.waits, fmt.Sprintf("waited %v for %s", took.Round(time.Millisecond), what))
 }

@@ -46,7 +46,11 @@ type Lab struct {
 	Kubernetes string `json:"kubernetes,omitempty"`
 	// Timings of each step.
 	Timings []Timing `json:"timings"`
-	Nodes   []Node   `json:"nodes"`
+	// Waits says what the deploy waited for outside its steps' own work,
+	// and how long: a tunnel's VNI still held by a namespace the kernel
+	// was tearing down (links.Maker.Waited).
+	Waits []string `json:"waits,omitempty"`
+	Nodes []Node   `json:"nodes"`
 }
 
 // Timing is how long a step took.

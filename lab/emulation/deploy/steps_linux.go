@@ -221,6 +221,13 @@ func teardown(l *state.Lab, grace time.Duration) {
 			proc.Process{PID: o.PID, StartTime: o.StartTime}.Stop(grace)
 		}
 	})
+	// A link that crosses machines is a VXLAN device whose VNI the
+	// underlay namespace holds until the device is gone: deleted here, at
+	// once, rather than with its namespace by the kernel's asynchronous
+	// teardown, so that the lab can be deployed again right away.
+	run(state.KindLink, func(o state.Object) {
+		links.Delete(o.NetNS, o.Name)
+	})
 	run(state.KindNetns, func(o state.Object) {
 		// A namespace with processes still inside (an intent-only node
 		// process) is left to lifecycle, which finds them by executable.

@@ -43,6 +43,8 @@ func DisableIPv6(ns, ifname string) error { return errUnsupported }
 // Maker creates many veth pairs.
 type Maker struct {
 	OwnNamespaces bool
+	TunnelWait    time.Duration
+	Waited        func(what string, d time.Duration)
 }
 
 // Create makes the veth pair v.

@@ -32,6 +32,11 @@ type Maker struct {
 	// that keep IPv6 get it switched on. The caller's own namespace ("")
 	// is never changed.
 	OwnNamespaces bool
+	// TunnelWait bounds how long CreateTunnel waits for a VNI that a
+	// namespace being torn down still holds (0 = DefaultTunnelWait).
+	TunnelWait time.Duration
+	// Waited, if set, hears what CreateTunnel waited for, and how long.
+	Waited func(what string, d time.Duration)
 
 	mu    sync.Mutex
 	ns    map[string]*nsTools

@@ -3,12 +3,20 @@ package links
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // DefaultVXLANPort is the UDP port of the lab's cross-machine links:
 // 14789, as containerlab's VXLAN tools use, since the IANA port 4789 is
 // often taken by an overlay network already running on the machine.
 const DefaultVXLANPort = 14789
+
+// DefaultTunnelWait bounds how long a tunnel's creation waits for its VNI
+// to be released by a VXLAN device in a namespace that the kernel is
+// still tearing down (Maker.TunnelWait). The kernel frees a deleted
+// namespace's devices in a work queue of its own, after RCU grace
+// periods: well under a second on an idle machine, seconds on a busy one.
+const DefaultTunnelWait = 30 * time.Second
 
 // VXLANOverhead is what VXLAN adds to every frame on the underlay: outer
 // Ethernet 14, IPv4 20, UDP 8, VXLAN 8 bytes. The underlay's MTU must be

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // CreateTunnel makes t's VXLAN device: created from the underlay
@@ -52,7 +54,7 @@ func (m *Maker) CreateTunnel(t Tunnel) (err error) {
 		}
 		vx.VtepDevIndex = dev.Attrs().Index
 	}
-	if err := tu.h.LinkAdd(vx); err != nil {
+	if err := m.addTunnel(tu, tn, t, vx); err != nil {
 		return fmt.Errorf("create %v: %w", t, err)
 	}
 	defer func() {
@@ -76,4 +78,44 @@ func CreateTunnel(t Tunnel) error {
 	m := &Maker{}
 	defer m.Close()
 	return m.CreateTunnel(t)
+}
+
+// addTunnel adds vx. The kernel refuses a VXLAN device (EEXIST) whose VNI
+// and UDP port another device of the underlay namespace holds; a device
+// in a namespace deleted moments ago holds them until the kernel's
+// asynchronous teardown of that namespace reaches it (a part deployed
+// again right after its machine lost its namespaces, or a lab deployed
+// right after one destroyed without removing its tunnels first). So an
+// EEXIST, when the node's namespace holds no interface of that name, is
+// waited out: the add is tried again, backing off, for up to
+// m.TunnelWait (DefaultTunnelWait if 0); m.Waited hears how long it
+// waited. Past the bound the error says what held the VNI.
+func (m *Maker) addTunnel(tu, tn *nsTools, t Tunnel, vx *netlink.Vxlan) error {
+	bound := m.TunnelWait
+	if bound == 0 {
+		bound = DefaultTunnelWait
+	}
+	start := time.Now()
+	pause := 5 * time.Millisecond
+	for tries := 1; ; tries++ {
+		err := tu.h.LinkAdd(vx)
+		if err == nil {
+			if waited := time.Since(start); tries > 1 && m.Waited != nil {
+				m.Waited(fmt.Sprintf("%v: its VNI (UDP port %d) was held by a VXLAN device of a namespace the kernel was tearing down", t, t.port()), waited)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return err
+		}
+		if _, lerr := tn.h.LinkByName(t.End.Name); lerr == nil {
+			return fmt.Errorf("%w: namespace %q has an interface %s already", err, t.End.NetNS, t.End.Name)
+		}
+		if time.Since(start) >= bound {
+			return fmt.Errorf("%w: after %v, VNI %d on UDP port %d is still held by another VXLAN device of the underlay namespace (one in a namespace the kernel has not finished tearing down, or another lab's or program's tunnel with this VNI)",
+				err, time.Since(start).Round(time.Millisecond), t.VNI, t.port())
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 500*time.Millisecond)
+	}
 }

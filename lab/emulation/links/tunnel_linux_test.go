@@ -277,3 +277,72 @@ func cpuNow() int64 {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// TestTunnelWaitsForHeldVNI: a tunnel whose VNI a VXLAN device of a
+// deleted namespace still holds (the kernel tears a namespace down
+// asynchronously; here an open handle keeps it alive, so the hold is as
+// long as the test wants) is made once the old device goes, and the
+// Maker says what it waited for; past TunnelWait the error names the VNI;
+// a name already taken in the node's namespace fails at once.
+func TestTunnelWaitsForHeldVNI(t *testing.T) {
+	m1, _, dev1, _ := machines(t, 9000)
+	mk := func(ns, name string) links.Tunnel {
+		return links.Tunnel{End: links.End{NetNS: ns, Name: name, NoIPv6: true}, Underlay: m1, Device: dev1, VNI: 4343, Local: under1, Remote: under2, MTU: 4264}
+	}
+	// hold makes the tunnel in a namespace of its own, then deletes the
+	// namespace's name while a handle keeps the namespace (and the
+	// device, and its VNI) alive; release lets it go.
+	hold := func() (release func()) {
+		old := newNS(t)
+		if err := links.CreateTunnel(mk(old, "rlxo"+uniq())); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := netns.Open(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := netns.Delete(old); err != nil {
+			t.Fatal(err)
+		}
+		return func() { fd.Close() }
+	}
+
+	release := hold()
+	var what []string
+	var took time.Duration
+	m := &links.Maker{Waited: func(w string, d time.Duration) { what, took = append(what, w), d }}
+	defer m.Close()
+	go func() { time.Sleep(300 * time.Millisecond); release() }()
+	tun := mk(newNS(t), "rlxn"+uniq())
+	if err := m.CreateTunnel(tun); err != nil {
+		t.Fatalf("CreateTunnel while a dying namespace held the VNI: %v", err)
+	}
+	if len(what) != 1 || !strings.Contains(what[0], "vni 4343") || took < 250*time.Millisecond {
+		t.Errorf("Waited heard %q after %v, want one wait of about 300 ms naming vni 4343", what, took)
+	}
+	if err := links.Delete(tun.End.NetNS, tun.End.Name); err != nil {
+		t.Fatal(err)
+	}
+
+	release = hold()
+	defer release()
+	bounded := &links.Maker{TunnelWait: 200 * time.Millisecond}
+	defer bounded.Close()
+	err := bounded.CreateTunnel(mk(newNS(t), "rlxn"+uniq()))
+	if err == nil || !strings.Contains(err.Error(), "VNI 4343") || !strings.Contains(err.Error(), "still held") {
+		t.Errorf("CreateTunnel with the VNI held past TunnelWait = %v, want an error saying VNI 4343 is still held", err)
+	}
+
+	// The name taken in the node's namespace: no wait.
+	n := newNS(t)
+	taken := "rlxt" + uniq()
+	newVeth(t, links.Veth{A: links.End{NetNS: n, Name: taken}, B: links.End{NetNS: n, Name: "rlxp" + uniq()}})
+	start := time.Now()
+	err = (&links.Maker{TunnelWait: 10 * time.Second}).CreateTunnel(mk(n, taken))
+	if err == nil || !strings.Contains(err.Error(), "has an interface "+taken) {
+		t.Errorf("CreateTunnel over a taken name = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("CreateTunnel over a taken name waited %v", d)
+	}
+}

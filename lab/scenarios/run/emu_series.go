@@ -58,7 +58,10 @@ func (e *emuRun) addFlowJob(name string, f emuFlow, job int, line clock.Rate) {
 }
 
 // recordSeries scrapes the switches every interval until ctx ends
-// (started only when the run writes a report).
+// (started only when the run writes a report), then once more: on a busy
+// machine a short run can end before a tick's reading comes back (the
+// readings under way are cancelled with ctx), and the last reading, taken
+// after the run, is what keeps such a report from having no series.
 func (e *emuRun) recordSeries(ctx context.Context) {
 	every := max(e.wall(e.sc.Duration)/seriesPoints, minSeriesEvery)
 	tick := time.NewTicker(every)
@@ -72,59 +75,72 @@ func (e *emuRun) recordSeries(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			e.readSeries(last, switches)
 			return
 		case <-tick.C:
 		}
-		at := e.fabricNow()
-		if at < 0 {
-			continue
-		}
-		// Every node at once, each asked for the samples recorded only:
-		// a lab in one group answers them all from one loop, and whole
-		// telemetry dumps one after the other gave 3–4 readings in a
-		// run meant to have 25.
-		e.mu.Lock()
-		fjs := slices.Clone(e.flowJobs)
-		e.mu.Unlock()
-		byNode := map[string][]flowJob{}
-		for _, fj := range fjs {
-			byNode[fj.node] = append(byNode[fj.node], fj)
-		}
-		got := make([][]telemetry.Sample, len(switches))
-		var wg sync.WaitGroup
-		for i, sw := range switches {
-			// A dead switch is a problem the snapshots report.
-			wg.Go(func() { got[i], _ = e.telemetry(ctx, sw, 2*time.Second, switchSeries...) })
-		}
-		var mu sync.Mutex
-		var flows []telemetry.Sample
-		for node, jobs := range byNode {
-			wg.Go(func() {
-				s, err := e.telemetry(ctx, node, 2*time.Second, "job_bytes_total")
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				for _, x := range s {
-					for _, fj := range jobs {
-						if x.Name == "job_bytes_total" && x.Label("job") == fj.job {
-							flows = append(flows, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
-						}
+		e.readSeries(ctx, switches)
+	}
+}
+
+// readSeries takes one reading of the switches' series samples and the
+// perf flows' bytes and keeps it, unless the run has not begun or no
+// switch answered (ctx ended under way).
+func (e *emuRun) readSeries(ctx context.Context, switches []string) {
+	at := e.fabricNow()
+	if at < 0 {
+		return
+	}
+	// Every node at once, each asked for the samples recorded only:
+	// a lab in one group answers them all from one loop, and whole
+	// telemetry dumps one after the other gave 3–4 readings in a
+	// run meant to have 25.
+	e.mu.Lock()
+	fjs := slices.Clone(e.flowJobs)
+	e.mu.Unlock()
+	byNode := map[string][]flowJob{}
+	for _, fj := range fjs {
+		byNode[fj.node] = append(byNode[fj.node], fj)
+	}
+	got := make([][]telemetry.Sample, len(switches))
+	var wg sync.WaitGroup
+	for i, sw := range switches {
+		// A dead switch is a problem the snapshots report.
+		wg.Go(func() { got[i], _ = e.telemetry(ctx, sw, 2*time.Second, switchSeries...) })
+	}
+	var mu sync.Mutex
+	var flows []telemetry.Sample
+	for node, jobs := range byNode {
+		wg.Go(func() {
+			s, err := e.telemetry(ctx, node, 2*time.Second, "job_bytes_total")
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, x := range s {
+				for _, fj := range jobs {
+					if x.Name == "job_bytes_total" && x.Label("job") == fj.job {
+						flows = append(flows, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
 					}
 				}
-			})
-		}
-		wg.Wait()
-		var all []telemetry.Sample
-		for _, s := range got {
-			all = append(all, s...)
-		}
-		all = append(all, flows...)
-		e.mu.Lock()
-		e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
-		e.mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
+	var all []telemetry.Sample
+	for _, s := range got {
+		all = append(all, s...)
+	}
+	if len(all) == 0 {
+		return
+	}
+	all = append(all, flows...)
+	e.mu.Lock()
+	e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
+	e.mu.Unlock()
 }
 
 // flowRates turns the flows' byte series into
