@@ -38,24 +38,53 @@ const char *ibv_wc_status_str(enum ibv_wc_status status)
 
 const char *ibv_node_type_str(enum ibv_node_type t)
 {
-	return t == IBV_NODE_CA ? "InfiniBand channel adapter" : "unknown";
+	static const char *const n[] = {
+		[IBV_NODE_CA] = "InfiniBand channel adapter",
+		[IBV_NODE_SWITCH] = "InfiniBand switch",
+		[IBV_NODE_ROUTER] = "InfiniBand router",
+		[IBV_NODE_RNIC] = "iWARP NIC",
+		[IBV_NODE_USNIC] = "usNIC",
+		[IBV_NODE_USNIC_UDP] = "usNIC UDP",
+		[IBV_NODE_UNSPECIFIED] = "unspecified",
+	};
+	if ((unsigned)t < sizeof(n) / sizeof(n[0]) && n[t])
+		return n[t];
+	return "unknown";
 }
 
 const char *ibv_port_state_str(enum ibv_port_state s)
 {
-	static const char *const n[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
+	static const char *const n[] = { "no state change (NOP)", "down", "init", "armed", "active", "active defer" };
 	return (unsigned)s < 6 ? n[s] : "unknown";
 }
 
 const char *ibv_event_type_str(enum ibv_event_type e)
 {
-	return e == IBV_EVENT_DEVICE_FATAL ? "local catastrophic error" : "unknown";
-}
-
-int ibv_rate_to_mult(enum ibv_rate rate)
-{
-	(void)rate;
-	return 1;
+	static const char *const n[] = {
+		[IBV_EVENT_CQ_ERR] = "CQ error",
+		[IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
+		[IBV_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
+		[IBV_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
+		[IBV_EVENT_COMM_EST] = "communication established",
+		[IBV_EVENT_SQ_DRAINED] = "send queue drained",
+		[IBV_EVENT_PATH_MIG] = "path migrated",
+		[IBV_EVENT_PATH_MIG_ERR] = "path migration request error",
+		[IBV_EVENT_DEVICE_FATAL] = "local catastrophic error",
+		[IBV_EVENT_PORT_ACTIVE] = "port active",
+		[IBV_EVENT_PORT_ERR] = "port error",
+		[IBV_EVENT_LID_CHANGE] = "LID change",
+		[IBV_EVENT_PKEY_CHANGE] = "P_Key change",
+		[IBV_EVENT_SM_CHANGE] = "SM change",
+		[IBV_EVENT_SRQ_ERR] = "SRQ catastrophic error",
+		[IBV_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+		[IBV_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
+		[IBV_EVENT_CLIENT_REREGISTER] = "client reregistration",
+		[IBV_EVENT_GID_CHANGE] = "GID table change",
+		[IBV_EVENT_WQ_FATAL] = "WQ fatal",
+	};
+	if ((unsigned)e < sizeof(n) / sizeof(n[0]) && n[e])
+		return n[e];
+	return "unknown";
 }
 
 int ibv_fork_init(void)

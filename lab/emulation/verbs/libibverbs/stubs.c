@@ -33,11 +33,10 @@ STUB_NULL(ibv_create_ah_from_wc)
 STUB_ERR(ibv_destroy_ah)
 STUB_NULL(ibv_create_srq)
 STUB_ERR(ibv_destroy_srq)
+STUB_ERR(ibv_modify_srq)
+STUB_ERR(ibv_query_srq)
 STUB_ERR(ibv_attach_mcast)
 STUB_ERR(ibv_detach_mcast)
-STUB_VOID(ibv_copy_ah_attr_from_kern)
-STUB_VOID(ibv_copy_path_rec_from_kern)
-STUB_VOID(ibv_copy_qp_attr_from_kern)
 
 /* The provider interface (IBVERBS_PRIVATE_34). */
 bool verbs_allow_disassociate_destroy;
