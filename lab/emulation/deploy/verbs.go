@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/state"
 	"github.com/rocelab/rocelab/lab/emulation/verbs"
+	"github.com/rocelab/rocelab/lab/emulation/verbs/hostfs"
 	"github.com/rocelab/rocelab/topologies"
 )
 
@@ -109,4 +110,35 @@ func (d *deployer) verbsPathsFit() error {
 		}
 	}
 	return nil
+}
+
+// verbsHostView returns what gives a program in node n the files RDMA
+// software looks for around libibverbs — /dev/infiniband/uverbsN and
+// /sys/class/infiniband for the node's devices — in a mount namespace of
+// the program's own (package hostfs); nil for a node without verbs
+// devices, or whose endpoint process does not answer (the library says
+// so when the program calls it).
+func verbsHostView(n *Node) func() error {
+	if n.Kind == topologies.KindSwitch || n.Socket == "" {
+		return nil
+	}
+	devs, err := verbs.Devices(verbs.SocketPath(n.Socket))
+	if err != nil || len(devs) == 0 {
+		return nil
+	}
+	ifname := map[string]string{}
+	for _, pi := range n.Interfaces {
+		if port, name, ok := strings.Cut(pi, "="); ok {
+			ifname[port] = name
+		}
+	}
+	hd := make([]hostfs.Device, len(devs))
+	for i, d := range devs {
+		_, port, _ := strings.Cut(d.NIC, ":")
+		hd[i] = hostfs.Device{Name: d.Name, Index: d.Index, Netdev: ifname[port], GUID: d.GUID(), RateBps: d.RateBps, MTU: d.MTU}
+		for _, g := range d.GIDs() {
+			hd[i].GIDs = append(hd[i].GIDs, hostfs.GID{Raw: g.Raw, V2: g.V2})
+		}
+	}
+	return func() error { return hostfs.Enter(hd) }
 }

@@ -208,7 +208,7 @@ func TestVerbsPrograms(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("ibv_devinfo: exit %d\n%s", code, out)
 		}
-		for _, want := range []string{"hca_id:\trocelab_host1_gpu0", "hca_id:\trocelab_host1_gpu1", "PORT_ACTIVE (4)",
+		for _, want := range []string{"hca_id:\trocelab_gpu0", "hca_id:\trocelab_gpu1", "PORT_ACTIVE (4)",
 			"link_layer:\t\tEthernet", "active_mtu:\t\t4096 (5)", "active_width:\t\t4X (2)", "RoCE v2"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("ibv_devinfo -v lacks %q:\n%s", want, out)
@@ -430,7 +430,7 @@ func TestVerbsDockerUserImage(t *testing.T) {
 	}
 	v := &verbsLab{t: t, root: root, lab: lab, fe: map[string]string{"host4": "host4"}} // the containers know each other by name
 	code, out := v.exec(context.Background(), 30*time.Second, "host1", "ibv_devinfo")
-	if code != 0 || !strings.Contains(out, "rocelab_host1_gpu0") {
+	if code != 0 || !strings.Contains(out, "rocelab_gpu0") {
 		t.Fatalf("ibv_devinfo in host1's container: exit %d\n%s", code, out)
 	}
 	srv, cli := v.pair("host4", "host1", "ibv_rc_pingpong", "-g", "3", "-c", "-n", "20")

@@ -81,6 +81,13 @@ type Stdio struct {
 	// Env is added to the command's environment ("KEY=value"): rocelab
 	// exec uses it to point verbs programs at the lab's NICs.
 	Env []string
+	// Prepare, if set, runs on the OS thread that starts the command,
+	// inside the node's network namespace, just before the start; the
+	// thread is thrown away afterwards, so Prepare may leave it in
+	// namespaces of its own (rocelab exec gives a verbs program the
+	// host's /dev/infiniband and /sys/class/infiniband in a mount
+	// namespace of its own: package hostfs).
+	Prepare func() error
 }
 
 // Runtime creates and removes nodes.

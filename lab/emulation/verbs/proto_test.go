@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +65,29 @@ int main(void) {
 	} {
 		if g, ok := got[k]; !ok || g != want {
 			t.Errorf("%s: C says %d (present %v), Go %d", k, g, ok, want)
+		}
+	}
+}
+
+func TestDeviceNames(t *testing.T) {
+	for _, c := range []struct {
+		nics, want []string
+	}{
+		{[]string{"host1:gpu0", "host1:gpu1"}, []string{"rocelab_gpu0", "rocelab_gpu1"}},
+		{[]string{"gpu0"}, []string{"rocelab_gpu0"}},
+		{[]string{"h:be.0/1"}, []string{"rocelab_be_0_1"}},
+		{[]string{"h:backend-0"}, []string{"rl_backend-0"}},
+		{[]string{"h:backend-nic-long-0", "h:backend-nic-long-1"}, []string{"rl0_backend-nic", "rl1_backend-nic"}},
+		{[]string{"h:backend-nic-long-0", "h:gpu0"}, []string{"rl_backend-nic-", "rocelab_gpu0"}},
+	} {
+		got := DeviceNames(c.nics)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("DeviceNames(%q) = %q, want %q", c.nics, got, c.want)
+		}
+		for _, n := range got {
+			if len(n) > MaxDeviceName {
+				t.Errorf("%q is longer than %d", n, MaxDeviceName)
+			}
 		}
 	}
 }

@@ -27,7 +27,7 @@ type Loop interface {
 type NIC struct {
 	NIC *endpoint.NIC
 	// Name is the lab's name of the NIC ("host1:gpu0"); the device is
-	// named rocelab_host1_gpu0.
+	// named rocelab_gpu0 (DeviceNames).
 	Name string
 	MAC  [6]byte
 	MTU  int // RDMA payload per packet
@@ -69,10 +69,51 @@ func New(opts Options) *Server {
 	return &Server{opts: opts, qps: make([]int, len(opts.NICs)), conns: map[*conn]bool{}}
 }
 
-// DeviceName is the verbs device name of the lab NIC name ("host1:gpu0" →
-// "rocelab_host1_gpu0").
-func DeviceName(nic string) string {
-	b := []byte("rocelab_" + nic)
+// MaxDeviceName is the longest device name the lab gives: UCX keeps a
+// memory domain's name (the device's) in 16 bytes, NUL included, and finds
+// no device whose name it had to cut.
+const MaxDeviceName = 15
+
+// DeviceName is the verbs device name of a host's NIC port ("gpu0" →
+// "rocelab_gpu0"): a program sees its own host's NICs only, so the port's
+// name is enough, and the same program line works on every host, as
+// "mlx5_0" does on a real cluster's. A name that would pass MaxDeviceName
+// is "rl_" + the port's name, cut to fit ("rl_frontend-nic" …); DeviceNames
+// keeps cut names apart.
+func DeviceName(port string) string {
+	b := portPart(port)
+	if n := "rocelab_" + b; len(n) <= MaxDeviceName {
+		return n
+	}
+	return cut("rl_" + b)
+}
+
+// DeviceNames names the devices of one host's NICs (lab names,
+// "host1:gpu0", or port names), in order: DeviceName of each, and where
+// two would be the same (ports whose names were cut alike), "rl<index>_"
+// and as much of the port's name as fits.
+func DeviceNames(nics []string) []string {
+	names := make([]string, len(nics))
+	seen := map[string]int{}
+	for i, n := range nics {
+		names[i] = DeviceName(n)
+		seen[names[i]]++
+	}
+	for i, n := range nics {
+		if seen[names[i]] > 1 {
+			names[i] = cut(fmt.Sprintf("rl%d_%s", i, portPart(n)))
+		}
+	}
+	return names
+}
+
+// portPart is the port of a lab NIC name ("host1:gpu0" → "gpu0"), with
+// what a device name may not hold made '_'.
+func portPart(nic string) string {
+	if _, p, ok := strings.Cut(nic, ":"); ok {
+		nic = p
+	}
+	b := []byte(nic)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			b[i] = '_'
@@ -80,6 +121,8 @@ func DeviceName(nic string) string {
 	}
 	return string(b)
 }
+
+func cut(name string) string { return name[:min(len(name), MaxDeviceName)] }
 
 // QPs returns how many verbs QPs NIC i holds (loop goroutine).
 func (s *Server) QPs(i int) int {
@@ -148,8 +191,13 @@ func (s *Server) closeAll() {
 // devices lists the NICs as struct rl_device.
 func (s *Server) devices() []byte {
 	var b []byte
+	var nics []string
 	for _, n := range s.opts.NICs {
-		d := device{Name: DeviceName(n.Name), NIC: n.Name, MAC: n.MAC, MTU: uint32(n.MTU),
+		nics = append(nics, n.Name)
+	}
+	names := DeviceNames(nics)
+	for i, n := range s.opts.NICs {
+		d := device{Name: names[i], NIC: n.Name, MAC: n.MAC, MTU: uint32(n.MTU),
 			RateBps: uint64(n.NIC.LineRate()), Scale: uint32(max(s.opts.Scale, 1)), MaxQP: uint32(s.opts.MaxQPs)}
 		if ip := n.NIC.IP(); ip.Is4() {
 			d.IPv4 = ip.As4()

@@ -260,10 +260,28 @@ func TestServer(t *testing.T) {
 	apiA := startEndpoint(t, dir, 1, "02:e0:00:00:02:00", wa, pa)
 	apiB := startEndpoint(t, dir, 2, "02:e0:00:00:01:00", wb, pb)
 
+	t.Run("devices", func(t *testing.T) {
+		devs, err := verbs.Devices(verbs.SocketPath(apiA))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(devs) != 1 || devs[0].Name != "rocelab_gpu0" || devs[0].NIC != "h1:gpu0" || devs[0].MAC.String() != "02:e0:00:00:01:00" || devs[0].RateBps != 100e9 {
+			t.Fatalf("Devices = %+v", devs)
+		}
+		if g := devs[0].GUID(); g != [8]byte{0, 0xe0, 0, 0xff, 0xfe, 0, 1, 0} {
+			t.Errorf("GUID %x", g)
+		}
+		if gids := devs[0].GIDs(); len(gids) < 2 || gids[0].V2 || !gids[1].V2 || gids[1].Raw[0] != 0xfe {
+			t.Errorf("GIDs %v", gids)
+		}
+		if _, err := verbs.Devices(filepath.Join(dir, "nobody.sock")); err == nil {
+			t.Error("Devices of a socket nobody serves: no error")
+		}
+	})
 	t.Run("bad requests", func(t *testing.T) {
 		p := dial(t, apiA)
 		_, _, hello := p.call(opHello, 0, u32s(1))
-		if n := le.Uint32(hello[4:]); n != 1 || !bytes.HasPrefix(hello[8:], []byte("rocelab_h1_gpu0\x00")) {
+		if n := le.Uint32(hello[4:]); n != 1 || !bytes.HasPrefix(hello[8:], []byte("rocelab_gpu0\x00")) {
 			t.Errorf("hello: %d devices, first %q", n, bytes.TrimRight(hello[8:72], "\x00"))
 		}
 		for _, tc := range []struct {

@@ -187,6 +187,35 @@ func Do(name string, fn func() error) error {
 	return ferr
 }
 
+// doDiscard runs fn on a locked thread of its own in the named namespace
+// ("" = the caller's) and lets the thread die with it, whatever fn did to
+// it.
+func doDiscard(name string, fn func() error) error {
+	var target vns.NsHandle = vns.None()
+	if name != "" {
+		t, err := Open(name)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		target = t
+	}
+	var ferr error
+	err := onThread(func() (bool, error) {
+		if name != "" {
+			if err := vns.Set(target); err != nil {
+				return false, fmt.Errorf("enter netns %s: %w", name, err)
+			}
+		}
+		ferr = fn()
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}
+
 // Handle returns a netlink handle bound to the named namespace ("" = the
 // caller's). It can be used from any goroutine; the caller closes it.
 func Handle(name string) (*netlink.Handle, error) {
@@ -208,11 +237,29 @@ func Handle(name string) (*netlink.Handle, error) {
 // Start starts cmd inside the named namespace, in a process group of its
 // own, and returns its identity. The caller still owns cmd (Wait on it).
 func Start(name string, cmd *exec.Cmd) (proc.Process, error) {
+	return StartPrepared(name, cmd, nil)
+}
+
+// StartPrepared is Start with prepare (if not nil) run first on the
+// thread that starts cmd, inside the namespace: the thread is thrown
+// away afterwards, so prepare may move it into namespaces of its own
+// (a mount namespace), which cmd inherits.
+func StartPrepared(name string, cmd *exec.Cmd, prepare func() error) (proc.Process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	err := Do(name, cmd.Start)
+	var err error
+	if prepare == nil {
+		err = Do(name, cmd.Start)
+	} else {
+		err = doDiscard(name, func() error {
+			if err := prepare(); err != nil {
+				return err
+			}
+			return cmd.Start()
+		})
+	}
 	if err != nil {
 		return proc.Process{}, fmt.Errorf("start %s in netns %s: %w", cmd.Path, name, err)
 	}

@@ -63,3 +63,8 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdi
 func (r *Runtime) Leftovers(ctx context.Context, lab string) ([]runtime.Ref, error) {
 	return nil, errUnsupported
 }
+
+// StartPrepared needs Linux.
+func StartPrepared(name string, cmd *exec.Cmd, prepare func() error) (proc.Process, error) {
+	return proc.Process{}, errUnsupported
+}

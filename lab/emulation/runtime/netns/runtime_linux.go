@@ -114,7 +114,7 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, argv []string, stdi
 	if len(stdio.Env) > 0 {
 		cmd.Env = append(os.Environ(), stdio.Env...)
 	}
-	if _, err := Start(ref.ID, cmd); err != nil {
+	if _, err := StartPrepared(ref.ID, cmd, stdio.Prepare); err != nil {
 		return -1, err
 	}
 	err := cmd.Wait()
