@@ -57,6 +57,9 @@ type ConnInfo struct {
 // QPConfig configures a QP. Zero fields take the defaults named on them.
 type QPConfig struct {
 	SendCQ, RecvCQ *CQ
+	// SRQ, if set, is the shared receive queue the QP takes its receive
+	// WQEs from (it has none of its own; PostRecv fails).
+	SRQ *SRQ
 	Mode           Mode
 	// CC names the congestion-control algorithm (default "none").
 	CC string
@@ -184,6 +187,7 @@ type QP struct {
 	// aggregated: the QP's telemetry is summed into the NIC's "others"
 	// row (it was created with TelemetryQPRows QPs shown already).
 	aggregated bool
+	destroyed  bool
 }
 
 // linedQP puts a QP on a cache line boundary, as linedNIC does a NIC.
@@ -217,6 +221,12 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		}
 	} else if cfg.CC != "none" {
 		return nil, fmt.Errorf("create QP: congestion control %q but the NIC has no registry", cfg.CC)
+	}
+	if cfg.SRQ != nil {
+		if cfg.SRQ.dead || cfg.SRQ.pd.nic != n {
+			return nil, errors.New("create QP: the SRQ is destroyed or another NIC's")
+		}
+		cfg.SRQ.users++
 	}
 	n.nextQPN++
 	qp := &new(linedQP).QP
@@ -425,6 +435,10 @@ func (qp *QP) ToError() { qp.fail(errors.New("moved to ERROR by the user")) }
 // Destroy moves the QP to ERROR and forgets it.
 func (qp *QP) Destroy() {
 	qp.fail(errors.New("destroyed"))
+	if srq := qp.cfg.SRQ; srq != nil && !qp.destroyed {
+		srq.users--
+	}
+	qp.destroyed = true
 	qp.req.closeCC()
 	if held, _ := qp.nic.qps.Get(qp.qpn); held == qp {
 		if qp.aggregated {

@@ -83,7 +83,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 			s.sendSACK(seq, metaroce.SACKDup)
 			return
 		}
-		if idx >= len(s.rq) {
+		if !s.fill(idx + 1) {
 			s.rnr(seq)
 			return
 		}
@@ -99,7 +99,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 	} else {
 		if d.hasImm && d.last {
 			k := s.rqSSN + uint32(psnDiff(h.MsgSeq&psnMask, s.rqSSN&psnMask))
-			if idx := int(k - s.rqSSN); idx >= len(s.rq) {
+			if idx := int(k - s.rqSSN); !s.fill(idx + 1) {
 				s.rnr(seq)
 				return
 			}

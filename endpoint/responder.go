@@ -97,6 +97,9 @@ func (s *responder) reserve(end uint64) {
 
 func (s *responder) postRecv(wr RecvWR) error {
 	qp := s.qp
+	if qp.cfg.SRQ != nil {
+		return fmt.Errorf("qp %#x: post recv on a QP with an SRQ (post to the SRQ)", qp.qpn)
+	}
 	if len(s.rq) >= qp.cfg.MaxRecvWR {
 		return fmt.Errorf("qp %#x: receive queue full", qp.qpn)
 	}
@@ -223,7 +226,7 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 	c := &s.cur
 	if first {
 		if send {
-			if len(s.rq) == 0 {
+			if !s.fill(1) {
 				s.rnr(seq)
 				return
 			}
@@ -255,7 +258,7 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 		s.nak(seq, syn, fmt.Errorf("PSN %#x: %w", p.PSN, errTooLong))
 		return
 	}
-	if imm && !send && len(s.rq) == 0 {
+	if imm && !send && !s.fill(1) {
 		s.rnr(seq)
 		return
 	}
