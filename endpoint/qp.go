@@ -59,8 +59,8 @@ type QPConfig struct {
 	SendCQ, RecvCQ *CQ
 	// SRQ, if set, is the shared receive queue the QP takes its receive
 	// WQEs from (it has none of its own; PostRecv fails).
-	SRQ *SRQ
-	Mode           Mode
+	SRQ  *SRQ
+	Mode Mode
 	// CC names the congestion-control algorithm (default "none").
 	CC string
 	// Paths is the number of UDP source ports a MetaRoCE QP sprays over
