@@ -37,7 +37,7 @@ var verbsLibOnce sync.Once
 func newVerbsLab(t *testing.T) *verbsLab {
 	t.Helper()
 	requireRoot(t)
-	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
+	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ibv_srq_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
 		testenv.RequireTool(t, tool)
 	}
 	bin := binary(t)
@@ -227,6 +227,29 @@ func TestVerbsPrograms(t *testing.T) {
 			if !strings.Contains(out, "50 iters in") {
 				t.Errorf("ibv_rc_pingpong -c did not report its iterations:\n%s", out)
 			}
+		}
+	})
+
+	// 16 RC QPs that share one receive queue; then UCX and Open MPI's
+	// view of the host: the devices, their /dev and /sys files.
+	t.Run("srq_pingpong", func(t *testing.T) {
+		v.t = t
+		srv, cli := v.pair("host4", "host1", "ibv_srq_pingpong", "-g", "3", "-n", "100")
+		for _, out := range []string{srv, cli} {
+			if !strings.Contains(out, "100 iters in") || strings.Count(out, "remote address:") != 16 {
+				t.Errorf("ibv_srq_pingpong did not run its 16 QPs' iterations:\n%s", out)
+			}
+		}
+	})
+	t.Run("host_files", func(t *testing.T) {
+		v.t = t
+		code, out := v.exec(context.Background(), 30*time.Second, "host1", "sh", "-c",
+			"stat -c '%F %t:%T' /dev/infiniband/uverbs0; cat /sys/class/infiniband/rocelab_gpu0/ports/1/gid_attrs/types/3 /sys/class/infiniband/rocelab_gpu1/ports/1/gid_attrs/ndevs/3")
+		if code != 0 || !strings.Contains(out, "character special file e7:c0\nRoCE v2\nrl") {
+			t.Errorf("the host's verbs files under rocelab exec: exit %d\n%s", code, out)
+		}
+		if _, err := os.Stat("/dev/infiniband/uverbs0"); err == nil {
+			t.Log("the machine has /dev/infiniband/uverbs0 of its own")
 		}
 	})
 

@@ -29,6 +29,7 @@ type conn struct {
 	mrs  map[uint32]*memRegion
 	cqs  map[uint32]*compQueue
 	qps  map[uint32]*queuePair
+	srqs map[uint32]*sharedRQ
 
 	// pending is set when a ring is full and completions wait (any
 	// goroutine reads it; the loop writes it).
@@ -61,7 +62,7 @@ type queuePair struct {
 
 func newConn(s *Server, uc *net.UnixConn) *conn {
 	return &conn{s: s, uc: uc, nic: -1, pds: map[uint32]*endpoint.PD{}, mrs: map[uint32]*memRegion{},
-		cqs: map[uint32]*compQueue{}, qps: map[uint32]*queuePair{}}
+		cqs: map[uint32]*compQueue{}, qps: map[uint32]*queuePair{}, srqs: map[uint32]*sharedRQ{}}
 }
 
 // serve reads requests until the program closes the device (or exits),
@@ -212,6 +213,17 @@ func (c *conn) handle(ctx context.Context, msg []byte, fds []int, fdErr error) (
 	case opPostRecv:
 		c.postRecv(h, body)
 		return nil, errNoReply
+	case opCreateSRQ:
+		return c.createSRQ(ctx, body)
+	case opModifySRQ:
+		return nil, c.modifySRQ(ctx, h, body)
+	case opQuerySRQ:
+		return c.querySRQ(ctx, h)
+	case opDestroySRQ:
+		return nil, c.destroySRQ(ctx, h)
+	case opPostSRQRecv:
+		c.postSRQRecv(h, body)
+		return nil, errNoReply
 	}
 	return nil, fail(eOPNOTSUPP, "unknown request %d", op)
 }
@@ -274,6 +286,11 @@ func (c *conn) deallocPD(ctx context.Context, h uint32) error {
 		for _, q := range c.qps {
 			if q.pd == h {
 				return fail(eBUSY, "PD %d still has QPs", h)
+			}
+		}
+		for _, s := range c.srqs {
+			if s.pd == h {
+				return fail(eBUSY, "PD %d still has SRQs", h)
 			}
 		}
 		delete(c.pds, h)
@@ -483,6 +500,10 @@ func (c *conn) release() {
 			q.qp.Destroy()
 			c.s.qps[c.nic]--
 			delete(c.qps, h)
+		}
+		for h, s := range c.srqs {
+			s.srq.Destroy()
+			delete(c.srqs, h)
 		}
 		for h, m := range c.mrs {
 			m.mr.Dereg()

@@ -31,6 +31,8 @@ int main(void) {
 	P(sizeof(struct rl_cqe)) P(offsetof(struct rl_cqe, status)) P(offsetof(struct rl_cqe, vendor_err))
 	P(sizeof(struct rl_open)) P(RL_RING_HEAD) P(RL_RING_TAIL) P(RL_RING_ENTRIES) P(RL_MAX_INLINE) P(RL_MAX_PIECES)
 	P(RL_MAX_MSG) P(RL_PROTO_VERSION) P(RL_OP_QUERY_QP) P(RL_WR_IMM)
+	P(RL_OP_POST_SRQ_RECV) P(sizeof(struct rl_create_srq)) P(sizeof(struct rl_modify_srq)) P(sizeof(struct rl_srq_state))
+	P(offsetof(struct rl_create_qp, srq)) P(RL_SRQ_LIMIT)
 	return 0;
 }`
 	if err := os.WriteFile(filepath.Join(dir, "p.c"), []byte(src), 0o644); err != nil {
@@ -61,7 +63,9 @@ int main(void) {
 		"offsetof(struct rl_cqe, status)": 20, "offsetof(struct rl_cqe, vendor_err)": 24, "sizeof(struct rl_open)": openSize,
 		"RL_RING_HEAD": ringHead, "RL_RING_TAIL": ringTail, "RL_RING_ENTRIES": ringEntries, "RL_MAX_INLINE": maxInline,
 		"RL_MAX_PIECES": maxPieces, "RL_MAX_MSG": maxMsg, "RL_PROTO_VERSION": protoVersion, "RL_OP_QUERY_QP": opQueryQP,
-		"RL_WR_IMM": wrImm,
+		"RL_WR_IMM": wrImm, "RL_OP_POST_SRQ_RECV": opPostSRQRecv, "sizeof(struct rl_create_srq)": createSRQSize,
+		"sizeof(struct rl_modify_srq)": modifySRQSize, "sizeof(struct rl_srq_state)": 16, "offsetof(struct rl_create_qp, srq)": 28,
+		"RL_SRQ_LIMIT": srqLimit,
 	} {
 		if g, ok := got[k]; !ok || g != want {
 			t.Errorf("%s: C says %d (present %v), Go %d", k, g, ok, want)

@@ -12,7 +12,7 @@ func (c *conn) createQP(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, fail(ePROTO, "create QP: short body")
 	}
 	f := func(i int) uint32 { return le.Uint32(body[4*i:]) }
-	pd, scq, rcq, maxSend, maxRecv, maxInl, sigAll := f(0), f(1), f(2), f(3), f(4), f(5), f(6)
+	pd, scq, rcq, maxSend, maxRecv, maxInl, sigAll, srqH := f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7)
 	if maxSend > maxQPWR || maxRecv > maxQPWR || maxInl > maxInline {
 		return nil, fail(eINVAL, "create QP: %d send WRs, %d receive WRs, %d inline bytes (at most %d, %d, %d)",
 			maxSend, maxRecv, maxInl, maxQPWR, maxQPWR, maxInline)
@@ -30,10 +30,20 @@ func (c *conn) createQP(ctx context.Context, body []byte) ([]byte, error) {
 		if c.s.opts.MaxQPs > 0 && used >= c.s.opts.MaxQPs {
 			return fail(eNOMEM, "NIC %s has %d QPs, its limit", c.s.opts.NICs[c.nic].Name, used)
 		}
+		var srq *sharedRQ
+		if srqH != 0 {
+			if srq = c.srqs[srqH]; srq == nil {
+				return fail(eINVAL, "create QP: no SRQ %d", srqH)
+			}
+		}
 		// The model's queues get room for twice what the program asked
 		// (unsignaled WRs leave the program's count before the model's).
-		qp, err := p.CreateQP(endpoint.QPConfig{SendCQ: sq.cq, RecvCQ: rq.cq, Mode: c.mode, CC: c.cc,
-			MaxSendWR: 2 * int(max(maxSend, 1)), MaxRecvWR: 2 * int(max(maxRecv, 1)), SignalAll: sigAll != 0})
+		cfg := endpoint.QPConfig{SendCQ: sq.cq, RecvCQ: rq.cq, Mode: c.mode, CC: c.cc,
+			MaxSendWR: 2 * int(max(maxSend, 1)), MaxRecvWR: 2 * int(max(maxRecv, 1)), SignalAll: sigAll != 0}
+		if srq != nil {
+			cfg.SRQ = srq.srq
+		}
+		qp, err := p.CreateQP(cfg)
 		if err != nil {
 			return fail(eINVAL, "create QP: %v", err)
 		}

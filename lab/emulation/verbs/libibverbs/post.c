@@ -110,19 +110,18 @@ int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	return err;
 }
 
-int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+/* rl_post_recv_wrs sends the receive WRs of the list wr, in batches, to
+ * the queue handle names (a QP's with RL_OP_POST_RECV, an SRQ's with
+ * RL_OP_POST_SRQ_RECV); p, if not NULL, records them for its QP. */
+int rl_post_recv_wrs(struct rl_ctx *c, uint32_t op, uint32_t handle, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad, struct rl_qp *p)
 {
-	struct rl_qp *p = (struct rl_qp *)qp;
 	struct {
 		struct rl_post h;
 		struct rl_recv_wr w[RL_BATCH];
 	} m;
 	int err = 0;
 
-	if (p->state == IBV_QPS_RESET || p->state == IBV_QPS_ERR) {
-		*bad = wr;
-		return EINVAL;
-	}
 	while (wr && !err) {
 		m.h.n = 0;
 		for (; wr && m.h.n < RL_BATCH; wr = wr->next) {
@@ -140,12 +139,13 @@ int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 				w->lkey = wr->sg_list[0].lkey;
 			}
 			m.h.n++;
-			p->received = true;
-			p->last_recv_id = wr->wr_id;
+			if (p) {
+				p->received = true;
+				p->last_recv_id = wr->wr_id;
+			}
 		}
 		if (m.h.n > 0) {
-			int e = rl_post(ctx_of(qp->context), RL_OP_POST_RECV, p->h, &m,
-					sizeof(m.h) + sizeof(m.w[0]) * m.h.n, NULL, 0);
+			int e = rl_post(c, op, handle, &m, sizeof(m.h) + sizeof(m.w[0]) * m.h.n, NULL, 0);
 			if (e && !err) {
 				err = e;
 				*bad = wr;
@@ -155,11 +155,16 @@ int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 	return err;
 }
 
-int rl_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	(void)srq;
-	*bad = wr;
-	return EOPNOTSUPP;
+	struct rl_qp *p = (struct rl_qp *)qp;
+
+	/* A QP with an SRQ has no receive queue of its own. */
+	if (p->state == IBV_QPS_RESET || p->state == IBV_QPS_ERR || qp->srq) {
+		*bad = wr;
+		return EINVAL;
+	}
+	return rl_post_recv_wrs(ctx_of(qp->context), RL_OP_POST_RECV, p->h, wr, bad, p);
 }
 
 /* The new post-send API (struct ibv_qp_ex): WRs are collected between

@@ -29,6 +29,11 @@ enum rl_op {
 	RL_OP_POST_SEND = 12, /* rl_post + rl_send_wr[n] + inline bytes; no reply */
 	RL_OP_POST_RECV = 13, /* rl_post + rl_recv_wr[n]; no reply */
 	RL_OP_QUERY_QP = 14,  /* -> rl_qp_state */
+	RL_OP_CREATE_SRQ = 15, /* rl_create_srq -> rl_handle_reply */
+	RL_OP_MODIFY_SRQ = 16, /* rl_modify_srq */
+	RL_OP_QUERY_SRQ = 17,  /* -> rl_srq_state */
+	RL_OP_DESTROY_SRQ = 18,
+	RL_OP_POST_SRQ_RECV = 19, /* rl_post + rl_recv_wr[n]; no reply */
 };
 
 struct rl_hdr {
@@ -129,6 +134,30 @@ struct rl_create_qp {
 	uint32_t max_recv_wr;
 	uint32_t max_inline;
 	uint32_t sq_sig_all;
+	uint32_t srq; /* 0: the QP's own receive queue */
+};
+
+struct rl_create_srq {
+	uint32_t pd;
+	uint32_t max_wr;
+	uint32_t limit;
+	uint32_t pad;
+};
+
+#define RL_SRQ_MAX_WR 1 /* IBV_SRQ_MAX_WR */
+#define RL_SRQ_LIMIT 2  /* IBV_SRQ_LIMIT */
+
+struct rl_modify_srq {
+	uint32_t mask;
+	uint32_t max_wr;
+	uint32_t limit;
+	uint32_t pad;
+};
+
+struct rl_srq_state {
+	uint32_t max_wr;
+	uint32_t limit;
+	uint32_t len; /* WQEs the SRQ holds */
 	uint32_t pad;
 };
 

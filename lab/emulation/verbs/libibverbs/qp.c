@@ -24,11 +24,6 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (a->srq) {
-		rl_warn("shared receive queues are not supported");
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	if ((a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (a->send_ops_flags & ~(uint64_t)(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -56,6 +51,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	req.max_recv_wr = a->cap.max_recv_wr;
 	req.max_inline = a->cap.max_inline_data;
 	req.sq_sig_all = (uint32_t)a->sq_sig_all;
+	req.srq = a->srq ? rl_srq_handle(a->srq) : 0;
 	if (rl_call(c, RL_OP_CREATE_QP, 0, &req, sizeof(req), NULL, 0, NULL, 0, &r, sizeof(r))) {
 		int e = errno;
 		if (c->reply_msg[0])
@@ -77,6 +73,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	q->pd = a->pd;
 	q->send_cq = a->send_cq;
 	q->recv_cq = a->recv_cq;
+	q->srq = a->srq;
 	q->handle = r.handle;
 	q->qp_num = r.qpn;
 	q->state = IBV_QPS_RESET;

@@ -42,6 +42,9 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = 16;
 	a->max_res_rd_atom = 16 * a->max_qp;
 	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->max_srq = 65536;
+	a->max_srq_wr = 32768;
+	a->max_srq_sge = 1;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 	return 0;

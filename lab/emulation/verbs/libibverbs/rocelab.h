@@ -136,6 +136,9 @@ int rl_req_notify_cq(struct ibv_cq *cq, int solicited);
 int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int rl_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int rl_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int rl_post_recv_wrs(struct rl_ctx *c, uint32_t op, uint32_t handle, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad, struct rl_qp *p);
+uint32_t rl_srq_handle(struct ibv_srq *srq);
 int rl_query_port_op(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr, size_t len);
 struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 bool rl_node_alive(struct rl_ctx *c);

@@ -26,15 +26,10 @@
 	{                                                                                                    \
 	}
 
-/* Public verbs rocelab does not model: address handles (UD), shared
- * receive queues, multicast. */
+/* Public verbs rocelab does not model: address handles (UD), multicast. */
 STUB_NULL(ibv_create_ah)
 STUB_NULL(ibv_create_ah_from_wc)
 STUB_ERR(ibv_destroy_ah)
-STUB_NULL(ibv_create_srq)
-STUB_ERR(ibv_destroy_srq)
-STUB_ERR(ibv_modify_srq)
-STUB_ERR(ibv_query_srq)
 STUB_ERR(ibv_attach_mcast)
 STUB_ERR(ibv_detach_mcast)
 
