@@ -383,19 +383,24 @@ type SGE struct {
 
 // SendWR is a send work request (one SGE).
 type SendWR struct {
-	WRID       uint64
-	Opcode     WROpcode
+	WRID   uint64
+	Opcode WROpcode
+	// Local is the WR's (first) local buffer; More the rest of its
+	// scatter/gather list, if it has one (at most MaxSGE-1).
 	Local      SGE
+	More       []SGE
 	RemoteAddr uint64 // WRITE, READ
 	RKey       uint32 // WRITE, READ
 	Imm        uint32 // SEND and WRITE with immediate
 	Signaled   bool
 }
 
-// RecvWR is a receive work request (one SGE).
+// RecvWR is a receive work request: Local, then More, take a message's
+// bytes in order.
 type RecvWR struct {
 	WRID  uint64
 	Local SGE
+	More  []SGE
 }
 
 // PostSend queues wr. It fails when the QP is not in RTS, the queue is

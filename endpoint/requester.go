@@ -15,7 +15,8 @@ import (
 type swqe struct {
 	wr     SendWR
 	mr     *MR
-	first  uint64 // sequence number of its first packet (READ: first response)
+	parts  []sgPart // a READ's scatter list (its data lands in mr first)
+	first  uint64   // sequence number of its first packet (READ: first response)
 	npkts  int
 	ssn    uint32 // send sequence number (SEND, WRITE with immediate)
 	got    int    // READ: responses received
@@ -93,12 +94,12 @@ func (r *requester) post(wr SendWR) error {
 		return fmt.Errorf("qp %#x: post send: bad opcode %d", qp.qpn, wr.Opcode)
 	}
 	w := r.newWQE(wr)
-	if wr.Local.Length > 0 {
+	if wr.Local.Length > 0 || len(wr.More) > 0 {
 		need := Access(0)
 		if wr.Opcode == WRRead {
 			need = AccessLocalWrite
 		}
-		mr, err := qp.nic.lookup(wr.Local.LKey, false, qp.pd, wr.Local.Addr, uint64(wr.Local.Length), need)
+		mr, local, parts, err := qp.nic.sgList(qp.pd, wr.Local, wr.More, need)
 		if err != nil {
 			// As a NIC does: the WR completes in error and the QP fails.
 			slide.Append(&r.sq, &r.sqBuf, w)
@@ -106,7 +107,11 @@ func (r *requester) post(wr SendWR) error {
 			qp.fail(w.err)
 			return nil
 		}
-		w.mr = mr
+		w.mr, w.wr.Local, w.parts = mr, local, parts
+		wr.Local = local
+		if parts != nil && wr.Opcode != WRRead {
+			gather(mr, parts)
+		}
 	}
 	w.npkts = max(1, (int(wr.Local.Length)+qp.mtu-1)/qp.mtu)
 	w.first = r.allocSeq
@@ -432,6 +437,9 @@ func (r *requester) progress() {
 
 func (r *requester) complete(w *swqe, st Status, err error) {
 	qp := r.qp
+	if st == StatusSuccess && w.wr.Opcode == WRRead && w.parts != nil {
+		scatter(w.mr, w.parts, uint64(w.wr.Local.Length))
+	}
 	if st == StatusSuccess && !w.wr.Signaled && !qp.cfg.SignalAll {
 		return
 	}

@@ -10,8 +10,22 @@ import (
 )
 
 type rwqe struct {
-	wr RecvWR
-	mr *MR
+	wr    RecvWR
+	mr    *MR
+	parts []sgPart // a scatter list: the message lands in mr, then here
+}
+
+// newRWQE looks a receive WR's buffers up in pd.
+func newRWQE(n *NIC, pd *PD, wr RecvWR) (rwqe, error) {
+	e := rwqe{wr: wr}
+	if wr.Local.Length > 0 || len(wr.More) > 0 {
+		mr, local, parts, err := n.sgList(pd, wr.Local, wr.More, AccessLocalWrite)
+		if err != nil {
+			return e, err
+		}
+		e.mr, e.wr.Local, e.parts = mr, local, parts
+	}
+	return e, nil
 }
 
 // rxDone is what the responder must do when the cumulative PSN passes a
@@ -103,13 +117,9 @@ func (s *responder) postRecv(wr RecvWR) error {
 	if len(s.rq) >= qp.cfg.MaxRecvWR {
 		return fmt.Errorf("qp %#x: receive queue full", qp.qpn)
 	}
-	e := rwqe{wr: wr}
-	if wr.Local.Length > 0 {
-		mr, err := qp.nic.lookup(wr.Local.LKey, false, qp.pd, wr.Local.Addr, uint64(wr.Local.Length), AccessLocalWrite)
-		if err != nil {
-			return fmt.Errorf("qp %#x: post recv: %w", qp.qpn, err)
-		}
-		e.mr = mr
+	e, err := newRWQE(qp.nic, qp.pd, wr)
+	if err != nil {
+		return fmt.Errorf("qp %#x: post recv: %w", qp.qpn, err)
 	}
 	slide.Append(&s.rq, &s.rqBuf, e)
 	return nil
@@ -124,6 +134,8 @@ func (s *responder) consume(write bool, length, imm uint32, hasImm bool) {
 	op := WCRecv
 	if write {
 		op = WCRecvWriteImm
+	} else if e.parts != nil {
+		scatter(e.mr, e.parts, uint64(length))
 	}
 	qp.cfg.RecvCQ.push(WC{WRID: e.wr.WRID, Status: StatusSuccess, Opcode: op, ByteLen: length, Imm: imm, HasImm: hasImm, QPN: qp.qpn})
 }

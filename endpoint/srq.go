@@ -60,13 +60,9 @@ func (s *SRQ) PostRecv(wr RecvWR) error {
 	if len(s.q) >= s.max {
 		return errors.New("SRQ full")
 	}
-	e := rwqe{wr: wr}
-	if wr.Local.Length > 0 {
-		mr, err := s.pd.nic.lookup(wr.Local.LKey, false, s.pd, wr.Local.Addr, uint64(wr.Local.Length), AccessLocalWrite)
-		if err != nil {
-			return fmt.Errorf("SRQ post recv: %w", err)
-		}
-		e.mr = mr
+	e, err := newRWQE(s.pd.nic, s.pd, wr)
+	if err != nil {
+		return fmt.Errorf("SRQ post recv: %w", err)
 	}
 	slide.Append(&s.q, &s.qBuf, e)
 	return nil
