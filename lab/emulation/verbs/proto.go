@@ -1,12 +1,16 @@
 package verbs
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/rocelab/rocelab/endpoint"
+)
 
 // The message layout of libibverbs/proto.h (native byte order: both ends
 // run on one machine, which is little-endian wherever rocelab runs).
 // TestProtoMatchesHeader compiles the header and compares.
 const (
-	protoVersion = 1
+	protoVersion = 2
 	maxMsg       = 64 * 1024
 	maxInline    = 512
 	maxPieces    = 64
@@ -43,7 +47,10 @@ const (
 	createQPSize  = 32
 	modifyQPSize  = 64
 	sendWRSize    = 48
-	recvWRSize    = 24
+	recvWRSize    = 32
+	sgeSize       = 16
+	maxSGE        = 16
+	wrSGL         = 8
 	postSize      = 8
 	cqeSize       = 32
 	ringHead      = 0
@@ -117,12 +124,26 @@ func readSendWR(b []byte) sendWR {
 
 // recvWR is struct rl_recv_wr.
 type recvWR struct {
-	WRID, Addr   uint64
-	Length, LKey uint32
+	WRID, Addr         uint64
+	Length, LKey, NSGE uint32
 }
 
 func readRecvWR(b []byte) recvWR {
-	return recvWR{WRID: le.Uint64(b), Addr: le.Uint64(b[8:]), Length: le.Uint32(b[16:]), LKey: le.Uint32(b[20:])}
+	return recvWR{WRID: le.Uint64(b), Addr: le.Uint64(b[8:]), Length: le.Uint32(b[16:]), LKey: le.Uint32(b[20:]), NSGE: le.Uint32(b[24:])}
+}
+
+// readSGEs reads n struct rl_sge from the front of b; ok is false when b
+// is too short or n too large.
+func readSGEs(b []byte, n int) (sges []endpoint.SGE, rest []byte, ok bool) {
+	if n < 0 || n >= maxSGE || len(b) < n*sgeSize {
+		return nil, b, false
+	}
+	sges = make([]endpoint.SGE, n)
+	for i := range sges {
+		x := b[i*sgeSize:]
+		sges[i] = endpoint.SGE{Addr: le.Uint64(x), Length: le.Uint32(x[8:]), LKey: le.Uint32(x[12:])}
+	}
+	return sges, b[n*sgeSize:], true
 }
 
 // readWRs reads the body of a POST_SEND or POST_RECV: a count, that many

@@ -32,7 +32,8 @@ int main(void) {
 	P(sizeof(struct rl_open)) P(RL_RING_HEAD) P(RL_RING_TAIL) P(RL_RING_ENTRIES) P(RL_MAX_INLINE) P(RL_MAX_PIECES)
 	P(RL_MAX_MSG) P(RL_PROTO_VERSION) P(RL_OP_QUERY_QP) P(RL_WR_IMM)
 	P(RL_OP_POST_SRQ_RECV) P(sizeof(struct rl_create_srq)) P(sizeof(struct rl_modify_srq)) P(sizeof(struct rl_srq_state))
-	P(offsetof(struct rl_create_qp, srq)) P(RL_SRQ_LIMIT)
+	P(offsetof(struct rl_create_qp, srq)) P(RL_SRQ_LIMIT) P(sizeof(struct rl_sge)) P(RL_MAX_SGE) P(RL_WR_SGL)
+	P(offsetof(struct rl_recv_wr, nsge))
 	return 0;
 }`
 	if err := os.WriteFile(filepath.Join(dir, "p.c"), []byte(src), 0o644); err != nil {
@@ -65,7 +66,8 @@ int main(void) {
 		"RL_MAX_PIECES": maxPieces, "RL_MAX_MSG": maxMsg, "RL_PROTO_VERSION": protoVersion, "RL_OP_QUERY_QP": opQueryQP,
 		"RL_WR_IMM": wrImm, "RL_OP_POST_SRQ_RECV": opPostSRQRecv, "sizeof(struct rl_create_srq)": createSRQSize,
 		"sizeof(struct rl_modify_srq)": modifySRQSize, "sizeof(struct rl_srq_state)": 16, "offsetof(struct rl_create_qp, srq)": 28,
-		"RL_SRQ_LIMIT": srqLimit,
+		"RL_SRQ_LIMIT": srqLimit, "sizeof(struct rl_sge)": sgeSize, "RL_MAX_SGE": maxSGE, "RL_WR_SGL": wrSGL,
+		"offsetof(struct rl_recv_wr, nsge)": 24,
 	} {
 		if g, ok := got[k]; !ok || g != want {
 			t.Errorf("%s: C says %d (present %v), Go %d", k, g, ok, want)

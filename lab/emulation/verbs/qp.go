@@ -234,6 +234,15 @@ func (c *conn) postSend(h uint32, body []byte) {
 					wr.Local = b.put(inl[at:end])
 				}
 				at = end
+			case w.Flags&wrSGL != 0:
+				end := at + int(w.InlineLen)
+				more, _, ok := readSGEs(inl[min(at, len(inl)):], int(w.InlineLen)/sgeSize)
+				if !ok || end > len(inl) {
+					err = fmt.Errorf("a scatter/gather list past the message or of more than %d entries", maxSGE)
+					break
+				}
+				wr.More = more
+				at = end
 			}
 			if err == nil {
 				err = q.qp.PostSend(wr)
@@ -260,7 +269,7 @@ func refused(qp *endpoint.QP) uint8 {
 }
 
 func (c *conn) postRecv(h uint32, body []byte) {
-	wrs, _, ok := readWRs(body, recvWRSize, readRecvWR)
+	wrs, more, ok := recvWRs(body)
 	if !ok {
 		return
 	}
@@ -269,12 +278,30 @@ func (c *conn) postRecv(h uint32, body []byte) {
 		if q == nil {
 			return
 		}
-		for _, w := range wrs {
-			err := q.qp.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}})
+		for i, w := range wrs {
+			err := q.qp.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}, More: more[i]})
 			if err != nil {
 				c.s.opts.Log.Debug("verbs post recv refused", "qpn", q.qp.QPN(), "err", err)
 				c.push(c.cqs[q.recv], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: refused(q.qp), Opcode: wcOpcode[endpoint.WCRecv]})
 			}
 		}
 	})
+}
+
+// recvWRs reads a POST_RECV's (or POST_SRQ_RECV's) WRs and each one's
+// further scatter/gather entries.
+func recvWRs(body []byte) (wrs []recvWR, more [][]endpoint.SGE, ok bool) {
+	wrs, rest, ok := readWRs(body, recvWRSize, readRecvWR)
+	if !ok {
+		return nil, nil, false
+	}
+	more = make([][]endpoint.SGE, len(wrs))
+	for i, w := range wrs {
+		if w.NSGE > 0 {
+			if more[i], rest, ok = readSGEs(rest, int(w.NSGE)); !ok {
+				return nil, nil, false
+			}
+		}
+	}
+	return wrs, more, true
 }

@@ -28,7 +28,10 @@ static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct i
 	struct rl_send_wr *d;
 	int err, i;
 
-	if (p->nbatch == RL_BATCH || (w->flags & RL_WR_INLINE && p->inl_len + RL_MAX_INLINE > sizeof(p->inl)))
+	if (nsg > RL_MAX_SGE)
+		return EINVAL;
+	if (p->nbatch == RL_BATCH || (w->flags & RL_WR_INLINE && p->inl_len + RL_MAX_INLINE > sizeof(p->inl)) ||
+	    p->inl_len + RL_MAX_SGE * sizeof(struct rl_sge) > sizeof(p->inl))
 		if ((err = rl_flush(p)))
 			return err;
 	d = &p->batch[p->nbatch];
@@ -45,12 +48,20 @@ static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct i
 		}
 		d->inline_len = (uint16_t)total;
 		d->length = (uint32_t)total;
-	} else if (nsg > 1) {
-		return EINVAL;
-	} else if (nsg == 1) {
+	} else if (nsg >= 1) {
 		d->addr = sg[0].addr;
 		d->length = sg[0].length;
 		d->lkey = sg[0].lkey;
+		if (nsg > 1) {
+			/* The rest of the list in the trailing area (RL_WR_SGL). */
+			for (i = 1; i < nsg; i++) {
+				struct rl_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
+				memcpy(p->inl + p->inl_len, &e, sizeof(e));
+				p->inl_len += sizeof(e);
+			}
+			d->flags |= RL_WR_SGL;
+			d->inline_len = (uint16_t)((nsg - 1) * sizeof(struct rl_sge));
+		}
 	}
 	p->nbatch++;
 	p->sent = true;
@@ -120,24 +131,36 @@ int rl_post_recv_wrs(struct rl_ctx *c, uint32_t op, uint32_t handle, struct ibv_
 		struct rl_post h;
 		struct rl_recv_wr w[RL_BATCH];
 	} m;
-	int err = 0;
+	struct rl_sge sg[RL_BATCH];
+	int err = 0, nsg;
 
 	while (wr && !err) {
 		m.h.n = 0;
+		nsg = 0;
 		for (; wr && m.h.n < RL_BATCH; wr = wr->next) {
 			struct rl_recv_wr *w = &m.w[m.h.n];
-			if (wr->num_sge > 1) {
+			int i;
+			if (wr->num_sge > RL_MAX_SGE || wr->num_sge < 0) {
 				err = EINVAL;
 				*bad = wr;
 				break;
 			}
+			if (wr->num_sge > 1 && nsg + wr->num_sge - 1 > RL_BATCH)
+				break; /* the list goes in the next batch */
 			memset(w, 0, sizeof(*w));
 			w->wr_id = wr->wr_id;
-			if (wr->num_sge == 1) {
+			if (wr->num_sge >= 1) {
 				w->addr = wr->sg_list[0].addr;
 				w->length = wr->sg_list[0].length;
 				w->lkey = wr->sg_list[0].lkey;
 			}
+			for (i = 1; i < wr->num_sge; i++) {
+				sg[nsg].addr = wr->sg_list[i].addr;
+				sg[nsg].length = wr->sg_list[i].length;
+				sg[nsg].lkey = wr->sg_list[i].lkey;
+				nsg++;
+			}
+			w->nsge = wr->num_sge > 1 ? (uint32_t)wr->num_sge - 1 : 0;
 			m.h.n++;
 			if (p) {
 				p->received = true;
@@ -145,7 +168,7 @@ int rl_post_recv_wrs(struct rl_ctx *c, uint32_t op, uint32_t handle, struct ibv_
 			}
 		}
 		if (m.h.n > 0) {
-			int e = rl_post(c, op, handle, &m, sizeof(m.h) + sizeof(m.w[0]) * m.h.n, NULL, 0);
+			int e = rl_post(c, op, handle, &m, sizeof(m.h) + sizeof(m.w[0]) * m.h.n, sg, sizeof(sg[0]) * nsg);
 			if (e && !err) {
 				err = e;
 				*bad = wr;
@@ -267,12 +290,25 @@ void rl_wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t 
 void rl_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg)
 {
 	struct rl_qp *p = (struct rl_qp *)qx;
-	if (n > 1) {
+	struct rl_send_wr *w;
+	size_t i;
+
+	if (n > RL_MAX_SGE || p->inl_len + (n - 1) * sizeof(struct rl_sge) > sizeof(p->inl)) {
 		p->wr_err = EINVAL;
 		return;
 	}
-	if (n == 1)
-		rl_wr_set_sge(qx, sg[0].lkey, sg[0].addr, sg[0].length);
+	if (n == 0)
+		return;
+	rl_wr_set_sge(qx, sg[0].lkey, sg[0].addr, sg[0].length);
+	if (n == 1 || !(w = rl_wr_cur(qx)))
+		return;
+	for (i = 1; i < n; i++) {
+		struct rl_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
+		memcpy(p->inl + p->inl_len, &e, sizeof(e));
+		p->inl_len += sizeof(e);
+	}
+	w->flags |= RL_WR_SGL;
+	w->inline_len = (uint16_t)((n - 1) * sizeof(struct rl_sge));
 }
 
 void rl_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *b)

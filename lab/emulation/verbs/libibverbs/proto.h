@@ -9,10 +9,11 @@
 
 #include <stdint.h>
 
-#define RL_PROTO_VERSION 1
+#define RL_PROTO_VERSION 2
 #define RL_MAX_MSG (64 * 1024)
 #define RL_MAX_INLINE 512
 #define RL_MAX_PIECES 64
+#define RL_MAX_SGE 16 /* entries of a WR's scatter/gather list */
 
 enum rl_op {
 	RL_OP_HELLO = 1,      /* -> rl_hello_reply + devices */
@@ -196,6 +197,9 @@ struct rl_post {
 #define RL_WR_SIGNALED 1
 #define RL_WR_INLINE 2
 #define RL_WR_IMM 4
+/* The WR's scatter/gather list goes on in the trailing area: inline_len
+ * bytes of struct rl_sge after its first entry (addr, length, lkey). */
+#define RL_WR_SGL 8
 
 /* rl_send_wr.opcode: enum ibv_wr_opcode (SEND, SEND_WITH_IMM, RDMA_WRITE,
  * RDMA_WRITE_WITH_IMM, RDMA_READ). */
@@ -215,6 +219,17 @@ struct rl_send_wr {
 
 struct rl_recv_wr {
 	uint64_t wr_id;
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+	uint32_t nsge; /* entries after the first, in the trailing area */
+	uint32_t pad;
+};
+
+/* One more entry of a WR's scatter/gather list, in a POST's trailing area
+ * (after the WRs: a send WR's inline bytes and lists in WR order; a
+ * receive WR's lists in WR order). */
+struct rl_sge {
 	uint64_t addr;
 	uint32_t length;
 	uint32_t lkey;

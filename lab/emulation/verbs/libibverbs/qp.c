@@ -34,7 +34,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (a->cap.max_send_sge > 1 || a->cap.max_recv_sge > 1 || a->cap.max_inline_data > RL_MAX_INLINE ||
+	if (a->cap.max_send_sge > RL_MAX_SGE || a->cap.max_recv_sge > RL_MAX_SGE || a->cap.max_inline_data > RL_MAX_INLINE ||
 	    a->cap.max_send_wr > 32768 || a->cap.max_recv_wr > 32768) {
 		errno = EINVAL;
 		return NULL;

@@ -32,8 +32,8 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = (int)c->dev->info.max_qp;
 	a->max_qp_wr = 32768;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
-	a->max_sge = 1;
-	a->max_sge_rd = 1;
+	a->max_sge = RL_MAX_SGE;
+	a->max_sge_rd = RL_MAX_SGE;
 	a->max_cq = 65536;
 	a->max_cqe = 1 << 22;
 	a->max_mr = 1 << 20;
@@ -44,7 +44,7 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->atomic_cap = IBV_ATOMIC_NONE;
 	a->max_srq = 65536;
 	a->max_srq_wr = 32768;
-	a->max_srq_sge = 1;
+	a->max_srq_sge = RL_MAX_SGE;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 	return 0;

@@ -16,7 +16,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	struct rl_handle_reply r;
 	struct rl_srq *s;
 
-	if (attr->attr.max_wr == 0 || attr->attr.max_wr > RL_MAX_SRQ_WR || attr->attr.max_sge > 1 ||
+	if (attr->attr.max_wr == 0 || attr->attr.max_wr > RL_MAX_SRQ_WR || attr->attr.max_sge > RL_MAX_SGE ||
 	    attr->attr.srq_limit > attr->attr.max_wr) {
 		errno = EINVAL;
 		return NULL;
@@ -45,7 +45,6 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	s->srq.events_completed = 0;
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
-	attr->attr.max_sge = 1;
 	return &s->srq;
 }
 
@@ -72,7 +71,7 @@ int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	if (rl_call(ctx_of(srq->context), RL_OP_QUERY_SRQ, s->h, NULL, 0, NULL, 0, NULL, 0, &st, sizeof(st)))
 		return errno;
 	attr->max_wr = st.max_wr;
-	attr->max_sge = 1;
+	attr->max_sge = RL_MAX_SGE;
 	attr->srq_limit = st.limit;
 	return 0;
 }
