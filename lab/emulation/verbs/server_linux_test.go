@@ -32,7 +32,9 @@ var le = binary.LittleEndian
 const (
 	opHello, opOpen, opAllocPD, opRegMR, opCreateCQ, opCreateQP, opModifyQP, opPostSend = 1, 2, 3, 5, 7, 9, 10, 12
 	opQueryQP                                                                           = 14
-	eINVAL, ePROTO, eNODEV, eOPNOTSUPP                                                  = 22, 71, 19, 95
+	// protoVersion is libibverbs/proto.h's RL_PROTO_VERSION (2: scatter/gather lists).
+	protoVersion                       = 2
+	eINVAL, ePROTO, eNODEV, eOPNOTSUPP = 22, 71, 19, 95
 )
 
 func startEndpoint(t *testing.T, dir string, h int, peer string, w *emu.MemWaiter, p *emu.MemPort) string {
@@ -197,7 +199,7 @@ func (s *side) poll(t *testing.T, within time.Duration) (status, opcode uint8, w
 func open(t *testing.T, api string) *side {
 	t.Helper()
 	p := dial(t, api)
-	p.ok(opHello, 0, u32s(1))
+	p.ok(opHello, 0, u32s(protoVersion))
 	p.ok(opOpen, 0, make([]byte, 32))
 	pd := le.Uint32(p.ok(opAllocPD, 0, nil))
 	const size = 1 << 16
@@ -280,7 +282,7 @@ func TestServer(t *testing.T) {
 	})
 	t.Run("bad requests", func(t *testing.T) {
 		p := dial(t, apiA)
-		_, _, hello := p.call(opHello, 0, u32s(1))
+		_, _, hello := p.call(opHello, 0, u32s(protoVersion))
 		if n := le.Uint32(hello[4:]); n != 1 || !bytes.HasPrefix(hello[8:], []byte("rocelab_gpu0\x00")) {
 			t.Errorf("hello: %d devices, first %q", n, bytes.TrimRight(hello[8:72], "\x00"))
 		}
