@@ -203,7 +203,9 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (pipe2(ch->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+	/* Blocking until the program says otherwise: ibv_get_cq_event
+	 * honours O_NONBLOCK on the channel's fd, as rdma-core's read does. */
+	if (pipe2(ch->pipe, O_CLOEXEC) < 0) {
 		free(ch);
 		return NULL;
 	}
@@ -223,11 +225,15 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 /* ibv_get_cq_event waits for an armed CQ of the channel to hold a
  * completion. Completions arrive in shared memory, not as events, so
- * it checks the rings every 50 µs. */
+ * it checks the rings every 50 µs; on a channel whose fd the program made
+ * non-blocking (UCX does) it answers at once: -1 and EAGAIN when no armed
+ * CQ holds a completion. */
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct rl_ctx *c = ctx_of(channel->context);
 	unsigned spins = 0;
+	int fl = fcntl(channel->fd, F_GETFL);
+	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
 
 	for (;;) {
 		struct rl_cq *q;
@@ -241,6 +247,10 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 				return 0;
 			}
 		pthread_mutex_unlock(&c->cq_lock);
+		if (nonblock) {
+			errno = EAGAIN;
+			return -1;
+		}
 		if (++spins % 2000 == 0 && !rl_node_alive(c))
 			continue; /* the next pass reports the dead CQs */
 		struct timespec ts = { 0, 50000 };

@@ -110,6 +110,11 @@ struct rl_qp {
 	struct ibv_qp_attr attr; /* what was set, for ibv_query_qp */
 };
 
+struct rl_ah {
+	struct ibv_ah ah; /* first: ibv_ah * is rl_ah * */
+	struct ibv_ah_attr attr;
+};
+
 struct rl_channel {
 	struct ibv_comp_channel ch;
 	int pipe[2];

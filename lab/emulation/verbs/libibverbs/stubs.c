@@ -26,10 +26,7 @@
 	{                                                                                                    \
 	}
 
-/* Public verbs rocelab does not model: address handles (UD), multicast. */
-STUB_NULL(ibv_create_ah)
-STUB_NULL(ibv_create_ah_from_wc)
-STUB_ERR(ibv_destroy_ah)
+/* Public verbs rocelab does not model: multicast. */
 STUB_ERR(ibv_attach_mcast)
 STUB_ERR(ibv_detach_mcast)
 
