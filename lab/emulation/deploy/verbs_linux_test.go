@@ -253,6 +253,33 @@ func TestVerbsPrograms(t *testing.T) {
 		}
 	})
 
+	// Debian's pyverbs (rdma-core's Python binding) imports — every
+	// symbol it binds is there — and moves bytes with an RDMA WRITE.
+	t.Run("pyverbs", func(t *testing.T) {
+		v.t = t
+		if err := exec.Command("/usr/bin/python3", "-c", "import pyverbs").Run(); err != nil {
+			testenv.Missing(t, "Debian's pyverbs (python3-pyverbs)")
+		}
+		script, _ := filepath.Abs("../verbs/libibverbs/testdata/pyverbs_write.py")
+		code, out := v.exec(context.Background(), 90*time.Second, "host1", "/usr/bin/python3", script)
+		if code != 0 || !strings.Contains(out, "pyverbs: ok") {
+			t.Errorf("pyverbs WRITE between host1's NICs: exit %d\n%s", code, out)
+		}
+	})
+	// UCX finds the NICs (its device check, the GID it picks, the RC
+	// transport's QP with a gather list of five and an SRQ).
+	t.Run("ucx_info", func(t *testing.T) {
+		v.t = t
+		testenv.RequireTool(t, "ucx_info")
+		code, out := v.exec(context.Background(), 60*time.Second, "host1", "env", "UCX_LOG_LEVEL=debug", "ucx_info", "-d")
+		for _, want := range []string{"Memory domain: rocelab_gpu0", "Memory domain: rocelab_gpu1", "Transport: rc_verbs",
+			"rocelab_gpu0:1 using gid_index 3", "put_zcopy: <= 2G, up to 5 iov"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("ucx_info -d (exit %d) lacks %q:\n%s", code, want, lastLines(out, 60))
+			}
+		}
+	})
+
 	// The verbs perftest and rc_pingpong leave out: the ibv_qp_ex API,
 	// SEND with immediate, inline data, RDMA READ, completion channels,
 	// a remote access error, unsupported verbs (testdata/selftest.c).
@@ -498,4 +525,10 @@ func (v *verbsLab) incast() []string {
 		out = append(out, e)
 	}
 	return out
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
