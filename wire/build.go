@@ -156,6 +156,12 @@ func appendRoCE(dst []byte, p *Packet, payload []byte) ([]byte, error) {
 	binary.BigEndian.PutUint16(u[4:], uint16(udpLen))
 	h := PutBTH(u[UDPLen:], op, p, uint8(pad))
 	b := u[UDPLen:]
+	if ext&ExtDETH != 0 {
+		qkey, src := p.DETH()
+		binary.BigEndian.PutUint32(b[h:], qkey)
+		binary.BigEndian.PutUint32(b[h+4:], src&0xFFFFFF)
+		h += DETHLen
+	}
 	if ext&ExtRETH != 0 {
 		binary.BigEndian.PutUint64(b[h:], p.VA)
 		binary.BigEndian.PutUint32(b[h+8:], p.RKey)

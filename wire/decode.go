@@ -213,6 +213,10 @@ func (p *Packet) decodeBTH(frame []byte, off, end int) error {
 	if need := BTHLen + ext.Len() + ICRCLen; len(b) < need {
 		return truncated("BTH extension headers", off+BTHLen, need, len(b))
 	}
+	if ext&ExtDETH != 0 {
+		p.SetDETH(binary.BigEndian.Uint32(b[h:]), binary.BigEndian.Uint32(b[h+4:])&0xFFFFFF)
+		h += DETHLen
+	}
 	if ext&ExtRETH != 0 {
 		p.HasRETH = true
 		p.VA = binary.BigEndian.Uint64(b[h:])

@@ -27,17 +27,23 @@ const (
 	OpReadResponseLast   Opcode = 0x0F
 	OpReadResponseOnly   Opcode = 0x10
 	OpAcknowledge        Opcode = 0x11
-	OpCNP                Opcode = 0x81
+	// Unreliable Datagram (IBTA vol. 1, 9.8.3: the UD opcodes are
+	// 0b011 in the top three bits).
+	OpUDSendOnly    Opcode = 0x64
+	OpUDSendOnlyImm Opcode = 0x65
+	OpCNP           Opcode = 0x81
 )
 
 // Ext is a set of extension headers that follow the BTH.
 type Ext uint8
 
-// Extension headers, in the order they appear after the BTH.
+// Extension headers. After the BTH they appear as DETH, RETH, AETH,
+// ImmDt (the codecs' order).
 const (
 	ExtRETH  Ext = 1 << iota // RDMA extended transport header, 16 bytes
 	ExtAETH                  // ACK extended transport header, 4 bytes
 	ExtImmDt                 // immediate data, 4 bytes
+	ExtDETH                  // datagram extended transport header, 8 bytes (UD)
 )
 
 // Extension header sizes in bytes.
@@ -46,6 +52,7 @@ const (
 	RETHLen  = 16
 	AETHLen  = 4
 	ImmDtLen = 4
+	DETHLen  = 8
 	ICRCLen  = 4
 	// PFCLen is the size of the PFC parameters after the MAC control
 	// opcode (class-enable vector and eight pause times).
@@ -67,6 +74,9 @@ func (e Ext) Len() int {
 	}
 	if e&ExtImmDt != 0 {
 		n += ImmDtLen
+	}
+	if e&ExtDETH != 0 {
+		n += DETHLen
 	}
 	return n
 }
@@ -99,6 +109,8 @@ var opcodes = [256]opcodeInfo{
 	OpReadResponseLast:   {"RC RDMA READ Response Last", ExtAETH, true},
 	OpReadResponseOnly:   {"RC RDMA READ Response Only", ExtAETH, true},
 	OpAcknowledge:        {"RC Acknowledge", ExtAETH, true},
+	OpUDSendOnly:         {"UD Send Only", ExtDETH, true},
+	OpUDSendOnlyImm:      {"UD Send Only with Immediate", ExtDETH | ExtImmDt, true},
 	OpCNP:                {"CNP", 0, true},
 }
 

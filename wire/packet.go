@@ -78,6 +78,8 @@ type Packet struct {
 	EtherType      uint16 // of the payload, after any tag
 
 	// RETH: the remote virtual address (HasRETH, RKey and DMALen below).
+	// A UD packet has a DETH and never a RETH: VA then holds the DETH
+	// (DETH, SetDETH), which keeps the descriptor at 192 bytes.
 	VA uint64
 
 	FlowLabel uint32 // IPv6 only
@@ -142,3 +144,10 @@ type LaunchSink interface {
 	Sink
 	Launch(p *Packet, end clock.Time) bool
 }
+
+// DETH returns the datagram extended transport header of a UD packet: the
+// Q_Key and the source QP (24 bits).
+func (p *Packet) DETH() (qkey, srcQP uint32) { return uint32(p.VA >> 32), uint32(p.VA) & 0xFFFFFF }
+
+// SetDETH sets a UD packet's DETH (see VA).
+func (p *Packet) SetDETH(qkey, srcQP uint32) { p.VA = uint64(qkey)<<32 | uint64(srcQP&0xFFFFFF) }

@@ -23,7 +23,7 @@ var (
 	sampleMAC2 = [6]byte{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}
 )
 
-// sampleSpecs lists the samples: every RC opcode, every AETH syndrome
+// sampleSpecs lists the samples: every RC and UD opcode, every AETH syndrome
 // class, CNP, IPv4 and IPv6, VLAN tags with PCP, PFC and PAUSE.
 func sampleSpecs() []Sample {
 	v4 := func(p Packet) Packet {
@@ -40,6 +40,10 @@ func sampleSpecs() []Sample {
 	}
 	aeth := func(p Packet, syn uint8) Packet {
 		p.Syndrome, p.MSN = syn, 0x000123
+		return p
+	}
+	deth := func(p Packet) Packet {
+		p.SetDETH(0x80010000, 0x000ABC)
 		return p
 	}
 	imm := func(p Packet) Packet {
@@ -61,6 +65,9 @@ func sampleSpecs() []Sample {
 		{Name: "IPv4 RC SEND Last with Immediate", Spec: v4(imm(last(rc(OpSendLastImm, 103)))), Payload: pattern(38)},
 		{Name: "IPv4 RC SEND Only", Spec: v4(last(rc(OpSendOnly, 104))), Payload: pattern(39)},
 		{Name: "IPv4 RC SEND Only with Immediate", Spec: v4(imm(last(rc(OpSendOnlyImm, 105)))), Payload: pattern(40)},
+		{Name: "IPv4 UD SEND Only", Spec: v4(deth(rc(OpUDSendOnly, 106))), Payload: pattern(256)},
+		{Name: "IPv4 UD SEND Only with Immediate", Spec: v4(imm(deth(rc(OpUDSendOnlyImm, 107)))), Payload: pattern(23)},
+		{Name: "IPv6 UD SEND Only", Spec: v6(deth(rc(OpUDSendOnly, 108))), Payload: pattern(64)},
 		{Name: "IPv4 RC RDMA WRITE First", Spec: v4(reth(rc(OpWriteFirst, 0xFFFFFE))), Payload: pattern(64)},
 		{Name: "IPv4 RC RDMA WRITE Middle, CE", Spec: ce(v4(rc(OpWriteMiddle, 0xFFFFFF))), Payload: pattern(64)},
 		{Name: "IPv4 RC RDMA WRITE Last", Spec: v4(last(rc(OpWriteLast, 0))), Payload: pattern(33)},

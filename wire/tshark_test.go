@@ -26,6 +26,7 @@ var tsharkFields = []string{
 	"infiniband.bth.a", "infiniband.bth.psn",
 	"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
 	"infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt", "infiniband.invariant.crc",
+	"infiniband.deth.q_key", "infiniband.deth.srcqp",
 	"macc.opcode", "macc.pause_time", "macc.cbfc.enbv",
 	"macc.cbfc.pause_time.c0", "macc.cbfc.pause_time.c1", "macc.cbfc.pause_time.c2", "macc.cbfc.pause_time.c3",
 	"macc.cbfc.pause_time.c4", "macc.cbfc.pause_time.c5", "macc.cbfc.pause_time.c6", "macc.cbfc.pause_time.c7",
@@ -145,6 +146,11 @@ func checkTshark(t *testing.T, s Sample, got map[string]string) {
 		flag("infiniband.bth.a", p.AckReq)
 		num("infiniband.bth.psn", uint64(p.PSN))
 		ext := Opcode(p.Opcode).Ext()
+		if ext&ExtDETH != 0 {
+			qkey, src := p.DETH()
+			num("infiniband.deth.q_key", uint64(qkey))
+			num("infiniband.deth.srcqp", uint64(src))
+		}
 		if ext&ExtRETH != 0 {
 			num("infiniband.reth.va", p.VA)
 			num("infiniband.reth.r_key", uint64(p.RKey))

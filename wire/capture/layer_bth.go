@@ -49,6 +49,8 @@ func (b *BTH) CanDecode() gopacket.LayerClass { return LayerTypeBTH }
 func (b *BTH) NextLayerType() gopacket.LayerType {
 	ext := b.Opcode.Ext()
 	switch {
+	case ext&wire.ExtDETH != 0:
+		return LayerTypeDETH
 	case ext&wire.ExtRETH != 0:
 		return LayerTypeRETH
 	case ext&wire.ExtAETH != 0:
@@ -114,6 +116,16 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	}
 	rest := b.Payload
 	ext := b.Opcode.Ext()
+	if ext&wire.ExtDETH != 0 {
+		d := &DETH{}
+		if err := decodeInto(d, rest, p); err != nil {
+			return err
+		}
+		if ext&wire.ExtImmDt != 0 {
+			d.next = LayerTypeImmDt
+		}
+		rest = d.Payload
+	}
 	if ext&wire.ExtRETH != 0 {
 		r := &RETH{}
 		if err := decodeInto(r, rest, p); err != nil {

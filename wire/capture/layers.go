@@ -31,6 +31,7 @@ const (
 	LayerTypeMACControl = gopacket.LayerType(layerTypeBase + 4) // IEEE 802.3 MAC control (EtherType 0x8808)
 	LayerTypePFC        = gopacket.LayerType(layerTypeBase + 5) // 802.1Qbb priority flow control
 	LayerTypePause      = gopacket.LayerType(layerTypeBase + 6) // 802.3x PAUSE
+	LayerTypeDETH       = gopacket.LayerType(layerTypeBase + 7) // datagram extended transport header (UD)
 )
 
 var registerOnce sync.Once
@@ -53,6 +54,7 @@ func Register() {
 		reg(LayerTypeRETH, "RETH", decoder[RETH]())
 		reg(LayerTypeAETH, "AETH", decoder[AETH]())
 		reg(LayerTypeImmDt, "ImmDt", decoder[ImmDt]())
+		reg(LayerTypeDETH, "DETH", decoder[DETH]())
 		reg(LayerTypeMACControl, "MACControl", decoder[MACControl]())
 		reg(LayerTypePFC, "PFC", decoder[PFC]())
 		reg(LayerTypePause, "Pause", decoder[Pause]())

@@ -82,6 +82,9 @@ func wantLayers(s wire.Sample) []gopacket.LayerType {
 	}
 	lt = append(lt, layers.LayerTypeUDP, LayerTypeBTH)
 	ext := wire.Opcode(s.Spec.Opcode).Ext()
+	if ext&wire.ExtDETH != 0 {
+		lt = append(lt, LayerTypeDETH)
+	}
 	if ext&wire.ExtRETH != 0 {
 		lt = append(lt, LayerTypeRETH)
 	}
@@ -139,6 +142,10 @@ func sampleLayers(s wire.Sample) []gopacket.SerializableLayer {
 	ls = append(ls, udp, &BTH{Opcode: wire.Opcode(p.Opcode), BTHControl: p.BTHControl,
 		DestQP: p.DestQP, AckReq: p.AckReq, PSN: p.PSN})
 	ext := wire.Opcode(p.Opcode).Ext()
+	if ext&wire.ExtDETH != 0 {
+		qkey, src := p.DETH()
+		ls = append(ls, &DETH{QKey: qkey, SrcQP: src})
+	}
 	if ext&wire.ExtRETH != 0 {
 		ls = append(ls, &RETH{VA: p.VA, RKey: p.RKey, DMALen: p.DMALen})
 	}

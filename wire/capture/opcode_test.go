@@ -11,7 +11,7 @@ import (
 
 func TestManufacturerSpecificOpcode(t *testing.T) {
 	Register()
-	for _, op := range []wire.Opcode{0xC0, 0xC7, 0xE5, 0xFF, 0x64 /* UD SEND Only: unknown here too */} {
+	for _, op := range []wire.Opcode{0xC0, 0xC7, 0xE5, 0xFF, 0x6A /* an RD opcode: unknown here too */} {
 		p := baseSpec()
 		p.Opcode = uint8(op)
 		payload := []byte("metaroce sack block")
