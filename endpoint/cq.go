@@ -54,6 +54,10 @@ type WC struct {
 	Imm     uint32
 	HasImm  bool
 	QPN     uint32
+	// SrcQP and GRH, on a UD receive: the sender's QP, and the GRH that
+	// the first GRHLen bytes of the buffer hold.
+	SrcQP uint32
+	GRH   bool
 	// Err describes a failed completion (nil on success).
 	Err error
 }

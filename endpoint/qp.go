@@ -59,7 +59,11 @@ type QPConfig struct {
 	SendCQ, RecvCQ *CQ
 	// SRQ, if set, is the shared receive queue the QP takes its receive
 	// WQEs from (it has none of its own; PostRecv fails).
-	SRQ  *SRQ
+	SRQ *SRQ
+	// Type is the transport service (TypeRC by default).
+	Type QPType
+	// QKey is a UD QP's Q_Key: datagrams with another are dropped.
+	QKey uint32
 	Mode Mode
 	// CC names the congestion-control algorithm (default "none").
 	CC string
@@ -188,6 +192,7 @@ type QP struct {
 	// row (it was created with TelemetryQPRows QPs shown already).
 	aggregated bool
 	destroyed  bool
+	ud         udState // TypeUD: the send side
 }
 
 // linedQP puts a QP on a cache line boundary, as linedNIC does a NIC.
@@ -292,6 +297,12 @@ func (qp *QP) ToRTR(remote ConnInfo) error {
 	if qp.state != StateInit {
 		return fmt.Errorf("qp %#x: RTR from %v", qp.qpn, qp.state)
 	}
+	if qp.cfg.Type == TypeUD {
+		// A UD QP has no peer: each WR names its destination.
+		qp.rsp.qp = qp
+		qp.state = StateRTR
+		return nil
+	}
 	if !remote.IP.IsValid() || remote.IP.Is4() != qp.nic.opts.IP.Is4() {
 		return fmt.Errorf("qp %#x: RTR: bad remote IP %v", qp.qpn, remote.IP)
 	}
@@ -342,6 +353,9 @@ func (qp *QP) ToRTS() error {
 		return fmt.Errorf("qp %#x: RTS from %v", qp.qpn, qp.state)
 	}
 	qp.state = StateRTS
+	if qp.cfg.Type == TypeUD {
+		return nil
+	}
 	qp.neg.start(qp)
 	return nil
 }
@@ -393,6 +407,8 @@ type SendWR struct {
 	RKey       uint32 // WRITE, READ
 	Imm        uint32 // SEND and WRITE with immediate
 	Signaled   bool
+	// UD is a UD QP's destination (nil on RC).
+	UD *UDDest
 }
 
 // RecvWR is a receive work request: Local, then More, take a message's
@@ -409,6 +425,9 @@ type RecvWR struct {
 func (qp *QP) PostSend(wr SendWR) error {
 	if qp.state != StateRTS {
 		return fmt.Errorf("qp %#x: post send in %v", qp.qpn, qp.state)
+	}
+	if qp.cfg.Type == TypeUD {
+		return qp.postUD(wr)
 	}
 	return qp.req.post(wr)
 }
@@ -466,6 +485,9 @@ func (qp *QP) pull(now clock.Time) (*wire.Packet, clock.Time) {
 	if qp.state != StateRTS && qp.state != StateRTR {
 		return nil, clock.Never
 	}
+	if qp.cfg.Type == TypeUD {
+		return qp.pullUD(now)
+	}
 	// READ responses first (the responder's work), then requests.
 	if p, at := qp.rsp.pullRead(now); p != nil {
 		return p, 0
@@ -483,6 +505,10 @@ func (qp *QP) receive(p *wire.Packet, trimmed bool) {
 	qp.ctr.rxBytes += int64(p.Len)
 	if qp.state == StateReset || qp.state == StateInit || qp.state == StateError {
 		qp.ctr.rxDropped++
+		return
+	}
+	if qp.cfg.Type == TypeUD {
+		qp.receiveUD(p)
 		return
 	}
 	op := wire.Opcode(p.Opcode)
