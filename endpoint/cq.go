@@ -58,6 +58,7 @@ type WC struct {
 	// the first GRHLen bytes of the buffer hold.
 	SrcQP uint32
 	GRH   bool
+	IPv6  bool // the datagram came over IPv6 (its GRH is the IPv6 header)
 	// Err describes a failed completion (nil on success).
 	Err error
 }

@@ -105,7 +105,7 @@ func (s *responder) onMetaRequest(p *wire.Packet, base wire.Opcode, trimmed bool
 			}
 			d.recv, d.write = true, true
 		}
-		if n > 0 || h.Flags&metaroce.PlaceFirst != 0 {
+		if n > 0 || h.Flags&metaroce.PlaceFirst != 0 && h.MsgLen > 0 {
 			mr, err := qp.nic.lookup(h.RKey, true, qp.pd, h.Addr, n, AccessRemoteWrite)
 			if err != nil {
 				s.nak(seq, wire.SyndromeNAKRemoteAccess, err)

@@ -251,10 +251,15 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 				total        uint32
 			}{true, true, e.mr, e.wr.Local.Addr, uint64(e.wr.Local.Length), 0}
 		} else {
-			mr, err := qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteWrite)
-			if err != nil {
-				s.nak(seq, accessSyndrome(err), err)
-				return
+			var mr *MR
+			if p.DMALen > 0 {
+				// A zero-length WRITE touches no memory: its R_Key is not
+				// checked (C9-88).
+				var err error
+				if mr, err = qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteWrite); err != nil {
+					s.nak(seq, accessSyndrome(err), err)
+					return
+				}
 			}
 			c.active, c.send, c.mr, c.addr, c.left, c.total = true, false, mr, p.VA, uint64(p.DMALen), 0
 		}
@@ -326,10 +331,15 @@ func readPkts(length, mtu int) int { return max(1, (length+mtu-1)/mtu) }
 // execRead checks a READ request and queues its responses (PSNs from seq).
 func (s *responder) execRead(p *wire.Packet, seq uint64) bool {
 	qp := s.qp
-	mr, err := qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteRead)
-	if err != nil {
-		s.nak(seq, accessSyndrome(err), err)
-		return false
+	var mr *MR
+	if p.DMALen > 0 {
+		// A zero-length READ touches no memory: its R_Key is not checked
+		// (IBTA vol. 1, 9.4.1.1 and C9-88).
+		var err error
+		if mr, err = qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteRead); err != nil {
+			s.nak(seq, accessSyndrome(err), err)
+			return false
+		}
 	}
 	n := readPkts(int(p.DMALen), qp.mtu)
 	pi := 0

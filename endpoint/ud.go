@@ -150,7 +150,7 @@ func (qp *QP) receiveUD(p *wire.Packet) {
 	s.rq = s.rq[1:]
 	n := uint32(p.PayloadLen)
 	wc := WC{WRID: e.wr.WRID, Status: StatusSuccess, Opcode: WCRecv, ByteLen: GRHLen + n, QPN: qp.qpn,
-		SrcQP: src, GRH: true, Imm: p.Imm, HasImm: p.HasImm}
+		SrcQP: src, GRH: true, IPv6: p.IPVersion == 6, Imm: p.Imm, HasImm: p.HasImm}
 	if uint64(GRHLen)+uint64(n) > uint64(e.wr.Local.Length) {
 		wc.Status, wc.Err = StatusLocalLength, fmt.Errorf("a %d-byte datagram for a %d-byte buffer", GRHLen+n, e.wr.Local.Length)
 		qp.cfg.RecvCQ.push(wc)
@@ -204,3 +204,9 @@ func putGRH(b []byte, p *wire.Packet) {
 	copy(b[8:], s[:])
 	copy(b[24:], d[:])
 }
+
+// Type returns the QP's transport service.
+func (qp *QP) Type() QPType { return qp.cfg.Type }
+
+// SetQKey sets a UD QP's Q_Key (verbs give it with the move to INIT).
+func (qp *QP) SetQKey(qkey uint32) { qp.cfg.QKey = qkey }

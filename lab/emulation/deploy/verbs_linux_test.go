@@ -37,7 +37,7 @@ var verbsLibOnce sync.Once
 func newVerbsLab(t *testing.T) *verbsLab {
 	t.Helper()
 	requireRoot(t)
-	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ibv_srq_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
+	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ibv_srq_pingpong", "ibv_ud_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
 		testenv.RequireTool(t, tool)
 	}
 	bin := binary(t)
@@ -238,6 +238,16 @@ func TestVerbsPrograms(t *testing.T) {
 		for _, out := range []string{srv, cli} {
 			if !strings.Contains(out, "100 iters in") || strings.Count(out, "remote address:") != 16 {
 				t.Errorf("ibv_srq_pingpong did not run its 16 QPs' iterations:\n%s", out)
+			}
+		}
+	})
+	// Datagrams: UD QPs, address handles, the GRH in the receive buffer.
+	t.Run("ud_pingpong", func(t *testing.T) {
+		v.t = t
+		srv, cli := v.pair("host4", "host1", "ibv_ud_pingpong", "-g", "3", "-n", "100", "-s", "1024")
+		for _, out := range []string{srv, cli} {
+			if !strings.Contains(out, "100 iters in") {
+				t.Errorf("ibv_ud_pingpong did not report its iterations:\n%s", out)
 			}
 		}
 	})

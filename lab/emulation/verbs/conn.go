@@ -467,6 +467,11 @@ var (
 )
 
 const (
+	wcGRH = 1 << 0 // IBV_WC_GRH
+	// The packet type of a UD receive over RoCE in ibv_wc.sl, as mlx5
+	// reports it: UDP (bit 3) over IPv4 (0x2) or IPv6 (0x1).
+	roceUDPIPv4  = 0x8 | 0x2
+	roceUDPIPv6  = 0x8 | 0x1
 	wcWithImm    = 1 << 1 // IBV_WC_WITH_IMM
 	wcGeneralErr = 21     // IBV_WC_GENERAL_ERR
 	wcLocQPOpErr = 2      // IBV_WC_LOC_QP_OP_ERR
@@ -482,6 +487,14 @@ func completion(wc endpoint.WC) cqe {
 	if wc.HasImm {
 		e.Flags |= wcWithImm
 		e.Imm = swap32(wc.Imm)
+	}
+	if wc.GRH {
+		e.Flags |= wcGRH
+		e.SrcQP = wc.SrcQP
+		e.SL = roceUDPIPv4
+		if wc.IPv6 {
+			e.SL = roceUDPIPv6
+		}
 	}
 	return e
 }

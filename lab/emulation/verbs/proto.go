@@ -44,13 +44,18 @@ const (
 	deviceSize    = 160
 	pieceSize     = 24
 	regMRSize     = 32
-	createQPSize  = 32
+	createQPSize  = 40
 	modifyQPSize  = 64
 	sendWRSize    = 48
 	recvWRSize    = 32
 	sgeSize       = 16
 	maxSGE        = 16
 	wrSGL         = 8
+	wrUD          = 16
+	udDestSize    = 24
+	qptRC         = 2 // IBV_QPT_RC
+	qptUD         = 4 // IBV_QPT_UD
+	qpAttrQKey    = 1 << 6
 	postSize      = 8
 	cqeSize       = 32
 	ringHead      = 0
@@ -167,13 +172,13 @@ func readWRs[W any](body []byte, size int, read func([]byte) W) (wrs []W, rest [
 // modifyQP is struct rl_modify_qp.
 type modifyQP struct {
 	Mask, State, Access, MTU, DestQPN, RQPSN, SQPSN uint32
-	Timeout, Retry, RNRRetry, MinRNR                uint32
+	Timeout, Retry, RNRRetry, MinRNR, QKey          uint32
 	DGID                                            [16]byte
 }
 
 func readModifyQP(b []byte) modifyQP {
 	m := modifyQP{}
-	f := []*uint32{&m.Mask, &m.State, &m.Access, &m.MTU, &m.DestQPN, &m.RQPSN, &m.SQPSN, &m.Timeout, &m.Retry, &m.RNRRetry, &m.MinRNR}
+	f := []*uint32{&m.Mask, &m.State, &m.Access, &m.MTU, &m.DestQPN, &m.RQPSN, &m.SQPSN, &m.Timeout, &m.Retry, &m.RNRRetry, &m.MinRNR, &m.QKey}
 	for i, p := range f {
 		*p = le.Uint32(b[4*i:])
 	}
@@ -186,8 +191,8 @@ type cqe struct {
 	WRID              uint64
 	ByteLen, Imm, QPN uint32
 	Status, Opcode    uint8
-	Flags             uint8
-	VendorErr         uint32
+	Flags, SL         uint8
+	VendorErr, SrcQP  uint32
 }
 
 func (c cqe) put(b []byte) {
@@ -195,7 +200,7 @@ func (c cqe) put(b []byte) {
 	le.PutUint32(b[8:], c.ByteLen)
 	le.PutUint32(b[12:], c.Imm)
 	le.PutUint32(b[16:], c.QPN)
-	b[20], b[21], b[22], b[23] = c.Status, c.Opcode, c.Flags, 0
+	b[20], b[21], b[22], b[23] = c.Status, c.Opcode, c.Flags, c.SL
 	le.PutUint32(b[24:], c.VendorErr)
-	le.PutUint32(b[28:], 0)
+	le.PutUint32(b[28:], c.SrcQP)
 }

@@ -33,7 +33,8 @@ int main(void) {
 	P(RL_MAX_MSG) P(RL_PROTO_VERSION) P(RL_OP_QUERY_QP) P(RL_WR_IMM)
 	P(RL_OP_POST_SRQ_RECV) P(sizeof(struct rl_create_srq)) P(sizeof(struct rl_modify_srq)) P(sizeof(struct rl_srq_state))
 	P(offsetof(struct rl_create_qp, srq)) P(RL_SRQ_LIMIT) P(sizeof(struct rl_sge)) P(RL_MAX_SGE) P(RL_WR_SGL)
-	P(offsetof(struct rl_recv_wr, nsge))
+	P(offsetof(struct rl_recv_wr, nsge)) P(offsetof(struct rl_create_qp, qp_type)) P(offsetof(struct rl_modify_qp, qkey))
+	P(sizeof(struct rl_ud_dest)) P(RL_WR_UD) P(offsetof(struct rl_cqe, src_qp))
 	return 0;
 }`
 	if err := os.WriteFile(filepath.Join(dir, "p.c"), []byte(src), 0o644); err != nil {
@@ -67,7 +68,9 @@ int main(void) {
 		"RL_WR_IMM": wrImm, "RL_OP_POST_SRQ_RECV": opPostSRQRecv, "sizeof(struct rl_create_srq)": createSRQSize,
 		"sizeof(struct rl_modify_srq)": modifySRQSize, "sizeof(struct rl_srq_state)": 16, "offsetof(struct rl_create_qp, srq)": 28,
 		"RL_SRQ_LIMIT": srqLimit, "sizeof(struct rl_sge)": sgeSize, "RL_MAX_SGE": maxSGE, "RL_WR_SGL": wrSGL,
-		"offsetof(struct rl_recv_wr, nsge)": 24,
+		"offsetof(struct rl_recv_wr, nsge)": 24, "offsetof(struct rl_create_qp, qp_type)": 32,
+		"offsetof(struct rl_modify_qp, qkey)": 44, "sizeof(struct rl_ud_dest)": udDestSize, "RL_WR_UD": wrUD,
+		"offsetof(struct rl_cqe, src_qp)": 28,
 	} {
 		if g, ok := got[k]; !ok || g != want {
 			t.Errorf("%s: C says %d (present %v), Go %d", k, g, ok, want)

@@ -12,7 +12,10 @@ func (c *conn) createQP(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, fail(ePROTO, "create QP: short body")
 	}
 	f := func(i int) uint32 { return le.Uint32(body[4*i:]) }
-	pd, scq, rcq, maxSend, maxRecv, maxInl, sigAll, srqH := f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7)
+	pd, scq, rcq, maxSend, maxRecv, maxInl, sigAll, srqH, qpType := f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8)
+	if qpType != qptRC && qpType != qptUD {
+		return nil, fail(eOPNOTSUPP, "create QP: type %d (RC and UD only)", qpType)
+	}
 	if maxSend > maxQPWR || maxRecv > maxQPWR || maxInl > maxInline {
 		return nil, fail(eINVAL, "create QP: %d send WRs, %d receive WRs, %d inline bytes (at most %d, %d, %d)",
 			maxSend, maxRecv, maxInl, maxQPWR, maxQPWR, maxInline)
@@ -42,6 +45,9 @@ func (c *conn) createQP(ctx context.Context, body []byte) ([]byte, error) {
 			MaxSendWR: 2 * int(max(maxSend, 1)), MaxRecvWR: 2 * int(max(maxRecv, 1)), SignalAll: sigAll != 0}
 		if srq != nil {
 			cfg.SRQ = srq.srq
+		}
+		if qpType == qptUD {
+			cfg.Type = endpoint.TypeUD
 		}
 		qp, err := p.CreateQP(cfg)
 		if err != nil {
@@ -108,8 +114,18 @@ func (c *conn) modifyQP(ctx context.Context, h uint32, m modifyQP) error {
 		case m.State == qpsErr:
 			qp.ToError()
 		case m.State == qpsInit && cur == endpoint.StateReset:
+			if m.Mask&qpAttrQKey != 0 {
+				qp.SetQKey(m.QKey)
+			}
 			err = qp.ToInit()
+		case qp.Type() == endpoint.TypeUD && m.State == qpsRTR && cur == endpoint.StateInit:
+			err = qp.ToRTR(endpoint.ConnInfo{}) // a datagram QP has no peer
+		case qp.Type() == endpoint.TypeUD && m.State == qpsRTS && cur == endpoint.StateRTR:
+			err = qp.ToRTS()
 		case m.State == qpsInit && cur == endpoint.StateInit:
+			if m.Mask&qpAttrQKey != 0 {
+				qp.SetQKey(m.QKey)
+			}
 		case m.State == qpsRTR && cur == endpoint.StateInit:
 			err = c.toRTR(qp, m)
 		case m.State == qpsRTS && cur == endpoint.StateRTR:
@@ -220,7 +236,12 @@ func (c *conn) postSend(h uint32, body []byte) {
 				Imm: swap32(w.Imm), Signaled: w.Flags&wrSignaled != 0,
 				Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}}
 			var err error
+			if w.Flags&wrUD != 0 {
+				wr.UD, err = readUDDest(inl[min(at, len(inl)):])
+				at += udDestSize
+			}
 			switch {
+			case err != nil:
 			case !ok:
 				err = fmt.Errorf("opcode %d is not supported", w.Opcode)
 			case w.Flags&wrInline != 0:
@@ -304,4 +325,16 @@ func recvWRs(body []byte) (wrs []recvWR, more [][]endpoint.SGE, ok bool) {
 		}
 	}
 	return wrs, more, true
+}
+
+// readUDDest reads a UD WR's struct rl_ud_dest.
+func readUDDest(b []byte) (*endpoint.UDDest, error) {
+	if len(b) < udDestSize {
+		return nil, fmt.Errorf("a UD destination past the message")
+	}
+	ip, err := ipOfGID([16]byte(b[:16]))
+	if err != nil {
+		return nil, fmt.Errorf("UD destination: %v", err)
+	}
+	return &endpoint.UDDest{IP: ip, QPN: le.Uint32(b[16:]) & 0xFFFFFF, QKey: le.Uint32(b[20:])}, nil
 }

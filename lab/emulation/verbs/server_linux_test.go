@@ -208,7 +208,7 @@ func open(t *testing.T, api string) *side {
 	out := p.ok(opRegMR, 0, regMRBody(pd, 1|2|4, addr, size, size), fd)
 	rfd, ring := memfd(t, 128+64*32)
 	cq := le.Uint32(p.ok(opCreateCQ, 0, u32s(64, 0), rfd))
-	qo := p.ok(opCreateQP, 0, u32s(pd, cq, cq, 64, 64, 0, 0, 0))
+	qo := p.ok(opCreateQP, 0, u32s(pd, cq, cq, 64, 64, 0, 0, 0, 2, 0))
 	return &side{p: p, mem: mem, addr: addr, lkey: le.Uint32(out[4:]), rkey: le.Uint32(out[8:]), ring: ring,
 		qp: le.Uint32(qo), qpn: le.Uint32(qo[4:])}
 }
@@ -337,10 +337,13 @@ func TestServer(t *testing.T) {
 		if e, _, _ := p.call(opCreateCQ, 0, u32s(48, 0), rfd); e != eINVAL {
 			t.Errorf("CQ of 48 entries (not a power of two): errno %d, want EINVAL", e)
 		}
-		if e, _, _ := p.call(opCreateQP, 0, u32s(pd, cq, cq, 1<<20, 64, 0, 0, 0)); e != eINVAL {
+		if e, _, _ := p.call(opCreateQP, 0, u32s(pd, cq, cq, 1<<20, 64, 0, 0, 0, 2, 0)); e != eINVAL {
 			t.Errorf("QP of 2^20 send WRs: errno %d, want EINVAL", e)
 		}
-		qp := le.Uint32(p.ok(opCreateQP, 0, u32s(pd, cq, cq, 64, 64, 0, 0, 0)))
+		if e, _, _ := p.call(opCreateQP, 0, u32s(pd, cq, cq, 64, 64, 0, 0, 0, 3, 0)); e != eOPNOTSUPP {
+			t.Errorf("a UC QP: errno %d, want EOPNOTSUPP", e)
+		}
+		qp := le.Uint32(p.ok(opCreateQP, 0, u32s(pd, cq, cq, 64, 64, 0, 0, 0, 2, 0)))
 		if e, words, _ := p.call(opModifyQP, qp, modify(1, 3, 0, 0, 0, 0, [16]byte{})); e != eINVAL || !strings.Contains(words, "RESET") {
 			t.Errorf("RESET to RTS: errno %d %q, want EINVAL naming the states", e, words)
 		}

@@ -173,9 +173,10 @@ void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_
  * wc: on RoCE every datagram carries a GRH (its first 40 bytes of the
  * receive buffer, grh), whose source GID becomes the destination, and
  * whose destination GID is looked up in the port's table for the source
- * index. The IPv4-mapped form of RoCE v2 carries an IPv4 header in the
- * GRH's last 20 bytes, which IBV_WC_GRH does not distinguish; the GIDs
- * are where they would be either way for the lab's IPv4 back end.
+ * index. RoCE v2 over IPv4 puts 20 undefined bytes and the IPv4 header
+ * there instead, told apart by the version nibbles (6 at byte 0 for an
+ * IPv6 header, 4 at byte 20 for IPv4); its GIDs are the IPv4-mapped
+ * addresses.
  */
 int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
 			struct ibv_ah_attr *ah_attr)
@@ -188,16 +189,30 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 	if (!(wc->wc_flags & IBV_WC_GRH))
 		return 0;
 	ah_attr->is_global = 1;
-	ah_attr->grh.dgid = grh->sgid;
-	uint32_t flow = ntohl(grh->version_tclass_flow);
-	ah_attr->grh.flow_label = flow & 0xfffff;
-	ah_attr->grh.traffic_class = (flow >> 20) & 0xff;
 	ah_attr->grh.hop_limit = 0xff;
+	union ibv_gid here = grh->dgid;
+	uint32_t flow = ntohl(grh->version_tclass_flow);
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
+	if (flow >> 28 != 6 && ip4[0] >> 4 == 4) {
+		/* RoCE v2 over IPv4: 20 bytes, then the IPv4 header. The GIDs
+		 * are the IPv4-mapped source and destination addresses. */
+		memset(&ah_attr->grh.dgid, 0, sizeof(ah_attr->grh.dgid));
+		memset(&here, 0, sizeof(here));
+		ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xff;
+		here.raw[10] = here.raw[11] = 0xff;
+		memcpy(&ah_attr->grh.dgid.raw[12], ip4 + 12, 4);
+		memcpy(&here.raw[12], ip4 + 16, 4);
+		ah_attr->grh.traffic_class = ip4[1];
+	} else {
+		ah_attr->grh.dgid = grh->sgid;
+		ah_attr->grh.flow_label = flow & 0xfffff;
+		ah_attr->grh.traffic_class = (flow >> 20) & 0xff;
+	}
 	for (int i = 0; i < 256; i++) {
 		union ibv_gid g;
 		if (ibv_query_gid(context, port_num, i, &g) != 0)
 			break;
-		if (memcmp(&g, &grh->dgid, sizeof(g)) == 0) {
+		if (memcmp(&g, &here, sizeof(g)) == 0) {
 			ah_attr->grh.sgid_index = i;
 			return 0;
 		}

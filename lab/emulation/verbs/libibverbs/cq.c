@@ -166,6 +166,8 @@ int rl_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		w->imm_data = e->imm;
 		w->qp_num = e->qp_num;
 		w->wc_flags = e->wc_flags;
+		w->src_qp = e->src_qp;
+		w->sl = e->sl;
 		w->pkey_index = 0;
 		tail++;
 	}

@@ -21,21 +21,35 @@ static int rl_flush(struct rl_qp *p)
 	return err;
 }
 
+/* rl_add_ud puts a UD WR's destination in the trailing area. */
+static void rl_add_ud(struct rl_qp *p, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	struct rl_ud_dest u = { .qpn = qpn, .qkey = qkey };
+	memcpy(u.dgid, ((struct rl_ah *)ah)->attr.grh.dgid.raw, 16);
+	memcpy(p->inl + p->inl_len, &u, sizeof(u));
+	p->inl_len += sizeof(u);
+}
+
 /* rl_add_wr appends one send WR (wr_lock held). inline data, if any, is
- * copied from the gather list. */
-static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct ibv_sge *sg, int nsg)
+ * copied from the gather list; a UD WR's destination goes first (ah). */
+static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct ibv_sge *sg, int nsg,
+		     struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
 	struct rl_send_wr *d;
 	int err, i;
 
 	if (nsg > RL_MAX_SGE)
 		return EINVAL;
-	if (p->nbatch == RL_BATCH || (w->flags & RL_WR_INLINE && p->inl_len + RL_MAX_INLINE > sizeof(p->inl)) ||
-	    p->inl_len + RL_MAX_SGE * sizeof(struct rl_sge) > sizeof(p->inl))
+	if (p->nbatch == RL_BATCH ||
+	    p->inl_len + sizeof(struct rl_ud_dest) + RL_MAX_INLINE + RL_MAX_SGE * sizeof(struct rl_sge) > sizeof(p->inl))
 		if ((err = rl_flush(p)))
 			return err;
 	d = &p->batch[p->nbatch];
 	*d = *w;
+	if (ah) {
+		rl_add_ud(p, ah, qpn, qkey);
+		d->flags |= RL_WR_UD;
+	}
 	if (w->flags & RL_WR_INLINE) {
 		size_t total = 0;
 		for (i = 0; i < nsg; i++)
@@ -106,7 +120,12 @@ int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 				w.flags |= RL_WR_SIGNALED;
 			if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ)
 				w.flags |= RL_WR_INLINE;
-			err = rl_add_wr(p, &w, wr->sg_list, wr->num_sge);
+			bool ud = qp->qp_type == IBV_QPT_UD;
+			if (ud && (!wr->wr.ud.ah || (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)))
+				err = EINVAL;
+			else
+				err = rl_add_wr(p, &w, wr->sg_list, wr->num_sge, ud ? wr->wr.ud.ah : NULL,
+						wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
 		}
 		if (err) {
 			*bad = wr;
@@ -352,10 +371,29 @@ void rl_wr_unsupported_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr,
 	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
 }
 
-void rl_wr_unsupported_ud(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+/* rl_wr_set_ud_addr gives the current WR of a UD QP its destination. It
+ * goes before the WR's own inline bytes or list in the trailing area
+ * (which end it): they move up if the program set them first. */
+void rl_wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	(void)ah, (void)qpn, (void)qkey;
-	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+	struct rl_qp *p = (struct rl_qp *)qx;
+	struct rl_send_wr *w = rl_wr_cur(qx);
+	struct rl_ud_dest u = { .qpn = qpn, .qkey = qkey };
+	size_t own;
+
+	if (!w)
+		return;
+	if (qx->qp_base.qp_type != IBV_QPT_UD || !ah || (w->flags & RL_WR_UD) ||
+	    p->inl_len + sizeof(u) > sizeof(p->inl)) {
+		p->wr_err = EINVAL;
+		return;
+	}
+	memcpy(u.dgid, ((struct rl_ah *)ah)->attr.grh.dgid.raw, 16);
+	own = w->inline_len;
+	memmove(p->inl + p->inl_len - own + sizeof(u), p->inl + p->inl_len - own, own);
+	memcpy(p->inl + p->inl_len - own, &u, sizeof(u));
+	p->inl_len += sizeof(u);
+	w->flags |= RL_WR_UD;
 }
 
 void rl_wr_unsupported_u32(struct ibv_qp_ex *qx, uint32_t v)

@@ -116,10 +116,13 @@ struct rl_cqe {
 	uint32_t qp_num;
 	uint8_t status;   /* enum ibv_wc_status */
 	uint8_t opcode;   /* enum ibv_wc_opcode */
-	uint8_t wc_flags; /* IBV_WC_WITH_IMM */
-	uint8_t pad;
+	uint8_t wc_flags; /* IBV_WC_WITH_IMM, IBV_WC_GRH */
+	/* UD receives over RoCE: the packet type, as mlx5 NICs report it in
+	 * ibv_wc.sl and UCX reads it: bit 3 a UDP header, bits 2..0 the L3
+	 * header (0x2 IPv4, 0x1 IPv6). */
+	uint8_t sl;
 	uint32_t vendor_err;
-	uint32_t pad2;
+	uint32_t src_qp; /* UD receives: the sender's QP */
 };
 
 struct rl_create_cq {
@@ -136,6 +139,8 @@ struct rl_create_qp {
 	uint32_t max_inline;
 	uint32_t sq_sig_all;
 	uint32_t srq; /* 0: the QP's own receive queue */
+	uint32_t qp_type; /* enum ibv_qp_type: IBV_QPT_RC or IBV_QPT_UD */
+	uint32_t pad;
 };
 
 struct rl_create_srq {
@@ -180,7 +185,7 @@ struct rl_modify_qp {
 	uint32_t retry_cnt;
 	uint32_t rnr_retry;
 	uint32_t min_rnr_timer;
-	uint32_t pad;
+	uint32_t qkey; /* IBV_QP_QKEY (UD) */
 	uint8_t dgid[16];
 };
 
@@ -200,6 +205,15 @@ struct rl_post {
 /* The WR's scatter/gather list goes on in the trailing area: inline_len
  * bytes of struct rl_sge after its first entry (addr, length, lkey). */
 #define RL_WR_SGL 8
+/* A UD WR: its struct rl_ud_dest comes first in its share of the
+ * trailing area, before its inline bytes or list. */
+#define RL_WR_UD 16
+
+struct rl_ud_dest {
+	uint8_t dgid[16]; /* the address handle's destination GID */
+	uint32_t qpn;
+	uint32_t qkey;
+};
 
 /* rl_send_wr.opcode: enum ibv_wr_opcode (SEND, SEND_WITH_IMM, RDMA_WRITE,
  * RDMA_WRITE_WITH_IMM, RDMA_READ). */

@@ -19,8 +19,8 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		errno = EINVAL;
 		return NULL;
 	}
-	if (a->qp_type != IBV_QPT_RC) {
-		rl_warn("only RC QPs are supported (asked for type %d)", a->qp_type);
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
+		rl_warn("only RC and UD QPs are supported (asked for type %d)", a->qp_type);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -52,6 +52,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	req.max_inline = a->cap.max_inline_data;
 	req.sq_sig_all = (uint32_t)a->sq_sig_all;
 	req.srq = a->srq ? rl_srq_handle(a->srq) : 0;
+	req.qp_type = a->qp_type;
 	if (rl_call(c, RL_OP_CREATE_QP, 0, &req, sizeof(req), NULL, 0, NULL, 0, &r, sizeof(r))) {
 		int e = errno;
 		if (c->reply_msg[0])
@@ -77,7 +78,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	q->handle = r.handle;
 	q->qp_num = r.qpn;
 	q->state = IBV_QPS_RESET;
-	q->qp_type = IBV_QPT_RC;
+	q->qp_type = a->qp_type;
 	pthread_mutex_init(&q->mutex, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	p->qpx.comp_mask = 0;
@@ -95,7 +96,7 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	p->qpx.wr_set_inline_data_list = rl_wr_set_inline_data_list;
 	p->qpx.wr_atomic_cmp_swp = rl_wr_unsupported_atomic;
 	p->qpx.wr_atomic_fetch_add = rl_wr_unsupported_fadd;
-	p->qpx.wr_set_ud_addr = rl_wr_unsupported_ud;
+	p->qpx.wr_set_ud_addr = rl_wr_set_ud_addr;
 	p->qpx.wr_set_xrc_srqn = rl_wr_unsupported_u32;
 	p->qpx.wr_local_inv = rl_wr_unsupported_u32;
 	p->qpx.wr_send_inv = rl_wr_unsupported_u32;
@@ -155,6 +156,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	req.retry_cnt = a->retry_cnt;
 	req.rnr_retry = a->rnr_retry;
 	req.min_rnr_timer = a->min_rnr_timer;
+	req.qkey = a->qkey;
 	if (mask & IBV_QP_AV) {
 		if (!a->ah_attr.is_global) {
 			rl_warn("QP %#x: RTR without a GRH: RoCE needs the peer's GID (e.g. ibv_rc_pingpong -g 3)",
@@ -198,6 +200,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		p->attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		p->attr.min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_QKEY)
+		p->attr.qkey = a->qkey;
 	return 0;
 }
 

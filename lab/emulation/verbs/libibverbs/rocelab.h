@@ -162,7 +162,7 @@ void rl_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len);
 void rl_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *b);
 void rl_wr_unsupported_atomic(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a, uint64_t b);
 void rl_wr_unsupported_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a);
-void rl_wr_unsupported_ud(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
+void rl_wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
 void rl_wr_unsupported_u32(struct ibv_qp_ex *qx, uint32_t v);
 
 extern struct rl_qp *rl_qp_list[4096];

@@ -179,11 +179,11 @@ int main(void)
 	if (ibv_destroy_srq(srq))
 		FAIL("destroy_srq: %s", strerror(errno));
 	/* Unsupported verbs fail as a provider without them does. */
-	struct ibv_qp_init_attr ud = { .send_cq = a.cq, .recv_cq = a.cq, .qp_type = IBV_QPT_UD,
+	struct ibv_qp_init_attr ud = { .send_cq = a.cq, .recv_cq = a.cq, .qp_type = IBV_QPT_UC,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 } };
 	errno = 0;
 	if (ibv_create_qp(a.pd, &ud) || errno != EOPNOTSUPP)
-		FAIL("UD QP: want NULL and EOPNOTSUPP, errno %d", errno);
+		FAIL("UC QP: want NULL and EOPNOTSUPP, errno %d", errno);
 
 	/* 1. RDMA WRITE through the ibv_qp_ex API: the bytes land in b's
 	 * memory with no call from b. */
