@@ -348,6 +348,45 @@ func TestVerbsPrograms(t *testing.T) {
 		})
 	}
 
+	// UCX over the lab's NICs: RC for the data, UD to set the RC
+	// connections up (UCP's wire-up needs a datagram transport), the
+	// bytes crossing host4's rack switch, as with perftest.
+	t.Run("ucx_perftest", func(t *testing.T) {
+		v.t = t
+		testenv.RequireTool(t, "ucx_perftest")
+		env := []string{"env", "UCX_TLS=rc_verbs,ud_verbs", "UCX_NET_DEVICES=rocelab_gpu0:1"}
+		labels := map[string]string{"port": "2"} // rtsw2:p3, host4:gpu0's port
+		before := v.counter("rtsw2", "switch_port_tx_bytes_total", labels)
+		type result struct {
+			code int
+			out  string
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, out := v.exec(context.Background(), 120*time.Second, "host4", append(env, "ucx_perftest")...)
+			done <- result{code, out}
+		}()
+		code, out := -1, ""
+		for try := 0; try < 50; try++ {
+			time.Sleep(200 * time.Millisecond)
+			code, out = v.exec(context.Background(), 120*time.Second, "host1",
+				append(env, "ucx_perftest", v.fe["host4"], "-t", "tag_bw", "-s", "65536", "-n", "300")...)
+			if code == 0 || !strings.Contains(out, "connect") {
+				break
+			}
+		}
+		srv := <-done
+		if code != 0 || srv.code != 0 || !strings.Contains(out, "Final:") {
+			t.Fatalf("ucx_perftest tag_bw host1 -> host4: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", code, srv.code, lastLines(out, 30), lastLines(srv.out, 30))
+		}
+		const want = 300 * 65536
+		if moved := v.counter("rtsw2", "switch_port_tx_bytes_total", labels) - before; moved < want {
+			t.Errorf("ucx_perftest moved %d bytes; rtsw2:p3 sent %.0f more, want at least that", want, moved)
+		} else {
+			t.Logf("ucx_perftest tag_bw: rtsw2:p3 sent %.0f bytes for UCX's %d\n%s", moved, want, lastLines(out, 3))
+		}
+	})
+
 	t.Run("incast_pfc", func(t *testing.T) {
 		v.t = t
 		pfc := func() float64 { return v.counter("rtsw2", "switch_port_pfc_tx_frames_total", nil) }
