@@ -51,6 +51,8 @@ const (
 	MutEarlyMeta                           // MR-3.2: requests sent before the negotiation concluded
 	MutReadNoReorder                       // MR-4.8: RoCEv2 READ responses out of order are placed
 	MutPSNNoWrap                           // MR-1.7: PSN distances computed without the 24-bit wrap
+	MutUDAnyQKey                           // MR-11.3: a UD QP takes datagrams of any Q_Key
+	MutUDNoGRH                             // MR-11.2: a UD receive places the payload with no GRH before it
 	mutEnd
 )
 
@@ -58,7 +60,8 @@ var mutantNames = [...]string{"no-cnp-rate-limit", "cnp-per-qp", "sack-bitmap-of
 	"wrong-nak-syndrome", "ignore-pfc", "no-fallback", "rto-10x", "accept-bad-icrc", "no-backoff", "retry-forever",
 	"ignore-rnr-timer", "nak-every-ooo", "go-back-skip-one", "no-dup-reack", "no-ackreq-last", "no-trim-flag",
 	"ignore-trim", "no-ooo-placement", "hello-in-rocev2", "no-rnr-nak", "single-path", "no-reselect", "cnp-no-echo",
-	"data-not-ect", "ack-coalesce-64", "window-8192", "wrong-error-status", "early-metaroce", "read-no-reorder", "psn-no-wrap"}
+	"data-not-ect", "ack-coalesce-64", "window-8192", "wrong-error-status", "early-metaroce", "read-no-reorder", "psn-no-wrap",
+	"ud-any-qkey", "ud-no-grh"}
 
 // Mutants returns every single mutant.
 func Mutants() []Mutant {

@@ -137,7 +137,7 @@ func (qp *QP) receiveUD(p *wire.Packet) {
 		return
 	}
 	qkey, src := p.DETH()
-	if qkey != qp.cfg.QKey {
+	if qkey != qp.cfg.QKey && !qp.nic.mut(MutUDAnyQKey) {
 		qp.ctr.rxDropped++ // IBTA 10.2.5: a Q_Key violation drops the datagram
 		return
 	}
@@ -158,9 +158,14 @@ func (qp *QP) receiveUD(p *wire.Packet) {
 	}
 	if e.mr != nil {
 		if dst := e.mr.slice(e.wr.Local.Addr, uint64(GRHLen)+uint64(n)); dst != nil {
-			putGRH(dst[:GRHLen], p)
+			grh := GRHLen
+			if qp.nic.mut(MutUDNoGRH) {
+				grh = 0
+			} else {
+				putGRH(dst[:GRHLen], p)
+			}
 			if data := p.Payload(); data != nil {
-				copy(dst[GRHLen:], data)
+				copy(dst[grh:], data)
 			}
 		}
 		if e.parts != nil {

@@ -9,6 +9,7 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/rocelab/rocelab/endpoint"
 )
@@ -23,6 +24,10 @@ type WR struct {
 	RemoteAddr uint64 `json:"remote_addr,omitempty"`
 	RKey       uint32 `json:"rkey,omitempty"`
 	Imm        uint32 `json:"imm,omitempty"`
+	// DestQPN and QKey address a UD QP's SEND: the QP of the peer the
+	// QP was connected to, and its Q_Key.
+	DestQPN uint32 `json:"dest_qpn,omitempty"`
+	QKey    uint32 `json:"qkey,omitempty"`
 }
 
 // Recv is a receive work request: Len bytes at Offset of the QP's buffer.
@@ -41,12 +46,17 @@ type Completion struct {
 	Opcode  string `json:"opcode"`
 	ByteLen uint32 `json:"byte_len"`
 	Imm     uint32 `json:"imm,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// SrcQP and GRH, on a UD receive: the sender's QP, and that the
+	// buffer holds a 40-byte GRH before the payload.
+	SrcQP uint32 `json:"src_qp,omitempty"`
+	GRH   bool   `json:"grh,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // CompletionOf is wc as the adapter reports it.
 func CompletionOf(wc endpoint.WC) Completion {
-	c := Completion{WRID: wc.WRID, Status: wc.Status.String(), Opcode: wc.Opcode.String(), ByteLen: wc.ByteLen, Imm: wc.Imm}
+	c := Completion{WRID: wc.WRID, Status: wc.Status.String(), Opcode: wc.Opcode.String(), ByteLen: wc.ByteLen, Imm: wc.Imm,
+		SrcQP: wc.SrcQP, GRH: wc.GRH}
 	if wc.Err != nil {
 		c.Error = wc.Err.Error()
 	}
@@ -83,6 +93,9 @@ type QP struct {
 	QP  *endpoint.QP
 	MR  *endpoint.MR
 	Buf []byte
+	// Peer is the address the QP was connected to: a UD QP's SENDs go
+	// there.
+	Peer netip.Addr
 }
 
 // span checks [off, off+n) against the buffer, without overflow.
@@ -110,8 +123,12 @@ func (q QP) PostSend(wr WR) error {
 	if err := q.span(wr.Offset, uint64(wr.Len)); err != nil {
 		return err
 	}
-	return q.QP.PostSend(endpoint.SendWR{WRID: wr.WRID, Opcode: op, Signaled: true, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm,
-		Local: q.local(wr.Offset, wr.Len)})
+	sw := endpoint.SendWR{WRID: wr.WRID, Opcode: op, Signaled: true, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm,
+		Local: q.local(wr.Offset, wr.Len)}
+	if q.QP.Type() == endpoint.TypeUD {
+		sw.UD = &endpoint.UDDest{IP: q.Peer, QPN: wr.DestQPN, QKey: wr.QKey}
+	}
+	return q.QP.PostSend(sw)
 }
 
 // PostRecv posts r.
@@ -137,4 +154,16 @@ func (q QP) Write(off uint64, data []byte) error {
 	}
 	copy(q.Buf[off:], data)
 	return nil
+}
+
+// QPType is the transport service of the adapter's type name: "rc" (or
+// "") or "ud".
+func QPType(name string) (endpoint.QPType, error) {
+	switch name {
+	case "", "rc":
+		return endpoint.TypeRC, nil
+	case "ud":
+		return endpoint.TypeUD, nil
+	}
+	return 0, fmt.Errorf("qp type %q: want rc or ud", name)
 }

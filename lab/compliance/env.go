@@ -76,6 +76,9 @@ type QPSpec struct {
 	// PSN, if set, is the first PSN the IUT's QP sends (cases that make
 	// the IUT's requester cross the wrap).
 	PSN *uint32 `json:"psn,omitempty"`
+	// Type is rc (default) or ud; QKey a UD QP's Q_Key.
+	Type string `json:"type,omitempty"`
+	QKey uint32 `json:"qkey,omitempty"`
 }
 
 // QPHandle is a QP the IUT created: Conn is what the tester connects to,

@@ -76,4 +76,10 @@ var spec = []Requirement{
 	{"MR-8.4", Must, "received RoCEv2 frames with a bad ICRC are dropped (not executed, not acknowledged) and counted. Trimmed …"},
 	{"MR-10.1", Must, "in RoCEv2 mode the endpoint emits only standard RC opcodes (0x00–0x11) and CNPs (0x81) with standard …"},
 	{"MR-10.2", Must, "the MSN of an ACK (and of a READ response's AETH) counts the messages the responder completed, modulo 2^24."},
+	{"MR-11.1", Must, "a UD SEND is one packet, opcode 0x64 (0x65 with immediate data), whose BTH is followed by a DETH carrying …"},
+	{"MR-11.2", Must, "the receiver places the datagram in the next receive WQE after 40 bytes of GRH (for RoCEv2 over IPv4: 20 …"},
+	{"MR-11.3", Must, "a datagram whose Q_Key differs from the receiving QP's is dropped without a completion and without …"},
+	{"MR-11.4", Must, "a datagram that finds no receive WQE is dropped; the receiver sends nothing in answer (no RNR NAK)."},
+	{"MR-11.5", MustNot, "a UD QP sends an ACK, a NAK or a retransmission; its send completes once the packet is sent."},
+	{"MR-11.6", Must, "a work request's Q_Key with the high-order bit set sends the QP's own Q_Key instead."},
 }

@@ -113,8 +113,12 @@ func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 	if err != nil {
 		return compliance.QPHandle{}, err
 	}
+	typ, err := adapter.QPType(s.Type)
+	if err != nil {
+		return compliance.QPHandle{}, err
+	}
 	cq := e.nic.CreateCQ(0)
-	cfg := endpoint.QPConfig{SendCQ: cq, RecvCQ: cq, Mode: mode, Paths: s.Paths}
+	cfg := endpoint.QPConfig{SendCQ: cq, RecvCQ: cq, Mode: mode, Paths: s.Paths, Type: typ, QKey: s.QKey}
 	if s.PSN != nil {
 		cfg.PSN, cfg.HasPSN = *s.PSN, true
 	}
@@ -138,6 +142,7 @@ func (e *env) Connect(id int, remote endpoint.ConnInfo) error {
 	if err != nil {
 		return err
 	}
+	q.ad.Peer = remote.IP
 	return q.ad.QP.Connect(remote)
 }
 

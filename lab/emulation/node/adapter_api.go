@@ -74,7 +74,7 @@ func (ep *epState) onAdapterQP(r *http.Request, f func(q *epQP) error) error {
 }
 
 // verbs is q as the adapter drives it.
-func (q *epQP) verbs() adapter.QP { return adapter.QP{QP: q.qp, MR: q.mr, Buf: q.buf} }
+func (q *epQP) verbs() adapter.QP { return adapter.QP{QP: q.qp, MR: q.mr, Buf: q.buf, Peer: q.peer} }
 
 func (ep *epState) postSend(r *http.Request, wr nodeapi.WorkRequest) (any, error) {
 	if _, err := adapter.Opcode(wr.Op); err != nil {

@@ -92,6 +92,7 @@ type epQP struct {
 	mr     *endpoint.MR // nil without a buffer
 	buf    []byte
 	remote nodeapi.BufferInfo
+	peer   netip.Addr        // the address it was connected to (a UD QP's SENDs go there)
 	onWC   func(endpoint.WC) // the job using the QP
 	wcs    []endpoint.WC     // completions kept for the adapter (no job)
 	busy   int               // id of the job using the QP (0: none)

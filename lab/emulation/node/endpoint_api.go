@@ -86,6 +86,10 @@ func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error)
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
+	typ, err := adapter.QPType(req.Type)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
 	if req.CC == "" {
 		req.CC = "none"
 	}
@@ -118,7 +122,7 @@ func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error)
 			}
 			q.keep(wc)
 		})
-		cfg := endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths}
+		cfg := endpoint.QPConfig{SendCQ: q.cq, RecvCQ: q.cq, Mode: mode, CC: req.CC, Paths: req.Paths, Type: typ, QKey: req.QKey}
 		if req.PSN != nil {
 			cfg.PSN, cfg.HasPSN = *req.PSN, true
 		}
@@ -212,7 +216,7 @@ func (ep *epState) connectQP(r *http.Request, req nodeapi.ConnectRequest) (any, 
 		if err := q.qp.Connect(req.Remote); err != nil {
 			return &httpError{http.StatusConflict, fmt.Errorf("connect qp %d: %w", q.id, err)}
 		}
-		q.remote = req.RemoteBuffer
+		q.remote, q.peer = req.RemoteBuffer, req.Remote.IP
 		out = ep.qpInfo(q)
 		return nil
 	})

@@ -31,6 +31,10 @@ type QPRequest struct {
 	Owner string `json:"owner,omitempty"`
 	// PSN, if set, is the first PSN the QP sends (default: random).
 	PSN *uint32 `json:"psn,omitempty"`
+	// Type is rc (default) or ud, QKey a UD QP's Q_Key (the compliance
+	// adapter's UD cases).
+	Type string `json:"type,omitempty"`
+	QKey uint32 `json:"qkey,omitempty"`
 	// LeaseMS, with Owner, is the owner's lease in wall-clock ms: unless
 	// the owner renews it (POST /owners/renew) or deletes its QPs first,
 	// the node stops the owner's jobs and deletes its QPs when it runs
