@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,10 +30,13 @@ func Enter(devs []Device) error {
 	if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("hostfs: mount the namespace's sysfs: %w", err)
 	}
-	if err := cover("/dev", func(dir string) error { return addDevices(dir, devs) }); err != nil {
+	// A program under rocelab exec that runs rocelab exec again (an MPI
+	// launcher's agent) has the lab's entries already: they are made
+	// anew, not bound back.
+	if err := cover("/dev", []string{"infiniband"}, func(dir string) error { return addDevices(dir, devs) }); err != nil {
 		return err
 	}
-	return cover("/sys/class", func(dir string) error {
+	return cover("/sys/class", []string{"infiniband", "infiniband_verbs"}, func(dir string) error {
 		for _, f := range sysFiles(devs) {
 			p := filepath.Join(dir, f.path)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -66,10 +70,11 @@ func addDevices(dir string, devs []Device) error {
 	return nil
 }
 
-// cover mounts a tmpfs over dir that holds every entry dir held — each
-// bound back from the covered directory (directories with the mounts under
-// them), symbolic links copied — and whatever add makes in it.
-func cover(dir string, add func(dir string) error) error {
+// cover mounts a tmpfs over dir that holds every entry dir held but those
+// named in own — each bound back from the covered directory (directories
+// with the mounts under them), symbolic links copied — and whatever add
+// makes in it.
+func cover(dir string, own []string, add func(dir string) error) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("hostfs: cover %s: %w", dir, err)
@@ -83,6 +88,9 @@ func cover(dir string, add func(dir string) error) error {
 		return fmt.Errorf("hostfs: cover %s: %w", dir, err)
 	}
 	for _, e := range ents {
+		if slices.Contains(own, e.Name()) {
+			continue
+		}
 		if err := bindBack(orig, dir, e); err != nil {
 			return fmt.Errorf("hostfs: cover %s: %s: %w", dir, e.Name(), err)
 		}

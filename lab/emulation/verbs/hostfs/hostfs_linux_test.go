@@ -63,6 +63,24 @@ func TestEnter(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("in the program's view:\n%s\nwant:\n%s", out.String(), want)
 	}
+	// Entered again from inside the view (a launcher that runs rocelab
+	// exec under rocelab exec): the lab's entries are made anew.
+	out.Reset()
+	cmd = exec.Command("sh", "-c", "ls /dev/infiniband; cat /sys/class/infiniband_verbs/uverbs0/ibdev")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	twice := func() error {
+		if err := hostfs.Enter(devs[:1]); err != nil {
+			return err
+		}
+		return hostfs.Enter(devs[:1])
+	}
+	if _, err := netns.StartPrepared(ns, cmd, twice); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || out.String() != "uverbs0\nrocelab_gpu0\n" {
+		t.Errorf("entered twice: %v\n%s", err, out.String())
+	}
+
 	// The machine is as it was.
 	if _, err := os.Stat("/dev/infiniband"); errors.Is(devBefore, os.ErrNotExist) && err == nil {
 		t.Error("/dev/infiniband appeared on the machine")
