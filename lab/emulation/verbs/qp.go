@@ -290,21 +290,28 @@ func refused(qp *endpoint.QP) uint8 {
 }
 
 func (c *conn) postRecv(h uint32, body []byte) {
+	c.postRecvWRs(body, func(wr endpoint.RecvWR) {
+		q := c.qps[h]
+		if q == nil {
+			return
+		}
+		if err := q.qp.PostRecv(wr); err != nil {
+			c.s.opts.Log.Debug("verbs post recv refused", "qpn", q.qp.QPN(), "err", err)
+			c.push(c.cqs[q.recv], cqe{WRID: wr.WRID, QPN: q.qp.QPN(), Status: refused(q.qp), Opcode: wcOpcode[endpoint.WCRecv]})
+		}
+	})
+}
+
+// postRecvWRs reads a POST_RECV's or POST_SRQ_RECV's WRs and hands each,
+// in order, to post on the loop.
+func (c *conn) postRecvWRs(body []byte, post func(endpoint.RecvWR)) {
 	wrs, more, ok := recvWRs(body)
 	if !ok {
 		return
 	}
 	c.s.opts.Loop.Post(func() {
-		q := c.qps[h]
-		if q == nil {
-			return
-		}
 		for i, w := range wrs {
-			err := q.qp.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}, More: more[i]})
-			if err != nil {
-				c.s.opts.Log.Debug("verbs post recv refused", "qpn", q.qp.QPN(), "err", err)
-				c.push(c.cqs[q.recv], cqe{WRID: w.WRID, QPN: q.qp.QPN(), Status: refused(q.qp), Opcode: wcOpcode[endpoint.WCRecv]})
-			}
+			post(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}, More: more[i]})
 		}
 	})
 }

@@ -107,19 +107,13 @@ func (c *conn) destroySRQ(ctx context.Context, h uint32) error {
 // lkey) has no QP to complete on: the program hears of it only with
 // ROCELAB_VERBS_DEBUG, as the library checks what it can first.
 func (c *conn) postSRQRecv(h uint32, body []byte) {
-	wrs, more, ok := recvWRs(body)
-	if !ok {
-		return
-	}
-	c.s.opts.Loop.Post(func() {
+	c.postRecvWRs(body, func(wr endpoint.RecvWR) {
 		s := c.srqs[h]
 		if s == nil {
 			return
 		}
-		for i, w := range wrs {
-			if err := s.srq.PostRecv(endpoint.RecvWR{WRID: w.WRID, Local: endpoint.SGE{Addr: w.Addr, Length: w.Length, LKey: w.LKey}, More: more[i]}); err != nil {
-				c.s.opts.Log.Debug("verbs post SRQ recv refused", "srq", h, "err", err)
-			}
+		if err := s.srq.PostRecv(wr); err != nil {
+			c.s.opts.Log.Debug("verbs post SRQ recv refused", "srq", h, "err", err)
 		}
 	})
 }

@@ -21,6 +21,23 @@ static int rl_flush(struct rl_qp *p)
 	return err;
 }
 
+/* rl_add_sgl puts the entries of a list after its first (in w itself) in
+ * the trailing area, and marks w (RL_WR_SGL); a list of one adds nothing. */
+static void rl_add_sgl(struct rl_qp *p, struct rl_send_wr *w, const struct ibv_sge *sg, size_t n)
+{
+	size_t i;
+
+	if (n < 2)
+		return;
+	for (i = 1; i < n; i++) {
+		struct rl_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
+		memcpy(p->inl + p->inl_len, &e, sizeof(e));
+		p->inl_len += sizeof(e);
+	}
+	w->flags |= RL_WR_SGL;
+	w->inline_len = (uint16_t)((n - 1) * sizeof(struct rl_sge));
+}
+
 /* rl_add_ud puts a UD WR's destination in the trailing area. */
 static void rl_add_ud(struct rl_qp *p, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
@@ -66,16 +83,7 @@ static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct i
 		d->addr = sg[0].addr;
 		d->length = sg[0].length;
 		d->lkey = sg[0].lkey;
-		if (nsg > 1) {
-			/* The rest of the list in the trailing area (RL_WR_SGL). */
-			for (i = 1; i < nsg; i++) {
-				struct rl_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
-				memcpy(p->inl + p->inl_len, &e, sizeof(e));
-				p->inl_len += sizeof(e);
-			}
-			d->flags |= RL_WR_SGL;
-			d->inline_len = (uint16_t)((nsg - 1) * sizeof(struct rl_sge));
-		}
+		rl_add_sgl(p, d, sg, (size_t)nsg);
 	}
 	p->nbatch++;
 	p->sent = true;
@@ -310,7 +318,6 @@ void rl_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg
 {
 	struct rl_qp *p = (struct rl_qp *)qx;
 	struct rl_send_wr *w;
-	size_t i;
 
 	if (n > RL_MAX_SGE || p->inl_len + (n - 1) * sizeof(struct rl_sge) > sizeof(p->inl)) {
 		p->wr_err = EINVAL;
@@ -319,15 +326,8 @@ void rl_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg
 	if (n == 0)
 		return;
 	rl_wr_set_sge(qx, sg[0].lkey, sg[0].addr, sg[0].length);
-	if (n == 1 || !(w = rl_wr_cur(qx)))
-		return;
-	for (i = 1; i < n; i++) {
-		struct rl_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
-		memcpy(p->inl + p->inl_len, &e, sizeof(e));
-		p->inl_len += sizeof(e);
-	}
-	w->flags |= RL_WR_SGL;
-	w->inline_len = (uint16_t)((n - 1) * sizeof(struct rl_sge));
+	if ((w = rl_wr_cur(qx)))
+		rl_add_sgl(p, w, sg, n);
 }
 
 void rl_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *b)
