@@ -36,6 +36,12 @@ var verbsLibOnce sync.Once
 
 func newVerbsLab(t *testing.T) *verbsLab {
 	t.Helper()
+	return newVerbsLabWith(t, deploy.Options{})
+}
+
+// newVerbsLabWith is newVerbsLab with the lab deployed with o.
+func newVerbsLabWith(t *testing.T, o deploy.Options) *verbsLab {
+	t.Helper()
 	requireRoot(t)
 	for _, tool := range []string{"ibv_devinfo", "ibv_rc_pingpong", "ibv_srq_pingpong", "ibv_ud_pingpong", "ib_write_bw", "ib_send_bw", "ib_read_lat"} {
 		testenv.RequireTool(t, tool)
@@ -47,7 +53,7 @@ func newVerbsLab(t *testing.T) *verbsLab {
 		t.Fatalf("the verbs library was not built: %v", err)
 	}
 	v := &verbsLab{t: t, root: runRoot(t), lab: labName(t, "verbs"), fe: map[string]string{}}
-	l := deployLab(t, "laptop", v.lab, v.root, deploy.Options{})
+	l := deployLab(t, "laptop", v.lab, v.root, o)
 	for _, n := range l.Nodes {
 		if len(n.Addresses) > 0 {
 			v.fe[n.Name], _, _ = strings.Cut(n.Addresses[0], "/")
@@ -353,38 +359,7 @@ func TestVerbsPrograms(t *testing.T) {
 	// bytes crossing host4's rack switch, as with perftest.
 	t.Run("ucx_perftest", func(t *testing.T) {
 		v.t = t
-		testenv.RequireTool(t, "ucx_perftest")
-		env := []string{"env", "UCX_TLS=rc_verbs,ud_verbs", "UCX_NET_DEVICES=rocelab_gpu0:1"}
-		labels := map[string]string{"port": "2"} // rtsw2:p3, host4:gpu0's port
-		before := v.counter("rtsw2", "switch_port_tx_bytes_total", labels)
-		type result struct {
-			code int
-			out  string
-		}
-		done := make(chan result, 1)
-		go func() {
-			code, out := v.exec(context.Background(), 120*time.Second, "host4", append(env, "ucx_perftest")...)
-			done <- result{code, out}
-		}()
-		code, out := -1, ""
-		for try := 0; try < 50; try++ {
-			time.Sleep(200 * time.Millisecond)
-			code, out = v.exec(context.Background(), 120*time.Second, "host1",
-				append(env, "ucx_perftest", v.fe["host4"], "-t", "tag_bw", "-s", "65536", "-n", "300")...)
-			if code == 0 || !strings.Contains(out, "connect") {
-				break
-			}
-		}
-		srv := <-done
-		if code != 0 || srv.code != 0 || !strings.Contains(out, "Final:") {
-			t.Fatalf("ucx_perftest tag_bw host1 -> host4: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", code, srv.code, lastLines(out, 30), lastLines(srv.out, 30))
-		}
-		const want = 300 * 65536
-		if moved := v.counter("rtsw2", "switch_port_tx_bytes_total", labels) - before; moved < want {
-			t.Errorf("ucx_perftest moved %d bytes; rtsw2:p3 sent %.0f more, want at least that", want, moved)
-		} else {
-			t.Logf("ucx_perftest tag_bw: rtsw2:p3 sent %.0f bytes for UCX's %d\n%s", moved, want, lastLines(out, 3))
-		}
+		v.ucxPerftest(t)
 	})
 
 	t.Run("incast_pfc", func(t *testing.T) {
@@ -580,4 +555,74 @@ func (v *verbsLab) incast() []string {
 func lastLines(s string, n int) string {
 	l := strings.Split(s, "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// TestVerbsStacksOneGroup runs the stacks of TestVerbsPrograms that go
+// beyond RC verbs — SRQs, UD, pyverbs, UCX — on the laptop lab deployed in
+// one node group (rocelab run's and the demo's shape, k about ten times
+// smaller than a process per node's).
+func TestVerbsStacksOneGroup(t *testing.T) {
+	v := newVerbsLabWith(t, deploy.Options{NodeGroups: 1})
+	t.Run("srq_pingpong", func(t *testing.T) {
+		v.t = t
+		v.pair("host4", "host1", "ibv_srq_pingpong", "-g", "3", "-n", "100")
+	})
+	t.Run("ud_pingpong", func(t *testing.T) {
+		v.t = t
+		v.pair("host4", "host1", "ibv_ud_pingpong", "-g", "3", "-n", "100", "-s", "1024")
+	})
+	t.Run("pyverbs", func(t *testing.T) {
+		v.t = t
+		if err := exec.Command("/usr/bin/python3", "-c", "import pyverbs").Run(); err != nil {
+			testenv.Missing(t, "Debian's pyverbs (python3-pyverbs)")
+		}
+		script, _ := filepath.Abs("../verbs/libibverbs/testdata/pyverbs_write.py")
+		if code, out := v.exec(context.Background(), 90*time.Second, "host1", "/usr/bin/python3", script); code != 0 || !strings.Contains(out, "pyverbs: ok") {
+			t.Errorf("pyverbs WRITE in one group: exit %d\n%s", code, out)
+		}
+	})
+	t.Run("ucx_perftest", func(t *testing.T) {
+		v.t = t
+		v.ucxPerftest(t)
+	})
+}
+
+// ucxPerftest runs ucx_perftest tag_bw host1 -> host4 over the lab's NICs
+// (UCX_TLS=rc_verbs,ud_verbs: RC for the data, UD to set the RC
+// connections up, as UCP's wire-up needs a datagram transport) and checks
+// that its bytes crossed host4's rack switch.
+func (v *verbsLab) ucxPerftest(t *testing.T) {
+	t.Helper()
+	testenv.RequireTool(t, "ucx_perftest")
+	env := []string{"env", "UCX_TLS=rc_verbs,ud_verbs", "UCX_NET_DEVICES=rocelab_gpu0:1"}
+	labels := map[string]string{"port": "2"} // rtsw2:p3, host4:gpu0's port
+	before := v.counter("rtsw2", "switch_port_tx_bytes_total", labels)
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out := v.exec(context.Background(), 120*time.Second, "host4", append(env, "ucx_perftest")...)
+		done <- result{code, out}
+	}()
+	code, out := -1, ""
+	for try := 0; try < 50; try++ {
+		time.Sleep(200 * time.Millisecond)
+		code, out = v.exec(context.Background(), 120*time.Second, "host1",
+			append(env, "ucx_perftest", v.fe["host4"], "-t", "tag_bw", "-s", "65536", "-n", "300")...)
+		if code == 0 || !strings.Contains(out, "connect") {
+			break
+		}
+	}
+	srv := <-done
+	if code != 0 || srv.code != 0 || !strings.Contains(out, "Final:") {
+		t.Fatalf("ucx_perftest tag_bw host1 -> host4: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", code, srv.code, lastLines(out, 30), lastLines(srv.out, 30))
+	}
+	const want = 300 * 65536
+	if moved := v.counter("rtsw2", "switch_port_tx_bytes_total", labels) - before; moved < want {
+		t.Errorf("ucx_perftest moved %d bytes; rtsw2:p3 sent %.0f more, want at least that", want, moved)
+	} else {
+		t.Logf("ucx_perftest tag_bw: rtsw2:p3 sent %.0f bytes for UCX's %d\n%s", moved, want, lastLines(out, 3))
+	}
 }
