@@ -254,7 +254,7 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 			var mr *MR
 			if p.DMALen > 0 {
 				// A zero-length WRITE touches no memory: its R_Key is not
-				// checked (C9-88).
+				// checked.
 				var err error
 				if mr, err = qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteWrite); err != nil {
 					s.nak(seq, accessSyndrome(err), err)
@@ -334,7 +334,7 @@ func (s *responder) execRead(p *wire.Packet, seq uint64) bool {
 	var mr *MR
 	if p.DMALen > 0 {
 		// A zero-length READ touches no memory: its R_Key is not checked
-		// (IBTA vol. 1, 9.4.1.1 and C9-88).
+		// (the InfiniBand specification).
 		var err error
 		if mr, err = qp.nic.lookup(p.RKey, true, qp.pd, p.VA, uint64(p.DMALen), AccessRemoteRead); err != nil {
 			s.nak(seq, accessSyndrome(err), err)

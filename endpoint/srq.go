@@ -7,7 +7,7 @@ import (
 	"github.com/rocelab/rocelab/core/slide"
 )
 
-// SRQ is a shared receive queue (IBTA vol. 1, 10.2.9.5): receive WQEs
+// SRQ is a shared receive queue (as InfiniBand defines it): receive WQEs
 // that every QP created with it (QPConfig.SRQ) takes from, in the order
 // posted, when a message that needs one reaches that QP. A QP binds a WQE
 // to its next receive sequence number as it takes it, so MetaRoCE's

@@ -18,7 +18,7 @@ type QPType uint8
 const (
 	// TypeRC is reliable connected: the transport of every lab workload.
 	TypeRC QPType = iota
-	// TypeUD is unreliable datagram (IBTA vol. 1, 9.8.3 / RoCEv2): single
+	// TypeUD is unreliable datagram (the InfiniBand specification, RoCEv2): single
 	// packet SENDs to any QP named by the WR (UDDest), no
 	// acknowledgement, no retransmission; a datagram that finds no
 	// receive WQE or the wrong Q_Key is dropped. The receiver gets the
@@ -106,7 +106,7 @@ func (qp *QP) pullUD(now clock.Time) (*wire.Packet, clock.Time) {
 	p.DstMAC = [6]byte{}
 	qkey := w.wr.UD.QKey
 	if qkey&0x80000000 != 0 {
-		// A Q_Key with its high bit set asks for the QP's own (IBTA 10.2.5).
+		// A Q_Key with its high bit set asks for the QP's own, as in InfiniBand.
 		qkey = qp.cfg.QKey
 	}
 	p.SetDETH(qkey, qp.qpn)
@@ -138,7 +138,7 @@ func (qp *QP) receiveUD(p *wire.Packet) {
 	}
 	qkey, src := p.DETH()
 	if qkey != qp.cfg.QKey && !qp.nic.mut(MutUDAnyQKey) {
-		qp.ctr.rxDropped++ // IBTA 10.2.5: a Q_Key violation drops the datagram
+		qp.ctr.rxDropped++ // a Q_Key violation drops the datagram, as in InfiniBand
 		return
 	}
 	s := &qp.rsp

@@ -7,7 +7,7 @@ import (
 )
 
 // TestZeroLengthRemoteOps: a zero-length RDMA WRITE or READ touches no
-// memory, so the responder does not check its R_Key (IBTA C9-88): UCX
+// memory, so the responder does not check its R_Key (the InfiniBand specification): UCX
 // flushes an RC connection with one whose R_Key is 0. Both succeed, in
 // both modes; a one-byte WRITE with the same R_Key still fails.
 func TestZeroLengthRemoteOps(t *testing.T) {

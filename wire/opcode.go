@@ -27,7 +27,7 @@ const (
 	OpReadResponseLast   Opcode = 0x0F
 	OpReadResponseOnly   Opcode = 0x10
 	OpAcknowledge        Opcode = 0x11
-	// Unreliable Datagram (IBTA vol. 1, 9.8.3: the UD opcodes are
+	// Unreliable Datagram (InfiniBand: the UD opcodes are
 	// 0b011 in the top three bits).
 	OpUDSendOnly    Opcode = 0x64
 	OpUDSendOnlyImm Opcode = 0x65

@@ -86,7 +86,9 @@ type Stdio struct {
 	// thread is thrown away afterwards, so Prepare may leave it in
 	// namespaces of its own (rocelab exec gives a verbs program the
 	// host's /dev/infiniband and /sys/class/infiniband in a mount
-	// namespace of its own: package hostfs).
+	// namespace of its own: package hostfs). The netns runtime runs it;
+	// the docker runtime does not yet (neither for a command inside a
+	// user's container nor for one run from the host in its namespace).
 	Prepare func() error
 }
 
