@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ func (v *verbsLab) runStacks(t *testing.T) {
 	}{
 		{"srq_pingpong", v.srqPingpong}, {"ud_pingpong", v.udPingpong}, {"host_files", v.hostFiles},
 		{"pyverbs", v.pyverbsWrite}, {"ucx_info", v.ucxInfo}, {"ucx_perftest", v.ucxPerftest},
+		{"mpi_allreduce", v.mpiAllreduce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v.t = t
@@ -38,7 +40,12 @@ func (v *verbsLab) runStacks(t *testing.T) {
 // node group (rocelab run's and the demo's shape, k about ten times smaller
 // than a process per node's).
 func TestVerbsStacksOneGroup(t *testing.T) {
-	newVerbsLabWith(t, deploy.Options{NodeGroups: 1}).runStacks(t)
+	v := newVerbsLabWith(t, deploy.Options{NodeGroups: 1})
+	v.runStacks(t)
+	t.Run("mpi_back_end_down", func(t *testing.T) {
+		v.t = t
+		v.mpiBackEndDown(t)
+	})
 }
 
 // srqPingpong runs ibv_srq_pingpong: 16 RC QPs that share one receive queue.
@@ -140,6 +147,80 @@ func (v *verbsLab) ucxPerftest(t *testing.T) {
 	} else {
 		t.Logf("ucx_perftest tag_bw: rtsw2:p3 sent %.0f bytes for UCX's %d\n%s", moved, want, lastLines(out, 3))
 	}
+}
+
+// mpiRun builds testdata/mpi_allreduce.c with Debian's mpicc and runs it
+// with Open MPI's mpirun from host1 over 8 ranks, one per GPU NIC of the
+// 4 hosts: the launcher's agent is rocelab exec, its own TCP stays on the
+// front end, and the ranks talk through pml ucx over the lab's NICs
+// (rc_verbs for the data, ud_verbs for UCX's wire-up). It returns mpirun's
+// exit code and output.
+func (v *verbsLab) mpiRun(t *testing.T, limit time.Duration, args ...string) (int, string) {
+	t.Helper()
+	testenv.RequireTool(t, "mpicc")
+	testenv.RequireTool(t, "mpirun")
+	testenv.RequireTool(t, "ucx_info")
+	dir := t.TempDir()
+	src, _ := filepath.Abs("../verbs/libibverbs/testdata/mpi_allreduce.c")
+	prog := filepath.Join(dir, "mpi_allreduce")
+	if out, err := exec.Command("mpicc", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	agent := filepath.Join(dir, "rsh")
+	rank := filepath.Join(dir, "rank.sh")
+	for path, body := range map[string]string{
+		agent: fmt.Sprintf("#!/bin/sh\nhost=$1; shift\nexec %s exec --root %s --name %s \"$host\" -- sh -c \"$*\"\n", binary(t), v.root, v.lab),
+		rank:  "#!/bin/sh\nexport UCX_NET_DEVICES=rocelab_gpu${OMPI_COMM_WORLD_LOCAL_RANK:-0}:1\nexec \"$@\"\n",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := []string{"mpirun", "--allow-run-as-root", "-np", "8", "-H", "host1:2,host2:2,host3:2,host4:2",
+		"--mca", "plm_rsh_agent", agent, "--mca", "routed", "direct", "--mca", "oob_tcp_if_include", "198.19.0.0/16",
+		"--mca", "btl", "^openib,uct,tcp", "--mca", "pml", "ucx", "-x", "UCX_TLS=rc_verbs,ud_verbs", rank, prog}
+	return v.exec(context.Background(), limit, "host1", append(argv, args...)...)
+}
+
+// mpiAllreduce runs an MPI_Allreduce of 1 MiB over 8 ranks, checked
+// element by element, and checks that its bytes crossed host3's and
+// host4's rack switch (the back end), not only the front end.
+func (v *verbsLab) mpiAllreduce(t *testing.T) {
+	const bytes = 1 << 20
+	before := v.counter("rtsw2", "switch_port_tx_bytes_total", nil)
+	code, out := v.mpiRun(t, 300*time.Second, fmt.Sprint(bytes), "2")
+	if code != 0 || !strings.Contains(out, "8 ranks, 1048576 bytes, 0 wrong elements") {
+		t.Fatalf("mpirun of an 8-rank MPI_Allreduce: exit %d\n%s", code, lastLines(out, 40))
+	}
+	// Each of host3's and host4's 4 ranks sends about 2 x 7/8 of the
+	// buffer per call, over 3 calls, through rtsw2.
+	if moved := v.counter("rtsw2", "switch_port_tx_bytes_total", nil) - before; moved < 4*bytes {
+		t.Errorf("the allreduce moved 3 x %d bytes per rank; rtsw2 sent %.0f bytes, want at least %d", bytes, moved, 4*bytes)
+	} else {
+		t.Logf("MPI_Allreduce: rtsw2 sent %.0f bytes\n%s", moved, lastLines(out, 2))
+	}
+}
+
+// mpiBackEndDown takes host4's two GPU links down and checks that the
+// same allreduce fails (UCX gives up on its peers) rather than finding
+// another way (the front end) or hanging.
+func (v *verbsLab) mpiBackEndDown(t *testing.T) {
+	at := []string{"--root", v.root, "--name", v.lab}
+	for _, nic := range []string{"host4:gpu0", "host4:gpu1"} {
+		if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "add", nic, "down"}, at...)...); code != 0 {
+			t.Fatalf("fault add %s down: exit %d\n%s", nic, code, out)
+		}
+	}
+	defer func() {
+		if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "clear", "--all"}, at...)...); code != 0 {
+			t.Errorf("fault clear: exit %d\n%s", code, out)
+		}
+	}()
+	code, out := v.mpiRun(t, 300*time.Second, "1048576", "2")
+	if code == 0 {
+		t.Fatalf("mpirun succeeded with host4's back-end links down:\n%s", lastLines(out, 20))
+	}
+	t.Logf("with host4's back-end links down, mpirun exited %d:\n%s", code, lastLines(out, 4))
 }
 
 // lastLines is the last n lines of s.

@@ -185,17 +185,94 @@ int rl_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return 0;
 }
 
-int rl_req_notify_cq(struct ibv_cq *cq, int solicited)
-{
-	(void)solicited;
-	((struct rl_cq *)cq)->armed = true;
-	return 0;
-}
-
 static bool rl_cq_ready(struct rl_cq *q)
 {
 	uint32_t head = __atomic_load_n((uint32_t *)(q->ring + RL_RING_HEAD), __ATOMIC_ACQUIRE);
 	return head != *(uint32_t *)(q->ring + RL_RING_TAIL);
+}
+
+/*
+ * Completion channels. Completions arrive in shared memory, not as
+ * events, so a watcher thread (one per context, started by the first
+ * ibv_req_notify_cq on a CQ with a channel) checks the armed CQs' rings
+ * and writes one byte to a channel's pipe for each armed CQ that holds a
+ * completion (or whose node is gone). The channel's fd is then readable
+ * as rdma-core's is: programs that poll() or epoll it (UCX's async
+ * thread, rping) wake up, and ibv_get_cq_event reads the byte. The
+ * watcher checks every 20 µs after an arm and backs off to 1 ms while
+ * nothing arrives; with nothing armed it sleeps on a condition variable.
+ */
+static void *rl_watch(void *arg)
+{
+	struct rl_ctx *c = arg;
+	long wait_ns = 20000;
+	unsigned idle = 0;
+
+	pthread_mutex_lock(&c->cq_lock);
+	while (!c->stopping) {
+		bool armed = false, fired = false;
+		struct rl_cq *q;
+
+		for (q = c->cqs; q; q = q->next) {
+			struct rl_channel *ch = (struct rl_channel *)q->cq.channel;
+			if (!ch || !q->armed || q->signalled)
+				continue;
+			armed = true;
+			if (rl_cq_ready(q) || c->dead) {
+				q->signalled = true;
+				fired = true;
+				if (write(ch->pipe[1], "c", 1) < 0) {
+					/* a full pipe is readable already */
+				}
+			}
+		}
+		if (!armed) {
+			wait_ns = 20000;
+			pthread_cond_wait(&c->armed_cond, &c->cq_lock);
+			continue;
+		}
+		if (fired)
+			wait_ns = 20000;
+		else if (wait_ns < 1000000)
+			wait_ns *= 2;
+		pthread_mutex_unlock(&c->cq_lock);
+		if (++idle % 1000 == 0)
+			rl_node_alive(c); /* marks c dead when the node is gone */
+		struct timespec ts = { 0, wait_ns };
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&c->cq_lock);
+	}
+	pthread_mutex_unlock(&c->cq_lock);
+	return NULL;
+}
+
+int rl_req_notify_cq(struct ibv_cq *cq, int solicited)
+{
+	struct rl_cq *q = (struct rl_cq *)cq;
+	struct rl_ctx *c = ctx_of(cq->context);
+	int err = 0;
+
+	(void)solicited;
+	pthread_mutex_lock(&c->cq_lock);
+	q->armed = true;
+	if (cq->channel && !c->watching) {
+		err = pthread_create(&c->watcher, NULL, rl_watch, c);
+		c->watching = err == 0;
+	}
+	pthread_cond_signal(&c->armed_cond);
+	pthread_mutex_unlock(&c->cq_lock);
+	return err;
+}
+
+void rl_stop_watcher(struct rl_ctx *c)
+{
+	pthread_mutex_lock(&c->cq_lock);
+	c->stopping = true;
+	pthread_cond_signal(&c->armed_cond);
+	pthread_mutex_unlock(&c->cq_lock);
+	if (c->watching)
+		pthread_join(c->watcher, NULL);
+	c->watching = false;
 }
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
@@ -205,8 +282,8 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Blocking until the program says otherwise: ibv_get_cq_event
-	 * honours O_NONBLOCK on the channel's fd, as rdma-core's read does. */
+	/* Blocking until the program says otherwise (fcntl O_NONBLOCK), as
+	 * rdma-core's channel fd is. */
 	if (pipe2(ch->pipe, O_CLOEXEC) < 0) {
 		free(ch);
 		return NULL;
@@ -225,23 +302,29 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* ibv_get_cq_event waits for an armed CQ of the channel to hold a
- * completion. Completions arrive in shared memory, not as events, so
- * it checks the rings every 50 µs; on a channel whose fd the program made
- * non-blocking (UCX does) it answers at once: -1 and EAGAIN when no armed
- * CQ holds a completion. */
+/* ibv_get_cq_event reads the channel's fd (blocking unless the program
+ * made it non-blocking: then -1 and EAGAIN when no event is there) and
+ * returns the CQ whose event that was, disarmed. */
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct rl_ctx *c = ctx_of(channel->context);
-	unsigned spins = 0;
-	int fl = fcntl(channel->fd, F_GETFL);
-	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
 
 	for (;;) {
 		struct rl_cq *q;
+		char b;
+		ssize_t n = read(channel->fd, &b, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
 		pthread_mutex_lock(&c->cq_lock);
 		for (q = c->cqs; q; q = q->next)
-			if (q->cq.channel == channel && q->armed && (rl_cq_ready(q) || c->dead)) {
+			if (q->cq.channel == channel && q->signalled) {
+				q->signalled = false;
 				q->armed = false;
 				*cq = &q->cq;
 				*cq_context = q->cq.cq_context;
@@ -249,14 +332,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 				return 0;
 			}
 		pthread_mutex_unlock(&c->cq_lock);
-		if (nonblock) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (++spins % 2000 == 0 && !rl_node_alive(c))
-			continue; /* the next pass reports the dead CQs */
-		struct timespec ts = { 0, 50000 };
-		nanosleep(&ts, NULL);
+		/* the event of a CQ destroyed since: read on */
 	}
 }
 

@@ -53,6 +53,11 @@ struct rl_ctx {
 	char reply_msg[120];
 	pthread_mutex_t cq_lock;
 	struct rl_cq *cqs; /* for the comp-channel and death scans */
+	/* the completion-channel watcher (cq.c): started by the first
+	 * ibv_req_notify_cq on a CQ with a channel, stopped by close */
+	pthread_cond_t armed_cond;
+	pthread_t watcher;
+	bool watching, stopping;
 	pthread_mutex_t seg_lock;
 	struct rl_seg *segs;
 };
@@ -86,6 +91,7 @@ struct rl_cq {
 	size_t ring_len;
 	uint32_t mask;
 	bool armed;
+	bool signalled; /* the watcher wrote this CQ's event to its channel */
 	bool death_reported;
 	uint32_t empty_polls;
 	struct rl_cq *next;
@@ -148,6 +154,7 @@ int rl_query_port_op(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr
 struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 bool rl_node_alive(struct rl_ctx *c);
 int rl_report_death(struct rl_cq *q, int n, struct ibv_wc *wc);
+void rl_stop_watcher(struct rl_ctx *c);
 void rl_wr_start(struct ibv_qp_ex *qx);
 int rl_wr_complete(struct ibv_qp_ex *qx);
 void rl_wr_abort(struct ibv_qp_ex *qx);

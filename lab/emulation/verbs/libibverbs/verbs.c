@@ -329,6 +329,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->fd = fd;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->cq_lock, NULL);
+	pthread_cond_init(&c->armed_cond, NULL);
 	pthread_mutex_init(&c->seg_lock, NULL);
 	if (pipe2(c->async_pipe, O_CLOEXEC) < 0)
 		c->async_pipe[0] = c->async_pipe[1] = -1;
@@ -369,6 +370,7 @@ int ibv_close_device(struct ibv_context *context)
 	struct rl_ctx *c = ctx_of(context);
 	/* Closing the socket is enough: the node frees whatever the
 	 * program left (QPs, MRs, mappings) when its connection ends. */
+	rl_stop_watcher(c);
 	close(c->fd);
 	if (c->async_pipe[0] >= 0) {
 		close(c->async_pipe[0]);
