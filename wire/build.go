@@ -168,9 +168,21 @@ func appendRoCE(dst []byte, p *Packet, payload []byte) ([]byte, error) {
 		binary.BigEndian.PutUint32(b[h+12:], p.DMALen)
 		h += RETHLen
 	}
+	if ext&ExtAtomicETH != 0 {
+		swap, cmp := p.AtomicETH()
+		binary.BigEndian.PutUint64(b[h:], p.VA)
+		binary.BigEndian.PutUint32(b[h+8:], p.RKey)
+		binary.BigEndian.PutUint64(b[h+12:], swap)
+		binary.BigEndian.PutUint64(b[h+20:], cmp)
+		h += AtomicETHLen
+	}
 	if ext&ExtAETH != 0 {
 		binary.BigEndian.PutUint32(b[h:], uint32(p.Syndrome)<<24|p.MSN)
 		h += AETHLen
+	}
+	if ext&ExtAtomicAckETH != 0 {
+		binary.BigEndian.PutUint64(b[h:], p.AtomicAck())
+		h += AtomicAckETHLen
 	}
 	if ext&ExtImmDt != 0 {
 		binary.BigEndian.PutUint32(b[h:], p.Imm)

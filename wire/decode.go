@@ -224,12 +224,23 @@ func (p *Packet) decodeBTH(frame []byte, off, end int) error {
 		p.DMALen = binary.BigEndian.Uint32(b[h+12:])
 		h += RETHLen
 	}
+	if ext&ExtAtomicETH != 0 {
+		p.VA = binary.BigEndian.Uint64(b[h:])
+		p.RKey = binary.BigEndian.Uint32(b[h+8:])
+		p.DMALen = 8
+		p.SetAtomicETH(binary.BigEndian.Uint64(b[h+12:]), binary.BigEndian.Uint64(b[h+20:]))
+		h += AtomicETHLen
+	}
 	if ext&ExtAETH != 0 {
 		p.HasAETH = true
 		w := binary.BigEndian.Uint32(b[h:])
 		p.Syndrome = uint8(w >> 24)
 		p.MSN = w & 0xFFFFFF
 		h += AETHLen
+	}
+	if ext&ExtAtomicAckETH != 0 {
+		p.SetAtomicAck(binary.BigEndian.Uint64(b[h:]))
+		h += AtomicAckETHLen
 	}
 	if ext&ExtImmDt != 0 {
 		p.HasImm = true

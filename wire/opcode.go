@@ -27,6 +27,9 @@ const (
 	OpReadResponseLast   Opcode = 0x0F
 	OpReadResponseOnly   Opcode = 0x10
 	OpAcknowledge        Opcode = 0x11
+	OpAtomicAcknowledge  Opcode = 0x12
+	OpCompareSwap        Opcode = 0x13
+	OpFetchAdd           Opcode = 0x14
 	// Unreliable Datagram (InfiniBand: the UD opcodes are
 	// 0b011 in the top three bits).
 	OpUDSendOnly    Opcode = 0x64
@@ -37,13 +40,15 @@ const (
 // Ext is a set of extension headers that follow the BTH.
 type Ext uint8
 
-// Extension headers. After the BTH they appear as DETH, RETH, AETH,
-// ImmDt (the codecs' order).
+// Extension headers. After the BTH they appear as DETH, RETH or
+// AtomicETH, AETH, AtomicAckETH, ImmDt (the codecs' order).
 const (
-	ExtRETH  Ext = 1 << iota // RDMA extended transport header, 16 bytes
-	ExtAETH                  // ACK extended transport header, 4 bytes
-	ExtImmDt                 // immediate data, 4 bytes
-	ExtDETH                  // datagram extended transport header, 8 bytes (UD)
+	ExtRETH         Ext = 1 << iota // RDMA extended transport header, 16 bytes
+	ExtAETH                         // ACK extended transport header, 4 bytes
+	ExtImmDt                        // immediate data, 4 bytes
+	ExtDETH                         // datagram extended transport header, 8 bytes (UD)
+	ExtAtomicETH                    // atomic extended transport header, 28 bytes
+	ExtAtomicAckETH                 // atomic acknowledge extended transport header, 8 bytes
 )
 
 // Extension header sizes in bytes.
@@ -53,7 +58,11 @@ const (
 	AETHLen  = 4
 	ImmDtLen = 4
 	DETHLen  = 8
-	ICRCLen  = 4
+	// AtomicETHLen: virtual address, R_Key, swap (or add) data, compare
+	// data; AtomicAckETHLen: the original remote data.
+	AtomicETHLen    = 28
+	AtomicAckETHLen = 8
+	ICRCLen         = 4
 	// PFCLen is the size of the PFC parameters after the MAC control
 	// opcode (class-enable vector and eight pause times).
 	PFCLen = 18
@@ -77,6 +86,12 @@ func (e Ext) Len() int {
 	}
 	if e&ExtDETH != 0 {
 		n += DETHLen
+	}
+	if e&ExtAtomicETH != 0 {
+		n += AtomicETHLen
+	}
+	if e&ExtAtomicAckETH != 0 {
+		n += AtomicAckETHLen
 	}
 	return n
 }
@@ -109,6 +124,9 @@ var opcodes = [256]opcodeInfo{
 	OpReadResponseLast:   {"RC RDMA READ Response Last", ExtAETH, true},
 	OpReadResponseOnly:   {"RC RDMA READ Response Only", ExtAETH, true},
 	OpAcknowledge:        {"RC Acknowledge", ExtAETH, true},
+	OpAtomicAcknowledge:  {"RC ATOMIC Acknowledge", ExtAETH | ExtAtomicAckETH, true},
+	OpCompareSwap:        {"RC CmpSwap", ExtAtomicETH, true},
+	OpFetchAdd:           {"RC FetchAdd", ExtAtomicETH, true},
 	OpUDSendOnly:         {"UD Send Only", ExtDETH, true},
 	OpUDSendOnlyImm:      {"UD Send Only with Immediate", ExtDETH | ExtImmDt, true},
 	OpCNP:                {"CNP", 0, true},

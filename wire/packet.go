@@ -102,6 +102,9 @@ type Packet struct {
 	IPID uint16 // IPv4 identification (0 for IPv6)
 
 	// MAC control (PFC: ClassEnable and all eight Quanta; PAUSE: Quanta[0]).
+	// An atomic request's AtomicETH operands and an atomic acknowledge's
+	// original data live here too (AtomicETH, AtomicAck), which keeps the
+	// descriptor at 192 bytes: a MAC control frame is never RoCE.
 	Quanta [8]uint16
 
 	// Base transport header (RoCE and CNP; DestQP and PSN above).
@@ -151,3 +154,29 @@ func (p *Packet) DETH() (qkey, srcQP uint32) { return uint32(p.VA >> 32), uint32
 
 // SetDETH sets a UD packet's DETH (see VA).
 func (p *Packet) SetDETH(qkey, srcQP uint32) { p.VA = uint64(qkey)<<32 | uint64(srcQP&0xFFFFFF) }
+
+// AtomicETH returns an atomic request's operands: the swap (CmpSwap) or add
+// (FetchAdd) data and the compare data. Its VA and RKey are the packet's.
+func (p *Packet) AtomicETH() (swapAdd, compare uint64) {
+	return quantaWord(&p.Quanta, 0), quantaWord(&p.Quanta, 4)
+}
+
+// SetAtomicETH sets an atomic request's operands (see Quanta).
+func (p *Packet) SetAtomicETH(swapAdd, compare uint64) {
+	setQuantaWord(&p.Quanta, 0, swapAdd)
+	setQuantaWord(&p.Quanta, 4, compare)
+}
+
+// AtomicAck returns an atomic acknowledge's original remote data.
+func (p *Packet) AtomicAck() uint64 { return quantaWord(&p.Quanta, 0) }
+
+// SetAtomicAck sets an atomic acknowledge's original remote data.
+func (p *Packet) SetAtomicAck(orig uint64) { setQuantaWord(&p.Quanta, 0, orig) }
+
+func quantaWord(q *[8]uint16, i int) uint64 {
+	return uint64(q[i])<<48 | uint64(q[i+1])<<32 | uint64(q[i+2])<<16 | uint64(q[i+3])
+}
+
+func setQuantaWord(q *[8]uint16, i int, v uint64) {
+	q[i], q[i+1], q[i+2], q[i+3] = uint16(v>>48), uint16(v>>32), uint16(v>>16), uint16(v)
+}

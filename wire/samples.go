@@ -23,7 +23,7 @@ var (
 	sampleMAC2 = [6]byte{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}
 )
 
-// sampleSpecs lists the samples: every RC and UD opcode, every AETH syndrome
+// sampleSpecs lists the samples: every RC (atomics too) and UD opcode, every AETH syndrome
 // class, CNP, IPv4 and IPv6, VLAN tags with PCP, PFC and PAUSE.
 func sampleSpecs() []Sample {
 	v4 := func(p Packet) Packet {
@@ -48,6 +48,15 @@ func sampleSpecs() []Sample {
 	}
 	imm := func(p Packet) Packet {
 		p.Imm = 0xDEADBEEF
+		return p
+	}
+	atomic := func(p Packet) Packet {
+		p.VA, p.RKey, p.DMALen = 0x00007F00DEAD1008, 0x00C0FFEE, 8
+		p.SetAtomicETH(0x1122334455667788, 0x8877665544332211)
+		return p
+	}
+	atomicAck := func(p Packet) Packet {
+		p.SetAtomicAck(0x0102030405060708)
 		return p
 	}
 	rc := func(op Opcode, psn uint32) Packet {
@@ -79,6 +88,10 @@ func sampleSpecs() []Sample {
 		{Name: "IPv4 RC RDMA READ Response Middle", Spec: v4(rc(OpReadResponseMiddle, 5)), Payload: pattern(64)},
 		{Name: "IPv4 RC RDMA READ Response Last", Spec: v4(aeth(rc(OpReadResponseLast, 6), SyndromeACK(31))), Payload: pattern(41)},
 		{Name: "IPv4 RC RDMA READ Response Only", Spec: v4(aeth(rc(OpReadResponseOnly, 7), SyndromeACK(31))), Payload: pattern(42)},
+		{Name: "IPv4 RC CmpSwap", Spec: v4(atomic(last(rc(OpCompareSwap, 8))))},
+		{Name: "IPv4 RC FetchAdd", Spec: v4(atomic(last(rc(OpFetchAdd, 9))))},
+		{Name: "IPv4 RC ATOMIC Acknowledge", Spec: v4(atomicAck(aeth(rc(OpAtomicAcknowledge, 8), SyndromeACK(31))))},
+		{Name: "IPv6 RC FetchAdd", Spec: flow(v6(atomic(last(rc(OpFetchAdd, 203)))))},
 		{Name: "IPv4 RC ACK (credit 5)", Spec: v4(aeth(rc(OpAcknowledge, 102), SyndromeACK(5)))},
 		{Name: "IPv4 RC RNR NAK (timer 14)", Spec: v4(aeth(rc(OpAcknowledge, 103), SyndromeRNR(14)))},
 		{Name: "IPv4 RC NAK PSN sequence error", Spec: v4(aeth(rc(OpAcknowledge, 104), SyndromeNAKPSNSequence))},

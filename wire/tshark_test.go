@@ -25,7 +25,8 @@ var tsharkFields = []string{
 	"infiniband.bth.padcnt", "infiniband.bth.tver", "infiniband.bth.p_key", "infiniband.bth.destqp",
 	"infiniband.bth.a", "infiniband.bth.psn",
 	"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
-	"infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt", "infiniband.invariant.crc",
+	"infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt",
+	"infiniband.atomicacketh.origremdt", "infiniband.immdt", "infiniband.invariant.crc",
 	"infiniband.deth.q_key", "infiniband.deth.srcqp",
 	"macc.opcode", "macc.pause_time", "macc.cbfc.enbv",
 	"macc.cbfc.pause_time.c0", "macc.cbfc.pause_time.c1", "macc.cbfc.pause_time.c2", "macc.cbfc.pause_time.c3",
@@ -156,9 +157,19 @@ func checkTshark(t *testing.T, s Sample, got map[string]string) {
 			num("infiniband.reth.r_key", uint64(p.RKey))
 			num("infiniband.reth.dmalen", uint64(p.DMALen))
 		}
+		if ext&ExtAtomicETH != 0 {
+			swap, cmp := p.AtomicETH()
+			num("infiniband.reth.va", p.VA)
+			num("infiniband.reth.r_key", uint64(p.RKey))
+			num("infiniband.atomiceth.swapdt", swap)
+			num("infiniband.atomiceth.cmpdt", cmp)
+		}
 		if ext&ExtAETH != 0 {
 			num("infiniband.aeth.syndrome", uint64(p.Syndrome))
 			num("infiniband.aeth.msn", uint64(p.MSN))
+		}
+		if ext&ExtAtomicAckETH != 0 {
+			num("infiniband.atomicacketh.origremdt", p.AtomicAck())
 		}
 		if ext&ExtImmDt != 0 {
 			want["infiniband.immdt"] = fmt.Sprintf("%08x", p.Imm)

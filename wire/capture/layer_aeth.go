@@ -20,7 +20,8 @@ import (
 type AETH struct {
 	layers.BaseLayer
 	Syndrome uint8
-	MSN      uint32 // 24 bits
+	MSN      uint32             // 24 bits
+	next     gopacket.LayerType // AtomicAckETH after an ATOMIC Acknowledge
 }
 
 // LayerType returns LayerTypeAETH.
@@ -29,8 +30,14 @@ func (a *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (a *AETH) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
 
-// NextLayerType returns the payload (of a READ response).
-func (a *AETH) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
+// NextLayerType returns the AtomicAckETH of an ATOMIC Acknowledge, else
+// the payload (of a READ response).
+func (a *AETH) NextLayerType() gopacket.LayerType {
+	if a.next != 0 {
+		return a.next
+	}
+	return gopacket.LayerTypePayload
+}
 
 // DecodeFromBytes decodes an AETH at the start of data.
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
@@ -38,6 +45,7 @@ func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		w := binary.BigEndian.Uint32(h)
 		a.Syndrome = uint8(w >> 24)
 		a.MSN = w & 0xFFFFFF
+		a.next = 0
 	})
 }
 

@@ -53,6 +53,8 @@ func (b *BTH) NextLayerType() gopacket.LayerType {
 		return LayerTypeDETH
 	case ext&wire.ExtRETH != 0:
 		return LayerTypeRETH
+	case ext&wire.ExtAtomicETH != 0:
+		return LayerTypeAtomicETH
 	case ext&wire.ExtAETH != 0:
 		return LayerTypeAETH
 	case ext&wire.ExtImmDt != 0:
@@ -136,8 +138,25 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 		}
 		rest = r.Payload
 	}
+	if ext&wire.ExtAtomicETH != 0 {
+		a := &AtomicETH{}
+		if err := decodeInto(a, rest, p); err != nil {
+			return err
+		}
+		rest = a.Payload
+	}
 	if ext&wire.ExtAETH != 0 {
 		a := &AETH{}
+		if err := decodeInto(a, rest, p); err != nil {
+			return err
+		}
+		if ext&wire.ExtAtomicAckETH != 0 {
+			a.next = LayerTypeAtomicAckETH
+		}
+		rest = a.Payload
+	}
+	if ext&wire.ExtAtomicAckETH != 0 {
+		a := &AtomicAckETH{}
 		if err := decodeInto(a, rest, p); err != nil {
 			return err
 		}

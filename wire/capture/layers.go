@@ -24,14 +24,16 @@ import (
 const (
 	layerTypeBase = 1500
 
-	LayerTypeBTH        = gopacket.LayerType(layerTypeBase + 0) // RoCEv2 base transport header
-	LayerTypeRETH       = gopacket.LayerType(layerTypeBase + 1) // RDMA extended transport header
-	LayerTypeAETH       = gopacket.LayerType(layerTypeBase + 2) // ACK extended transport header
-	LayerTypeImmDt      = gopacket.LayerType(layerTypeBase + 3) // immediate data
-	LayerTypeMACControl = gopacket.LayerType(layerTypeBase + 4) // IEEE 802.3 MAC control (EtherType 0x8808)
-	LayerTypePFC        = gopacket.LayerType(layerTypeBase + 5) // 802.1Qbb priority flow control
-	LayerTypePause      = gopacket.LayerType(layerTypeBase + 6) // 802.3x PAUSE
-	LayerTypeDETH       = gopacket.LayerType(layerTypeBase + 7) // datagram extended transport header (UD)
+	LayerTypeBTH          = gopacket.LayerType(layerTypeBase + 0) // RoCEv2 base transport header
+	LayerTypeRETH         = gopacket.LayerType(layerTypeBase + 1) // RDMA extended transport header
+	LayerTypeAETH         = gopacket.LayerType(layerTypeBase + 2) // ACK extended transport header
+	LayerTypeImmDt        = gopacket.LayerType(layerTypeBase + 3) // immediate data
+	LayerTypeMACControl   = gopacket.LayerType(layerTypeBase + 4) // IEEE 802.3 MAC control (EtherType 0x8808)
+	LayerTypePFC          = gopacket.LayerType(layerTypeBase + 5) // 802.1Qbb priority flow control
+	LayerTypePause        = gopacket.LayerType(layerTypeBase + 6) // 802.3x PAUSE
+	LayerTypeDETH         = gopacket.LayerType(layerTypeBase + 7) // datagram extended transport header (UD)
+	LayerTypeAtomicETH    = gopacket.LayerType(layerTypeBase + 8) // atomic extended transport header
+	LayerTypeAtomicAckETH = gopacket.LayerType(layerTypeBase + 9) // atomic acknowledge extended transport header
 )
 
 var registerOnce sync.Once
@@ -55,6 +57,8 @@ func Register() {
 		reg(LayerTypeAETH, "AETH", decoder[AETH]())
 		reg(LayerTypeImmDt, "ImmDt", decoder[ImmDt]())
 		reg(LayerTypeDETH, "DETH", decoder[DETH]())
+		reg(LayerTypeAtomicETH, "AtomicETH", decoder[AtomicETH]())
+		reg(LayerTypeAtomicAckETH, "AtomicAckETH", decoder[AtomicAckETH]())
 		reg(LayerTypeMACControl, "MACControl", decoder[MACControl]())
 		reg(LayerTypePFC, "PFC", decoder[PFC]())
 		reg(LayerTypePause, "Pause", decoder[Pause]())

@@ -88,8 +88,14 @@ func wantLayers(s wire.Sample) []gopacket.LayerType {
 	if ext&wire.ExtRETH != 0 {
 		lt = append(lt, LayerTypeRETH)
 	}
+	if ext&wire.ExtAtomicETH != 0 {
+		lt = append(lt, LayerTypeAtomicETH)
+	}
 	if ext&wire.ExtAETH != 0 {
 		lt = append(lt, LayerTypeAETH)
+	}
+	if ext&wire.ExtAtomicAckETH != 0 {
+		lt = append(lt, LayerTypeAtomicAckETH)
 	}
 	if ext&wire.ExtImmDt != 0 {
 		lt = append(lt, LayerTypeImmDt)
@@ -149,8 +155,15 @@ func sampleLayers(s wire.Sample) []gopacket.SerializableLayer {
 	if ext&wire.ExtRETH != 0 {
 		ls = append(ls, &RETH{VA: p.VA, RKey: p.RKey, DMALen: p.DMALen})
 	}
+	if ext&wire.ExtAtomicETH != 0 {
+		swap, cmp := p.AtomicETH()
+		ls = append(ls, &AtomicETH{VA: p.VA, RKey: p.RKey, SwapAdd: swap, Compare: cmp})
+	}
 	if ext&wire.ExtAETH != 0 {
 		ls = append(ls, &AETH{Syndrome: p.Syndrome, MSN: p.MSN})
+	}
+	if ext&wire.ExtAtomicAckETH != 0 {
+		ls = append(ls, &AtomicAckETH{Original: p.AtomicAck()})
 	}
 	if ext&wire.ExtImmDt != 0 {
 		ls = append(ls, &ImmDt{Imm: p.Imm})
