@@ -39,10 +39,12 @@ const (
 	WCRead
 	WCRecv         // a SEND arrived
 	WCRecvWriteImm // an RDMA WRITE with immediate arrived
+	WCCompSwap
+	WCFetchAdd
 )
 
 func (o WCOpcode) String() string {
-	return [...]string{"SEND", "RDMA_WRITE", "RDMA_READ", "RECV", "RECV_RDMA_WITH_IMM"}[o]
+	return [...]string{"SEND", "RDMA_WRITE", "RDMA_READ", "RECV", "RECV_RDMA_WITH_IMM", "COMP_SWAP", "FETCH_ADD"}[o]
 }
 
 // WC is a work completion.

@@ -107,7 +107,7 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 	}
 	seq := r.qp.nic.unwrap(p.PSN, r.una)
 	i := r.find(seq)
-	if i < 0 || r.sq[i].wr.Opcode != WRRead || seq < r.una {
+	if i < 0 || !r.sq[i].wr.Opcode.readsBack() || seq < r.una {
 		qp.ctr.dupPkts++
 		return
 	}
@@ -122,6 +122,11 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 		return
 	}
 	data, ok := r.readPayload(p, wire.Opcode(p.Opcode) != base)
+	if atomicAck := base == wire.OpAtomicAcknowledge; atomicAck != w.wr.Opcode.atomic() {
+		ok = false // an ATOMIC Acknowledge for a READ, or a READ response for an atomic
+	} else if atomicAck {
+		data = atomicOriginal(p)
+	}
 	if !ok {
 		qp.ctr.rxDropped++
 		return
@@ -138,7 +143,7 @@ func (r *requester) onReadResponse(p *wire.Packet, base wire.Opcode, trimmed boo
 		// Responses come in order: an earlier READ still missing responses
 		// means this one is out of sequence.
 		for k := range i {
-			if e := r.sq[k]; e.wr.Opcode == WRRead && e.got < e.npkts {
+			if e := r.sq[k]; e.wr.Opcode.readsBack() && e.got < e.npkts {
 				w, idx = e, e.npkts
 				break
 			}

@@ -381,10 +381,28 @@ const (
 	WRWrite
 	WRWriteImm
 	WRRead
+	// The RC atomics (RoCEv2 mode): 8 bytes at RemoteAddr, 8-aligned,
+	// compared and swapped (Compare, SwapAdd) or added to (SwapAdd); the
+	// original value lands in Local, which is 8 bytes.
+	WRAtomicCmpSwp
+	WRAtomicFetchAdd
 )
 
 func (o WROpcode) String() string {
-	return [...]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "RDMA_READ"}[o]
+	return [...]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "RDMA_READ",
+		"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD"}[o]
+}
+
+// readsBack reports whether the WR's data comes back in responses (a READ,
+// an atomic) rather than going out.
+func (o WROpcode) readsBack() bool { return o == WRRead || o >= WRAtomicCmpSwp }
+
+// atomic reports whether the WR is an RC atomic.
+func (o WROpcode) atomic() bool { return o >= WRAtomicCmpSwp }
+
+// wc is the completion opcode of a send WR.
+func (o WROpcode) wc() WCOpcode {
+	return [...]WCOpcode{WCSend, WCSend, WCWrite, WCWrite, WCRead, WCCompSwap, WCFetchAdd}[o]
 }
 
 // SGE is one scatter/gather element: Length bytes at Addr in the region
@@ -406,7 +424,10 @@ type SendWR struct {
 	RemoteAddr uint64 // WRITE, READ
 	RKey       uint32 // WRITE, READ
 	Imm        uint32 // SEND and WRITE with immediate
-	Signaled   bool
+	// SwapAdd and Compare are an atomic's operands: the value swapped in
+	// (CmpSwap) or added (FetchAdd), and the value compared with.
+	SwapAdd, Compare uint64
+	Signaled         bool
 	// UD is a UD QP's destination (nil on RC).
 	UD *UDDest
 }
@@ -537,6 +558,10 @@ func (qp *QP) receive(p *wire.Packet, trimmed bool) {
 		if !trimmed {
 			qp.req.onAck(p)
 		}
+	case op == wire.OpAtomicAcknowledge:
+		qp.req.onReadResponse(p, op, trimmed)
+	case isAtomic(op):
+		qp.onAtomicRequest(p, op, trimmed)
 	case op == metaroce.OpSACK:
 		qp.req.onSACK(p)
 	case op == metaroce.OpHello || op == metaroce.OpHelloAck:

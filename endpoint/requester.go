@@ -90,13 +90,18 @@ func (r *requester) post(wr SendWR) error {
 	if len(r.sq) >= qp.cfg.MaxSendWR {
 		return fmt.Errorf("qp %#x: send queue full (%d WRs)", qp.qpn, len(r.sq))
 	}
-	if wr.Opcode > WRRead {
+	if wr.Opcode > WRAtomicFetchAdd {
 		return fmt.Errorf("qp %#x: post send: bad opcode %d", qp.qpn, wr.Opcode)
+	}
+	if wr.Opcode.atomic() {
+		if err := r.checkAtomic(wr); err != nil {
+			return err
+		}
 	}
 	w := r.newWQE(wr)
 	if wr.Local.Length > 0 || len(wr.More) > 0 {
 		need := Access(0)
-		if wr.Opcode == WRRead {
+		if wr.Opcode.readsBack() {
 			need = AccessLocalWrite
 		}
 		mr, local, parts, err := qp.nic.sgList(qp.pd, wr.Local, wr.More, need)
@@ -109,7 +114,7 @@ func (r *requester) post(wr SendWR) error {
 		}
 		w.mr, w.wr.Local, w.parts = mr, local, parts
 		wr.Local = local
-		if parts != nil && wr.Opcode != WRRead {
+		if parts != nil && !wr.Opcode.readsBack() {
 			gather(mr, parts)
 		}
 	}
@@ -121,7 +126,7 @@ func (r *requester) post(wr SendWR) error {
 		r.ssn++
 	}
 	slide.Append(&r.sq, &r.sqBuf, w)
-	if wr.Opcode == WRRead {
+	if wr.Opcode.readsBack() {
 		qp.creditAsk(qp.framesBytes(1, 0))
 	} else {
 		qp.creditAsk(qp.framesBytes(w.npkts, int(wr.Local.Length)))
@@ -197,7 +202,7 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 	for s := seq; s < seq+uint64(count); s++ {
 		rc := r.rec(s)
 		if s >= prevMax {
-			*rc = txRec{read: w.wr.Opcode == WRRead}
+			*rc = txRec{read: w.wr.Opcode.readsBack()}
 		}
 		rc.sentAt, rc.lost, rc.path = now, false, uint8(pi)
 		if qp.mode == ModeMetaRoCE {
@@ -246,6 +251,9 @@ func (r *requester) build(w *swqe, seq uint64, sport uint16) (*wire.Packet, int)
 	idx := int(seq - w.first)
 	mtu := qp.mtu
 	length := int(w.wr.Local.Length)
+	if w.wr.Opcode.atomic() {
+		return r.buildAtomic(w, seq, sport), 1
+	}
 	if w.wr.Opcode == WRRead {
 		count := w.npkts - idx
 		if qp.mode == ModeMetaRoCE {
@@ -373,7 +381,7 @@ func (r *requester) ackThrough(seq uint64) {
 		if w.first > seq {
 			break
 		}
-		if w.wr.Opcode == WRRead && w.got < w.npkts && r.una <= w.last() {
+		if w.wr.Opcode.readsBack() && w.got < w.npkts && r.una <= w.last() {
 			r.una = max(r.una, w.first+uint64(w.got))
 			if w.rereq != r.una {
 				w.rereq = r.una
@@ -420,7 +428,7 @@ func (r *requester) progress() {
 	r.retries, r.backoff, r.rnrRetries = 0, 1, 0
 	for len(r.sq) > 0 {
 		w := r.sq[0]
-		if w.last() >= r.una || w.wr.Opcode == WRRead && w.got < w.npkts {
+		if w.last() >= r.una || w.wr.Opcode.readsBack() && w.got < w.npkts {
 			break
 		}
 		r.sq[0] = nil
@@ -437,13 +445,13 @@ func (r *requester) progress() {
 
 func (r *requester) complete(w *swqe, st Status, err error) {
 	qp := r.qp
-	if st == StatusSuccess && w.wr.Opcode == WRRead && w.parts != nil {
+	if st == StatusSuccess && w.wr.Opcode.readsBack() && w.parts != nil {
 		scatter(w.mr, w.parts, uint64(w.wr.Local.Length))
 	}
 	if st == StatusSuccess && !w.wr.Signaled && !qp.cfg.SignalAll {
 		return
 	}
-	op := [...]WCOpcode{WCSend, WCSend, WCWrite, WCWrite, WCRead}[w.wr.Opcode]
+	op := w.wr.Opcode.wc()
 	qp.cfg.SendCQ.push(WC{WRID: w.wr.WRID, Status: st, Opcode: op, ByteLen: w.wr.Local.Length, QPN: qp.qpn, Err: err})
 }
 
@@ -513,7 +521,7 @@ func (r *requester) failHead(st Status, err error) {
 		w := r.sq[0]
 		r.sq = r.sq[1:]
 		w.status, w.err = st, err
-		qp.cfg.SendCQ.push(WC{WRID: w.wr.WRID, Status: st, Opcode: [...]WCOpcode{WCSend, WCSend, WCWrite, WCWrite, WCRead}[w.wr.Opcode], QPN: qp.qpn, Err: err})
+		qp.cfg.SendCQ.push(WC{WRID: w.wr.WRID, Status: st, Opcode: w.wr.Opcode.wc(), QPN: qp.qpn, Err: err})
 	}
 	qp.fail(err)
 }
@@ -531,7 +539,7 @@ func (r *requester) flush() {
 		if w.err != nil {
 			st, err = w.status, w.err
 		}
-		qp.cfg.SendCQ.push(WC{WRID: w.wr.WRID, Status: st, Opcode: [...]WCOpcode{WCSend, WCSend, WCWrite, WCWrite, WCRead}[w.wr.Opcode], QPN: qp.qpn, Err: err})
+		qp.cfg.SendCQ.push(WC{WRID: w.wr.WRID, Status: st, Opcode: w.wr.Opcode.wc(), QPN: qp.qpn, Err: err})
 	}
 	r.sq = nil
 	r.retx = nil

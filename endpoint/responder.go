@@ -47,6 +47,9 @@ type readJob struct {
 	addr   uint64
 	length int
 	path   int
+	// an atomic's acknowledge: the original value it carries
+	atomic bool
+	orig   uint64
 }
 
 // responder is the receive side of a QP.
@@ -77,7 +80,8 @@ type responder struct {
 	hi      uint64 // one past the highest sequence number arrived
 	pending map[uint64]*wire.Packet
 
-	reads []readJob
+	reads   []readJob
+	atomics atomicLog // the last atomics' results, for duplicates
 
 	creditPeer    bool // the peer's requester is credit-driven
 	ackAfterReads bool // an ACK waits for the queued READ responses
@@ -199,6 +203,10 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 	switch {
 	case seq < s.ePSN:
 		qp.ctr.dupPkts++
+		if isAtomic(base) {
+			s.replayAtomic(p, seq)
+			return
+		}
 		if base == wire.OpReadRequest {
 			// Go-back-N: the requester sends every later request again, so
 			// the responses queued from seq on are dropped.
@@ -220,6 +228,14 @@ func (s *responder) onRequest(p *wire.Packet, base wire.Opcode, trimmed bool) {
 		return
 	}
 	s.nakSent = false
+	if isAtomic(base) {
+		if s.execAtomic(p, base, seq) {
+			// The ATOMIC Acknowledge acknowledges it.
+			s.ePSN++
+			s.msn++
+		}
+		return
+	}
 	if base == wire.OpReadRequest {
 		if s.execRead(p, seq) {
 			// The responses acknowledge the READ; no ACK of its own.
@@ -373,6 +389,9 @@ func (s *responder) pullRead(now clock.Time) (*wire.Packet, clock.Time) {
 	pa := qp.req.paths[j.path%len(qp.req.paths)]
 	if pa.next > now {
 		return nil, pa.next
+	}
+	if j.atomic {
+		return s.pullAtomicAck(j, pa, now), 0
 	}
 	off := j.i * qp.mtu
 	size := min(qp.mtu, j.length-off)
