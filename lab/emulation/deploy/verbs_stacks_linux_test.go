@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func (v *verbsLab) runStacks(t *testing.T) {
 	}{
 		{"srq_pingpong", v.srqPingpong}, {"ud_pingpong", v.udPingpong}, {"host_files", v.hostFiles},
 		{"pyverbs", v.pyverbsWrite}, {"ucx_info", v.ucxInfo}, {"ucx_perftest", v.ucxPerftest},
-		{"mpi_allreduce", v.mpiAllreduce},
+		{"atomics", v.atomics}, {"mpi_allreduce", v.mpiAllreduce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v.t = t
@@ -65,6 +66,23 @@ func (v *verbsLab) udPingpong(t *testing.T) {
 	for _, out := range []string{srv, cli} {
 		if !strings.Contains(out, "100 iters in") {
 			t.Errorf("ibv_ud_pingpong did not report its iterations:\n%s", out)
+		}
+	}
+}
+
+// atomics runs perftest's ib_atomic_bw (FetchAdd) and ib_atomic_lat
+// (CmpSwap) host1 -> host4.
+func (v *verbsLab) atomics(t *testing.T) {
+	for _, argv := range [][]string{
+		{"ib_atomic_bw", "-x", "3", "-n", "500", "-A", "FETCH_AND_ADD"},
+		{"ib_atomic_lat", "-x", "3", "-n", "100", "-A", "CMP_AND_SWAP"},
+	} {
+		testenv.RequireTool(t, argv[0])
+		_, cli := v.pair("host4", "host1", argv...)
+		if !regexp.MustCompile(`(?m)^ 8 +` + argv[4] + ` `).MatchString(cli) {
+			t.Errorf("%s did not report its %s 8-byte iterations:\n%s", argv[0], argv[4], lastLines(cli, 6))
+		} else {
+			t.Logf("%s", lastLines(cli, 3))
 		}
 	}
 }

@@ -322,6 +322,9 @@ func accessOf(flags uint32) (endpoint.Access, error) {
 	if flags&ibvRemoteRead != 0 {
 		a |= endpoint.AccessRemoteRead
 	}
+	if flags&ibvRemoteAtomic != 0 {
+		a |= endpoint.AccessRemoteAtomic
+	}
 	return a, nil
 }
 
@@ -462,7 +465,8 @@ var (
 		endpoint.StatusRemoteOperational: 11, endpoint.StatusRetryExceeded: 12, endpoint.StatusRNRRetryExceeded: 13,
 	}
 	wcOpcode = map[endpoint.WCOpcode]uint8{
-		endpoint.WCSend: 0, endpoint.WCWrite: 1, endpoint.WCRead: 2, endpoint.WCRecv: 128, endpoint.WCRecvWriteImm: 129,
+		endpoint.WCSend: 0, endpoint.WCWrite: 1, endpoint.WCRead: 2, endpoint.WCCompSwap: 3, endpoint.WCFetchAdd: 4,
+		endpoint.WCRecv: 128, endpoint.WCRecvWriteImm: 129,
 	}
 )
 

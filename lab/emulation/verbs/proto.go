@@ -53,6 +53,8 @@ const (
 	wrSGL         = 8
 	wrUD          = 16
 	udDestSize    = 24
+	wrAtomic      = 32
+	atomicSize    = 16
 	qptRC         = 2 // IBV_QPT_RC
 	qptUD         = 4 // IBV_QPT_UD
 	qpAttrQKey    = 1 << 6

@@ -34,7 +34,7 @@ int main(void) {
 	P(RL_OP_POST_SRQ_RECV) P(sizeof(struct rl_create_srq)) P(sizeof(struct rl_modify_srq)) P(sizeof(struct rl_srq_state))
 	P(offsetof(struct rl_create_qp, srq)) P(RL_SRQ_LIMIT) P(sizeof(struct rl_sge)) P(RL_MAX_SGE) P(RL_WR_SGL)
 	P(offsetof(struct rl_recv_wr, nsge)) P(offsetof(struct rl_create_qp, qp_type)) P(offsetof(struct rl_modify_qp, qkey))
-	P(sizeof(struct rl_ud_dest)) P(RL_WR_UD) P(offsetof(struct rl_cqe, src_qp))
+	P(sizeof(struct rl_ud_dest)) P(RL_WR_UD) P(offsetof(struct rl_cqe, src_qp)) P(RL_WR_ATOMIC) P(sizeof(struct rl_atomic))
 	return 0;
 }`
 	if err := os.WriteFile(filepath.Join(dir, "p.c"), []byte(src), 0o644); err != nil {
@@ -70,6 +70,7 @@ int main(void) {
 		"RL_SRQ_LIMIT": srqLimit, "sizeof(struct rl_sge)": sgeSize, "RL_MAX_SGE": maxSGE, "RL_WR_SGL": wrSGL,
 		"offsetof(struct rl_recv_wr, nsge)": 24, "offsetof(struct rl_create_qp, qp_type)": 32,
 		"offsetof(struct rl_modify_qp, qkey)": 44, "sizeof(struct rl_ud_dest)": udDestSize, "RL_WR_UD": wrUD,
+		"RL_WR_ATOMIC": wrAtomic, "sizeof(struct rl_atomic)": atomicSize,
 		"offsetof(struct rl_cqe, src_qp)": 28,
 	} {
 		if g, ok := got[k]; !ok || g != want {

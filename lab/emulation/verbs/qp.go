@@ -214,6 +214,7 @@ func (b *inlineBuf) put(data []byte) endpoint.SGE {
 
 var sendOpcode = map[uint8]endpoint.WROpcode{
 	0: endpoint.WRWrite, 1: endpoint.WRWriteImm, 2: endpoint.WRSend, 3: endpoint.WRSendImm, 4: endpoint.WRRead,
+	5: endpoint.WRAtomicCmpSwp, 6: endpoint.WRAtomicFetchAdd,
 }
 
 // postSend queues the WRs of one POST_SEND on the loop. A WR the model
@@ -239,6 +240,10 @@ func (c *conn) postSend(h uint32, body []byte) {
 			if w.Flags&wrUD != 0 {
 				wr.UD, err = readUDDest(inl[min(at, len(inl)):])
 				at += udDestSize
+			}
+			if w.Flags&wrAtomic != 0 && err == nil {
+				err = readAtomic(&wr, inl[min(at, len(inl)):])
+				at += atomicSize
 			}
 			switch {
 			case err != nil:
@@ -332,6 +337,20 @@ func recvWRs(body []byte) (wrs []recvWR, more [][]endpoint.SGE, ok bool) {
 		}
 	}
 	return wrs, more, true
+}
+
+// readAtomic reads an atomic WR's struct rl_atomic into wr.
+func readAtomic(wr *endpoint.SendWR, b []byte) error {
+	if len(b) < atomicSize {
+		return fmt.Errorf("an atomic's operands past the message")
+	}
+	compareAdd, swap := le.Uint64(b), le.Uint64(b[8:])
+	if wr.Opcode == endpoint.WRAtomicCmpSwp {
+		wr.Compare, wr.SwapAdd = compareAdd, swap
+	} else {
+		wr.SwapAdd = compareAdd
+	}
+	return nil
 }
 
 // readUDDest reads a UD WR's struct rl_ud_dest.

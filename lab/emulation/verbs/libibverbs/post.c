@@ -50,7 +50,7 @@ static void rl_add_ud(struct rl_qp *p, struct ibv_ah *ah, uint32_t qpn, uint32_t
 /* rl_add_wr appends one send WR (wr_lock held). inline data, if any, is
  * copied from the gather list; a UD WR's destination goes first (ah). */
 static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct ibv_sge *sg, int nsg,
-		     struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+		     struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, const struct rl_atomic *at)
 {
 	struct rl_send_wr *d;
 	int err, i;
@@ -58,7 +58,8 @@ static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct i
 	if (nsg > RL_MAX_SGE)
 		return EINVAL;
 	if (p->nbatch == RL_BATCH ||
-	    p->inl_len + sizeof(struct rl_ud_dest) + RL_MAX_INLINE + RL_MAX_SGE * sizeof(struct rl_sge) > sizeof(p->inl))
+	    p->inl_len + sizeof(struct rl_ud_dest) + sizeof(struct rl_atomic) + RL_MAX_INLINE +
+			    RL_MAX_SGE * sizeof(struct rl_sge) > sizeof(p->inl))
 		if ((err = rl_flush(p)))
 			return err;
 	d = &p->batch[p->nbatch];
@@ -66,6 +67,11 @@ static int rl_add_wr(struct rl_qp *p, const struct rl_send_wr *w, const struct i
 	if (ah) {
 		rl_add_ud(p, ah, qpn, qkey);
 		d->flags |= RL_WR_UD;
+	}
+	if (at) {
+		memcpy(p->inl + p->inl_len, at, sizeof(*at));
+		p->inl_len += sizeof(*at);
+		d->flags |= RL_WR_ATOMIC;
 	}
 	if (w->flags & RL_WR_INLINE) {
 		size_t total = 0;
@@ -103,6 +109,7 @@ int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	pthread_mutex_lock(&p->wr_lock);
 	for (; wr; wr = wr->next) {
 		struct rl_send_wr w = { .wr_id = wr->wr_id, .opcode = (uint8_t)wr->opcode };
+		struct rl_atomic at, *atp = NULL;
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
 			break;
@@ -119,6 +126,14 @@ int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 			w.remote_addr = wr->wr.rdma.remote_addr;
 			w.rkey = wr->wr.rdma.rkey;
 			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			w.remote_addr = wr->wr.atomic.remote_addr;
+			w.rkey = wr->wr.atomic.rkey;
+			at.compare_add = wr->wr.atomic.compare_add;
+			at.swap = wr->wr.atomic.swap;
+			atp = &at;
+			break;
 		default:
 			err = EOPNOTSUPP;
 			break;
@@ -126,14 +141,14 @@ int rl_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 		if (!err) {
 			if ((wr->send_flags & IBV_SEND_SIGNALED) || p->sq_sig_all)
 				w.flags |= RL_WR_SIGNALED;
-			if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ)
+			if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ && !atp)
 				w.flags |= RL_WR_INLINE;
 			bool ud = qp->qp_type == IBV_QPT_UD;
 			if (ud && (!wr->wr.ud.ah || (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)))
 				err = EINVAL;
 			else
 				err = rl_add_wr(p, &w, wr->sg_list, wr->num_sge, ud ? wr->wr.ud.ah : NULL,
-						wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
+						wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey, atp);
 		}
 		if (err) {
 			*bad = wr;
@@ -359,16 +374,35 @@ void rl_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len)
 	rl_wr_set_inline_data_list(qx, 1, &b);
 }
 
-void rl_wr_unsupported_atomic(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a, uint64_t b)
+/* rl_wr_atomic starts an atomic WR: its operands go in the trailing area
+ * now, before the list ibv_wr_set_sge_list may add. */
+static void rl_wr_atomic(struct ibv_qp_ex *qx, uint8_t op, uint32_t rkey, uint64_t raddr, uint64_t compare_add,
+			 uint64_t swap)
 {
-	(void)rkey, (void)raddr, (void)a, (void)b;
-	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+	struct rl_qp *p = (struct rl_qp *)qx;
+	struct rl_atomic at = { .compare_add = compare_add, .swap = swap };
+	struct rl_send_wr *w;
+
+	rl_wr_new(qx, op, rkey, raddr, 0, 0);
+	if (!(w = rl_wr_cur(qx)))
+		return;
+	if (p->inl_len + sizeof(at) > sizeof(p->inl)) {
+		p->wr_err = ENOMEM;
+		return;
+	}
+	memcpy(p->inl + p->inl_len, &at, sizeof(at));
+	p->inl_len += sizeof(at);
+	w->flags |= RL_WR_ATOMIC;
 }
 
-void rl_wr_unsupported_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a)
+void rl_wr_atomic_cmp_swp(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t compare, uint64_t swap)
 {
-	(void)rkey, (void)raddr, (void)a;
-	((struct rl_qp *)qx)->wr_err = EOPNOTSUPP;
+	rl_wr_atomic(qx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, compare, swap);
+}
+
+void rl_wr_atomic_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	rl_wr_atomic(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
 /* rl_wr_set_ud_addr gives the current WR of a UD QP its destination. It

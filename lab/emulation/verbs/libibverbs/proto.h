@@ -208,6 +208,15 @@ struct rl_post {
 /* A UD WR: its struct rl_ud_dest comes first in its share of the
  * trailing area, before its inline bytes or list. */
 #define RL_WR_UD 16
+/* An atomic WR (IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD):
+ * its struct rl_atomic comes first in its share of the trailing area,
+ * before its list. */
+#define RL_WR_ATOMIC 32
+
+struct rl_atomic {
+	uint64_t compare_add; /* CmpSwap: the compare value; FetchAdd: the addend */
+	uint64_t swap;
+};
 
 struct rl_ud_dest {
 	uint8_t dgid[16]; /* the address handle's destination GID */
@@ -216,7 +225,7 @@ struct rl_ud_dest {
 };
 
 /* rl_send_wr.opcode: enum ibv_wr_opcode (SEND, SEND_WITH_IMM, RDMA_WRITE,
- * RDMA_WRITE_WITH_IMM, RDMA_READ). */
+ * RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD). */
 struct rl_send_wr {
 	uint64_t wr_id;
 	uint64_t addr;

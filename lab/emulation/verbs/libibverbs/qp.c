@@ -28,9 +28,10 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (a->send_ops_flags & ~(uint64_t)(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 					      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-					      IBV_QP_EX_WITH_RDMA_READ)))) {
-		rl_warn("unsupported QP attributes (comp_mask %#x): atomics, TSO, MW and XRC are not modelled",
-			a->comp_mask);
+					      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+					      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)))) {
+		rl_warn("unsupported QP attributes (comp_mask %#x, send ops %#llx): TSO, memory windows, masked atomics and XRC are not modelled",
+			a->comp_mask, (unsigned long long)a->send_ops_flags);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -94,8 +95,8 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	p->qpx.wr_set_sge_list = rl_wr_set_sge_list;
 	p->qpx.wr_set_inline_data = rl_wr_set_inline_data;
 	p->qpx.wr_set_inline_data_list = rl_wr_set_inline_data_list;
-	p->qpx.wr_atomic_cmp_swp = rl_wr_unsupported_atomic;
-	p->qpx.wr_atomic_fetch_add = rl_wr_unsupported_fadd;
+	p->qpx.wr_atomic_cmp_swp = rl_wr_atomic_cmp_swp;
+	p->qpx.wr_atomic_fetch_add = rl_wr_atomic_fetch_add;
 	p->qpx.wr_set_ud_addr = rl_wr_set_ud_addr;
 	p->qpx.wr_set_xrc_srqn = rl_wr_unsupported_u32;
 	p->qpx.wr_local_inv = rl_wr_unsupported_u32;

@@ -41,7 +41,10 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = 16;
 	a->max_qp_init_rd_atom = 16;
 	a->max_res_rd_atom = 16 * a->max_qp;
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	/* Atomics are atomic among the NIC's own and the host CPU's
+	 * (the node runs them with the CPU's atomic instructions on the
+	 * program's memory): IBV_ATOMIC_GLOB. */
+	a->atomic_cap = IBV_ATOMIC_GLOB;
 	a->max_srq = 65536;
 	a->max_srq_wr = 32768;
 	a->max_srq_sge = RL_MAX_SGE;

@@ -167,8 +167,8 @@ void rl_wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t 
 void rl_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg);
 void rl_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len);
 void rl_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *b);
-void rl_wr_unsupported_atomic(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a, uint64_t b);
-void rl_wr_unsupported_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t a);
+void rl_wr_atomic_cmp_swp(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t compare, uint64_t swap);
+void rl_wr_atomic_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t add);
 void rl_wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
 void rl_wr_unsupported_u32(struct ibv_qp_ex *qx, uint32_t v);
 

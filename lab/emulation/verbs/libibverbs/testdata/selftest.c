@@ -54,7 +54,8 @@ static void open_end(struct ibv_device *dev, struct end *e, int new_api)
 		FAIL("memalign");
 	memset(e->buf, 0, SIZE);
 	e->mr = ibv_reg_mr(e->pd, e->buf, SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!e->mr)
 		FAIL("reg_mr: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
@@ -67,7 +68,8 @@ static void open_end(struct ibv_device *dev, struct end *e, int new_api)
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	if (new_api) {
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ;
+		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+				   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
 	}
 	e->qp = ibv_create_qp_ex(e->ctx, &a);
 	if (!e->qp)
@@ -283,6 +285,40 @@ int main(void)
 		FAIL("read: %s", ibv_wc_status_str(wc.status));
 	if (memcmp(b.buf, a.buf + 20000, 30000))
 		FAIL("read: the bytes are not in the reader's memory");
+
+	/* 3b. Atomics: a FetchAdd with ibv_post_send, a CmpSwap (hit, then
+	 * miss) with the ibv_qp_ex API, on a word of b's memory. */
+	struct ibv_device_attr da;
+	if (ibv_query_device(a.ctx, &da) || da.atomic_cap == IBV_ATOMIC_NONE)
+		FAIL("query_device: atomic_cap %d, want atomics", da.atomic_cap);
+	uint64_t *word = (uint64_t *)(b.buf + 40960), *orig = (uint64_t *)(a.buf + 40960);
+	*word = 40;
+	struct ibv_sge os = { .addr = (uint64_t)orig, .length = 8, .lkey = a.mr->lkey };
+	struct ibv_send_wr fw = { .wr_id = 35, .sg_list = &os, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+	fw.wr.atomic.remote_addr = (uint64_t)word;
+	fw.wr.atomic.rkey = b.mr->rkey;
+	fw.wr.atomic.compare_add = 2;
+	if (ibv_post_send(a.qp, &fw, &bad_sw))
+		FAIL("post_send fetch-add: %s", strerror(errno));
+	wc = wait_wc(&a, 0);
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 35 || wc.opcode != IBV_WC_FETCH_ADD || wc.byte_len != 8 ||
+	    *orig != 40 || *word != 42)
+		FAIL("fetch-add: %s opcode %d len %u, original %lu (want 40), word %lu (want 42)",
+		     ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len, (unsigned long)*orig, (unsigned long)*word);
+	for (int hit = 1; hit >= 0; hit--) {
+		ibv_wr_start(a.qx);
+		a.qx->wr_id = 36;
+		a.qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_cmp_swp(a.qx, b.mr->rkey, (uint64_t)word, 42, 7);
+		ibv_wr_set_sge(a.qx, a.mr->lkey, (uint64_t)orig, 8);
+		if (ibv_wr_complete(a.qx))
+			FAIL("wr_complete cmp-swap");
+		wc = wait_wc(&a, 0);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_COMP_SWAP || *orig != (hit ? 42 : 7) || *word != 7)
+			FAIL("cmp-swap (%s): %s, original %lu, word %lu", hit ? "hit" : "miss", ibv_wc_status_str(wc.status),
+			     (unsigned long)*orig, (unsigned long)*word);
+	}
 
 	/* 4. A WRITE past the target region: remote access error, then the
 	 * QP is in ERR and flushes. */
