@@ -10,10 +10,10 @@ type Access uint8
 
 // Access flags. Local read is always allowed.
 const (
-	AccessLocalWrite  Access = 1 << iota // the NIC may write it for local operations (RECV, READ responses)
-	AccessRemoteWrite                    // peers may RDMA WRITE into it
-	AccessRemoteRead                     // peers may RDMA READ from it
-	AccessRemoteAtomic                   // peers may run atomics on it
+	AccessLocalWrite   Access = 1 << iota // the NIC may write it for local operations (RECV, READ responses)
+	AccessRemoteWrite                     // peers may RDMA WRITE into it
+	AccessRemoteRead                      // peers may RDMA READ from it
+	AccessRemoteAtomic                    // peers may run atomics on it
 )
 
 // PD is a protection domain: memory regions and queue pairs of one PD can

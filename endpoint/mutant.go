@@ -20,41 +20,41 @@ type Mutant uint64
 
 // The mutants.
 const (
-	MutNoCNPRateLimit   Mutant = 1 << iota // MR-5.18: a CNP for every CE mark
-	MutCNPPerQP                            // MR-5.19: the CNP limit per QP, not per sender port
-	MutSACKBitmapOff1                      // MR-2.5: SACK bitmap bit 0 names C+1 instead of C+2
-	MutGoBackNInMeta                       // MR-4.10: MetaRoCE resends everything after a hole
-	MutWrongNAKSyndrome                    // MR-5.1: remote access faults NAKed as remote operational error
-	MutIgnorePFC                           // MR-8.2: PFC frames ignored
-	MutNoFallback                          // MR-3.4: HELLO retried forever, never RoCEv2
-	MutRTO10x                              // MR-4.13: retransmission timer 10× too long
-	MutAcceptBadICRC                       // MR-8.4: frames with a bad ICRC accepted
-	MutNoBackoff                           // MR-4.14: the timeout never doubles
-	MutRetryForever                        // MR-4.15: RetryCount ignored
-	MutIgnoreRNRTimer                      // MR-4.17: resend at once after an RNR NAK
-	MutNAKEveryOOO                         // MR-5.8: a NAK for every out-of-sequence packet
-	MutGoBackSkipOne                       // MR-4.7: go-back-N resumes one PSN after the NAK's
-	MutNoDupReACK                          // MR-5.7: duplicates silently dropped
-	MutNoAckReqLast                        // MR-4.3: no AckReq on the last packet of a message
-	MutNoTrimFlag                          // MR-5.16: a trimmed packet answered without TRIM
-	MutIgnoreTrim                          // MR-4.11: SACK TRIM ignored (loss left to the timeout)
-	MutNoOOOPlacement                      // MR-5.11: MetaRoCE drops packets past a hole
-	MutHelloInRoCEv2                       // MR-3.5: a RoCEv2 QP answers HELLO
-	MutNoRNRNAK                            // MR-5.5: no receive WQE answered NAK invalid request
-	MutSinglePath                          // MR-6.1: a multipath QP sends on path 0 only
-	MutNoReselect                          // MR-6.4: a timeout keeps the path's port
-	MutCNPNoEcho                           // MR-5.17: CNP from the QP's own port, not the marked packet's
-	MutDataNotECT                          // MR-1.1: data sent Not-ECT
-	MutAckCoalesce64                       // MR-5.9: an ACK only every 64 packets
-	MutWindow8192                          // MR-4.2: 8192 PSNs in flight
-	MutWrongErrStatus                      // MR-4.19: every error NAK completes as remote operational error
-	MutEarlyMeta                           // MR-3.2: requests sent before the negotiation concluded
-	MutReadNoReorder                       // MR-4.8: RoCEv2 READ responses out of order are placed
-	MutPSNNoWrap                           // MR-1.7: PSN distances computed without the 24-bit wrap
-	MutUDAnyQKey                           // MR-11.3: a UD QP takes datagrams of any Q_Key
-	MutUDNoGRH                             // MR-11.2: a UD receive places the payload with no GRH before it
-	MutAtomicReexecute                     // MR-12.3: a duplicate atomic request is executed again
-	MutAtomicNoAccessCheck                 // MR-12.2: atomics run on regions without remote-atomic access
+	MutNoCNPRateLimit      Mutant = 1 << iota // MR-5.18: a CNP for every CE mark
+	MutCNPPerQP                               // MR-5.19: the CNP limit per QP, not per sender port
+	MutSACKBitmapOff1                         // MR-2.5: SACK bitmap bit 0 names C+1 instead of C+2
+	MutGoBackNInMeta                          // MR-4.10: MetaRoCE resends everything after a hole
+	MutWrongNAKSyndrome                       // MR-5.1: remote access faults NAKed as remote operational error
+	MutIgnorePFC                              // MR-8.2: PFC frames ignored
+	MutNoFallback                             // MR-3.4: HELLO retried forever, never RoCEv2
+	MutRTO10x                                 // MR-4.13: retransmission timer 10× too long
+	MutAcceptBadICRC                          // MR-8.4: frames with a bad ICRC accepted
+	MutNoBackoff                              // MR-4.14: the timeout never doubles
+	MutRetryForever                           // MR-4.15: RetryCount ignored
+	MutIgnoreRNRTimer                         // MR-4.17: resend at once after an RNR NAK
+	MutNAKEveryOOO                            // MR-5.8: a NAK for every out-of-sequence packet
+	MutGoBackSkipOne                          // MR-4.7: go-back-N resumes one PSN after the NAK's
+	MutNoDupReACK                             // MR-5.7: duplicates silently dropped
+	MutNoAckReqLast                           // MR-4.3: no AckReq on the last packet of a message
+	MutNoTrimFlag                             // MR-5.16: a trimmed packet answered without TRIM
+	MutIgnoreTrim                             // MR-4.11: SACK TRIM ignored (loss left to the timeout)
+	MutNoOOOPlacement                         // MR-5.11: MetaRoCE drops packets past a hole
+	MutHelloInRoCEv2                          // MR-3.5: a RoCEv2 QP answers HELLO
+	MutNoRNRNAK                               // MR-5.5: no receive WQE answered NAK invalid request
+	MutSinglePath                             // MR-6.1: a multipath QP sends on path 0 only
+	MutNoReselect                             // MR-6.4: a timeout keeps the path's port
+	MutCNPNoEcho                              // MR-5.17: CNP from the QP's own port, not the marked packet's
+	MutDataNotECT                             // MR-1.1: data sent Not-ECT
+	MutAckCoalesce64                          // MR-5.9: an ACK only every 64 packets
+	MutWindow8192                             // MR-4.2: 8192 PSNs in flight
+	MutWrongErrStatus                         // MR-4.19: every error NAK completes as remote operational error
+	MutEarlyMeta                              // MR-3.2: requests sent before the negotiation concluded
+	MutReadNoReorder                          // MR-4.8: RoCEv2 READ responses out of order are placed
+	MutPSNNoWrap                              // MR-1.7: PSN distances computed without the 24-bit wrap
+	MutUDAnyQKey                              // MR-11.3: a UD QP takes datagrams of any Q_Key
+	MutUDNoGRH                                // MR-11.2: a UD receive places the payload with no GRH before it
+	MutAtomicReexecute                        // MR-12.3: a duplicate atomic request is executed again
+	MutAtomicNoAccessCheck                    // MR-12.2: atomics run on regions without remote-atomic access
 	mutEnd
 )
 

@@ -192,7 +192,7 @@ func (v *verbsLab) mpiRun(t *testing.T, limit time.Duration, args ...string) (in
 		// directories would collide ("mkdir … File exists").
 		agent: fmt.Sprintf("#!/bin/sh\nhost=$1; shift\nmkdir -p %[4]s/$host\nexec %[1]s exec --root %[2]s --name %[3]s \"$host\" -- env TMPDIR=%[4]s/$host sh -c \"$*\"\n",
 			binary(t), v.root, v.lab, dir),
-		rank:  "#!/bin/sh\nexport UCX_NET_DEVICES=rocelab_gpu${OMPI_COMM_WORLD_LOCAL_RANK:-0}:1\nexec \"$@\"\n",
+		rank: "#!/bin/sh\nexport UCX_NET_DEVICES=rocelab_gpu${OMPI_COMM_WORLD_LOCAL_RANK:-0}:1\nexec \"$@\"\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
 			t.Fatal(err)
