@@ -140,7 +140,8 @@ func (s *responder) queueAtomicAck(seq uint64, orig uint64) {
 func (s *responder) pullAtomicAck(j *readJob, pa *path, now clock.Time) *wire.Packet {
 	qp := s.qp
 	n := qp.nic
-	p := qp.header(wire.OpAtomicAcknowledge, n.opts.AckDSCP, false, pa.port, uint32(j.seq))
+	// In the READ responses' class: it must not overtake them.
+	p := qp.header(wire.OpAtomicAcknowledge, n.opts.DataDSCP, true, pa.port, uint32(j.seq))
 	p.Syndrome, p.MSN = wire.SyndromeACK(0x1F), s.msn&psnMask
 	p.SetAtomicAck(j.orig)
 	p = n.finish(p, n.opts.Raw, nil, nil, 0)

@@ -18,7 +18,7 @@ import (
 // buffer; RemoteAddr and RKey for RDMA WRITE and READ.
 type WR struct {
 	WRID       uint64 `json:"wr_id"`
-	Op         string `json:"op"` // send, send_imm, write, write_imm, read
+	Op         string `json:"op"` // send, send_imm, write, write_imm, read, cmp_swap, fetch_add
 	Offset     uint64 `json:"offset"`
 	Len        uint32 `json:"len"`
 	RemoteAddr uint64 `json:"remote_addr,omitempty"`
@@ -28,6 +28,11 @@ type WR struct {
 	// QP was connected to, and its Q_Key.
 	DestQPN uint32 `json:"dest_qpn,omitempty"`
 	QKey    uint32 `json:"qkey,omitempty"`
+	// SwapAdd and Compare are an atomic's operands (cmp_swap: the value
+	// swapped in and the one compared with; fetch_add: the addend). An
+	// atomic's Len is 8: the original value lands there.
+	SwapAdd uint64 `json:"swap_add,omitempty"`
+	Compare uint64 `json:"compare,omitempty"`
 }
 
 // Recv is a receive work request: Len bytes at Offset of the QP's buffer.
@@ -74,19 +79,30 @@ var (
 
 // ops maps the adapter's operation names to verbs.
 var ops = map[string]endpoint.WROpcode{"send": endpoint.WRSend, "send_imm": endpoint.WRSendImm,
-	"write": endpoint.WRWrite, "write_imm": endpoint.WRWriteImm, "read": endpoint.WRRead}
+	"write": endpoint.WRWrite, "write_imm": endpoint.WRWriteImm, "read": endpoint.WRRead,
+	"cmp_swap": endpoint.WRAtomicCmpSwp, "fetch_add": endpoint.WRAtomicFetchAdd}
 
 // Opcode is the verb of the operation name op.
 func Opcode(op string) (endpoint.WROpcode, error) {
 	if o, ok := ops[op]; ok {
 		return o, nil
 	}
-	return 0, fmt.Errorf("%w %q: want send, send_imm, write, write_imm or read", ErrUnknownOp, op)
+	return 0, fmt.Errorf("%w %q: want send, send_imm, write, write_imm, read, cmp_swap or fetch_add", ErrUnknownOp, op)
 }
 
-// Access is what a QP's buffer is registered for: the tester may write
-// and read it remotely, the QP writes into it locally (RECV, READ).
-const Access = endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead
+// Access is what a QP's buffer is registered for: the tester may write,
+// read and run atomics on it remotely, the QP writes into it locally
+// (RECV, READ, an atomic's original value).
+const Access = endpoint.AccessLocalWrite | endpoint.AccessRemoteWrite | endpoint.AccessRemoteRead | endpoint.AccessRemoteAtomic
+
+// AccessFor is Access, without remote atomics when noAtomic is set (the
+// compliance case that checks a responder refuses them).
+func AccessFor(noAtomic bool) endpoint.Access {
+	if noAtomic {
+		return Access &^ endpoint.AccessRemoteAtomic
+	}
+	return Access
+}
 
 // QP is a QP and its buffer, registered as MR (nil without a buffer).
 type QP struct {
@@ -124,7 +140,7 @@ func (q QP) PostSend(wr WR) error {
 		return err
 	}
 	sw := endpoint.SendWR{WRID: wr.WRID, Opcode: op, Signaled: true, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm,
-		Local: q.local(wr.Offset, wr.Len)}
+		Local: q.local(wr.Offset, wr.Len), SwapAdd: wr.SwapAdd, Compare: wr.Compare}
 	if q.QP.Type() == endpoint.TypeUD {
 		sw.UD = &endpoint.UDDest{IP: q.Peer, QPN: wr.DestQPN, QKey: wr.QKey}
 	}

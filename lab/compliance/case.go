@@ -42,7 +42,7 @@ type Case struct {
 // Cases returns the suite's cases in order.
 func Cases() []Case {
 	var all []Case
-	for _, g := range [][]Case{wireCases, negCases, rcReqCases, rcRspCases, metaCases, ecnCases, nicCases, wrapCases, udCases} {
+	for _, g := range [][]Case{wireCases, negCases, rcReqCases, rcRspCases, metaCases, ecnCases, nicCases, wrapCases, udCases, atomicCases} {
 		all = append(all, g...)
 	}
 	return all

@@ -21,6 +21,9 @@ type ConnOpts struct {
 	// random choice).
 	IUTPSN    uint32
 	HasIUTPSN bool
+	// NoRemoteAtomic registers the IUT's buffer without remote-atomic
+	// access.
+	NoRemoteAtomic bool
 }
 
 // Conn is the tester's end of a connection: a QP that exists only in the
@@ -61,7 +64,7 @@ func (t *T) Connect(o ConnOpts) *Conn {
 	if !o.HasPSN {
 		o.PSN = 0xFFFFF0
 	}
-	spec := QPSpec{Mode: o.Mode, Paths: o.Paths, Buffer: o.Buffer}
+	spec := QPSpec{Mode: o.Mode, Paths: o.Paths, Buffer: o.Buffer, NoRemoteAtomic: o.NoRemoteAtomic}
 	if o.HasIUTPSN {
 		spec.PSN = &o.IUTPSN
 	}

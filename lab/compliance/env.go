@@ -79,6 +79,8 @@ type QPSpec struct {
 	// Type is rc (default) or ud; QKey a UD QP's Q_Key.
 	Type string `json:"type,omitempty"`
 	QKey uint32 `json:"qkey,omitempty"`
+	// NoRemoteAtomic registers the buffer without remote-atomic access.
+	NoRemoteAtomic bool `json:"no_remote_atomic,omitempty"`
 }
 
 // QPHandle is a QP the IUT created: Conn is what the tester connects to,

@@ -74,7 +74,7 @@ var spec = []Requirement{
 	{"MR-8.2", Must, "a PFC frame pausing priority *p* stops the NIC starting frames on *p* for quanta × 512 bit times at line …"},
 	{"MR-8.3", Should, "an 802.3x PAUSE stops all priorities the same way."},
 	{"MR-8.4", Must, "received RoCEv2 frames with a bad ICRC are dropped (not executed, not acknowledged) and counted. Trimmed …"},
-	{"MR-10.1", Must, "in RoCEv2 mode the endpoint emits only standard RC opcodes (0x00–0x11) and CNPs (0x81) with standard …"},
+	{"MR-10.1", Must, "in RoCEv2 mode the endpoint emits only standard RC opcodes (0x00–0x14: the atomics of §12 included) and …"},
 	{"MR-10.2", Must, "the MSN of an ACK (and of a READ response's AETH) counts the messages the responder completed, modulo 2^24."},
 	{"MR-11.1", Must, "a UD SEND is one packet, opcode 0x64 (0x65 with immediate data), whose BTH is followed by a DETH carrying …"},
 	{"MR-11.2", Must, "the receiver places the datagram in the next receive WQE after 40 bytes of GRH (for RoCEv2 over IPv4: 20 …"},
@@ -82,4 +82,9 @@ var spec = []Requirement{
 	{"MR-11.4", Must, "a datagram that finds no receive WQE is dropped; the receiver sends nothing in answer (no RNR NAK)."},
 	{"MR-11.5", MustNot, "a UD QP sends an ACK, a NAK or a retransmission; its send completes once the packet is sent."},
 	{"MR-11.6", Must, "a work request's Q_Key with the high-order bit set sends the QP's own Q_Key instead."},
+	{"MR-12.1", Must, "an atomic request is one packet, opcode 0x13 (CmpSwap) or 0x14 (FetchAdd), whose BTH is followed by an …"},
+	{"MR-12.2", Must, "the responder checks the R_Key, the bounds and the region's remote-atomic access (else NAK remote access …"},
+	{"MR-12.3", Must, "the responder runs each atomic once. A duplicate request (a PSN below the expected one) for one of the …"},
+	{"MR-12.4", Must, "FetchAdd adds modulo 2^64; CmpSwap writes the swap data only when the word equals the compare data; the …"},
+	{"MR-12.5", Must, "the ATOMIC Acknowledge keeps its place among the READ responses the responder queued before it (same …"},
 }

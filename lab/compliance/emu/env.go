@@ -151,7 +151,7 @@ func (e *env) call(f func(ctx context.Context) error) error {
 func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 	var q nodeapi.QPInfo
 	err := e.call(func(ctx context.Context) (err error) {
-		q, err = e.u.client.CreateQP(ctx, nodeapi.QPRequest{NIC: e.u.nic, Mode: s.Mode, Paths: s.Paths, Buffer: int64(s.Buffer), PSN: s.PSN, Type: s.Type, QKey: s.QKey})
+		q, err = e.u.client.CreateQP(ctx, nodeapi.QPRequest{NIC: e.u.nic, Mode: s.Mode, Paths: s.Paths, Buffer: int64(s.Buffer), PSN: s.PSN, Type: s.Type, QKey: s.QKey, NoRemoteAtomic: s.NoRemoteAtomic})
 		return err
 	})
 	if err != nil {

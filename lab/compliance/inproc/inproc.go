@@ -127,7 +127,7 @@ func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
 		return compliance.QPHandle{}, err
 	}
 	buf := make([]byte, s.Buffer)
-	mr, err := e.pd.RegMR(buf, adapter.Access)
+	mr, err := e.pd.RegMR(buf, adapter.AccessFor(s.NoRemoteAtomic))
 	if err != nil {
 		qp.Destroy()
 		return compliance.QPHandle{}, err

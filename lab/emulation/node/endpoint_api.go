@@ -131,7 +131,7 @@ func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error)
 			return badRequest("create qp: %v", err)
 		}
 		if buf != nil {
-			if q.mr, err = ep.pds[i].RegMR(buf, adapter.Access); err != nil {
+			if q.mr, err = ep.pds[i].RegMR(buf, adapter.AccessFor(req.NoRemoteAtomic)); err != nil {
 				qp.Destroy()
 				return fmt.Errorf("register buffer: %w", err)
 			}

@@ -35,6 +35,9 @@ type QPRequest struct {
 	// adapter's UD cases).
 	Type string `json:"type,omitempty"`
 	QKey uint32 `json:"qkey,omitempty"`
+	// NoRemoteAtomic registers the buffer without remote-atomic access
+	// (the compliance adapter's atomic cases).
+	NoRemoteAtomic bool `json:"no_remote_atomic,omitempty"`
 	// LeaseMS, with Owner, is the owner's lease in wall-clock ms: unless
 	// the owner renews it (POST /owners/renew) or deletes its QPs first,
 	// the node stops the owner's jobs and deletes its QPs when it runs
