@@ -127,44 +127,70 @@ func (v *verbsLab) ucxInfo(t *testing.T) {
 	}
 }
 
-// ucxPerftest runs ucx_perftest tag_bw host1 -> host4 over the lab's NICs
-// (UCX_TLS=rc_verbs,ud_verbs: RC for the data, UD to set the RC
-// connections up, as UCP's wire-up needs a datagram transport) and checks
-// that its bytes crossed host4's rack switch.
+// ucxPerftest runs ucx_perftest host1 -> host4 over the lab's NICs:
+// UCP's tag_bw (UCX_TLS=rc_verbs,ud_verbs: RC for the data, UD to set the
+// RC connections up, as UCP's wire-up needs a datagram transport), whose
+// bytes must cross host4's rack switch; then the UCT-level put_bw
+// (rc_verbs, zero-copy RDMA WRITEs) and am_lat on rc_verbs and ud_verbs.
 func (v *verbsLab) ucxPerftest(t *testing.T) {
 	t.Helper()
 	testenv.RequireTool(t, "ucx_perftest")
 	env := []string{"env", "UCX_TLS=rc_verbs,ud_verbs", "UCX_NET_DEVICES=rocelab_gpu0:1"}
 	labels := map[string]string{"port": "2"} // rtsw2:p3, host4:gpu0's port
 	before := v.counter("rtsw2", "switch_port_tx_bytes_total", labels)
-	type result struct {
-		code int
-		out  string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out := v.exec(context.Background(), 120*time.Second, "host4", append(env, "ucx_perftest")...)
-		done <- result{code, out}
-	}()
-	code, out := -1, ""
-	for try := 0; try < 50; try++ {
-		time.Sleep(200 * time.Millisecond)
-		code, out = v.exec(context.Background(), 120*time.Second, "host1",
-			append(env, "ucx_perftest", v.fe["host4"], "-t", "tag_bw", "-s", "65536", "-n", "300")...)
-		if code == 0 || !strings.Contains(out, "connect") {
-			break
-		}
-	}
-	srv := <-done
-	if code != 0 || srv.code != 0 || !strings.Contains(out, "Final:") {
-		t.Fatalf("ucx_perftest tag_bw host1 -> host4: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", code, srv.code, lastLines(out, 30), lastLines(srv.out, 30))
-	}
+	out := v.ucxPair(t, env, "-t", "tag_bw", "-s", "65536", "-n", "300")
 	const want = 300 * 65536
 	if moved := v.counter("rtsw2", "switch_port_tx_bytes_total", labels) - before; moved < want {
 		t.Errorf("ucx_perftest moved %d bytes; rtsw2:p3 sent %.0f more, want at least that", want, moved)
 	} else {
 		t.Logf("ucx_perftest tag_bw: rtsw2:p3 sent %.0f bytes for UCX's %d\n%s", moved, want, lastLines(out, 3))
 	}
+	for _, uct := range [][]string{
+		{"-x", "rc_verbs", "-t", "put_bw", "-D", "zcopy", "-s", "65536", "-n", "100"},
+		{"-x", "rc_verbs", "-t", "am_lat", "-s", "8", "-n", "100"},
+		{"-x", "ud_verbs", "-t", "am_lat", "-s", "8", "-n", "100"},
+	} {
+		out := v.ucxPair(t, []string{"ucx_perftest", "-d", "rocelab_gpu0:1", uct[0], uct[1]}, uct[2:]...)
+		t.Logf("ucx_perftest %v:\n%s", uct, lastLines(out, 2))
+	}
+}
+
+// ucxPair runs ucx_perftest's server on host4 with the command prefix
+// cmd (env settings or ucx_perftest with its UCT device and transport)
+// and its client on host1 with args too; the client retries while the
+// server does not listen yet. Both must exit 0 and the client print its
+// final line, which ucxPair returns with the rest of the client's output.
+func (v *verbsLab) ucxPair(t *testing.T, cmd []string, args ...string) string {
+	t.Helper()
+	argv := func(more ...string) []string {
+		a := append([]string(nil), cmd...)
+		if cmd[0] == "env" {
+			a = append(a, "ucx_perftest")
+		}
+		return append(a, more...)
+	}
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out := v.exec(context.Background(), 120*time.Second, "host4", argv()...)
+		done <- result{code, out}
+	}()
+	code, out := -1, ""
+	for try := 0; try < 50; try++ {
+		time.Sleep(200 * time.Millisecond)
+		code, out = v.exec(context.Background(), 120*time.Second, "host1", argv(append([]string{v.fe["host4"]}, args...)...)...)
+		if code == 0 || !strings.Contains(out, "connect") {
+			break
+		}
+	}
+	srv := <-done
+	if code != 0 || srv.code != 0 || !strings.Contains(out, "Final:") {
+		t.Fatalf("ucx_perftest %v host1 -> host4: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", args, code, srv.code, lastLines(out, 30), lastLines(srv.out, 30))
+	}
+	return out
 }
 
 // mpiRun builds testdata/mpi_allreduce.c with Debian's mpicc and runs it
