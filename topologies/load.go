@@ -3,6 +3,7 @@ package topologies
 import (
 	"embed"
 	"fmt"
+	"go.yaml.in/yaml/v3"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -88,8 +89,37 @@ func decodeFile(e *errs, data []byte) *File {
 		e.add(Pos{Line: yerr.Line, Col: yerr.Col}, "%s", yerr.Msg)
 		return nil
 	}
+	if !checkCounts(e, top) {
+		return nil
+	}
 	f := &File{}
 	d := &decoder{e: e}
 	d.decodeStruct(top, reflectValue(f), "topology")
 	return f
+}
+
+// maxLinks bounds a file's explicit links (a 65,535-node fabric has far
+// fewer).
+const maxLinks = 1 << 20
+
+// checkCounts refuses a file with more nodes or links than a topology may
+// have before anything is decoded: a million-node file took minutes and
+// gigabytes to be told so after resolving.
+func checkCounts(e *errs, top *yaml.Node) bool {
+	if top.Kind != yaml.MappingNode {
+		return true
+	}
+	ok := true
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		switch {
+		case k.Value == "nodes" && v.Kind == yaml.MappingNode && len(v.Content)/2 > maxNodes:
+			e.add(Pos{Line: k.Line, Col: k.Column}, "%d nodes: at most %d are supported", len(v.Content)/2, maxNodes)
+			ok = false
+		case k.Value == "links" && v.Kind == yaml.SequenceNode && len(v.Content) > maxLinks:
+			e.add(Pos{Line: k.Line, Col: k.Column}, "%d links: at most %d are supported", len(v.Content), maxLinks)
+			ok = false
+		}
+	}
+	return ok
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/rocelab/rocelab/internal/readcap"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -72,14 +72,14 @@ func (sf *seriesFile) check() error {
 // PFC pause state per port and direction, per-flow rates.
 func LoadRecording(dir string) (*Recording, error) {
 	var lay report.ReportLayout
-	b, err := os.ReadFile(filepath.Join(dir, report.LayoutFile))
+	b, err := readcap.ReadFile(filepath.Join(dir, report.LayoutFile), readcap.Config, "report layout")
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w (a report of this rocelab version has it)", dir, err)
 	}
 	if err := json.Unmarshal(b, &lay); err != nil {
 		return nil, fmt.Errorf("replay %s: %s: %w", dir, report.LayoutFile, err)
 	}
-	f, err := os.Open(filepath.Join(dir, "metrics.json"))
+	f, err := readcap.Open(filepath.Join(dir, "metrics.json"), readcap.Report, "report's metrics.json")
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", dir, err)
 	}

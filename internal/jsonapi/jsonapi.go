@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"github.com/rocelab/rocelab/internal/readcap"
 	"io"
 	"net/http"
 	"os"
@@ -119,7 +120,7 @@ func TokenFromEnv() (string, error) {
 
 // ReadToken reads a token file: its first line, trimmed.
 func ReadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readcap.ReadFile(path, readcap.Small, "token file")
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rocelab/rocelab/internal/readcap"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -107,7 +107,7 @@ func KindName(n *yaml.Node) string {
 // Load reads the file at path and hands its text to parse, with the path as
 // the name errors carry; what names the file's kind in a read error.
 func Load[T any](path, what string, parse func(name string, data []byte) (T, error)) (T, error) {
-	data, err := os.ReadFile(path)
+	data, err := readcap.ReadFile(path, readcap.Config, what)
 	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("read %s: %w", what, err)

@@ -78,9 +78,29 @@ func (n *binNode) span() (int, int) {
 }
 
 type parser struct {
-	lx  lexer
-	tok token
+	lx    lexer
+	tok   token
+	depth int // parentheses, calls and prefix operators open now
+	chain int // binary operators read
 }
+
+// maxTerms bounds the binary operators of one expression.
+const maxTerms = 10000
+
+// maxDepth bounds how deeply an expression nests (parentheses, calls,
+// prefix operators): the parser and the evaluator recurse once per level,
+// and a hostile file must not exhaust the stack.
+const maxDepth = 200
+
+// enter opens one nesting level at off; leave closes it.
+func (p *parser) enter(off int) error {
+	if p.depth++; p.depth > maxDepth {
+		return Errorf(off, "expression nested more than %d levels deep", maxDepth)
+	}
+	return nil
+}
+
+func (p *parser) leave() { p.depth-- }
 
 // parseExpr parses src into a syntax tree.
 func parseExpr(src string) (node, error) {
@@ -137,6 +157,11 @@ func (p *parser) binary(next func() (node, error), ops ...string) (node, error) 
 		if err != nil || op == "" {
 			return l, err
 		}
+		// A chain of binary operators builds a left-deep tree, which the
+		// evaluator walks recursively: it counts as nesting too.
+		if p.chain++; p.chain > maxTerms {
+			return nil, Errorf(off, "expression has more than %d operators", maxTerms)
+		}
 		l = &binNode{op: op, opOff: off, l: l, r: r}
 	}
 }
@@ -174,6 +199,10 @@ func (p *parser) prefix(op string, operand, next func() (node, error)) (node, er
 		return next()
 	}
 	start := p.tok.off
+	if err := p.enter(start); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
@@ -221,6 +250,10 @@ func (p *parser) primary() (node, error) {
 		}
 		return &numNode{start: t.off, end: t.end, q: t.q}, nil
 	case p.is("("):
+		if err := p.enter(t.off); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
@@ -250,6 +283,10 @@ func (p *parser) primary() (node, error) {
 
 // call parses the arguments of name( … ).
 func (p *parser) call(name token) (node, error) {
+	if err := p.enter(name.off); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	c := &callNode{start: name.off, fn: name.text}
 	// Look ahead for label=value without consuming: a selector starts with
 	// a name followed by a single =.

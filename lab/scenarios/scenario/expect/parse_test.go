@@ -86,15 +86,22 @@ func TestParseErrors(t *testing.T) {
 		{"drops(node=x y) > 0", 13, "want , or ) in the arguments of drops"},
 		{"a > 1 b", 6, "unexpected name b"},
 		{"a >", 3, "want a number, a metric or (, got end of expression"},
+		// Hostile nesting fails at the first level past the bound, not with
+		// a stack overflow (3 million parentheses crashed the runtime).
+		{strings.Repeat("(", 3_000_000) + "1", maxDepth, "nested more than 200 levels deep"},
+		{"a > " + strings.Repeat("-", 1_000_000) + "1", 4 + maxDepth, "nested more than 200 levels deep"},
+		{strings.Repeat("not ", 1000) + "a > 1", 4 * maxDepth, "nested more than 200 levels deep"},
+		{"a > " + strings.Repeat("f(", 500) + "1", 4 + 2*maxDepth, "nested more than 200 levels deep"},
+		{"a > 1" + strings.Repeat(" + 1", 20_000), 5 + 4*maxTerms + 1, "more than 10000 operators"},
 	} {
 		_, err := parseExpr(tc.src)
 		var xe *ExprError
 		if !errors.As(err, &xe) {
-			t.Errorf("%q: got %v, want an ExprError", tc.src, err)
+			t.Errorf("%.60q: got %v, want an ExprError", tc.src, err)
 			continue
 		}
 		if xe.Offset != tc.off || !strings.Contains(xe.Msg, tc.msg) {
-			t.Errorf("%q: got offset %d %q, want %d …%s…", tc.src, xe.Offset, xe.Msg, tc.off, tc.msg)
+			t.Errorf("%.60q: got offset %d %q, want %d …%s…", tc.src, xe.Offset, xe.Msg, tc.off, tc.msg)
 		}
 	}
 }
