@@ -20,10 +20,23 @@ func TestBadInputNoLab(t *testing.T) {
 	}{
 		{[]string{"fault", "add", "rtsw1", "loss", "-1%"}, "-1%: fault parameters are not negative"},
 		{[]string{"fault", "add", "rtsw1", "delay", "-5us"}, "-5us: fault parameters are not negative"},
-		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--iters", "-1"}, "--iters -1: want at least 1"},
-		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--qps", "0"}, "--qps 0: want at least 1"},
-		{[]string{"perf", "write", "--from", "host2:gpu0", "--to", "host3:gpu0", "--qps", "100000"}, "--qps 100000: at most 4096 QPs per NIC"},
-		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--tx-depth", "-3"}, "--tx-depth -3: want at least 1"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--iters", "-1"}, "--iters -1: want 1 to"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--qps", "0"}, "--qps 0: want 1 to 4096"},
+		{[]string{"perf", "write", "--from", "host2:gpu0", "--to", "host3:gpu0", "--qps", "100000"}, "--qps 100000: want 1 to 4096"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--tx-depth", "-3"}, "--tx-depth -3: want 1 to"},
+		// What a node used to refuse (exit 1) or nothing refused (issue 48).
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--cc", "foo"}, `--cc "foo": want`},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--mode", "x"}, `--mode "x": want rocev2 or metaroce`},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--paths", "0"}, "--paths 0: want 1 to 64"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--paths", "-1"}, "--paths -1: want 1 to 64"},
+		{[]string{"perf", "write", "--from", "host1", "--to", "host2", "--paths", "8"}, "--paths 8: a rocev2 QP sends on one path"},
+		{[]string{"collective", "allreduce", "--type", "double"}, `--type "double": want float or int32`},
+		{[]string{"collective", "allreduce", "--window", "-1"}, "--window -1: want 0 to 4096"},
+		{[]string{"run", "--scale", "-5", "x.yaml"}, "--scale -5: want 1 to 1000000"},
+		{[]string{"run", "--sim", "--match-emulation", "--scale", "0", "x.yaml"}, "--scale 0: want 1 to 1000000"},
+		{[]string{"deploy", "--name", ""}, `--name "": invalid lab name`},
+		{[]string{"deploy", "--scale", "9223372036854775807"}, "want 1 to 1000000, or auto"},
+		{[]string{"exec", "--name", "abuse-1/.", "host1", "--", "true"}, `--name "abuse-1/.": invalid lab name`},
 	} {
 		code, _, stderr, err := runCLI(append(tc.args, "--root", root)...)
 		if code != 2 || !strings.Contains(stderr+errString(err), tc.say) {

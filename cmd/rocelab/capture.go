@@ -60,6 +60,8 @@ MAC control. Needs root.`,
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many frames (0: no limit)")
 	cmd.Flags().StringVar(&dir, "dir", "both", "direction seen from the port: rx, tx or both")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: no limit)")
+	limit(cmd.Flags(), "count", 0, 1e12)
+	limit(cmd.Flags(), "duration", 0, unbounded)
 	cmd.Flags().StringVar(&name, "name", "", "lab name")
 	addRootFlag(cmd, &root)
 	return cmd

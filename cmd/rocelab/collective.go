@@ -33,6 +33,9 @@ fabric time, in real units. Needs root.`,
 			if _, err := collective.ParseOp(args[0]); err != nil {
 				return badInput(err)
 			}
+			if err := jf.check(); err != nil {
+				return badInput(err)
+			}
 			if jf.stall <= 0 {
 				return badInput(fmt.Errorf("--stall %v: want a positive duration", jf.stall))
 			}
@@ -73,6 +76,9 @@ fabric time, in real units. Needs root.`,
 			}
 			if len(refs) < 2 {
 				return badInput(fmt.Errorf("%d ranks: want at least 2", len(refs)))
+			}
+			if err := checkRegions(args[0], len(refs), sz); err != nil {
+				return badInput(err)
 			}
 			spec := nodeapi.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
 				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
@@ -122,5 +128,30 @@ fabric time, in real units. Needs root.`,
 	cmd.Flags().StringVar(&typ, "type", "float", "element type: float or int32")
 	cmd.Flags().IntVar(&slice, "slice", 0, "bytes per write (default 512 KiB, as NCCL)")
 	cmd.Flags().IntVar(&window, "window", 0, "writes each rank keeps in flight (default 8)")
+	limit(cmd.Flags(), "warmup", 0, 1e6)
+	limit(cmd.Flags(), "iters", 1, 1e6)
+	limit(cmd.Flags(), "seed", 0, unbounded)
+	limit(cmd.Flags(), "slice", 0, 1<<30)
+	limit(cmd.Flags(), "window", 0, 4096)
+	oneOf(cmd.Flags(), "type", "float", "int32")
 	return cmd
+}
+
+// checkRegions refuses sizes whose receive region would exceed what a
+// node registers (nodeapi.MaxRegionBytes), before any node is asked.
+func checkRegions(op string, ranks int, sizes []int64) error {
+	o, err := collective.ParseOp(op)
+	if err != nil {
+		return err
+	}
+	for _, s := range sizes {
+		lay, err := collective.NewLayout(o, ranks, s)
+		if err != nil {
+			return err
+		}
+		if r := lay.RegionBytes(); r > nodeapi.MaxRegionBytes {
+			return fmt.Errorf("--sizes: %d bytes over %d ranks needs a %d-byte receive region; a node registers at most %d (1 GiB)", s, ranks, r, nodeapi.MaxRegionBytes)
+		}
+	}
+	return nil
 }

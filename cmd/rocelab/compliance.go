@@ -151,6 +151,8 @@ requirement the specification does not have).`,
 	addRootFlag(cmd, &root)
 	f.IntVar(&scale, "scale", emu.DefaultScale, "--iut node: the node's time dilation k")
 	f.DurationVar(&jitter, "jitter", emu.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
+	limit(f, "scale", 1, maxScale)
+	limit(f, "jitter", 0, unbounded)
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
 	f.MarkHidden("mutant")
 	return cmd

@@ -77,6 +77,7 @@ stops it. Needs root for a live lab (the node sockets are root-only).
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve on (loopback unless you say otherwise)")
 	cmd.Flags().StringVar(&replay, "replay", "", "play this report directory instead of a live lab")
 	cmd.Flags().DurationVar(&interval, "interval", 250*time.Millisecond, "wall-clock time between web-view updates")
+	limit(cmd.Flags(), "interval", 0.05, 3600)
 	addRootFlag(cmd, &root)
 	return cmd
 }

@@ -89,6 +89,13 @@ probe's loop lag and CPU per frame. It takes a few minutes.`,
 	f.IntVar(&repeats, "repeats", 2, "with --capacity: runs of each workload per scale factor")
 	f.IntVar(&kMin, "min", 100, "with --capacity: the smallest scale factor tried")
 	f.IntVar(&kMax, "max", 40000, "with --capacity: the largest scale factor tried (--start = --min = --max probes one k)")
+	limit(f, "scale", 0, maxScale)
+	limit(f, "senders", 1, 4096)
+	limit(f, "node-groups", 0, 65535)
+	limit(f, "start", 0, maxScale)
+	limit(f, "repeats", 1, 100)
+	limit(f, "min", 1, maxScale)
+	limit(f, "max", 1, maxScale)
 	return cmd
 }
 

@@ -148,8 +148,8 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			}
 			k := 0
 			if scale != "auto" {
-				if k, err = strconv.Atoi(scale); err != nil || k < 1 {
-					return badInput(fmt.Errorf("--scale %q: want a positive integer or auto", scale))
+				if k, err = strconv.Atoi(scale); err != nil || k < 1 || k > maxScale {
+					return badInput(fmt.Errorf("--scale %q: want 1 to %d, or auto", scale, maxScale))
 				}
 			}
 			if rt == "" {
@@ -215,6 +215,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
+	limit(cmd.Flags(), "node-groups", 0, 65535)
 	cmd.Flags().BoolVar(&socketLinks, "socket-links", false, "with --node-groups, links between two nodes of one group carry their frames through their veths (tcpdump in their namespaces sees them) instead of in memory from one model to the other")
 	cmd.Flags().BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (one machine only; see docs/performance.md)")
 	kf.add(cmd)

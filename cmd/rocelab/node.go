@@ -47,6 +47,8 @@ func newNodeCmd(opts *options) *cobra.Command {
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "node configuration (JSON, written by deploy); several run one group of nodes on one loop")
 	cmd.Flags().IntVar(&nice, "nice", node.DefaultNice, "scheduling priority of the node's threads (0: leave it)")
 	cmd.Flags().IntVar(&readyFD, "ready-fd", 0, "write \"ready\" to this inherited descriptor (a pipe from the starter) once the node answers /health")
+	limit(cmd.Flags(), "nice", -20, 19)
+	limit(cmd.Flags(), "ready-fd", 0, 1<<20)
 	cmd.MarkFlagRequired("config")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rocelab/rocelab/endpoint"
 	"strconv"
 	"strings"
 	"time"
@@ -180,7 +181,19 @@ func (f *jobFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cc, "cc", "none", "congestion control: none, dcqcn or credit")
 	cmd.Flags().IntVar(&f.paths, "paths", 1, "paths a MetaRoCE QP sprays over")
 	cmd.Flags().DurationVar(&f.stall, "stall", nodeapi.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
+	oneOf(cmd.Flags(), "mode", "rocev2", "metaroce")
+	oneOf(cmd.Flags(), "cc", endpoint.CCRegistry().Names()...)
+	limit(cmd.Flags(), "paths", 1, endpoint.MaxPaths)
+	limit(cmd.Flags(), "stall", 0.001, unbounded)
 	addRootFlag(cmd, &f.root)
+}
+
+// check refuses flags that contradict each other.
+func (f *jobFlags) check() error {
+	if f.paths > 1 && f.mode != "metaroce" {
+		return fmt.Errorf("--paths %d: a %s QP sends on one path; spraying over paths needs --mode metaroce", f.paths, f.mode)
+	}
+	return nil
 }
 
 func newPerfCmd(opts *options) *cobra.Command {
@@ -203,6 +216,9 @@ lab's health finds wrong and exits 1. Needs root.`,
 		ValidArgs: []string{"write", "read", "send"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			op := args[0]
+			if err := jf.check(); err != nil {
+				return badInput(err)
+			}
 			if op != "write" && op != "read" && op != "send" {
 				return badInput(fmt.Errorf("operation %q: want write, read or send", op))
 			}
@@ -302,6 +318,10 @@ lab's health finds wrong and exits 1. Needs root.`,
 	cmd.Flags().IntVar(&depth, "tx-depth", perftest.DefaultTxDepth, "messages each QP keeps posted")
 	cmd.Flags().BoolVar(&lat, "lat", false, "latency test (one message in flight; ping-pong for write and send)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the data pattern")
+	limit(cmd.Flags(), "qps", 1, nodeapi.MaxQPsPerNIC)
+	limit(cmd.Flags(), "iters", 1, 1e12)
+	limit(cmd.Flags(), "tx-depth", 1, 1<<20)
+	limit(cmd.Flags(), "seed", 0, unbounded)
 	return cmd
 }
 

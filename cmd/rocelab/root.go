@@ -46,6 +46,9 @@ through them, injects faults, and shows what the fabric did.`,
 			default:
 				return badInput(fmt.Errorf("-o %q: want table or json", opts.output))
 			}
+			if err := checkFlags(cmd); err != nil {
+				return badInput(err)
+			}
 			level := slog.LevelInfo
 			if opts.verbose {
 				level = slog.LevelDebug

@@ -58,6 +58,7 @@ interval until Ctrl-C. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the only deployed lab)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every interval until Ctrl-C")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "wall-clock time between the two snapshots of a rate")
+	limit(cmd.Flags(), "interval", 0.001, 3600)
 	addRootFlag(cmd, &root)
 	return cmd
 }

@@ -46,6 +46,7 @@ type genFlags struct {
 
 func (g *genFlags) register(fs *pflag.FlagSet, multizone bool) {
 	fs.StringVar(&g.name, "name", "", "topology name (default clos or multizone)")
+	fs.SetAnnotation("name", notLabAnnotation, []string{"topology"})
 	fs.StringVarP(&g.out, "write", "w", "", "write to FILE instead of stdout")
 	fs.IntVar(&g.hosts, "hosts", 8, "hosts per zone")
 	fs.IntVar(&g.gpus, "gpus", 8, "GPUs (back-end NICs) per host")
@@ -57,10 +58,19 @@ func (g *genFlags) register(fs *pflag.FlagSet, multizone bool) {
 	fs.IntVar(&g.fsw, "fsw", -1, "front-end FSWs (default 1 when there are several RSWs)")
 	fs.IntVar(&g.storage, "storage", 0, "storage nodes on the front-end")
 	fs.BoolVar(&g.noFE, "no-fe", false, "no front-end network")
+	limit(fs, "hosts", 1, 65535)
+	limit(fs, "gpus", 1, 255)
+	limit(fs, "rtsw", 1, 65535)
+	limit(fs, "ctsw", 1, 65535)
+	limit(fs, "rsw", 0, 65535)
+	limit(fs, "fsw", -1, 65535)
+	limit(fs, "storage", 0, 65535)
 	if multizone {
 		fs.IntVar(&g.zones, "zones", 2, "AI zones")
 		fs.IntVar(&g.atsw, "atsw", 4, "ATSWs joining the zones")
 		fs.StringVar(&g.zoneOver, "zone-oversubscription", "1", "CTSW downlink:uplink ratio towards the ATSWs")
+		limit(fs, "zones", 1, 256)
+		limit(fs, "atsw", 1, 255)
 	}
 }
 

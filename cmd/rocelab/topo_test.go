@@ -154,7 +154,7 @@ func TestDashboardUsage(t *testing.T) {
 		want string
 	}{
 		{"listen without port", []string{"dashboard", "--listen", "127.0.0.1", "--replay", t.TempDir()}, "HOST:PORT"},
-		{"interval too short", []string{"dashboard", "--interval", "1ms", "--replay", t.TempDir()}, "at least 50ms"},
+		{"interval too short", []string{"dashboard", "--interval", "1ms", "--replay", t.TempDir()}, "want 50ms to"},
 		{"not a report", []string{"dashboard", "--replay", t.TempDir(), "--listen", "127.0.0.1:0"}, "layout.json"},
 		{"replay and a lab", []string{"dashboard", "--replay", t.TempDir(), "--name", "x", "--listen", "127.0.0.1:0"}, "no --name"},
 	} {

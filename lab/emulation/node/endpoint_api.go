@@ -35,7 +35,7 @@ import (
 //	GET    /jobs/{id}?after=V[&wait_ms=W]  JobStatus, waiting (up to W ms, at most 5 s) for version > V
 
 // maxBuffer bounds one QP's buffer.
-const maxBuffer = 1 << 30
+const maxBuffer = nodeapi.MaxRegionBytes
 
 func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("GET /nics", ep.listNICs)

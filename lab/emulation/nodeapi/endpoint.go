@@ -18,6 +18,11 @@ type NICInfo struct {
 // first NIC) with its own CQ, and
 // optionally a registered, memory-backed buffer of Buffer bytes that the
 // peer may read and write.
+// MaxRegionBytes bounds one registered region an endpoint node makes for
+// a QP or a collective's receive side (the CLI checks sizes against it
+// before it asks a node).
+const MaxRegionBytes = 1 << 30
+
 type QPRequest struct {
 	NIC    string `json:"nic"`
 	Mode   string `json:"mode,omitempty"` // rocev2 (default) or metaroce
