@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -80,12 +81,18 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 				if jerr := opts.printJSON(rep); jerr != nil {
 					return jerr
 				}
-			} else {
+			} else if err == nil {
+				// Nothing is called destroyed when destroy failed (a deploy
+				// of the lab in progress holds its lock).
 				for _, lab := range rep.Labs {
 					fmt.Fprintf(opts.stdout, "destroyed lab %s\n", lab)
 				}
 				opts.log.Debug("removed", "objects", rep.Removed)
 				fmt.Fprintf(opts.stdout, "%d object%s removed\n", len(rep.Removed), plural(len(rep.Removed)))
+			}
+			if len(rep.Covered) > 0 {
+				fmt.Fprintf(opts.stderr, "rocelab: %d namespace%s of the lab (%s) stay behind: another tool bound %s over them after they were made (an `ip netns add` before this rocelab made %s a mount point of its own); nothing runs in them, and they go when that mount is unmounted or the machine restarts\n",
+					len(rep.Covered), plural(len(rep.Covered)), strings.Join(rep.Covered, ", "), netns.RunDir, netns.RunDir)
 			}
 			return err
 		},

@@ -64,6 +64,10 @@ func (o Options) grace() time.Duration {
 type Report struct {
 	Labs    []string `json:"labs"`
 	Removed []string `json:"removed"`
+	// Covered lists the lab's namespaces another tool's mount over
+	// /run/netns hides (netns.ErrCovered): destroy stopped everything in
+	// them and forgot them, but their files stay until that mount goes.
+	Covered []string `json:"covered,omitempty"`
 }
 
 // Rollback removes every object recorded in l, newest first, and forgets
@@ -74,18 +78,24 @@ type Report struct {
 // links cost seconds): a crash before it leaves them recorded, and the
 // next rollback finds them gone.
 func Rollback(l *state.Lab, grace time.Duration) error {
-	_, err := rollback(l, grace)
+	_, _, err := rollback(l, grace)
 	return err
 }
 
-func rollback(l *state.Lab, grace time.Duration) ([]string, error) {
+// rollback removes l's objects; covered lists its namespaces that another
+// mount hides (netns.ErrCovered), forgotten but not removable now.
+func rollback(l *state.Lab, grace time.Duration) (removed, covered []string, err error) {
 	objs := l.Objects()
 	var errs []error
-	var removed []string
 	var gone []int
 	for i := len(objs) - 1; i >= 0; i-- {
 		o := objs[i]
 		if err := remove(o, grace); err != nil {
+			if errors.Is(err, netns.ErrCovered) {
+				covered = append(covered, o.Name)
+				gone = append(gone, o.ID)
+				continue
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -95,7 +105,7 @@ func rollback(l *state.Lab, grace time.Duration) ([]string, error) {
 	if err := l.ForgetAll(gone); err != nil {
 		errs = append(errs, err)
 	}
-	return removed, errors.Join(errs...)
+	return removed, covered, errors.Join(errs...)
 }
 
 func describe(o state.Object) string {
@@ -162,8 +172,9 @@ func Destroy(lab string, o Options) (Report, error) {
 		if l, err = state.Open(o.root(), lab, false); err != nil {
 			return rep, fmt.Errorf("destroy lab %s: %w", lab, err)
 		}
-		removed, err := rollback(l, o.grace())
+		removed, covered, err := rollback(l, o.grace())
 		rep.Removed = append(rep.Removed, removed...)
+		rep.Covered = append(rep.Covered, covered...)
 		if err != nil {
 			l.Close()
 			return rep, fmt.Errorf("destroy lab %s: %w", lab, err)
@@ -208,6 +219,7 @@ func DestroyAll(o Options) (Report, error) {
 		r, err := Destroy(lab, o)
 		rep.Labs = append(rep.Labs, lab)
 		rep.Removed = append(rep.Removed, r.Removed...)
+		rep.Covered = append(rep.Covered, r.Covered...)
 		if errors.Is(err, state.ErrBusy) {
 			busy[lab] = true
 		}

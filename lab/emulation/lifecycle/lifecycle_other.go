@@ -27,6 +27,7 @@ type Options struct {
 type Report struct {
 	Labs    []string `json:"labs"`
 	Removed []string `json:"removed"`
+	Covered []string `json:"covered,omitempty"`
 }
 
 // Port names one end of a link in the topology.

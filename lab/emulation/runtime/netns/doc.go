@@ -2,7 +2,10 @@
 //
 // A namespace is created the way iproute2 does it (a bind mount of the
 // namespace file under /run/netns/NAME, via vishvananda/netns), so
-// `ip netns exec NAME …`, tcpdump and friends see it.
+// `ip netns exec NAME …`, tcpdump and friends see it. As iproute2 does,
+// /run/netns is first made a shared mount point of its own, so that a
+// neighbour's later `ip netns add` does not bind it over the lab's
+// namespaces (which then could be neither unmounted nor removed).
 //
 // # Threads and namespaces
 //

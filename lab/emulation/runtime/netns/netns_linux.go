@@ -46,11 +46,46 @@ func onThread(fn func() (clean bool, err error)) error {
 	return <-errc
 }
 
+// ErrCovered is the class of a namespace whose mount another mount over
+// RunDir hides (see ensureRunDir): it cannot be unmounted or removed by
+// path until that mount goes.
+var ErrCovered = errors.New("its mount is covered by a later mount of " + RunDir)
+
+// ensureRunDir makes RunDir a mount point of its own, shared, before the
+// first namespace is mounted in it — what iproute2 does before its first
+// `ip netns add`. Otherwise a later `ip netns add` (by anyone) finds no
+// mount point, binds RunDir onto itself, and the namespaces mounted there
+// before it are covered: still alive, but their files can be neither
+// unmounted nor removed (destroy failed with EBUSY on every one). With the
+// mount point in place, iproute2 only makes it shared again. If RunDir
+// already holds namespaces but is no mount point (made by an older
+// rocelab, or another tool), it is left as it is: binding it now would
+// cover them.
+func ensureRunDir() error {
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return err
+	}
+	err := unix.Mount("", RunDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if err == nil || !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	if names, _ := List(); len(names) > 0 {
+		return nil
+	}
+	if err := unix.Mount(RunDir, RunDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", RunDir, err)
+	}
+	return unix.Mount("", RunDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+}
+
 // Create creates the named namespace name and brings its loopback up. It
 // fails if a namespace of that name exists.
 func Create(name string) error {
 	if err := checkName(name); err != nil {
 		return err
+	}
+	if err := ensureRunDir(); err != nil {
+		return fmt.Errorf("create netns %s: make %s a mount point: %w", name, RunDir, err)
 	}
 	err := onThread(func() (bool, error) {
 		orig, err := vns.Get()
@@ -112,6 +147,11 @@ func Delete(name string) error {
 		}
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, unix.EBUSY) && !isMounted(name) {
+			// The file is a mount point no path reaches: another mount over
+			// RunDir covers it (ensureRunDir).
+			return fmt.Errorf("delete netns %s: %w (it stays until that mount is unmounted or the machine restarts)", name, ErrCovered)
+		}
 		return fmt.Errorf("delete netns %s: %w", name, err)
 	}
 	return nil
