@@ -180,17 +180,19 @@ wait:
 	return res, nil
 }
 
-// moveFile renames src to dst, or copies it across file systems.
+// moveFile renames src to dst, or copies it across file systems. A
+// capture holds the lab's traffic: it is made 0600, less what the umask
+// takes (os.CreateTemp's mode, kept by the rename), as any private file.
 func moveFile(src, dst string) error {
 	if err := os.Rename(src, dst); err == nil {
-		return os.Chmod(dst, 0o644)
+		return nil
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}

@@ -125,6 +125,10 @@ func TestCaptureIncast(t *testing.T) {
 			t.Fatalf("capture %s: %v", target, r.err)
 		}
 		t.Logf("%s: %d frames in %s", target, r.res.Frames, r.res.File)
+		// A capture is the lab's traffic: private (0600 less the umask).
+		if st, err := os.Stat(r.res.File); err != nil || st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("capture %s: mode %v (%v), want no access for group or others", r.res.File, st.Mode().Perm(), err)
+		}
 	}
 
 	// The receiver's port sends the WRITEs on; the sender's receives them

@@ -63,9 +63,14 @@ type Flow struct {
 	FCTMedian, FCTP99 float64
 }
 
-// Write writes the report of d into dir (created if needed) and returns
-// the plots it drew.
+// Write writes the report of d into dir, all or nothing: dir then holds
+// this report only (a previous one is replaced), or, if writing failed,
+// no report at all (writeAtomic).
 func Write(dir string, d Data) error {
+	return writeAtomic(dir, func(tmp string) error { return write(tmp, d) })
+}
+
+func write(dir string, d Data) error {
 	if err := os.MkdirAll(filepath.Join(dir, "plots"), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

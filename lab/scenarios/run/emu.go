@@ -61,6 +61,9 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 	if sc == nil || sc.Topology == nil {
 		return nil, errors.New("run: no scenario")
 	}
+	if err := clearReport(opts.ReportDir); err != nil {
+		return nil, err
+	}
 	for _, w := range sc.Workloads {
 		if w.Kind == scenario.KindFE {
 			return nil, fmt.Errorf("run %s: workload %s: kind fe is not supported in emulation yet (the FE NICs are the kernel's); run it with --sim", sc.Name, w.Name)

@@ -172,6 +172,9 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if sc == nil || sc.Topology == nil {
 		return nil, errors.New("run: no scenario")
 	}
+	if err := clearReport(opts.ReportDir); err != nil {
+		return nil, err
+	}
 	dur := sc.Duration
 	if opts.SampleInterval <= 0 {
 		opts.SampleInterval = max(dur/500, clock.Microsecond)
@@ -276,6 +279,15 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		out.Jobs = append(out.Jobs, j.summary())
 	}
 	return out, out.conclude(opts.ReportDir)
+}
+
+// clearReport removes a previous report from dir before a run starts, so
+// that a run that fails before writing its own leaves none behind.
+func clearReport(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return report.Clear(dir)
 }
 
 // conclude evaluates the expectations against out.Metrics, decides
