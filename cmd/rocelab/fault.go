@@ -356,7 +356,7 @@ func labFaults(ctx context.Context, root, lab string) ([]faultRow, []deadRow, er
 	rows := []faultRow{}
 	var dead []deadRow
 	for _, n := range nodes {
-		if n.Health != "ok" {
+		if !n.Alive() || n.Health == "-" {
 			dead = append(dead, deadRow{n.Name, n.Health})
 			continue
 		}
@@ -386,7 +386,7 @@ func clearLab(ctx context.Context, root, lab string) (int, error) {
 	total := 0
 	var errs []error
 	for _, n := range nodes {
-		if n.Health != "ok" {
+		if !n.Alive() || n.Health == "-" {
 			errs = append(errs, fmt.Errorf("%s: %s: %w", n.Name, n.Health, deploy.ErrNodeDead))
 			continue
 		}

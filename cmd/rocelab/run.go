@@ -34,6 +34,8 @@ type runFlags struct {
 	name, root  string
 	nodeGroups  int
 	exactLinks  bool
+	// retryBehind: rerun an emulated run that fell behind at a larger k.
+	retryBehind bool
 	socketLinks bool
 }
 
@@ -89,6 +91,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().StringVar(&f.report, "report", "", "write the report (summary.md, metrics, plots) into this directory")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().BoolVar(&f.retryBehind, "retry-behind", false, fmt.Sprintf("emulation: when the lab falls behind its dilated clock, run again at twice the k (up to %d times)", maxBehindRetries))
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' configuration at the scale for the lab's shape, until every workload finished)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 1, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
@@ -106,6 +109,19 @@ failed), 2 when the file does not validate.`,
 
 // errFailed is returned when the run completed and an expectation failed.
 var errFailed = errors.New("expectations failed")
+
+// errBehind is returned when an emulated run's lab fell behind its
+// dilated clock: its results are not the fabric's (exit exitBehind).
+var errBehind = errors.New("no verdict")
+
+// exitBehind is the exit code of a run whose lab fell behind: neither a
+// pass (0) nor a failure of the fabric (1).
+const exitBehind = 3
+
+// maxBehindRetries bounds --retry-behind's reruns (k doubles each time).
+const maxBehindRetries = 4
+
+func behind(out *labrun.Outcome) bool { return out != nil && out.Behind != nil && out.Behind.Behind }
 
 func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, seedSet bool) error {
 	sc, err := scenario.Load(file)
@@ -161,7 +177,13 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		if !f.quiet {
 			eo.Log = opts.stderr
 		}
-		out, err = labrun.Emulate(cmd.Context(), sc, eo)
+		retries := 0
+		if f.retryBehind {
+			retries = maxBehindRetries
+		}
+		out, err = labrun.EmulateKeepingUp(cmd.Context(), sc, eo, retries, func(from, to int) {
+			fmt.Fprintf(opts.stderr, "# the lab fell behind at k = %d: running again at k = %d (--retry-behind)\n", from, to)
+		})
 	}
 	if err != nil && out == nil {
 		return err
@@ -173,7 +195,7 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 			jf, jerr = os.Create(f.junit)
 		}
 		if jerr == nil {
-			jerr = scenario.WriteJUnitWith(jf, sc.Name, out.Results, scenario.JUnitOptions{File: sc.Source, Elapsed: out.Wall})
+			jerr = scenario.WriteJUnitWith(jf, sc.Name, out.Results, scenario.JUnitOptions{File: sc.Source, Elapsed: out.Wall, Behind: out.Verdict.Behind})
 			if cerr := jf.Close(); jerr == nil {
 				jerr = cerr
 			}
@@ -191,6 +213,9 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		}
 	} else {
 		printOutcome(opts.stdout, out)
+	}
+	if behind(out) {
+		return &exitError{code: exitBehind, err: fmt.Errorf("%s: %w: %v", sc.Name, errBehind, out.Behind)}
 	}
 	if !out.Pass {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", sc.Name, errFailed)}
@@ -251,6 +276,9 @@ func printOutcome(w io.Writer, out *labrun.Outcome) {
 	if !out.Pass {
 		verdict = "FAIL"
 	}
+	if behind(out) {
+		verdict = "BEHIND (no verdict: the lab fell " + out.Behind.String() + ")"
+	}
 	fmt.Fprintf(w, "%s: %d of %d expectations hold", verdict, passed, len(out.Results))
 	if out.Report != "" {
 		fmt.Fprintf(w, "; report in %s", out.Report)
@@ -279,7 +307,7 @@ func runJSON(out *labrun.Outcome) any {
 	return map[string]any{
 		"scenario": out.Scenario.Name, "seed": out.Seed, "pass": out.Pass,
 		"fabric_time_s": out.FabricTime.Seconds(), "wall_s": out.Wall.Seconds(), "events": out.Events,
-		"results": res, "problems": out.Problems, "jobs": out.Jobs, "report": out.Report,
+		"results": res, "problems": out.Problems, "jobs": out.Jobs, "report": out.Report, "behind": out.Behind,
 	}
 }
 

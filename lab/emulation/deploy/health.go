@@ -54,8 +54,9 @@ func pickLab(root, lab string) (*Lab, error) {
 // dead or does not answer, or a link direction a fault holds down.
 type Problem struct {
 	Node string `json:"node"`
-	// What is "dead" (the node process), "down" (a link fault) or "slow"
-	// (a fault that holds frames back).
+	// What is "dead" (the node process), "behind" (its loop does not keep
+	// up with the dilated clock), "down" (a link fault) or "slow" (a fault
+	// that holds frames back).
 	What   string `json:"what"`
 	Detail string `json:"detail"`
 	// Fault is the fault holding a link down (node/id), for "down", or
@@ -64,20 +65,24 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	if p.What == "dead" {
+	switch p.What {
+	case "dead":
 		return fmt.Sprintf("node %s is dead (%s): rocelab restart %s brings it back", p.Node, p.Detail, p.Node)
+	case "behind":
+		return fmt.Sprintf("node %s is %s: the machine does not keep up with the lab's dilated clock; results measured now are not the fabric's (deploy again with a larger --scale, or stop what else runs)", p.Node, p.Detail)
 	}
 	return fmt.Sprintf("%s: %s (rocelab fault clear %s removes it)", p.Node, p.Detail, p.Fault)
 }
 
 // nodeAlive asks n's process for /health within timeout; "" is healthy,
-// else why not.
-func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) string {
+// else why not. behind is the node's own word that its loop has fallen
+// behind the dilated clock ("" when on time).
+func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) (why, behind string) {
 	if n.Socket == "" {
-		return ""
+		return "", ""
 	}
 	if n.PID != 0 && !processOf(n).Alive() {
-		return "process gone"
+		return "process gone", ""
 	}
 	c := nodeapi.NewClient(n.Socket)
 	defer c.Close()
@@ -86,13 +91,13 @@ func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) string {
 	h, err := c.Health(cctx)
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("no answer within %v", timeout)
+		return fmt.Sprintf("no answer within %v", timeout), ""
 	case err != nil:
-		return "does not answer: " + rootCause(err)
+		return "does not answer: " + rootCause(err), ""
 	case h.Status != "ok":
-		return "status " + h.Status
+		return "status " + h.Status, ""
 	}
-	return ""
+	return "", h.Behind
 }
 
 // rootCause is the innermost message of err (connect: connection refused).
@@ -118,14 +123,18 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 	var out []Problem
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
-		if n.Health == "-" || n.Health == "ok" {
+		if n.Health == HealthBehind {
+			out = append(out, Problem{Node: n.Name, What: "behind", Detail: n.BehindDetail})
+			continue
+		}
+		if n.Alive() {
 			continue
 		}
 		out = append(out, Problem{Node: n.Name, What: "dead", Detail: n.Health})
 	}
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
-		if n.Health != "ok" {
+		if !n.Alive() || n.Health == "-" {
 			continue
 		}
 		c := nodeapi.NewClient(n.Socket)

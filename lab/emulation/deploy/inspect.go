@@ -47,8 +47,11 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 			health(ctx, l)
 			userHealth(ctx, l)
 			for _, n := range l.Nodes {
-				if n.Health != "ok" && n.Health != "-" {
+				switch {
+				case !n.Alive():
 					st.Status = "degraded"
+				case n.Health == HealthBehind && st.Status == "running":
+					st.Status = "behind"
 				}
 			}
 		}
@@ -73,11 +76,15 @@ func health(ctx context.Context, l *Lab) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			h := "ok"
-			if why := nodeAlive(ctx, n, 2*time.Second); why != "" {
+			why, behind := nodeAlive(ctx, n, 2*time.Second)
+			switch {
+			case why != "":
 				h = why
+			case behind != "":
+				h = HealthBehind
 			}
 			mu.Lock()
-			n.Health = h
+			n.Health, n.BehindDetail = h, behind
 			mu.Unlock()
 		})
 	}

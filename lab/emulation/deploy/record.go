@@ -91,9 +91,21 @@ type Node struct {
 	Addresses []string `json:"addresses,omitempty"`
 	// Interfaces: "port=ifname".
 	Interfaces []string `json:"interfaces"`
-	// Health is filled by Inspect: "ok", "-" (no process) or the error.
+	// Health is filled by Inspect: "ok", "behind" (HealthBehind), "-" (no
+	// process) or the error.
 	Health string `json:"health,omitempty"`
+	// BehindDetail is the node's own account of how far behind it is,
+	// with Health HealthBehind.
+	BehindDetail string `json:"behind,omitempty"`
 }
+
+// HealthBehind is the Health of a node whose process answers but whose
+// loop has fallen behind the lab's dilated clock (nodeapi.Health.Behind).
+const HealthBehind = "behind"
+
+// Alive reports whether the node's process answers (ok, or behind), or
+// the node has no process of its own ("-").
+func (n *Node) Alive() bool { return n.Health == "ok" || n.Health == HealthBehind || n.Health == "-" }
 
 // readLab reads a deployed lab's LabFile.
 func readLab(root, lab string) (*Lab, error) {

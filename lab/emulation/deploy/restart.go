@@ -91,7 +91,7 @@ func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, 
 	restarted := map[string]bool{} // groups
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
-		if n.Health == "ok" || n.Health == "-" {
+		if n.Alive() {
 			continue
 		}
 		if n.Group != "" && restarted[n.Group] {

@@ -111,7 +111,8 @@ type Loop struct {
 	exited  bool
 	done    chan struct{}
 
-	stats loopStats
+	stats  loopStats
+	behind behindTracker
 }
 
 var _ clock.Scheduler = (*Loop)(nil)
@@ -418,6 +419,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	}
 	if due {
 		st.lag(begin.Sub(l.wallAt(next)))
+		l.behind.noteLag(begin.Sub(l.wallAt(next)))
 	}
 	full := false
 	for _, i := range ready {
@@ -462,6 +464,7 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 	st.batches++
 	st.busy += end.Sub(begin)
 	st.maxTurn = max(st.maxTurn, end.Sub(begin))
+	l.checkBehind(end)
 }
 
 // deliver schedules the frames read this turn, each at the turn's now or,

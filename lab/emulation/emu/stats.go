@@ -203,6 +203,11 @@ func (l *Loop) collectLoop(emit func(telemetry.Sample), name string) {
 	g := func(name string, v float64, lb []telemetry.Label) {
 		emit(telemetry.Sample{Name: name, Kind: telemetry.Gauge, Labels: lb, Value: v})
 	}
+	behind := 0.0
+	if !l.behind.since.IsZero() {
+		behind = 1
+	}
+	g("emu_behind", behind, node)
 	for _, w := range []struct {
 		cause string
 		n     int64

@@ -68,7 +68,13 @@ func (n *Node) handler(shutdown func()) http.Handler {
 
 func (n *Node) health(r *http.Request) (any, error) {
 	out := nodeapi.Health{Status: "ok", Name: n.cfg.Name, Kind: n.cfg.Kind, PID: os.Getpid(), Uptime: time.Since(n.started).Seconds()}
-	err := n.loop.Do(r.Context(), func() { out.FabricTime = n.loop.Now() })
+	err := n.loop.Do(r.Context(), func() {
+		out.FabricTime = n.loop.Now()
+		if b := n.loop.Behind(); !b.Since.IsZero() {
+			out.Behind = fmt.Sprintf("behind since %s: frames from other processes read %v late on average over the last second, worst batch lag %v (fabric time; tolerances %v and %v)",
+				b.Since.Format("15:04:05"), b.MeanLate, b.MaxLag, emu.BehindMeanLate, emu.BehindMaxLag)
+		}
+	})
 	return out, err
 }
 

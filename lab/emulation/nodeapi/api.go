@@ -26,6 +26,10 @@ type Health struct {
 	Uptime float64 `json:"uptime_seconds"`
 	// FabricTime is the loop's fabric time, in picoseconds.
 	FabricTime clock.Time `json:"fabric_time_ps"`
+	// Behind, when set, says the node's loop has fallen behind the
+	// dilated clock (since when, by how much): alive, but its frames are
+	// not on the fabric's time (emu.BehindState). Status stays "ok".
+	Behind string `json:"behind,omitempty"`
 }
 
 // PortInfo describes one port in Info.

@@ -23,6 +23,9 @@ type Verdict struct {
 	// held (and the run met no problem).
 	Results []scenario.Result
 	Pass    bool
+	// Behind, if set, says the emulated lab fell behind its dilated clock
+	// (a sentence): the results are reported, but not as the fabric's.
+	Behind string
 	// FabricTime simulated, Wall time it took, Events run (the
 	// simulator's; an emulated run counts none).
 	FabricTime clock.Duration
@@ -86,7 +89,7 @@ func write(dir string, d Data) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	var junit bytes.Buffer
-	if err := scenario.WriteJUnitWith(&junit, d.Scenario.Name, d.Results, scenario.JUnitOptions{File: d.Scenario.Source, Elapsed: d.Wall}); err != nil {
+	if err := scenario.WriteJUnitWith(&junit, d.Scenario.Name, d.Results, scenario.JUnitOptions{File: d.Scenario.Source, Elapsed: d.Wall, Behind: d.Behind}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "junit.xml"), junit.Bytes(), 0o644); err != nil {

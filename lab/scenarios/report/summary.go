@@ -58,7 +58,13 @@ func summary(d Data, plots []string, det *detail) string {
 	if !d.Pass {
 		verdict = "FAIL"
 	}
+	if d.Behind != "" {
+		verdict = "BEHIND"
+	}
 	fmt.Fprintf(&b, "# %s — %s\n\n", sc.Name, verdict)
+	if d.Behind != "" {
+		fmt.Fprintf(&b, "**Not a verdict: the lab fell %s**\n\n", d.Behind)
+	}
 	if sc.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", sc.Description)
 	}

@@ -128,6 +128,14 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		Snapshots: e.snaps, Problems: e.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}
+	if n := len(e.snaps); n > 0 {
+		b := behindOf(e.snaps[n-1].Samples, e.scale)
+		out.Behind = &b
+		if b.Behind {
+			out.Verdict.Behind = b.String()
+		}
+		e.logf("loops: %v", b)
+	}
 	e.mu.Lock()
 	out.Series = flowRates(seriesOf(e.seriesSnaps), e.flowJobs)
 	e.mu.Unlock()

@@ -98,6 +98,9 @@ type Outcome struct {
 	Problems []string
 	// Report is the report directory written, if any.
 	Report string
+	// Behind is whether an emulated run's loops kept up (nil in the
+	// simulator, whose clock is its own).
+	Behind *Behind
 	// Workers is how many goroutines the simulator ran on (Options.Workers,
 	// or 1 where the topology could not be cut), Partitions over how many
 	// engines.
