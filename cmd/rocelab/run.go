@@ -31,9 +31,9 @@ type runFlags struct {
 	// --sim only: goroutines the simulator runs the fabric on.
 	workers int
 	// Emulation only.
-	name, root  string
-	nodeGroups  int
-	exactLinks  bool
+	name, root string
+	nodeGroups int
+	exactLinks bool
 	// retryBehind: rerun an emulated run that fell behind at a larger k.
 	retryBehind bool
 	socketLinks bool
