@@ -23,6 +23,7 @@ func newAgentCmd(opts *options) *cobra.Command {
 		listen, machine, underlay, dev, root, tokenFile string
 		port                                            uint16
 		k                                               kubeFlags
+		insecure                                        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --underlay ADDR [--listen ADDR:PORT] [--machine NAME] [--underlay-dev IF]",
@@ -41,18 +42,27 @@ their environment ($ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE). With
 
 --underlay is this machine's address on the network between the machines
 (the far end of the tunnels to it); --listen defaults to it, port 7470.
-Listen only on a network that only the lab's machines reach, and give a
-token: the API deploys labs and runs commands in their nodes as root. At
-start the agent restarts the nodes of its parts that died while it was
-away. Needs root.`,
+Listen only on a network that only the lab's machines reach: the API
+deploys labs and runs commands in their nodes as root. A token is required
+(--insecure serves without one), and wildcard addresses (0.0.0.0, ::) are
+refused for --underlay and --listen. The agent serves only the labs it
+deployed itself: a lab deployed on its machine without agents is not its to
+show, repair or exec into. At start it restarts the nodes of its parts that
+died while it was away. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ul, err := netip.ParseAddr(underlay)
 			if err != nil {
 				return badInput(fmt.Errorf("--underlay %q: want this machine's IP address toward the others", underlay))
 			}
+			if ul.IsUnspecified() {
+				return badInput(fmt.Errorf("--underlay %s: a wildcard address is not this machine's address toward the others (and would serve the API on every interface): give that address", underlay))
+			}
 			if listen == "" {
 				listen = net.JoinHostPort(ul.String(), strconv.Itoa(agentapi.DefaultPort))
+			}
+			if err := checkListen(listen); err != nil {
+				return badInput(err)
 			}
 			if machine == "" {
 				if machine, err = os.Hostname(); err != nil {
@@ -69,8 +79,11 @@ away. Needs root.`,
 			if err != nil {
 				return badInput(err)
 			}
+			if token == "" && !insecure {
+				return badInput(fmt.Errorf("no token: anyone who reaches %s could deploy labs and run commands in their nodes as root; give --token-file (or $%s), or --insecure on a network only the lab's machines reach", listen, jsonapi.TokenEnv))
+			}
 			if token == "" {
-				fmt.Fprintf(opts.stderr, "warning: no token (--token-file): anyone who reaches %s can deploy labs and run commands in their nodes as root\n", listen)
+				fmt.Fprintf(opts.stderr, "warning: --insecure, no token: anyone who reaches %s can deploy labs and run commands in their nodes as root\n", listen)
 			}
 			s, err := agent.New(agent.Config{Machine: machine, Underlay: ul, Device: dev, VXLANPort: port, Root: root, Version: version, Log: opts.log, Token: token})
 			if err != nil {
@@ -103,8 +116,25 @@ away. Needs root.`,
 	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
 	limit(cmd.Flags(), "vxlan-port", 1, 65535)
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file whose first line is the token every request must carry (default $ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE; none: no check)")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without a token (anyone who reaches --listen can run commands as root in the labs' nodes)")
 	k.add(cmd)
 	cmd.MarkFlagRequired("underlay")
 	addRootFlag(cmd, &root)
 	return cmd
+}
+
+// checkListen refuses a wildcard listen address: the agent's API runs
+// commands as root, so it listens on the one address it is given.
+func checkListen(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: want ADDR:PORT", listen)
+	}
+	if host == "" {
+		return fmt.Errorf("--listen %s: an empty address listens on every interface; give the underlay address", listen)
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.IsUnspecified() {
+		return fmt.Errorf("--listen %s: a wildcard address serves the API on every interface; give the underlay address", listen)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/rocelab/rocelab/internal/testenv"
 	"net"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,34 @@ func TestPerfEstimate(t *testing.T) {
 		got := perfEstimate(tc.spec, tc.rate, tc.scale)
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("perfEstimate(%+v, %v, %d) = %q, want %q", tc.spec, tc.rate, tc.scale, got, tc.want)
+		}
+	}
+}
+
+// TestAgentRefuses: the agent serves root's commands over TCP, so it
+// refuses wildcard addresses and, without --insecure, to run without a
+// token (it only warned).
+func TestAgentRefuses(t *testing.T) {
+	t.Setenv("ROCELAB_AGENT_TOKEN", "")
+	t.Setenv("ROCELAB_AGENT_TOKEN_FILE", "")
+	rows := []struct {
+		args []string
+		say  string
+		root bool
+	}{
+		{[]string{"agent", "--underlay", "0.0.0.0"}, "--underlay 0.0.0.0: a wildcard address", false},
+		{[]string{"agent", "--underlay", "::"}, "--underlay ::: a wildcard address", false},
+		{[]string{"agent", "--underlay", "10.1.2.3", "--listen", "0.0.0.0:7470"}, "--listen 0.0.0.0:7470: a wildcard address", false},
+		{[]string{"agent", "--underlay", "10.1.2.3", "--listen", ":7470"}, "--listen :7470: an empty address", false},
+		{[]string{"agent", "--underlay", "10.1.2.3", "--root", t.TempDir()}, "no token", true},
+	}
+	for _, r := range rows {
+		if r.root {
+			testenv.RequireRoot(t)
+		}
+		code, _, stderr, err := runCLI(r.args...)
+		if code != 2 || !strings.Contains(stderr+errString(err), r.say) {
+			t.Errorf("%v: exit %d (%v), want 2 saying %q", r.args, code, err, r.say)
 		}
 	}
 }

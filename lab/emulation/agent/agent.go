@@ -128,12 +128,15 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) info(*http.Request) (any, int, error) {
-	labs, err := state.List(s.cfg.Root)
+	all, err := state.List(s.cfg.Root)
 	if err != nil {
 		return nil, 0, err
 	}
-	if labs == nil {
-		labs = []string{}
+	labs := []string{}
+	for _, lab := range all {
+		if s.mine(lab, false) {
+			labs = append(labs, lab)
+		}
 	}
 	return agentapi.Info{Machine: s.cfg.Machine, Underlay: s.cfg.Underlay, CPUs: goruntime.NumCPU(), CapacityPPS: s.cfg.CapacityPPS, Version: s.cfg.Version, Labs: labs}, 0, nil
 }
@@ -145,6 +148,35 @@ func labName(r *http.Request) (string, error) {
 		return "", err
 	}
 	return lab, nil
+}
+
+// mine reports whether lab is one of the agent's parts: deployed by it for
+// its machine, or a deploy of it that did not complete (which destroy may
+// remove, incomplete=true).
+func (s *Server) mine(lab string, incomplete bool) bool {
+	machine, deployed, err := deploy.PartOf(s.cfg.Root, lab)
+	if err != nil {
+		return false
+	}
+	if !deployed {
+		return incomplete && state.Exists(s.cfg.Root, lab)
+	}
+	return machine == s.cfg.Machine
+}
+
+// partName is the request's {lab}, checked, and one of the agent's parts:
+// a lab under its root that it did not deploy (one deployed on this
+// machine without agents, or another machine's part) answers 404, as if
+// it did not exist — the agent serves nothing of it, exec least of all.
+func (s *Server) partName(r *http.Request, incomplete bool) (string, int, error) {
+	lab, err := labName(r)
+	if err != nil {
+		return "", http.StatusBadRequest, err
+	}
+	if !s.mine(lab, incomplete) {
+		return "", http.StatusNotFound, fmt.Errorf("lab %s: %w", lab, deploy.ErrNoLab)
+	}
+	return lab, 0, nil
 }
 
 func (s *Server) deploy(r *http.Request) (any, int, error) {
@@ -191,9 +223,9 @@ func (s *Server) deploy(r *http.Request) (any, int, error) {
 }
 
 func (s *Server) status(r *http.Request) (any, int, error) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, false)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, code, err
 	}
 	st, err := deploy.Inspect(r.Context(), s.cfg.Root, lab)
 	if errors.Is(err, deploy.ErrNoLab) {
@@ -209,9 +241,9 @@ func (s *Server) status(r *http.Request) (any, int, error) {
 }
 
 func (s *Server) destroy(r *http.Request) (any, int, error) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, true)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, code, err
 	}
 	rep, err := deploy.Destroy(context.WithoutCancel(r.Context()), s.cfg.Root, lab)
 	if errors.Is(err, state.ErrBusy) {
@@ -226,9 +258,9 @@ func (s *Server) destroy(r *http.Request) (any, int, error) {
 }
 
 func (s *Server) repair(r *http.Request) (any, int, error) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, false)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, code, err
 	}
 	fixed, err := deploy.Repair(r.Context(), s.cfg.Root, lab, deploy.RestartOptions{})
 	if fixed == nil {
@@ -244,9 +276,9 @@ func (s *Server) repair(r *http.Request) (any, int, error) {
 }
 
 func (s *Server) restart(r *http.Request) (any, int, error) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, false)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, code, err
 	}
 	n, err := deploy.Restart(r.Context(), s.cfg.Root, lab, r.PathValue("node"), deploy.RestartOptions{})
 	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrNoLab) {
@@ -270,6 +302,9 @@ func (s *Server) Repair(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
 	for _, lab := range labs {
+		if !s.mine(lab, false) {
+			continue // not the agent's: it restarts nothing of other labs
+		}
 		fixed, err := deploy.Repair(ctx, s.cfg.Root, lab, deploy.RestartOptions{})
 		if len(fixed) > 0 {
 			out[lab] = fixed
@@ -288,6 +323,10 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	fail := func(code int, err error) { jsonapi.WriteError(w, code, err) }
 	if err := state.ValidName(lab); err != nil {
 		fail(http.StatusBadRequest, err)
+		return
+	}
+	if !s.mine(lab, false) {
+		fail(http.StatusNotFound, fmt.Errorf("lab %s: %w", lab, deploy.ErrNoLab))
 		return
 	}
 	_, n, err := deploy.FindNode(s.cfg.Root, lab, node)
@@ -390,16 +429,16 @@ func (l *limited) Write(p []byte) (int, error) {
 }
 
 func (s *Server) exec(r *http.Request) (any, int, error) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, false)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, code, err
 	}
 	var req agentapi.ExecRequest
 	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(&req); err != nil || len(req.Argv) == 0 {
 		return nil, http.StatusBadRequest, fmt.Errorf("exec: want {\"argv\": [...]}: %v", err)
 	}
 	out, errOut := &limited{n: agentapi.MaxExecOutput}, &limited{n: agentapi.MaxExecOutput}
-	code, err := deploy.Exec(r.Context(), s.cfg.Root, lab, r.PathValue("node"), req.Argv, runtime.Stdio{Out: out, Err: errOut, Env: req.Env})
+	code, err = deploy.Exec(r.Context(), s.cfg.Root, lab, r.PathValue("node"), req.Argv, runtime.Stdio{Out: out, Err: errOut, Env: req.Env})
 	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrNoLab) {
 		return nil, http.StatusNotFound, err
 	}
@@ -412,9 +451,9 @@ func (s *Server) exec(r *http.Request) (any, int, error) {
 // capture records a node port's frames into a file of the agent's and
 // sends it back.
 func (s *Server) capture(w http.ResponseWriter, r *http.Request) {
-	lab, err := labName(r)
+	lab, code, err := s.partName(r, false)
 	if err != nil {
-		jsonapi.WriteError(w, http.StatusBadRequest, err)
+		jsonapi.WriteError(w, code, err)
 		return
 	}
 	var req agentapi.CaptureRequest

@@ -3,6 +3,9 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/agent"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
+	"github.com/rocelab/rocelab/lab/emulation/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/placement"
 	"github.com/rocelab/rocelab/topologies"
 )
@@ -18,9 +22,17 @@ import (
 // TestBadRequests: what the agent refuses before it makes anything, with
 // the status and message a client shows.
 func TestBadRequests(t *testing.T) {
-	s, err := agent.New(agent.Config{Machine: "m1", Underlay: netip.MustParseAddr("198.18.7.1"), Root: t.TempDir(), Token: "tok"})
+	root := t.TempDir()
+	s, err := agent.New(agent.Config{Machine: "m1", Underlay: netip.MustParseAddr("198.18.7.1"), Root: root, Token: "tok"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Under the agent's root: its own part "mine", and "foreign", a lab
+	// deployed on this machine without agents, which it must not serve.
+	for lab, machine := range map[string]string{"mine": "m1", "foreign": ""} {
+		os.MkdirAll(filepath.Join(root, lab), 0o700)
+		b, _ := json.Marshal(deploy.Lab{Name: lab, Machine: machine, Runtime: "netns"})
+		os.WriteFile(filepath.Join(root, lab, deploy.LabFile), b, 0o600)
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
@@ -42,9 +54,16 @@ func TestBadRequests(t *testing.T) {
 		{"wrong underlay", "PUT", "/v1/labs/l1", "tok", part(agentapi.PartRequest{Topology: laptop, Source: "laptop.yaml", Placement: pl,
 			Underlay: map[string]netip.Addr{"m1": netip.MustParseAddr("198.18.7.9")}}), 400, "the agent has 198.18.7.1"},
 		{"no such lab", "GET", "/v1/labs/l1", "tok", nil, 404, "l1"},
-		{"exec without argv", "POST", "/v1/labs/l1/exec/host1", "tok", []byte("{}"), 400, "argv"},
-		{"unbounded capture", "POST", "/v1/labs/l1/capture/host1", "tok", []byte(`{"port":"gpu0"}`), 400, "frame count or a duration"},
+		{"exec without argv", "POST", "/v1/labs/mine/exec/host1", "tok", []byte("{}"), 400, "argv"},
+		{"unbounded capture", "POST", "/v1/labs/mine/capture/host1", "tok", []byte(`{"port":"gpu0"}`), 400, "frame count or a duration"},
 		{"node of no lab", "GET", "/v1/labs/l1/nodes/host1/health", "tok", nil, 404, "l1"},
+		// A lab the agent did not deploy is not there, for every route.
+		{"foreign lab", "GET", "/v1/labs/foreign", "tok", nil, 404, "foreign"},
+		{"foreign exec", "POST", "/v1/labs/foreign/exec/host1", "tok", []byte(`{"argv":["id"]}`), 404, "foreign"},
+		{"foreign node", "GET", "/v1/labs/foreign/nodes/host1/health", "tok", nil, 404, "foreign"},
+		{"foreign repair", "POST", "/v1/labs/foreign/repair", "tok", nil, 404, "foreign"},
+		{"foreign destroy", "DELETE", "/v1/labs/foreign", "tok", nil, 404, "foreign"},
+		{"foreign capture", "POST", "/v1/labs/foreign/capture/host1", "tok", []byte(`{"port":"gpu0","count":1}`), 404, "foreign"},
 	} {
 		req, _ := http.NewRequest(c.method, srv.URL+c.path, bytes.NewReader(c.body))
 		if c.token != "" {
@@ -70,7 +89,7 @@ func TestBadRequests(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&in)
 	resp.Body.Close()
-	if in.Machine != "m1" || in.Underlay.String() != "198.18.7.1" || in.CPUs < 1 || in.CapacityPPS <= 0 || in.Labs == nil {
-		t.Errorf("info = %+v", in)
+	if in.Machine != "m1" || in.Underlay.String() != "198.18.7.1" || in.CPUs < 1 || in.CapacityPPS <= 0 || !slices.Equal(in.Labs, []string{"mine"}) {
+		t.Errorf("info = %+v, want the agent's own lab only", in)
 	}
 }

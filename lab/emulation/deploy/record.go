@@ -120,6 +120,20 @@ func readLab(root, lab string) (*Lab, error) {
 	return &l, nil
 }
 
+// PartOf tells whose lab under root lab is: the machine an agent deployed
+// it as its part for ("" for a lab deployed on this machine without
+// agents), and whether its deploy completed (its LabFile exists).
+func PartOf(root, lab string) (machine string, deployed bool, err error) {
+	l, err := readLab(root, lab)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return l.Machine, true, nil
+}
+
 // writeLab replaces l's LabFile (without the health Inspect fills in).
 func writeLab(l *Lab) error {
 	c := *l
