@@ -3,12 +3,12 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
