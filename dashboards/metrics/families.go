@@ -76,6 +76,7 @@ var families = []*family{
 	sample("emu_dilation_factor", "Time dilation factor k of the node: one fabric second takes k wall-clock seconds.", gauge, onNode),
 	sample("emu_batch_lag_seconds", "Wall-clock lateness of the node's event-loop batches against their due time: stat p50, p90, p99, p999 or max of the recent batches.", gauge, onLag),
 	sample("emu_busy_ratio", "Fraction of wall-clock time the node's event loop spends working.", gauge, onNode),
+	sample("emu_behind", "1 while the node's loop is behind the lab's dilated clock (the last second's frames from other processes read more than 200 ns late on average, or a batch more than 50 us late, fabric time): what the lab measures now is not the fabric's.", gauge, onNode),
 	sample("emu_batches_total", "Event-loop batches the node has run.", counter, onNode),
 	sample("emu_lagged_batches_total", "Event-loop batches that ran late.", counter, onNode),
 	sample("node_goroutines", "Goroutines of the node process now (Go's go_goroutines, per node): flat while the lab runs, or something leaks.", gauge, onNode),
