@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,6 +102,9 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 				fmt.Fprintln(opts.stdout)
 			}
 			fmt.Fprintf(opts.stdout, "lab %s, %s: rates over %s of fabric time\n", lab, time.Now().Format("15:04:05"), stats.Seconds(r.Interval))
+			if len(r.Behind) > 0 {
+				fmt.Fprintf(opts.stdout, "BEHIND: %s not keeping up with the lab's dilated clock: these rates are not the fabric's (rocelab inspect says by how much)\n", strings.Join(r.Behind, ", "))
+			}
 			fmt.Fprintln(opts.stdout, stats.Legend)
 			if err := stats.WriteTable(opts.stdout, r); err != nil {
 				return err

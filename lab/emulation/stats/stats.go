@@ -118,6 +118,9 @@ type Report struct {
 	QPs      []QP    `json:"qps,omitempty"`
 	// Dead are the nodes that did not answer (Collect), not in the rows.
 	Dead []Dead `json:"dead,omitempty"`
+	// Behind are the nodes whose loop is behind the lab's dilated clock
+	// now (emu_behind): their rates are not the fabric's.
+	Behind []string `json:"behind,omitempty"`
 }
 
 // index maps a sample's name and labels to its value.
@@ -161,6 +164,10 @@ func Compute(prev, cur Snapshot) Report {
 	}
 	for _, s := range cur.Samples {
 		switch s.Name {
+		case "emu_behind":
+			if s.Value > 0 && !slices.Contains(r.Behind, s.Label("node")) {
+				r.Behind = append(r.Behind, s.Label("node"))
+			}
 		case "emu_rx_frames_total":
 			ifnames[s.Label("node")+"\x00"+s.Label("port")] = s.Label("ifname")
 		case "switch_port_rx_bytes_total":
@@ -310,5 +317,6 @@ func (r *Report) Merge(more Report) {
 	r.NICs = append(r.NICs, more.NICs...)
 	r.QPs = append(r.QPs, more.QPs...)
 	r.Dead = append(r.Dead, more.Dead...)
+	r.Behind = append(r.Behind, more.Behind...)
 	r.Interval = max(r.Interval, more.Interval)
 }

@@ -104,3 +104,15 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeBehind: a node whose loop says it is behind (emu_behind 1)
+// is named in the report, once; one on time (0) is not.
+func TestComputeBehind(t *testing.T) {
+	snap := func(node string, v float64) Snapshot {
+		return Snapshot{Node: node, Samples: []telemetry.Sample{{Name: "emu_behind", Labels: []telemetry.Label{{Name: "node", Value: node}}, Value: v}}}
+	}
+	r := ComputeAll(nil, []Snapshot{snap("rtsw1", 1), snap("host1", 0), snap("ctsw2", 1)})
+	if len(r.Behind) != 2 || r.Behind[0] != "rtsw1" || r.Behind[1] != "ctsw2" {
+		t.Errorf("behind %v, want [rtsw1 ctsw2]", r.Behind)
+	}
+}
