@@ -118,7 +118,7 @@ func Dashboards() []Dashboard {
 					Exprs: []Query{{`max(rocelab_emu_dilation_factor{` + lab + `})`, "k"}}},
 				{Title: "Nodes behind the dilated clock", Kind: "stat", Unit: "short", Incast: true,
 					Description: "Nodes whose loop does not keep up with the lab's clock now: while any is, what the lab measures is not the fabric's (rocelab inspect names them; deploy with a larger --scale).",
-					Exprs: []Query{{`sum(rocelab_emu_behind{` + lab + `})`, "behind"}}},
+					Exprs:       []Query{{`sum(rocelab_emu_behind{` + lab + `})`, "behind"}}},
 			}},
 	}
 }
