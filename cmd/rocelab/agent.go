@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/internal/jsonapi"
+	"github.com/rocelab/rocelab/internal/labca"
 	"github.com/rocelab/rocelab/lab/emulation/agent"
 	"github.com/rocelab/rocelab/lab/emulation/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/links"
@@ -24,6 +27,7 @@ func newAgentCmd(opts *options) *cobra.Command {
 		port                                            uint16
 		k                                               kubeFlags
 		insecure                                        bool
+		tlsDir                                          string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --underlay ADDR [--listen ADDR:PORT] [--machine NAME] [--underlay-dev IF]",
@@ -89,9 +93,29 @@ died while it was away. Needs root.`,
 			if err != nil {
 				return badInput(err)
 			}
+			var tlsCfg *tls.Config
+			if tlsDir != "" {
+				ca, made, err := labca.LoadOrCreate(tlsDir)
+				if err != nil {
+					return badInput(fmt.Errorf("--tls-dir %s: %w", tlsDir, err))
+				}
+				if made {
+					fmt.Fprintf(opts.stderr, "made a lab CA in %s: copy the directory to the lab's other machines (their agents' --tls-dir) and give the machines that run rocelab commands %s=%s\n",
+						tlsDir, labca.EnvCA, filepath.Join(tlsDir, labca.CertFile))
+				}
+				host, _, _ := net.SplitHostPort(listen)
+				if tlsCfg, err = ca.ServerConfig(host, machine); err != nil {
+					return fmt.Errorf("agent: %w", err)
+				}
+			} else {
+				fmt.Fprintf(opts.stderr, "warning: plain HTTP: the token crosses the underlay in clear text (--tls-dir DIR serves TLS with a lab CA)\n")
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("agent: %w", err)
+			}
+			if tlsCfg != nil {
+				ln = tls.NewListener(ln, tlsCfg)
 			}
 			fmt.Fprintf(opts.stderr, "agent %s serving on %s (underlay %s)\n", machine, ln.Addr(), ul)
 			ctx := cmdContext(cmd)
@@ -116,6 +140,7 @@ died while it was away. Needs root.`,
 	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
 	limit(cmd.Flags(), "vxlan-port", 1, 65535)
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file whose first line is the token every request must carry (default $ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE; none: no check)")
+	cmd.Flags().StringVar(&tlsDir, "tls-dir", "", "serve TLS with a certificate issued from the lab CA in this directory (ca.pem, ca-key.pem; made there if it holds none): the same directory on every machine of the lab, and $ROCELAB_AGENT_CA=DIR/ca.pem where rocelab commands run")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without a token (anyone who reaches --listen can run commands as root in the labs' nodes)")
 	k.add(cmd)
 	cmd.MarkFlagRequired("underlay")

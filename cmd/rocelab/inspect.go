@@ -44,7 +44,11 @@ its socket) and of each user container and its endpoint sidecar. Needs root.`,
 					fmt.Fprintf(opts.stdout, "lab %s: %s (%d objects recorded; rocelab destroy --name %s cleans it up)\n", l.Name, l.Status, l.Objects, l.Name)
 					continue
 				}
-				fmt.Fprintf(opts.stdout, "lab %s: %s (%s, runtime %s, scale %d, since %s)\n", l.Name, l.Status, l.Topology, l.Runtime, l.Scale, l.Created.Local().Format("2006-01-02 15:04:05"))
+				status := l.Status
+				if len(l.Behind) > 0 {
+					status += fmt.Sprintf(", BEHIND its dilated clock (%d of %d nodes: what it measures now is not the fabric's; a larger --scale keeps up)", len(l.Behind), len(l.Nodes))
+				}
+				fmt.Fprintf(opts.stdout, "lab %s: %s (%s, runtime %s, scale %d, since %s)\n", l.Name, status, l.Topology, l.Runtime, l.Scale, l.Created.Local().Format("2006-01-02 15:04:05"))
 				if err := deploy.WriteMachines(opts.stdout, l.Lab); err != nil {
 					return err
 				}

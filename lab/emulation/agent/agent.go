@@ -159,7 +159,9 @@ func (s *Server) mine(lab string, incomplete bool) bool {
 		return false
 	}
 	if !deployed {
-		return incomplete && state.Exists(s.cfg.Root, lab)
+		// A deploy that did not complete, or no lab at all (destroying
+		// nothing is not an error: a client's rollback asks every agent).
+		return incomplete
 	}
 	return machine == s.cfg.Machine
 }

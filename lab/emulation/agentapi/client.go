@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rocelab/rocelab/internal/jsonapi"
+	"github.com/rocelab/rocelab/internal/labca"
 )
 
 // ErrExists is wrapped by Deploy when the agent runs a part of the lab
@@ -35,15 +37,33 @@ type Client struct {
 // parts pass a longer context.
 const CallTimeout = 30 * time.Second
 
-// NewClient returns a client of the agent at addr: "host:port" or an
-// http:// URL. It sends the agents' token of the environment
-// (jsonapi.TokenEnv, TokenFileEnv), if one is set.
+// NewClient returns a client of the agent at addr: "host:port", or an
+// http:// or https:// URL. With $ROCELAB_AGENT_CA set (labca.EnvCA: the
+// lab CA's certificate), "host:port" is reached over https and the agent's
+// certificate must chain to that CA; an https:// URL needs it. It sends
+// the agents' token of the environment (jsonapi.TokenEnv, TokenFileEnv),
+// if one is set.
 func NewClient(addr string) *Client {
-	if !strings.HasPrefix(addr, "http://") {
-		addr = "http://" + addr
+	caFile := os.Getenv(labca.EnvCA)
+	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
+		if caFile != "" {
+			addr = "https://" + addr
+		} else {
+			addr = "http://" + addr
+		}
 	}
 	token, err := jsonapi.TokenFromEnv()
-	tr := jsonapi.Bearer{Base: &http.Transport{MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}, Token: token}
+	base := &http.Transport{MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}
+	if strings.HasPrefix(addr, "https://") {
+		if caFile == "" {
+			err = errors.Join(err, fmt.Errorf("agent %s speaks TLS: set $%s to the lab CA's %s", addr, labca.EnvCA, labca.CertFile))
+		} else if cfg, cerr := labca.ClientConfig(caFile); cerr != nil {
+			err = errors.Join(err, cerr)
+		} else {
+			base.TLSClientConfig = cfg
+		}
+	}
+	tr := jsonapi.Bearer{Base: base, Token: token}
 	return &Client{base: strings.TrimSuffix(addr, "/"), hc: &http.Client{Transport: tr}, err: err}
 }
 

@@ -20,6 +20,10 @@ type LabStatus struct {
 	// LabFile; destroy cleans it up).
 	Status  string `json:"status"`
 	Objects int    `json:"objects"`
+	// Behind names the nodes whose loop is behind the lab's dilated clock
+	// now (alive, so the status stays running): what the lab measures now
+	// is not the fabric's.
+	Behind []string `json:"behind,omitempty"`
 	*Lab
 }
 
@@ -50,8 +54,8 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 				switch {
 				case !n.Alive():
 					st.Status = "degraded"
-				case n.Health == HealthBehind && st.Status == "running":
-					st.Status = "behind"
+				case n.Health == HealthBehind:
+					st.Behind = append(st.Behind, n.Name)
 				}
 			}
 		}

@@ -220,7 +220,7 @@ func TestDockerUserImages(t *testing.T) {
 	}
 	health := map[string]string{}
 	for _, n := range st[0].Nodes {
-		if n.Health != "ok" {
+		if !n.Alive() { // behind (a busy machine) is alive
 			health[n.Name] = n.Health
 		}
 	}

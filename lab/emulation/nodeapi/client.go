@@ -14,6 +14,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/internal/jsonapi"
+	"github.com/rocelab/rocelab/internal/labca"
 )
 
 // Client calls a node's API over its Unix socket, or through the agent
@@ -29,10 +30,22 @@ type Client struct {
 // socket path, or the http:// URL under which an agent serves the node's
 // API for a lab that spans machines (agentapi.Client.NodeURL).
 func NewClient(socket string) *Client {
-	if strings.HasPrefix(socket, "http://") {
-		// Through an agent, with the agents' token of the environment.
+	if strings.HasPrefix(socket, "http://") || strings.HasPrefix(socket, "https://") {
+		// Through an agent, with the agents' token of the environment and,
+		// over TLS, the lab CA it names (labca.EnvCA).
 		token, err := jsonapi.TokenFromEnv()
-		tr := jsonapi.Bearer{Base: &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}, Token: token}
+		base := &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}
+		if strings.HasPrefix(socket, "https://") {
+			cfg, cerr := labca.FromEnv()
+			switch {
+			case cerr != nil:
+				err = errors.Join(err, cerr)
+			case cfg == nil:
+				err = errors.Join(err, fmt.Errorf("%s speaks TLS: set $%s to the lab CA's %s", socket, labca.EnvCA, labca.CertFile))
+			}
+			base.TLSClientConfig = cfg
+		}
+		tr := jsonapi.Bearer{Base: base, Token: token}
 		return &Client{socket: socket, base: strings.TrimSuffix(socket, "/"), hc: &http.Client{Transport: tr}, err: err}
 	}
 	tr := &http.Transport{

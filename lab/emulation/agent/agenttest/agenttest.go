@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/internal/jsonapi"
+	"github.com/rocelab/rocelab/internal/labca"
 	"github.com/rocelab/rocelab/lab/emulation/links"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
 	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
@@ -42,6 +43,7 @@ type Machine struct {
 	// Root is a run-directory root of its own (its agent's).
 	Root  string
 	token string // the agents' token file
+	caDir string // the lab CA (--tls-dir)
 }
 
 // Underlay is a harness: machines and a client on one underlay.
@@ -55,7 +57,10 @@ type Underlay struct {
 	// environment (jsonapi.TokenEnv), which the commands inherit, and
 	// StartAgent gives it to every agent.
 	TokenFile string
-	id        string
+	// CADir is the lab CA every agent serves TLS from (--tls-dir); New
+	// puts its certificate in the environment (labca.EnvCA).
+	CADir string
+	id    string
 }
 
 // New makes an underlay with n machines and a client. Names start with
@@ -68,6 +73,12 @@ func New(t *testing.T, n int) *Underlay {
 		t.Fatal(err)
 	}
 	t.Setenv(jsonapi.TokenEnv, token)
+	// The agents speak TLS with a lab CA, which the commands trust.
+	u.CADir = filepath.Join(t.TempDir(), "lab-ca")
+	if _, _, err := labca.LoadOrCreate(u.CADir); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(labca.EnvCA, filepath.Join(u.CADir, labca.CertFile))
 	u.NetNS = u.newNS(t, "ul")
 	h, err := netns.Handle(u.NetNS)
 	if err != nil {
@@ -97,7 +108,7 @@ func New(t *testing.T, n int) *Underlay {
 		if err := address(m); err != nil {
 			t.Fatal(err)
 		}
-		m.token = u.TokenFile
+		m.token, m.caDir = u.TokenFile, u.CADir
 		if i == n {
 			u.Client = m
 		} else {
@@ -176,7 +187,7 @@ func (m Machine) StartAgent(t *testing.T, bin string, extra ...string) *Agent {
 	t.Helper()
 	addr := net.JoinHostPort(m.Addr.String(), "7470")
 	a := &Agent{Addr: addr, log: &bytes.Buffer{}, exited: make(chan struct{})}
-	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root, "--token-file", m.token}, extra...)...)
+	a.cmd = exec.Command(bin, append([]string{"agent", "--machine", m.Name, "--underlay", m.Addr.String(), "--underlay-dev", m.Dev, "--root", m.Root, "--token-file", m.token, "--tls-dir", m.caDir}, extra...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	p, err := netns.Start(m.NetNS, a.cmd)
 	if err != nil {
