@@ -108,6 +108,7 @@ fabric time, in real units. Needs root.`,
 			} else if err := collective.WriteTable(opts.stdout, res); err != nil {
 				return err
 			}
+			r.warnBehind(ctx, opts.stderr)
 			var wrong int64
 			for _, x := range res {
 				wrong += x.Wrong

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rocelab/rocelab/endpoint"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +169,28 @@ func (r *nicResolver) explain(ctx context.Context, err error) error {
 	return deploy.Explain(ctx, r.root, r.lab, err)
 }
 
+// warnBehind says on w when nodes of the lab are behind its dilated clock
+// as a job ends: the job's results were measured while the lab did not
+// keep up, so they are not the fabric's. The exit code stays the job's
+// (rocelab run is the command that withholds a verdict: exit 3).
+func (r *nicResolver) warnBehind(ctx context.Context, w io.Writer) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ps, err := deploy.Diagnose(dctx, r.root, r.lab)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, p := range ps {
+		if p.What == "behind" {
+			names = append(names, p.Node)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "BEHIND: %s did not keep up with the lab's dilated clock as this ended: the results above were measured while the lab fell behind and are not the fabric's (rocelab inspect says by how much; deploy with a larger --scale)\n", strings.Join(names, ", "))
+	}
+}
+
 // jobFlags are the flags perf and collective share.
 type jobFlags struct {
 	name, root, mode, cc string
@@ -302,6 +325,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 			} else {
 				writePerf(opts, rep, jf)
 			}
+			r.warnBehind(ctx, opts.stderr)
 			if rep.WrongBytes > 0 {
 				return fmt.Errorf("data check failed: %d bytes differ from what was sent", rep.WrongBytes)
 			}

@@ -25,9 +25,10 @@ func TestBehindVerdict(t *testing.T) {
 	lab := labName(t, "behind")
 	deployLab(t, "laptop", lab, root, deploy.Options{Scale: 40})
 	done := make(chan struct{})
+	var perfOut string
 	go func() {
 		defer close(done)
-		rocelabWithin(t, 2*time.Minute, "perf", "write", "--root", root, "--name", lab, "--from", "host1", "--to", "host4", "--qps", "4", "--duration", "5ms", "--stall", "90s")
+		_, perfOut, _ = rocelabWithin(t, 2*time.Minute, "perf", "write", "--root", root, "--name", lab, "--from", "host1", "--to", "host4", "--qps", "4", "--duration", "5ms", "--stall", "90s")
 	}()
 	var seen bool
 	for try := 0; try < 20 && !seen; try++ {
@@ -46,6 +47,11 @@ func TestBehindVerdict(t *testing.T) {
 		}
 	}
 	<-done
+	// Whether the perf completed (its results flagged BEHIND) or gave up
+	// (its explanation naming the nodes behind), it says so.
+	if !strings.Contains(perfOut, "behind") && !strings.Contains(perfOut, "BEHIND") {
+		t.Errorf("perf on a lab far behind its clock does not say so:\n%s", perfOut)
+	}
 	if !seen {
 		t.Errorf("a lab at k = 40 with traffic: no node said it was behind")
 	}
