@@ -18,7 +18,7 @@ type Frame struct {
 	FabricTime float64           `json:"fabric_time_s"`
 	Links      []LinkState       `json:"links"`
 	Queues     map[string]int    `json:"queues"` // "node:port" → bytes queued (all classes)
-	Nodes      map[string]string `json:"nodes"`  // name → "up" or the error
+	Nodes      map[string]string `json:"nodes"`  // name → "up", "behind" (up, but its loop is behind the dilated clock) or the error
 	QPs        []Rate            `json:"qps"`
 	Collective []Rate            `json:"collectives"`
 	Faults     []metrics.Fault   `json:"faults"`
@@ -102,9 +102,12 @@ func buildFrame(g graph.Layout, prev, cur *snapshot) Frame {
 	f := Frame{Wall: cur.wall, Queues: map[string]int{}, Nodes: map[string]string{}}
 	for _, n := range cur.r.Nodes {
 		f.FabricTime = max(f.FabricTime, n.FabricTime)
-		if n.Up {
+		switch {
+		case n.Up && cur.vals[key("rocelab_emu_behind", n.Name)] > 0:
+			f.Nodes[n.Name] = "behind"
+		case n.Up:
 			f.Nodes[n.Name] = "up"
-		} else {
+		default:
 			f.Nodes[n.Name] = n.Err
 		}
 		f.Faults = append(f.Faults, n.Faults...)

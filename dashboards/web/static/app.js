@@ -141,8 +141,13 @@ function apply(f) {
   }
   for (const [n, h] of Object.entries(f.nodes || {})) {
     const g = boxByNode[n];
-    if (g) g.classList.toggle("down", h !== "up");
-    if (state.nodes[n] !== undefined && state.nodes[n] !== h) timeline("node", `${n}: ${h === "up" ? "back up" : "DOWN (" + h + ")"}`, f.fabric_time_s);
+    if (g) {
+      g.classList.toggle("down", h !== "up" && h !== "behind");
+      g.classList.toggle("behind", h === "behind");
+    }
+    const say = h === "up" ? (state.nodes[n] === "behind" ? "on time again" : "back up")
+      : h === "behind" ? "BEHIND the dilated clock (what the lab measures now is not the fabric's)" : "DOWN (" + h + ")";
+    if (state.nodes[n] !== undefined && state.nodes[n] !== h) timeline("node", `${n}: ${say}`, f.fabric_time_s);
     state.nodes[n] = h;
   }
   const ul = $("faults");
