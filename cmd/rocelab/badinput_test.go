@@ -3,8 +3,11 @@ package main
 import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -120,6 +123,31 @@ func TestAgentRefuses(t *testing.T) {
 		code, _, stderr, err := runCLI(r.args...)
 		if code != 2 || !strings.Contains(stderr+errString(err), r.say) {
 			t.Errorf("%v: exit %d (%v), want 2 saying %q", r.args, code, err, r.say)
+		}
+	}
+}
+
+// TestServersExit130OnSignal: a dashboard serving until Ctrl-C (or an
+// agent until SIGTERM) exits 130 like every interrupted command; they
+// exited 0.
+func TestServersExit130OnSignal(t *testing.T) {
+	bin := testenv.BuildRocelab(t)
+	rep := filepath.Join(t.TempDir(), "report")
+	if code, _, _, err := runCLI("run", "--sim", "-q", "testdata/run-unmet.yaml", "--report", rep); code != 1 {
+		t.Fatalf("make a report: exit %d (%v)", code, err)
+	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		cmd := exec.Command(bin, "dashboard", "--replay", rep, "--listen", "127.0.0.1:0")
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		n, _ := out.Read(buf) // the "dashboard of …" line: it serves
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("dashboard after %v: exit %d (%v), want 130; it said %q", sig, code, err, buf[:n])
 		}
 	}
 }

@@ -24,10 +24,20 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	signalled := ctx
 	ctx = stopWhenOutputGone(ctx)
 	root := newRootCmd(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
-	if ctx.Err() != nil && err != nil {
+	switch {
+	case signalled.Err() != nil:
+		// Interrupted, whether the command failed or stopped cleanly (a
+		// dashboard or an agent that served until Ctrl-C or SIGTERM): 130,
+		// as the README's rule says.
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rocelab: interrupted:", err)
+		}
+		os.Exit(exitInterrupted)
+	case ctx.Err() != nil && err != nil:
 		fmt.Fprintln(os.Stderr, "rocelab: interrupted:", err)
 		os.Exit(exitInterrupted)
 	}
