@@ -418,8 +418,9 @@ func (l *Loop) turn(ready []int, next clock.Time, pending bool, waited time.Time
 		st.wakeOther++
 	}
 	if due {
-		st.lag(begin.Sub(l.wallAt(next)))
-		l.behind.noteLag(begin.Sub(l.wallAt(next)))
+		lag := begin.Sub(l.wallAt(next))
+		st.lag(lag)
+		l.behind.noteLag(lag)
 	}
 	full := false
 	for _, i := range ready {

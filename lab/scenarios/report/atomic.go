@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// A report directory is all or nothing: Write fills a new directory beside
-// dir and renames it into place, so a reader (a CI job's artefacts, a
-// replay) sees the old report or the new one, never a mix; Clear removes a
-// previous run's report when a run starts, so a run that fails before its
-// report is written leaves no older PASS behind it.
+// A report directory is all or nothing: Clear removes a previous run's
+// report when a run starts, so a run that fails before its report is
+// written leaves no older PASS behind it; Write fills a new directory
+// beside dir and renames it into place, so a reader (a CI job's artefacts,
+// a replay) finds no report or this run's whole, never half of one.
 
 // reportNames are the entries a report directory holds.
 var reportNames = []string{"plots", "metrics.csv", "metrics.json", LayoutFile, "junit.xml", "summary.md"}

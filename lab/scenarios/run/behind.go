@@ -80,7 +80,9 @@ func behindOf(final []telemetry.Sample, scale int) Behind {
 	if worst == 0 {
 		b.WorstNode = ""
 	}
-	b.Behind = b.RxFrames > 0 && b.LateBy > meanLateMax*clock.Duration(b.RxFrames) || b.MaxLag > maxLagMax
+	// A lab whose frames all crossed in memory is exact however late its
+	// loop ran: only frames between processes make it behind.
+	b.Behind = b.RxFrames > 0 && (b.LateBy > meanLateMax*clock.Duration(b.RxFrames) || b.MaxLag > maxLagMax)
 	if b.Behind {
 		b.Suggest = 2 * scale
 	}
