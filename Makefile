@@ -74,7 +74,7 @@ clean:
 .PHONY: soak
 SOAK_DURATION ?= 3m
 soak:
-	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -v -timeout 0 ./lab/emulation/deploy/
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -v -timeout 0 ./lab/emulation/control/deploy/
 
 ## bench-sim: the simulator at data-center scale: a 1,024-host three-tier
 ## Clos permutation (single-path ECMP, then MetaRoCE spraying) and a

@@ -17,8 +17,8 @@ import (
 	"github.com/rocelab/rocelab/dashboards/grafana"
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 )
 

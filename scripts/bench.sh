@@ -28,7 +28,7 @@ fi
 # Throughput (RFC 2544 with a 1 % loss allowance): the highest rate a paced
 # generator offers at which the sink gets >= 99 % of the frames; then the
 # same chains under overload (the generator as fast as it can).
-go test -run='^$' -bench='^Benchmark(Throughput|Forward)$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/afpacket | tee bench-out/forward.txt
+go test -run='^$' -bench='^Benchmark(Throughput|Forward)$' -benchtime="${FORWARD_FRAMES}x" ./lab/emulation/datapath/afpacket | tee bench-out/forward.txt
 # Each middle's figure against the two bridges', per frame size.
 awk '/^Benchmark(Throughput|Forward)\// {
 	split($1, parts, "/"); bench = parts[1]; sub(/^Benchmark/, "", bench)
@@ -55,7 +55,7 @@ END {
 
 echo
 echo "== the laptop demo's emulation: loop lag and lossless capacity, before and after (k from scale: auto at 20,000 and at DefaultCapacityPPSPerCPU frames/s per CPU), and in one node group (DefaultGroupCapacityPPS)"
-go test -run='^$' -bench='^BenchmarkCapacity$' -benchtime=1x -timeout=30m ./lab/emulation/demo | tee bench-out/capacity.txt
+go test -run='^$' -bench='^BenchmarkCapacity$' -benchtime=1x -timeout=30m ./lab/emulation/tools/demo | tee bench-out/capacity.txt
 awk '/^BenchmarkCapacity\// {
 	split($1, parts, "/"); c = parts[2]; sub(/-[0-9]+$/, "", c)
 	for (i = 2; i <= NF; i++) v[c, $(i+1)] = $i
@@ -72,7 +72,7 @@ END {
 echo
 DEPLOY_RUNS="${DEPLOY_RUNS:-3}"
 echo "== deploy + destroy (netns runtime, mean of $DEPLOY_RUNS each): laptop and ai-zone-64, and ai-zone-64 in two node groups"
-go test -run='^$' -bench='^BenchmarkDeploy$' -benchtime="${DEPLOY_RUNS}x" ./lab/emulation/deploy | tee bench-out/deploy.txt
+go test -run='^$' -bench='^BenchmarkDeploy$' -benchtime="${DEPLOY_RUNS}x" ./lab/emulation/control/deploy | tee bench-out/deploy.txt
 awk '/^BenchmarkDeploy\// {
 	split($1, parts, "/"); topo = parts[2]; sub(/-[0-9]+$/, "", topo)
 	for (i = 2; i <= NF; i++) { if ($(i+1) == "deploy-s") d = $i; if ($(i+1) == "destroy-s") x = $i }
@@ -81,7 +81,7 @@ awk '/^BenchmarkDeploy\// {
 
 echo
 echo "== a node process's start: exec in its namespace to its first /health ok (laptop lab, 40 restarts)"
-go test -run='^$' -bench='^BenchmarkNodeStart$' -benchtime=40x ./lab/emulation/deploy | tee bench-out/nodestart.txt
+go test -run='^$' -bench='^BenchmarkNodeStart$' -benchtime=40x ./lab/emulation/control/deploy | tee bench-out/nodestart.txt
 awk '/^BenchmarkNodeStart/ {
 	for (i = 2; i <= NF; i++) v[$(i+1)] = $i
 	printf "node start: mean %.1f ms, median %.1f ms, slowest %.1f ms\n", v["start-ms"], v["start-p50-ms"], v["start-max-ms"]

@@ -5,7 +5,7 @@
 # missing, so that callers can say what to install.
 set -eu
 out=${1:?usage: build-verbs-lib.sh OUT}
-src=$(dirname "$0")/../lab/emulation/verbs/libibverbs
+src=$(dirname "$0")/../lab/emulation/datapath/verbs/libibverbs
 cc=${CC:-cc}
 if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "build-verbs-lib: no C compiler ($cc): install gcc to build rocelab's libibverbs" >&2

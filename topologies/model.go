@@ -107,7 +107,7 @@ type Node struct {
 	Zone int `json:"zone,omitempty"`
 	Rack int `json:"rack,omitempty"`
 	// Machine pins the node to a machine of a lab that spans machines
-	// ("" = placed by rack; see lab/emulation/placement).
+	// ("" = placed by rack; see topologies/placement).
 	Machine string `json:"machine,omitempty"`
 	// Profile of a switch, shared with other switches of the same profile.
 	Profile *Profile `json:"-"`

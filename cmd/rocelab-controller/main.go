@@ -1,5 +1,5 @@
 // Command rocelab-controller is the Kubernetes controller of rocelab's
-// Lab resources (package lab/emulation/kube/controller): it installs the
+// Lab resources (package lab/cluster/kube/controller): it installs the
 // Lab CRD and deploys every Lab across the rocelab agents that announce
 // themselves in its namespace, repairs it, and destroys it when the Lab is
 // deleted. It is a binary of its own so that controller-runtime stays out
@@ -15,9 +15,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rocelab/rocelab/lab/emulation/kube"
-	"github.com/rocelab/rocelab/lab/emulation/kube/controller"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/cluster/kube"
+	"github.com/rocelab/rocelab/lab/cluster/kube/controller"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
 )
 
 func main() {

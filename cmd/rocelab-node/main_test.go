@@ -30,7 +30,7 @@ func TestLinksOnlyTheNode(t *testing.T) {
 		"gonum.org/v1/plot",
 		"github.com/prometheus/client_golang/prometheus",
 		"github.com/spf13/cobra",
-		"github.com/rocelab/rocelab/lab/emulation/deploy",
+		"github.com/rocelab/rocelab/lab/emulation/control/deploy",
 		// The topology loader and what it validates with (YAML, the
 		// schema, image references): their package initialisation cost
 		// every node process 4-5 ms.

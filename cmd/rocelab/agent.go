@@ -14,9 +14,9 @@ import (
 
 	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/internal/labca"
-	"github.com/rocelab/rocelab/lab/emulation/agent"
-	"github.com/rocelab/rocelab/lab/emulation/agentapi"
-	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/cluster/agent"
+	"github.com/rocelab/rocelab/lab/cluster/agentapi"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/links"
 )
 
 // newAgentCmd is `rocelab agent`: one machine's share of the labs that

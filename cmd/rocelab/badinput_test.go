@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestBadInputNoLab: bad words are refused with exit 2 and a sentence

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/dashboards"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
 func newDashboardCmd(opts *options) *cobra.Command {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/emulation/demo"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/tools/demo"
 )
 
 func newDemoCmd(opts *options) *cobra.Command {

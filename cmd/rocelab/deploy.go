@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/docker"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/docker"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
 // requireRoot fails a command that builds or touches a lab without root.

@@ -2,14 +2,14 @@ package main
 
 import (
 	"fmt"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/lifecycle"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/control/lifecycle"
 )
 
 func newDestroyCmd(opts *options) *cobra.Command {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
 )
 
 // TestDestroyUsage: destroy takes exactly one of -t, --name and --all,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/runtime"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
 func newExecCmd(opts *options) *cobra.Command {
@@ -34,7 +34,7 @@ none, runs the host's command in the container's network namespace.
 			if err := requireRoot("exec"); err != nil {
 				return err
 			}
-			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], runtime.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
+			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], sandbox.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
 			if err != nil {
 				return badInputIf(err)
 			}

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // faultRow is one fault of a lab, as fault add and list print it.

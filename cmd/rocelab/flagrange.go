@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

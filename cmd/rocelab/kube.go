@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/kube"
+	"github.com/rocelab/rocelab/lab/cluster/kube"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/topologies"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/dashboards/metrics"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/stats"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/tools/stats"
 	"github.com/rocelab/rocelab/topologies"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/dashboards/metrics"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/stats"
+	"github.com/rocelab/rocelab/lab/emulation/tools/stats"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies"
 )

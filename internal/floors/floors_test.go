@@ -27,9 +27,17 @@ var floorOf = map[string]int{
 	"cmd":         5,
 }
 
-// labGroupOf orders lab/'s groups: the two drivers side by side, the
-// scenario front end and the compliance suite above both.
-var labGroupOf = map[string]int{"emulation": 0, "simulation": 0, "scenarios": 1, "compliance": 1}
+// labGroupOf orders lab/'s groups: the two drivers side by side; above
+// them the multi-machine wing (over emulation), the scenario front end and
+// the compliance suite, none of which imports another.
+var labGroupOf = map[string]int{"emulation": 0, "simulation": 0, "cluster": 1, "scenarios": 1, "compliance": 1}
+
+// innerFloorOf orders the folders inside a lab group that has floors of
+// its own (docs/design.md, "Inside lab/emulation"): a package may import
+// packages of its own folder and of lower floors only.
+var innerFloorOf = map[string]map[string]int{
+	"emulation": {"base": 0, "datapath": 1, "node": 2, "control": 3, "jobs": 4, "tools": 5},
+}
 
 type pkg struct {
 	ImportPath string
@@ -78,7 +86,7 @@ func violation(from, to string, test bool) string {
 	case ft == "lab" && tt == "lab":
 		fg, tg := labGroup(frel), labGroup(trel)
 		if fg == tg {
-			return ""
+			return innerViolation(fg, frel, trel)
 		}
 		fl, ok1 := labGroupOf[fg]
 		tl, ok2 := labGroupOf[tg]
@@ -97,6 +105,36 @@ func violation(from, to string, test bool) string {
 	return ""
 }
 
+// innerViolation says why rel package from may not import to inside lab
+// group g, or "" when it may (or g has no inner floors).
+func innerViolation(g, from, to string) string {
+	floors, ok := innerFloorOf[g]
+	if !ok {
+		return ""
+	}
+	ff, fok := floors[innerFolder(from)]
+	tf, tok := floors[innerFolder(to)]
+	switch {
+	case !fok || !tok:
+		return "lab/" + g + "/" + innerFolder(from) + " or lab/" + g + "/" + innerFolder(to) + " is on no floor of lab/" + g + ": add it to docs/design.md and innerFloorOf"
+	case innerFolder(from) == innerFolder(to):
+		return ""
+	case tf >= ff:
+		return "lab/" + g + "/" + innerFolder(from) + " may not import lab/" + g + "/" + innerFolder(to) + " (a floor not below its own)"
+	}
+	return ""
+}
+
+// innerFolder is the folder of rel (lab/GROUP/FOLDER/...) that sits on an
+// inner floor ("" for lab/GROUP itself).
+func innerFolder(rel string) string {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[2]
+}
+
 func TestViolation(t *testing.T) {
 	m := module + "/"
 	for _, tc := range []struct {
@@ -108,15 +146,26 @@ func TestViolation(t *testing.T) {
 		{m + "endpoint", m + "switchmodel", false, true},
 		{m + "endpoint_test", m + "switchmodel/fabric", true, false},
 		{m + "endpoint [" + m + "endpoint.test]", m + "lab/simulation/simlab", true, true},
-		{m + "wire", m + "lab/emulation/emu", false, true},
+		{m + "wire", m + "lab/emulation/datapath/emu", false, true},
 		{m + "lab/emulation/node", m + "lab/simulation/simlab", false, true},
-		{m + "lab/scenarios/run", m + "lab/emulation/deploy", false, false},
+		{m + "lab/scenarios/run", m + "lab/emulation/control/deploy", false, false},
 		{m + "lab/emulation/node", m + "lab/scenarios/run", true, true},
 		{m + "cmd/rocelab", m + "lab/scenarios/run", false, false},
 		{m + "core/sim", m + "wire", true, true},
 		{m + "endpoint/cc/dcqcn", m + "endpoint/cc", false, false},
 		{m + "newroom", m + "wire", false, true},
 		{m + "wire", "golang.org/x/sys/unix", false, false},
+		{m + "lab/cluster/agent", m + "lab/emulation/control/deploy", false, false},
+		{m + "lab/emulation/control/deploy", m + "lab/cluster/agentapi", false, true},
+		{m + "lab/scenarios/run", m + "lab/cluster/agent", false, true},
+		{m + "lab/emulation/control/deploy", m + "lab/emulation/node", false, false},
+		{m + "lab/emulation/node", m + "lab/emulation/node/nodeapi", false, false},
+		{m + "lab/emulation/node/nodeapi", m + "lab/emulation/control/deploy", false, true},
+		{m + "lab/emulation/datapath/emu", m + "lab/emulation/node", true, true},
+		{m + "lab/emulation/tools/demo", m + "lab/emulation/jobs", false, false},
+		{m + "lab/emulation/jobs", m + "lab/emulation/tools/stats", false, true},
+		{m + "lab/emulation/datapath/links", m + "lab/emulation/datapath/afpacket", false, false},
+		{m + "lab/emulation/control/deploy", m + "lab/emulation/newfolder/x", false, true},
 	} {
 		if got := violation(tc.from, tc.to, tc.test) != ""; got != tc.bad {
 			t.Errorf("violation(%s → %s, test=%v) = %v, want %v", tc.from, tc.to, tc.test, got, tc.bad)

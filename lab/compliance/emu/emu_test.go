@@ -8,7 +8,7 @@ import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 )
 
 // start builds rocelab, starts an endpoint node with o and checks at the

@@ -12,7 +12,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // callTimeout bounds one adapter call: a node that does not answer is

@@ -14,12 +14,12 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/emulation/base/proc"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
+	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
-	"github.com/rocelab/rocelab/lab/emulation/state"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // Defaults of Options.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/base/proc"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/proc"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // LabOptions configure Attach.

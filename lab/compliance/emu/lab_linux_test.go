@@ -12,8 +12,8 @@ import (
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/afpacket"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/afpacket"
 )
 
 // wire is the tester's end of the veth: a goroutine drains the socket

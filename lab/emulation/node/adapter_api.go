@@ -9,7 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // The compliance adapter (docs/compliance.md): verbs on one QP created

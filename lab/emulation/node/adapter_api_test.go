@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestAdapterVerbs drives two back-to-back endpoint nodes verb by verb

@@ -14,8 +14,8 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/jsonapi"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 type httpError struct {

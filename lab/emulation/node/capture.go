@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/wire/pcap"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/verbs"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // NICConfig is one RDMA NIC of an endpoint node, on the port of the same

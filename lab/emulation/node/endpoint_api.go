@@ -11,7 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // The endpoint node's API, besides the routes every node has:

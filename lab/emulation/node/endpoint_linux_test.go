@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns/netnstest"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 
@@ -48,8 +50,8 @@ func openNode(t *testing.T, cfg node.Config) *nodeapi.Client {
 // the frames).
 func TestEndpointOverVeth(t *testing.T) {
 	testenv.RequireRoot(t)
-	id := uniq()
-	nsA, nsS, nsB := newNS(t, "rltest-"+id+"ea"), newNS(t, "rltest-"+id+"es"), newNS(t, "rltest-"+id+"eb")
+	id := netnstest.Unique("")
+	nsA, nsS, nsB := netnstest.New(t, "rltest-"+id+"ea"), netnstest.New(t, "rltest-"+id+"es"), netnstest.New(t, "rltest-"+id+"eb")
 	ifA, ifS0, ifS1, ifB := "rle"+id+"a", "rle"+id+"s0", "rle"+id+"s1", "rle"+id+"b"
 	macA, macS0, macS1, macB := hostMAC(1, 0), swMAC(0), swMAC(1), hostMAC(2, 0)
 	newVeth(t, links.End{NetNS: nsA, Name: ifA, MAC: mustHW(t, macA)}, links.End{NetNS: nsS, Name: ifS0, MAC: mustHW(t, macS0)})

@@ -13,9 +13,9 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

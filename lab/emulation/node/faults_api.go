@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // The fault API every node has:

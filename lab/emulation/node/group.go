@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/rocelab/rocelab/lab/emulation/emu"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // Group is several nodes (switches and endpoints) in one process, their

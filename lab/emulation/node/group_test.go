@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestGroup runs two switch nodes on one loop over in-memory ports: each

@@ -3,7 +3,7 @@ package node
 import (
 	"testing"
 
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 )
 
 // TestLinksInside: a group runs its collectives' data work on the loop

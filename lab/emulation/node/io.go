@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/afpacket"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/afpacket"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 )
 
 // OpenIO opens an AF_PACKET socket on every port's interface (in

@@ -12,7 +12,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/endpoint/rdmacomm"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 type collJob struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/perftest"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 type perfJob struct {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestOwnerLease: an owner that stops renewing its lease (its process was

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/verbs"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 )
 

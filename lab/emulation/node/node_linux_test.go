@@ -1,43 +1,30 @@
 package node_test
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/datapath/links/linkstest"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/afpacket"
-	"github.com/rocelab/rocelab/lab/emulation/links"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns/netnstest"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/afpacket"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/links"
 	"github.com/rocelab/rocelab/lab/emulation/node"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns/netnstest"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 )
 
-// uniq is a short tag unique to this test run.
-func uniq() string { return fmt.Sprintf("%x%02x", os.Getpid()&0xffff, rand.IntN(256)) }
-
-func newNS(t *testing.T, name string) string { return netnstest.New(t, name) }
-
 func newVeth(t *testing.T, a, b links.End) {
 	t.Helper()
 	a.NoIPv6, b.NoIPv6 = true, true
-	if err := links.Create(links.Veth{A: a, B: b}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := links.Delete(a.NetNS, a.Name); err != nil {
-			t.Error(err)
-		}
-	})
+	linkstest.Veth(t, links.Veth{A: a, B: b})
 }
 
 // TestNodeOverVeth: host A — veth — switch node (in-process, middle
@@ -47,8 +34,8 @@ func newVeth(t *testing.T, a, b links.End) {
 // ones behind Kmax, and the marks seen at C match the switch's counter.
 func TestNodeOverVeth(t *testing.T) {
 	testenv.RequireRoot(t)
-	id := uniq()
-	nsA, nsS, nsC := newNS(t, "rltest-"+id+"a"), newNS(t, "rltest-"+id+"s"), newNS(t, "rltest-"+id+"c")
+	id := netnstest.Unique("")
+	nsA, nsS, nsC := netnstest.New(t, "rltest-"+id+"a"), netnstest.New(t, "rltest-"+id+"s"), netnstest.New(t, "rltest-"+id+"c")
 	mac := func(i byte) net.HardwareAddr { return net.HardwareAddr{0x02, 0x7e, 0, 0, 0, i} }
 	ifA, ifS0, ifS1, ifC := "rln"+id+"a", "rln"+id+"s0", "rln"+id+"s1", "rln"+id+"c"
 	newVeth(t, links.End{NetNS: nsA, Name: ifA, MAC: mac(1)}, links.End{NetNS: nsS, Name: ifS0, MAC: mac(2)})

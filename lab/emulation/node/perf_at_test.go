@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestTimedPerfAt runs a timed write test whose client is told to begin

@@ -1,6 +1,6 @@
 // Package fidelity checks the emulation against the simulator: the same
 // topology file and the same traffic, run once on real frames in the
-// wall-clock lab (lab/emulation/deploy, lab/emulation/node) and once in virtual time
+// wall-clock lab (lab/emulation/control/deploy, lab/emulation/node) and once in virtual time
 // (lab/simulation/simlab), must give the same numbers within a tolerance. This is
 // the lab's fidelity check (docs/design.md, "one model, two clocks").
 //

@@ -14,9 +14,9 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
-	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/control/nodeplan"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/switchmodel/fabric"
@@ -174,7 +174,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	}
 	// Drops are reported, not failed on: a loop that stalls for tens of
 	// ms (a loaded machine) overruns the 100G headroom in fabric time (see
-	// lab/emulation/emu, "Late turns"); go-back-N then costs throughput, which the
+	// lab/emulation/datapath/emu, "Late turns"); go-back-N then costs throughput, which the
 	// comparison does catch.
 	lines := lagLines(gather(all))
 	lines = append(lines, fmt.Sprintf("emulation: the switch dropped %v packets", delta("switch_drop_packets_total")))

@@ -11,7 +11,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
-	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
+	"github.com/rocelab/rocelab/lab/emulation/control/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"

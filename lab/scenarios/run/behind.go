@@ -8,7 +8,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
-	"github.com/rocelab/rocelab/lab/emulation/emu"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 )
 
 // Behind is how far an emulated run's node loops fell behind the dilated

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/runtime/netns"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocelab/rocelab/lab/emulation/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 )
 

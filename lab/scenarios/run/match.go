@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/nodeplan"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
+	"github.com/rocelab/rocelab/lab/emulation/control/nodeplan"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/topologies"
