@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/rocelab/rocelab/internal/testenv"
 	"net"
 	"os"
 	"os/exec"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rocelab/rocelab/internal/testenv"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"

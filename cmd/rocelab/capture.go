@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
@@ -45,7 +47,7 @@ MAC control. Needs root.`,
 			waiting := func(target string) {
 				fmt.Fprintf(opts.stderr, "no frame on %s yet: waiting (the port is idle; Ctrl-C stops)\n", target)
 			}
-			res, err := deploy.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration, Waiting: waiting})
+			res, err := cluster.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration, Waiting: waiting})
 			if err != nil {
 				return badInputIf(err)
 			}

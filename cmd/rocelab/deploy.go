@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
@@ -48,7 +50,7 @@ func progress(w io.Writer) func(deploy.Event) {
 	verb := map[deploy.Step]string{
 		deploy.StepNode: "nodes created", deploy.StepLink: "links created", deploy.StepAddress: "FE NICs addressed",
 		deploy.StepStart: "node processes started", deploy.StepHealthy: "node processes healthy",
-		deploy.StepPart: "machines deployed",
+		cluster.StepPart: "machines deployed",
 	}
 	return func(e deploy.Event) {
 		switch {
@@ -127,7 +129,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				if err := requireRoot("deploy"); err != nil {
 					return err
 				}
-				fixed, err := deploy.Repair(cmdContext(cmd), root, name, deploy.RestartOptions{})
+				fixed, err := cluster.Repair(cmdContext(cmd), root, name, deploy.RestartOptions{})
 				for _, n := range fixed {
 					fmt.Fprintf(opts.stdout, "restarted %s\n", n)
 				}
@@ -176,7 +178,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			if rt == "kubernetes" {
 				return deployOnKube(cmd, opts, kf, t, name, root, k)
 			}
-			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), Agents: agents, NodeGroups: nodeGroups, ExactLinks: exactLinks, SocketLinks: socketLinks}
+			o := deploy.Options{Topology: t, LabName: name, Root: root, Scale: k, Progress: progress(opts.stderr), NodeGroups: nodeGroups, ExactLinks: exactLinks, SocketLinks: socketLinks}
 			if len(agents) > 0 && cmd.Flags().Changed("runtime") {
 				return badInput(fmt.Errorf("--agents and --runtime exclude each other: the agents run the netns runtime"))
 			}
@@ -189,7 +191,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				defer drt.Close()
 				o.Runtime = drt
 			}
-			lab, err := deploy.Deploy(cmd.Context(), o)
+			lab, err := cluster.Deploy(cmd.Context(), o, agents)
 			if errors.Is(err, deploy.ErrExists) || errors.Is(err, deploy.ErrNeedsDocker) || errors.Is(err, deploy.ErrOptions) {
 				return badInput(err)
 			}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"strings"
+
+	"github.com/rocelab/rocelab/lab/cluster"
+	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 
 	"github.com/spf13/cobra"
 
@@ -65,14 +67,14 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 				if onlyPrefix != "" {
 					o.Only = func(lab string) bool { return strings.HasPrefix(lab, onlyPrefix) }
 				}
-				rep, err = deploy.DestroyAll(cmd.Context(), root, o)
+				rep, err = cluster.DestroyAll(cmd.Context(), root, o)
 			} else {
 				existed := state.Exists(root, name)
 				// A lab deployed on Kubernetes goes with its Lab resource.
 				if err := destroyOnKube(cmd, kf, root, name); err != nil {
 					return err
 				}
-				rep, err = deploy.Destroy(cmd.Context(), root, name)
+				rep, err = cluster.Destroy(cmd.Context(), root, name)
 				if err == nil && !existed && len(rep.Removed) == 0 {
 					return badInput(fmt.Errorf("lab %s is not deployed: nothing to destroy (rocelab inspect lists the labs)", name))
 				}

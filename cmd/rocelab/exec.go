@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox"
-	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
 func newExecCmd(opts *options) *cobra.Command {
@@ -34,7 +35,7 @@ none, runs the host's command in the container's network namespace.
 			if err := requireRoot("exec"); err != nil {
 				return err
 			}
-			code, err := deploy.Exec(cmd.Context(), root, name, args[0], args[1:], sandbox.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
+			code, err := cluster.Exec(cmd.Context(), root, name, args[0], args[1:], sandbox.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
 			if err != nil {
 				return badInputIf(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/cluster/kube"
@@ -61,7 +63,7 @@ func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies
 	if err != nil {
 		return err
 	}
-	if err := deploy.Adopt(root, lab, t.Text()); err != nil {
+	if err := cluster.Adopt(root, lab, t.Text()); err != nil {
 		return err
 	}
 	if opts.wantJSON() {

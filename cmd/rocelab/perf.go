@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rocelab/rocelab/endpoint"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rocelab/rocelab/endpoint"
 
 	"github.com/spf13/cobra"
 

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
@@ -24,7 +26,7 @@ runtime only: a docker node's namespace dies with its container. Needs root.`,
 			if err := requireRoot("restart"); err != nil {
 				return err
 			}
-			n, err := deploy.Restart(cmdContext(cmd), root, name, args[0], deploy.RestartOptions{})
+			n, err := cluster.Restart(cmdContext(cmd), root, name, args[0], deploy.RestartOptions{})
 			if err != nil {
 				return badInputIf(err)
 			}

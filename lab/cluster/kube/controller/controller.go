@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/cluster"
+
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -133,7 +135,7 @@ func (r *Reconciler) deploy(ctx context.Context, lab *kube.Lab, log *slog.Logger
 	}
 	log.Info("deploy", "agents", len(agents))
 	start := time.Now()
-	dl, err := deploy.Deploy(ctx, deploy.Options{Topology: t, LabName: lab.Name, Root: r.Root, Agents: agents, Scale: lab.Spec.Scale, Seed: lab.Spec.Seed})
+	dl, err := cluster.Deploy(ctx, deploy.Options{Topology: t, LabName: lab.Name, Root: r.Root, Scale: lab.Spec.Scale, Seed: lab.Spec.Seed}, agents)
 	if err != nil {
 		return r.fail(ctx, lab, err)
 	}
@@ -184,7 +186,7 @@ func (r *Reconciler) record(ctx context.Context, lab *kube.Lab) (*deploy.Lab, er
 	if err := json.Unmarshal(lab.Status.Lab, &dl); err != nil {
 		return nil, fmt.Errorf("the Lab's status record: %w", err)
 	}
-	if err := deploy.Adopt(r.Root, &dl, []byte(lab.Spec.Topology)); err != nil {
+	if err := cluster.Adopt(r.Root, &dl, []byte(lab.Spec.Topology)); err != nil {
 		return nil, err
 	}
 	return &dl, nil
@@ -201,7 +203,7 @@ func (r *Reconciler) check(ctx context.Context, lab *kube.Lab, log *slog.Logger)
 	}
 	phase, msg := kube.PhaseRunning, lab.Status.Message
 	if st.Status != "running" {
-		fixed, err := deploy.Repair(ctx, r.Root, lab.Name, deploy.RestartOptions{})
+		fixed, err := cluster.Repair(ctx, r.Root, lab.Name, deploy.RestartOptions{})
 		phase, msg = kube.PhaseDegraded, fmt.Sprintf("restarted %v", fixed)
 		if err != nil {
 			msg = fmt.Sprintf("repair: %v", err)
@@ -222,7 +224,7 @@ func (r *Reconciler) destroy(ctx context.Context, lab *kube.Lab) error {
 	if _, err := r.record(ctx, lab); err != nil {
 		return err
 	}
-	_, err := deploy.Destroy(ctx, r.Root, lab.Name)
+	_, err := cluster.Destroy(ctx, r.Root, lab.Name)
 	if errors.Is(err, deploy.ErrNoLab) {
 		return nil
 	}

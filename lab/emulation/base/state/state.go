@@ -13,6 +13,14 @@ import (
 // DefaultRoot is the directory that holds the run directories of all labs.
 const DefaultRoot = "/run/rocelab"
 
+// RootOr returns root, or DefaultRoot when root is "".
+func RootOr(root string) string {
+	if root == "" {
+		return DefaultRoot
+	}
+	return root
+}
+
 // File names inside a lab's run directory.
 const (
 	StateFile = "state.json"

@@ -25,7 +25,7 @@ func ProcessNodes(root, lab, nodeName string) (*Lab, []Node, error) {
 		}
 		return l, []Node{*n}, nil
 	}
-	l, err := pickLab(root, lab)
+	l, err := PickLab(root, lab)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,9 +92,7 @@ func Capture(ctx context.Context, root, lab, target string, o CaptureOptions) (C
 		return CaptureResult{}, fmt.Errorf("node %s runs no node process to capture on", nodeName)
 	}
 	if l.Runtime == RuntimeMachines {
-		// The node writes the capture on its own machine: its agent
-		// sends it over.
-		return captureAcross(ctx, l, n, port, o)
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", target, ErrSpansMachines)
 	}
 	ifname := ""
 	for _, pi := range n.Interfaces {

@@ -128,7 +128,7 @@ func removeLeftoverContainers(ctx context.Context, root string, match func(lab s
 			for _, i := range group {
 				ref := refs[i]
 				if state.ValidName(ref.Lab) == nil {
-					releaseFIFO(filepath.Join(state.Dir(rootOr(root), ref.Lab), ref.Node+".json"))
+					releaseFIFO(filepath.Join(state.Dir(state.RootOr(root), ref.Lab), ref.Node+".json"))
 				}
 				err := rt.Remove(ctx, ref)
 				mu.Lock()

@@ -90,10 +90,6 @@ type Options struct {
 	// instant (CLOCK_REALTIME) that the nodes on every machine share.
 	// Zero: each node's own start (across machines: the deploy's start).
 	Origin time.Time
-	// Agents, if set, are the agents ("host:port") of the machines the lab
-	// spans: the deploy places the lab over their machines and each agent
-	// deploys its part (RuntimeMachines), instead of building it here.
-	Agents []string
 	// NodeGroups, if above 0, runs the lab's node processes (switches and
 	// endpoints) as that many processes (fewer if there are fewer nodes),
 	// each a node.Group whose models share one loop, instead of a process
@@ -153,16 +149,6 @@ func Deploy(ctx context.Context, o Options) (*Lab, error) {
 	switch {
 	case o.NodeGroups < 0:
 		return nil, fmt.Errorf("deploy: %w: node groups %d: want a count of processes, or 0 for a process per node", ErrOptions, o.NodeGroups)
-	case o.NodeGroups > 0 && len(o.Agents) > 0:
-		return nil, fmt.Errorf("deploy: %w: node groups are for a lab on one machine, not across agents", ErrOptions)
-	case o.ExactLinks && len(o.Agents) > 0:
-		return nil, fmt.Errorf("deploy: %w: exact links are for a lab on one machine, not across agents", ErrOptions)
-	}
-	if len(o.Agents) > 0 {
-		if o.Topology == nil {
-			return nil, errors.New("deploy: no topology")
-		}
-		return deployAcross(ctx, o)
 	}
 	d, err := newDeployer(o)
 	if err != nil {
@@ -397,7 +383,7 @@ func (d *deployer) run(ctx context.Context) (*Lab, error) {
 		return nil, err
 	}
 	lab := d.result()
-	if err := writeLab(lab); err != nil {
+	if err := WriteRecord(lab); err != nil {
 		return nil, fmt.Errorf("write %s: %w", LabFile, err)
 	}
 	return lab, nil

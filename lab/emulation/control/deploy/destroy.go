@@ -41,7 +41,7 @@ func Destroy(ctx context.Context, root, lab string) (lifecycle.Report, error) {
 	} else {
 		err = nil // lifecycle.Destroy reports it
 	}
-	rep, lerr := lifecycle.Destroy(lab, lifecycle.Options{Root: rootOr(root), Executables: executables(root, []string{lab})})
+	rep, lerr := lifecycle.Destroy(lab, lifecycle.Options{Root: state.RootOr(root), Executables: executables(root, []string{lab})})
 	rep.Removed = append(removed, rep.Removed...)
 	return rep, errors.Join(err, lerr)
 }
@@ -52,11 +52,11 @@ func Destroy(ctx context.Context, root, lab string) (lifecycle.Report, error) {
 // books, the sweep and whatever is left. needDocker reports a lab of the
 // docker runtime.
 func prepare(ctx context.Context, root, lab string) (removed []string, needDocker bool, err error) {
-	labs, _ := state.List(rootOr(root))
+	labs, _ := state.List(state.RootOr(root))
 	if !slices.Contains(labs, lab) {
 		return nil, false, nil
 	}
-	l, err := state.Open(rootOr(root), lab, false)
+	l, err := state.Open(state.RootOr(root), lab, false)
 	if err != nil {
 		if errors.Is(err, state.ErrBusy) {
 			return nil, false, err
@@ -71,15 +71,29 @@ func prepare(ctx context.Context, root, lab string) (removed []string, needDocke
 		return nil, false, fmt.Errorf("destroy %s: %w", lab, err)
 	}
 	needDocker = l.Info("runtime") == "docker"
-	if l.Info("runtime") == RuntimeMachines {
-		// Its parts first: lifecycle cannot reach other machines.
-		if err := removeParts(ctx, l); err != nil {
-			return nil, false, fmt.Errorf("destroy %s: %w", lab, err)
-		}
+	if l.Info("runtime") == RuntimeMachines && hasParts(l) {
+		// lifecycle cannot reach other machines: package cluster's
+		// Destroy asks their agents first.
+		return nil, false, fmt.Errorf("destroy %s: %w", lab, ErrSpansMachines)
 	}
 	removed, err = removeContainers(ctx, l)
 	teardown(l, 2*time.Second)
 	return removed, needDocker, err
+}
+
+// ErrSpansMachines is returned for a lab that spans machines whose parts
+// the agents have not removed: package cluster destroys, restarts,
+// repairs, runs commands in and captures on such a lab (rocelab does).
+var ErrSpansMachines = errors.New("the lab spans machines: its agents must remove its parts first (package cluster; rocelab destroy does)")
+
+// hasParts reports whether l's books still record a machine's part.
+func hasParts(l *state.Lab) bool {
+	for _, o := range l.Objects() {
+		if o.Kind == state.KindPart {
+			return true
+		}
+	}
+	return false
 }
 
 // DestroyAll destroys every lab under root, and every lab known only by
@@ -93,7 +107,7 @@ func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.R
 	if only == nil {
 		only = func(string) bool { return true }
 	}
-	labs, _ := state.List(rootOr(root))
+	labs, _ := state.List(state.RootOr(root))
 	var (
 		removed    []string
 		errs       []error
@@ -116,7 +130,7 @@ func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.R
 	more, err := removeLeftoverContainers(ctx, root, func(lab string) bool { return only(lab) && !busy[lab] }, needDocker)
 	removed = append(removed, more...)
 	errs = append(errs, err)
-	rep, err := lifecycle.DestroyAll(lifecycle.Options{Root: rootOr(root), Only: o.Only, Executables: executables(root, labs)})
+	rep, err := lifecycle.DestroyAll(lifecycle.Options{Root: state.RootOr(root), Only: o.Only, Executables: executables(root, labs)})
 	errs = append(errs, err)
 	if o.Images {
 		imgs, err := removeNodeImages(ctx)
@@ -125,13 +139,6 @@ func DestroyAll(ctx context.Context, root string, o DestroyOptions) (lifecycle.R
 	}
 	rep.Removed = append(removed, rep.Removed...)
 	return rep, errors.Join(errs...)
-}
-
-func rootOr(root string) string {
-	if root == "" {
-		return state.DefaultRoot
-	}
-	return root
 }
 
 // executables are the programs whose processes a sweep may stop: this
@@ -161,7 +168,7 @@ func executables(root string, labs []string) []string {
 // replaced atomically, so a reader sees a whole version).
 func readState(root, lab string) (state.File, error) {
 	var f state.File
-	b, err := os.ReadFile(filepath.Join(state.Dir(rootOr(root), lab), state.StateFile))
+	b, err := os.ReadFile(filepath.Join(state.Dir(state.RootOr(root), lab), state.StateFile))
 	if err != nil {
 		return f, err
 	}
@@ -180,7 +187,7 @@ func FindNode(root, lab, node string) (*Lab, *Node, error) {
 	labs := []string{lab}
 	if lab == "" {
 		var err error
-		if labs, err = state.List(rootOr(root)); err != nil {
+		if labs, err = state.List(state.RootOr(root)); err != nil {
 			return nil, nil, err
 		}
 	}

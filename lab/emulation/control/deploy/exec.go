@@ -17,7 +17,7 @@ func Exec(ctx context.Context, root, lab, nodeName string, argv []string, stdio 
 		return -1, err
 	}
 	if l.Runtime == RuntimeMachines {
-		return execAcross(ctx, l, n, argv, stdio)
+		return -1, fmt.Errorf("exec in %s: %w", nodeName, ErrSpansMachines)
 	}
 	rt, release, err := openRuntime(l.Runtime)
 	if err != nil {

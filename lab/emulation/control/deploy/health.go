@@ -21,9 +21,9 @@ var ErrNoLab = errors.New("not deployed")
 // its process is gone or its socket refuses.
 var ErrNodeDead = errors.New("node is dead")
 
-// pickLab is the one rule for "the lab" of a command: the lab named, or,
+// PickLab is the one rule for "the lab" of a command: the lab named, or,
 // when none is named, the only deployed lab (ErrPickLab otherwise).
-func pickLab(root, lab string) (*Lab, error) {
+func PickLab(root, lab string) (*Lab, error) {
 	if lab != "" {
 		l, err := readLab(root, lab)
 		if err != nil {
@@ -31,13 +31,13 @@ func pickLab(root, lab string) (*Lab, error) {
 		}
 		return l, nil
 	}
-	labs, err := state.List(rootOr(root))
+	labs, err := state.List(state.RootOr(root))
 	if err != nil {
 		return nil, err
 	}
 	var deployed []string
 	for _, name := range labs {
-		if _, err := os.Stat(filepath.Join(state.Dir(rootOr(root), name), LabFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(state.Dir(state.RootOr(root), name), LabFile)); err == nil {
 			deployed = append(deployed, name)
 		}
 	}
@@ -115,7 +115,7 @@ func rootCause(err error) string {
 // processes, and faults that hold a link down (down, flap) on live nodes.
 // It takes a few seconds at most, whatever the lab's state.
 func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
-	l, err := pickLab(root, lab)
+	l, err := PickLab(root, lab)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	labs := []string{lab}
 	if lab == "" {
 		var err error
-		if labs, err = state.List(rootOr(root)); err != nil {
+		if labs, err = state.List(state.RootOr(root)); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +103,7 @@ var ErrPickLab = errors.New("pick one with --name")
 // "": the lab every command that acts on "the lab" works on. With no lab or
 // several labs deployed and none named it fails with ErrPickLab.
 func OnlyLab(ctx context.Context, root, lab string) (LabStatus, error) {
-	l, err := pickLab(root, lab)
+	l, err := PickLab(root, lab)
 	if err != nil {
 		return LabStatus{}, err
 	}

@@ -48,7 +48,7 @@ func BenchmarkNodeStart(b *testing.B) {
 			nodes = append(nodes, i)
 		}
 	}
-	books, err := state.Open(rootOr(root), l.Name, false)
+	books, err := state.Open(state.RootOr(root), l.Name, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func BenchmarkNodeStart(b *testing.B) {
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()
-	if err := writeLab(l); err != nil {
+	if err := WriteRecord(l); err != nil {
 		b.Error(err)
 	}
 	slices.Sort(took)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -51,6 +52,20 @@ type Lab struct {
 	// was tearing down (links.Maker.Waited).
 	Waits []string `json:"waits,omitempty"`
 	Nodes []Node   `json:"nodes"`
+}
+
+// RuntimeMachines is the runtime of a lab that spans machines, as its
+// books and Lab say: its nodes run on the machines' agents, and package
+// cluster deploys it, reaches its nodes and destroys it.
+const RuntimeMachines = "machines"
+
+// MachineRef is one machine of a lab that spans machines.
+type MachineRef struct {
+	Name     string     `json:"name"`
+	Agent    string     `json:"agent"`
+	Underlay netip.Addr `json:"underlay"`
+	// Nodes is how many of the lab's nodes it runs.
+	Nodes int `json:"nodes"`
 }
 
 // Timing is how long a step took.
@@ -109,7 +124,7 @@ func (n *Node) Alive() bool { return n.Health == "ok" || n.Health == HealthBehin
 
 // readLab reads a deployed lab's LabFile.
 func readLab(root, lab string) (*Lab, error) {
-	b, err := os.ReadFile(filepath.Join(state.Dir(rootOr(root), lab), LabFile))
+	b, err := os.ReadFile(filepath.Join(state.Dir(state.RootOr(root), lab), LabFile))
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +149,8 @@ func PartOf(root, lab string) (machine string, deployed bool, err error) {
 	return l.Machine, true, nil
 }
 
-// writeLab replaces l's LabFile (without the health Inspect fills in).
-func writeLab(l *Lab) error {
+// WriteRecord replaces l's LabFile (without the health Inspect fills in).
+func WriteRecord(l *Lab) error {
 	c := *l
 	c.Nodes = append([]Node(nil), l.Nodes...)
 	for i := range c.Nodes {

@@ -31,9 +31,9 @@ func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) 
 		return nil, err
 	}
 	if l.Runtime == RuntimeMachines {
-		return restartAcross(ctx, l, n)
+		return nil, fmt.Errorf("restart %s: %w", nodeName, ErrSpansMachines)
 	}
-	books, err := state.Open(rootOr(root), l.Name, false)
+	books, err := state.Open(state.RootOr(root), l.Name, false)
 	if errors.Is(err, state.ErrBusy) {
 		return nil, fmt.Errorf("restart %s: lab %s: %w (a deploy or destroy of it is running)", nodeName, l.Name, err)
 	}
@@ -58,7 +58,7 @@ func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) 
 	if err := restartOne(ctx, l, books, n, o); err != nil {
 		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
 	}
-	if err := writeLab(l); err != nil {
+	if err := WriteRecord(l); err != nil {
 		return nil, fmt.Errorf("restart %s: %w", nodeName, err)
 	}
 	return n, nil
@@ -67,14 +67,14 @@ func Restart(ctx context.Context, root, lab, nodeName string, o RestartOptions) 
 // Repair restarts every node of lab (lab "": the only lab) whose process
 // is dead or does not answer, and returns their names.
 func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, error) {
-	l, err := pickLab(root, lab)
+	l, err := PickLab(root, lab)
 	if err != nil {
 		return nil, err
 	}
 	if l.Runtime == RuntimeMachines {
-		return repairAcross(ctx, l)
+		return nil, fmt.Errorf("repair lab %s: %w", l.Name, ErrSpansMachines)
 	}
-	books, err := state.Open(rootOr(root), l.Name, false)
+	books, err := state.Open(state.RootOr(root), l.Name, false)
 	if errors.Is(err, state.ErrBusy) {
 		return nil, fmt.Errorf("repair lab %s: %w (a deploy or destroy of it is running)", l.Name, err)
 	}
@@ -106,7 +106,7 @@ func Repair(ctx context.Context, root, lab string, o RestartOptions) ([]string, 
 		fixed = append(fixed, n.Name)
 	}
 	if len(fixed) > 0 {
-		errs = append(errs, writeLab(l))
+		errs = append(errs, WriteRecord(l))
 	}
 	return fixed, errors.Join(errs...)
 }

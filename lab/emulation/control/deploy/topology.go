@@ -42,7 +42,7 @@ func TargetLab(root, lab, node string) (*Lab, error) {
 	}
 	names := []string{lab}
 	if lab == "" {
-		if names, err = state.List(rootOr(root)); err != nil {
+		if names, err = state.List(state.RootOr(root)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package deploy
+package cluster
 
 import (
 	"context"
@@ -18,26 +18,14 @@ import (
 	"github.com/rocelab/rocelab/lab/cluster/agentapi"
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox"
 	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/topologies/placement"
 )
 
-// RuntimeMachines is the runtime of a lab that spans machines, as its
-// books and Lab say: its nodes run on the machines' agents.
-const RuntimeMachines = "machines"
-
 // StepPart is the step of a deploy across machines: a machine's agent
 // deployed its part.
-const StepPart Step = "part"
-
-// MachineRef is one machine of a lab that spans machines.
-type MachineRef struct {
-	Name     string     `json:"name"`
-	Agent    string     `json:"agent"`
-	Underlay netip.Addr `json:"underlay"`
-	// Nodes is how many of the lab's nodes it runs.
-	Nodes int `json:"nodes"`
-}
+const StepPart deploy.Step = "part"
 
 // agentTimeout bounds the first call to an agent: an agent that does not
 // answer within it is reported as unreachable.
@@ -46,10 +34,10 @@ const agentTimeout = 10 * time.Second
 // deployAcross deploys o.Topology over the machines of o.Agents: it asks
 // each agent for its machine, places the lab (package placement), records
 // a part per machine, has every agent deploy its part in parallel — all
-// with one scale, seed and fabric-time origin — and writes a Lab whose
+// with one scale, seed and fabric-time origin — and writes a deploy.Lab whose
 // nodes are reached through their agents. If any part fails, every agent
 // destroys its part again and nothing is left here either.
-func deployAcross(ctx context.Context, o Options) (*Lab, error) {
+func deployAcross(ctx context.Context, o deploy.Options, agentAddrs []string) (*deploy.Lab, error) {
 	t := o.Topology
 	name := o.LabName
 	if name == "" {
@@ -62,17 +50,17 @@ func deployAcross(ctx context.Context, o Options) (*Lab, error) {
 	case o.Runtime != nil:
 		return nil, fmt.Errorf("deploy %s: a lab across machines runs on its agents' netns runtime: give no runtime", name)
 	case o.Part != nil:
-		return nil, fmt.Errorf("deploy %s: Part and Agents exclude each other", name)
+		return nil, fmt.Errorf("deploy %s: a part and agents exclude each other", name)
 	case t.Text() == nil:
 		return nil, fmt.Errorf("deploy %s: the topology has no file text to send to the agents", name)
 	case t.HasContainers():
 		return nil, fmt.Errorf("deploy %s: user images (the docker runtime) do not run across machines yet", name)
 	}
-	root := rootOr(o.Root)
+	root := state.RootOr(o.Root)
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	agents, infos, err := askAgents(ctx, o.Agents)
+	agents, infos, err := askAgents(ctx, agentAddrs)
 	defer func() {
 		for _, a := range agents {
 			a.Close()
@@ -116,7 +104,7 @@ func deployAcross(ctx context.Context, o Options) (*Lab, error) {
 	}
 	if len(books.Objects()) > 0 || books.Info("topology") != "" {
 		books.Close()
-		return nil, fmt.Errorf("deploy lab %s: %w (destroy it first: rocelab destroy --name %s)", name, ErrExists, name)
+		return nil, fmt.Errorf("deploy lab %s: %w (destroy it first: rocelab destroy --name %s)", name, deploy.ErrExists, name)
 	}
 	lab, err := deployParts(ctx, o, books, agents, infos, partRequest{name: name, t: t, pl: pl, under: under, scale: scale, seed: seed, origin: origin})
 	if err != nil {
@@ -130,9 +118,9 @@ func deployAcross(ctx context.Context, o Options) (*Lab, error) {
 		return nil, fmt.Errorf("deploy lab %s: %w", name, errors.Join(err, rerr))
 	}
 	lab.ScaleBasis = basis
-	if err := writeLab(lab); err != nil {
+	if err := deploy.WriteRecord(lab); err != nil {
 		books.Close()
-		return nil, fmt.Errorf("write %s: %w", LabFile, err)
+		return nil, fmt.Errorf("write %s: %w", deploy.LabFile, err)
 	}
 	return lab, books.Close()
 }
@@ -183,13 +171,13 @@ func acrossScale(t *topologies.Topology, pl *placement.Placement, infos []agenta
 		if total == 0 || in.CapacityPPS <= 0 {
 			continue
 		}
-		need := FabricPPS(t) * pl.Load[in.Machine] / total
+		need := deploy.FabricPPS(t) * pl.Load[in.Machine] / total
 		if km := int(math.Ceil(need / in.CapacityPPS)); km > k || worst == "" {
 			k, worst = max(k, km), in.Machine
 		}
 	}
-	k = max(k, MinAutoScale)
-	return k, fmt.Sprintf("auto: the machine that fits least, %s, forwards its share of %.0f frames/s at full load within its capacity at k = %d", worst, FabricPPS(t), k)
+	k = max(k, deploy.MinAutoScale)
+	return k, fmt.Sprintf("auto: the machine that fits least, %s, forwards its share of %.0f frames/s at full load within its capacity at k = %d", worst, deploy.FabricPPS(t), k)
 }
 
 // partRequest is what every part of one deploy shares.
@@ -205,10 +193,10 @@ type partRequest struct {
 
 // deployParts records a part per machine, has each agent deploy it and
 // returns the lab they make together.
-func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*agentapi.Client, infos []agentapi.Info, r partRequest) (*Lab, error) {
+func deployParts(ctx context.Context, o deploy.Options, books *state.Lab, agents []*agentapi.Client, infos []agentapi.Info, r partRequest) (*deploy.Lab, error) {
 	t := r.t
 	for k, v := range map[string]string{
-		"topology": t.Name, "source": t.Source, "runtime": RuntimeMachines,
+		"topology": t.Name, "source": t.Source, "runtime": deploy.RuntimeMachines,
 		"scale": strconv.Itoa(r.scale), "seed": strconv.FormatUint(r.seed, 10),
 	} {
 		if err := books.SetInfo(k, v); err != nil {
@@ -216,7 +204,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 		}
 	}
 	// The lab keeps its topology here too: fault targets resolve on it.
-	if err := os.WriteFile(filepath.Join(books.Dir(), TopologyFile), t.Text(), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(books.Dir(), deploy.TopologyFile), t.Text(), 0o600); err != nil {
 		return nil, fmt.Errorf("keep the topology: %w", err)
 	}
 	objs := make([]state.Object, len(agents))
@@ -228,7 +216,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 		return nil, err
 	}
 	req := agentapi.PartRequest{Topology: t.Text(), Source: t.Source, Placement: r.pl, Underlay: r.under, Scale: r.scale, Seed: r.seed, Origin: r.origin}
-	parts := make([]*Lab, len(agents))
+	parts := make([]*deploy.Lab, len(agents))
 	errs := make([]error, len(agents))
 	start := time.Now()
 	var (
@@ -238,7 +226,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 	)
 	for i, a := range agents {
 		wg.Go(func() {
-			var l Lab
+			var l deploy.Lab
 			cctx, cancel := context.WithTimeout(ctx, partTimeout(o))
 			defer cancel()
 			if err := a.Deploy(cctx, r.name, req, &l); err != nil {
@@ -249,7 +237,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 			mu.Lock()
 			done++
 			if o.Progress != nil {
-				o.Progress(Event{Step: StepPart, Name: infos[i].Machine, Done: done, Total: len(agents), Elapsed: time.Since(start)})
+				o.Progress(deploy.Event{Step: StepPart, Name: infos[i].Machine, Done: done, Total: len(agents), Elapsed: time.Since(start)})
 			}
 			mu.Unlock()
 		})
@@ -263,7 +251,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 				if ferr := books.Forget(ids[i]); ferr != nil {
 					err = errors.Join(err, ferr)
 				}
-				err = fmt.Errorf("%w (%w)", err, ErrExists)
+				err = fmt.Errorf("%w (%w)", err, deploy.ErrExists)
 			}
 		}
 		return nil, err
@@ -271,16 +259,16 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 	if err := books.CreatedAll(ids, nil); err != nil {
 		return nil, err
 	}
-	lab := &Lab{Name: r.name, Topology: t.Name, Source: t.Source, Runtime: RuntimeMachines, Dir: books.Dir(),
+	lab := &deploy.Lab{Name: r.name, Topology: t.Name, Source: t.Source, Runtime: deploy.RuntimeMachines, Dir: books.Dir(),
 		Scale: r.scale, Seed: r.seed, Created: time.Now().UTC(), Origin: r.origin, Placement: r.pl,
-		Timings: []Timing{{Step: StepPart, Count: len(agents), Elapsed: time.Since(start)}}}
-	byName := map[string]Node{}
+		Timings: []deploy.Timing{{Step: StepPart, Count: len(agents), Elapsed: time.Since(start)}}}
+	byName := map[string]deploy.Node{}
 	for i, p := range parts {
 		m := infos[i].Machine
 		for _, w := range p.Waits {
 			lab.Waits = append(lab.Waits, "machine "+m+": "+w)
 		}
-		lab.Machines = append(lab.Machines, MachineRef{Name: m, Agent: agents[i].URL(), Underlay: infos[i].Underlay, Nodes: len(p.Nodes)})
+		lab.Machines = append(lab.Machines, deploy.MachineRef{Name: m, Agent: agents[i].URL(), Underlay: infos[i].Underlay, Nodes: len(p.Nodes)})
 		for _, n := range p.Nodes {
 			n.Machine = m
 			// The process runs on that machine: its agent answers for it.
@@ -301,7 +289,7 @@ func deployParts(ctx context.Context, o Options, books *state.Lab, agents []*age
 
 // partTimeout bounds one agent's deploy: the health timeout of its nodes
 // and room for the rest.
-func partTimeout(o Options) time.Duration {
+func partTimeout(o deploy.Options) time.Duration {
 	h := o.HealthTimeout
 	if h <= 0 {
 		h = 30 * time.Second
@@ -345,7 +333,7 @@ func removeParts(ctx context.Context, l *state.Lab) error {
 
 // agentOf returns the agent of the machine that runs node n of l, a lab
 // that spans machines.
-func agentOf(l *Lab, n *Node) (*agentapi.Client, error) {
+func agentOf(l *deploy.Lab, n *deploy.Node) (*agentapi.Client, error) {
 	for _, m := range l.Machines {
 		if m.Name == n.Machine {
 			return agentapi.NewClient(m.Agent), nil
@@ -355,13 +343,13 @@ func agentOf(l *Lab, n *Node) (*agentapi.Client, error) {
 }
 
 // restartAcross restarts node n of l through its machine's agent.
-func restartAcross(ctx context.Context, l *Lab, n *Node) (*Node, error) {
+func restartAcross(ctx context.Context, l *deploy.Lab, n *deploy.Node) (*deploy.Node, error) {
 	a, err := agentOf(l, n)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
-	var out Node
+	var out deploy.Node
 	if err := a.Restart(ctx, l.Name, n.Name, &out); err != nil {
 		return nil, fmt.Errorf("restart %s on machine %s: %w", n.Name, n.Machine, err)
 	}
@@ -373,7 +361,7 @@ func restartAcross(ctx context.Context, l *Lab, n *Node) (*Node, error) {
 // repairAcross has every machine's agent restart the dead nodes of its
 // part of l, and deploys again the part of a machine that has none any
 // more (it rebooted: its namespaces and run directory went with it).
-func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
+func repairAcross(ctx context.Context, l *deploy.Lab) ([]string, error) {
 	var (
 		mu    sync.Mutex
 		fixed []string
@@ -403,22 +391,22 @@ func repairAcross(ctx context.Context, l *Lab) ([]string, error) {
 
 // Adopt records l, a lab that spans machines which was deployed elsewhere
 // (by a Kubernetes controller, package kube), under root: its parts in
-// books of its own, its topology file's text, and its Lab, so that this
+// books of its own, its topology file's text, and its deploy.Lab, so that this
 // machine's commands reach its nodes through their agents and destroy
 // removes its parts. A lab already recorded is left as it is.
-func Adopt(root string, l *Lab, topology []byte) error {
-	if l.Runtime != RuntimeMachines || len(l.Machines) == 0 {
+func Adopt(root string, l *deploy.Lab, topology []byte) error {
+	if l.Runtime != deploy.RuntimeMachines || len(l.Machines) == 0 {
 		return fmt.Errorf("adopt %s: not a lab that spans machines", l.Name)
 	}
-	if _, err := readLab(root, l.Name); err == nil {
+	if _, err := deploy.Deployed(root, l.Name); err == nil {
 		return nil
 	}
-	books, err := state.Open(rootOr(root), l.Name, false)
+	books, err := state.Open(state.RootOr(root), l.Name, false)
 	if err != nil {
 		return fmt.Errorf("adopt %s: %w", l.Name, err)
 	}
 	if len(books.Objects()) == 0 {
-		for k, v := range map[string]string{"topology": l.Topology, "source": l.Source, "runtime": RuntimeMachines,
+		for k, v := range map[string]string{"topology": l.Topology, "source": l.Source, "runtime": deploy.RuntimeMachines,
 			"scale": strconv.Itoa(l.Scale), "seed": strconv.FormatUint(l.Seed, 10)} {
 			if err := books.SetInfo(k, v); err != nil {
 				books.Close()
@@ -439,14 +427,14 @@ func Adopt(root string, l *Lab, topology []byte) error {
 		}
 	}
 	if topology != nil {
-		if err := os.WriteFile(filepath.Join(books.Dir(), TopologyFile), topology, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(books.Dir(), deploy.TopologyFile), topology, 0o600); err != nil {
 			books.Close()
 			return fmt.Errorf("adopt %s: keep the topology: %w", l.Name, err)
 		}
 	}
 	c := *l
 	c.Dir = books.Dir()
-	if err := writeLab(&c); err != nil {
+	if err := deploy.WriteRecord(&c); err != nil {
 		books.Close()
 		return fmt.Errorf("adopt %s: %w", l.Name, err)
 	}
@@ -455,7 +443,7 @@ func Adopt(root string, l *Lab, topology []byte) error {
 
 // execAcross runs argv in node n of l through its machine's agent. The
 // command gets no standard input; its output is written when it ends.
-func execAcross(ctx context.Context, l *Lab, n *Node, argv []string, stdio sandbox.Stdio) (int, error) {
+func execAcross(ctx context.Context, l *deploy.Lab, n *deploy.Node, argv []string, stdio sandbox.Stdio) (int, error) {
 	if stdio.In != nil {
 		if f, ok := stdio.In.(*os.File); !ok || f != os.Stdin {
 			return -1, fmt.Errorf("exec %s: a command on another machine gets no standard input", n.Name)
@@ -483,8 +471,8 @@ func execAcross(ctx context.Context, l *Lab, n *Node, argv []string, stdio sandb
 
 // captureAcross records port of node n of l through its machine's agent
 // into o.File.
-func captureAcross(ctx context.Context, l *Lab, n *Node, port string, o CaptureOptions) (CaptureResult, error) {
-	res := CaptureResult{Node: n.Name, Port: port, File: o.File}
+func captureAcross(ctx context.Context, l *deploy.Lab, n *deploy.Node, port string, o deploy.CaptureOptions) (deploy.CaptureResult, error) {
+	res := deploy.CaptureResult{Node: n.Name, Port: port, File: o.File}
 	if o.Frames <= 0 && o.Duration <= 0 {
 		return res, fmt.Errorf("capture %s:%s: the node runs on machine %s: give -c N or --duration, the capture comes back when it ends", n.Name, port, n.Machine)
 	}
@@ -510,8 +498,8 @@ func captureAcross(ctx context.Context, l *Lab, n *Node, port string, o CaptureO
 
 // redeployPart has agent a deploy machine m's part of l again, as it was
 // (the same placement, k, seed and origin), and returns its nodes.
-func redeployPart(ctx context.Context, l *Lab, a *agentapi.Client, m MachineRef) ([]string, error) {
-	text, err := os.ReadFile(filepath.Join(l.Dir, TopologyFile))
+func redeployPart(ctx context.Context, l *deploy.Lab, a *agentapi.Client, m deploy.MachineRef) ([]string, error) {
+	text, err := os.ReadFile(filepath.Join(l.Dir, deploy.TopologyFile))
 	if err != nil {
 		return nil, fmt.Errorf("deploy the part again: %w", err)
 	}
@@ -520,8 +508,8 @@ func redeployPart(ctx context.Context, l *Lab, a *agentapi.Client, m MachineRef)
 		under[mm.Name] = mm.Underlay
 	}
 	req := agentapi.PartRequest{Topology: text, Source: l.Source, Placement: l.Placement, Underlay: under, Scale: l.Scale, Seed: l.Seed, Origin: l.Origin}
-	var part Lab
-	cctx, cancel := context.WithTimeout(ctx, partTimeout(Options{}))
+	var part deploy.Lab
+	cctx, cancel := context.WithTimeout(ctx, partTimeout(deploy.Options{}))
 	defer cancel()
 	if err := a.Deploy(cctx, l.Name, req, &part); err != nil {
 		return nil, fmt.Errorf("deploy the part again: %w", err)

@@ -1,4 +1,4 @@
-package deploy_test
+package cluster_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/cluster/agent/agenttest"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
@@ -19,6 +20,7 @@ import (
 // deployAcross deploys topology topo as lab over machines: each
 // machine's part by its own Deploy, in parallel, all sharing one origin.
 func deployAcross(t *testing.T, topo, lab string, ms []agenttest.Machine) (map[string]*deploy.Lab, *placement.Placement) {
+	bin := binary(t)
 	t.Helper()
 	tp, err := topologies.Builtin(topo)
 	if err != nil {
@@ -47,7 +49,7 @@ func deployAcross(t *testing.T, topo, lab string, ms []agenttest.Machine) (map[s
 		wg.Go(func() {
 			tp, _ := topologies.Builtin(topo) // a topology per deploy: Deploy addresses it
 			l, err := deploy.Deploy(t.Context(), deploy.Options{
-				Topology: tp, LabName: lab, Root: m.Root, Binary: binary(t), Origin: origin,
+				Topology: tp, LabName: lab, Root: m.Root, Binary: bin, Origin: origin,
 				Part: &deploy.Part{Machine: m.Name, Placement: pl, Underlay: under, UnderlayNS: m.NetNS, Device: m.Dev},
 			})
 			if err != nil {
@@ -88,13 +90,10 @@ func counter(t *testing.T, c *nodeapi.Client, name, port string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v float64
-	for _, s := range ss {
-		if s.Name == name && (port == "" || s.Label("port") == port) {
-			v += s.Value
-		}
+	if port == "" {
+		return telemetry.Sum(ss, name)
 	}
-	return v
+	return telemetry.Sum(ss, name, telemetry.Label{Name: "port", Value: port})
 }
 
 // TestAcrossMachines deploys laptop over two machines — each rack on its
@@ -103,7 +102,6 @@ func counter(t *testing.T, c *nodeapi.Client, name, port string) float64 {
 // through the switch models of both.
 func TestAcrossMachines(t *testing.T) {
 	requireRoot(t)
-	before := snap(t)
 	ms := agenttest.New(t, 2).Machines
 	lab := labName(t, "mm")
 	labs, pl := deployAcross(t, "laptop", lab, ms)
@@ -155,7 +153,7 @@ func TestAcrossMachines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sameSnapshot(t, before)
+	noNamespacesOf(t, lab)
 }
 
 // incastAcross runs a 3:1 incast into host3:gpu0 from the hosts of the
