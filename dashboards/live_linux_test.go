@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/dashboards/grafana"
 	"github.com/rocelab/rocelab/faults"
@@ -230,21 +232,21 @@ func checkPromtool(t *testing.T, promtool, url string) {
 func startIncast(t *testing.T, ctx context.Context, lab *deploy.Lab, senders []string, recv string, d clock.Duration) <-chan error {
 	t.Helper()
 	clients := map[string]*nodeapi.Client{}
-	ref := func(nic string) nodeapi.NICRef {
+	ref := func(nic string) jobs.NICRef {
 		host, _, _ := strings.Cut(nic, ":")
 		for _, n := range lab.Nodes {
 			if n.Name == host {
 				if clients[host] == nil {
 					clients[host] = nodeapi.NewClient(n.Socket)
 				}
-				return nodeapi.NICRef{Node: host, NIC: nic, Client: clients[host]}
+				return jobs.NICRef{Node: host, NIC: nic, Client: clients[host]}
 			}
 		}
 		t.Fatalf("no node %s in lab", host)
-		return nodeapi.NICRef{}
+		return jobs.NICRef{}
 	}
 	to := ref(recv)
-	var from []nodeapi.NICRef
+	var from []jobs.NICRef
 	for _, s := range senders {
 		from = append(from, ref(s))
 	}
@@ -257,7 +259,7 @@ func startIncast(t *testing.T, ctx context.Context, lab *deploy.Lab, senders []s
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := nodeapi.RunPerf(ctx, f, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: d, QPs: 1}, nil)
+				_, err := jobs.RunPerf(ctx, f, to, jobs.PerfSpec{Op: "write", Size: 64 << 10, Duration: d, QPs: 1}, nil)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = fmt.Errorf("%s → %s: %w", f.NIC, recv, err)

@@ -1,6 +1,8 @@
 package faults
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,14 +10,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 )
 
-// Applier puts faults on targets and takes them off: an Injector, or the
-// emulation's node API.
-type Applier interface {
-	Add(target string, s Spec) (ID, error)
-	Remove(id ID) error
-}
-
-// Event is one entry of a Schedule: at At (from the schedule's start) add
+// Event is one entry of a Schedule: at fabric time At add
 // Spec on Target; if For > 0, remove it For later.
 type Event struct {
 	At     clock.Duration
@@ -40,45 +35,51 @@ type Schedule struct {
 
 // Run is a started Schedule.
 type Run struct {
+	ctx    context.Context
 	sched  clock.Scheduler
-	a      Applier
+	p      Placer
 	onErr  func(error)
 	timers []clock.Timer
-	active map[int]ID // event index → fault id while applied
+	active map[int][]string // event index → the faults it placed, while applied
 	// Applied and Cleared count the events applied and removed so far.
 	Applied, Cleared int
 }
 
-// Start arms every event on sched, relative to now; onErr (may be nil)
-// is told of every failed add or remove, with the event in the message.
-func (s *Schedule) Start(sched clock.Scheduler, a Applier, onErr func(error)) *Run {
-	r := &Run{sched: sched, a: a, onErr: onErr, active: map[int]ID{}}
+// Start arms every event on sched at its fabric time (one already past
+// at once) to place its fault through p — the same schedule on either
+// clock; onErr (may be nil) is told of every failed add or remove, with
+// the event in the message. ctx is the context of p's calls.
+func (s *Schedule) Start(ctx context.Context, sched clock.Scheduler, p Placer, onErr func(error)) *Run {
+	r := &Run{ctx: ctx, sched: sched, p: p, onErr: onErr, active: map[int][]string{}}
+	now := sched.Now()
 	for i, ev := range s.Events {
-		r.timers = append(r.timers, sched.AfterFunc(ev.At, func() { r.apply(i, ev) }))
+		r.timers = append(r.timers, sched.AfterFunc(clock.Time(ev.At).Sub(now), func() { r.apply(i, ev) }))
 	}
 	return r
 }
 
 func (r *Run) apply(i int, ev Event) {
-	id, err := r.a.Add(ev.Target, ev.Spec)
+	placed, err := r.p.Add(r.ctx, ev.Target, ev.Spec)
 	if err != nil {
 		r.fail(fmt.Errorf("fault schedule: %s: %w", ev, err))
 		return
 	}
+	for _, pl := range placed {
+		r.active[i] = append(r.active[i], pl.ID)
+	}
 	r.Applied++
-	r.active[i] = id
 	if ev.For > 0 {
 		r.timers = append(r.timers, r.sched.AfterFunc(ev.For, func() { r.clear(i, ev) }))
 	}
 }
 
 func (r *Run) clear(i int, ev Event) {
-	id, ok := r.active[i]
+	ids, ok := r.active[i]
 	if !ok {
 		return
 	}
 	delete(r.active, i)
-	if err := r.a.Remove(id); err != nil {
+	if err := r.remove(ids); err != nil {
 		r.fail(fmt.Errorf("fault schedule: clear %s: %w", ev, err))
 		return
 	}
@@ -102,10 +103,21 @@ func (r *Run) Stop(clear bool) {
 		return
 	}
 	for _, i := range slices.Sorted(maps.Keys(r.active)) {
-		id := r.active[i]
+		ids := r.active[i]
 		delete(r.active, i)
-		if err := r.a.Remove(id); err != nil {
+		if err := r.remove(ids); err != nil {
 			r.fail(fmt.Errorf("fault schedule: stop: %w", err))
 		}
 	}
+}
+
+// remove takes the faults ids off.
+func (r *Run) remove(ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		if _, err := r.p.Remove(r.ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -10,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/internal/testenv"
-
-	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
 // TestBadInputNoLab: bad words are refused with exit 2 and a sentence
@@ -75,27 +72,6 @@ func TestDashboardListenExit(t *testing.T) {
 		code, _, stderr, err := runCLI("dashboard", "--replay", rep, "--listen", tc.listen)
 		if code != tc.code {
 			t.Errorf("--listen %s: exit %d (%v %s), want %d", tc.listen, code, err, stderr, tc.code)
-		}
-	}
-}
-
-// TestPerfEstimate: a long bandwidth test says its wall time up front (a
-// 64-host lab at k = 120,812 ran a default perf ~160 s in silence).
-func TestPerfEstimate(t *testing.T) {
-	for _, tc := range []struct {
-		spec  nodeapi.PerfSpec
-		rate  clock.Rate
-		scale int
-		want  string // "" none
-	}{
-		{nodeapi.PerfSpec{Iterations: 1000, QPs: 1, Size: 65536}, 400 * clock.Gbps, 120812, "expect about 2m38s of wall time"},
-		{nodeapi.PerfSpec{Iterations: 1000, QPs: 1, Size: 65536}, 400 * clock.Gbps, 1888, ""},
-		{nodeapi.PerfSpec{Duration: 10 * clock.Millisecond, QPs: 1, Size: 65536}, 400 * clock.Gbps, 1888, "expect about 19s of wall time"},
-		{nodeapi.PerfSpec{Latency: true, Iterations: 1000, QPs: 1, Size: 2}, 400 * clock.Gbps, 120812, ""},
-	} {
-		got := perfEstimate(tc.spec, tc.rate, tc.scale)
-		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
-			t.Errorf("perfEstimate(%+v, %v, %d) = %q, want %q", tc.spec, tc.rate, tc.scale, got, tc.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rocelab/rocelab/endpoint/collective"
@@ -53,19 +55,19 @@ fabric time, in real units. Needs root.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			r := &nicResolver{root: jf.root, lab: jf.name}
-			defer r.close()
-			var refs []nodeapi.NICRef
+			l := &jobs.Lab{Root: jf.root, Name: jf.name}
+			defer l.Close()
+			var refs []jobs.NICRef
 			if ranks == "all" {
-				if refs, err = r.all(ctx); err != nil {
-					return err
+				if refs, err = l.AllNICs(ctx); err != nil {
+					return inputErr(err)
 				}
 			} else {
 				seen := map[string]bool{}
 				for _, s := range strings.Split(ranks, ",") {
-					ref, err := r.resolve(strings.TrimSpace(s))
+					ref, err := l.NIC(strings.TrimSpace(s))
 					if err != nil {
-						return err
+						return inputErr(err)
 					}
 					if seen[ref.NIC] {
 						return badInput(fmt.Errorf("rank %s listed twice", ref.NIC))
@@ -80,7 +82,7 @@ fabric time, in real units. Needs root.`,
 			if err := checkRegions(args[0], len(refs), sz); err != nil {
 				return badInput(err)
 			}
-			spec := nodeapi.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
+			spec := jobs.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
 				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
 			tty := isTerminal(opts.stderr)
 			spec.Tick = func(done, total int) {
@@ -88,8 +90,8 @@ fabric time, in real units. Needs root.`,
 					fmt.Fprintf(opts.stderr, "\r\033[K# %d/%d iterations", done, total)
 				}
 			}
-			fmt.Fprintf(opts.stderr, "# %s on %d ranks (%d hosts), mode %s, cc %s\n", args[0], len(refs), len(r.clients), jf.mode, jf.cc)
-			res, err := nodeapi.RunCollective(ctx, spec, func(x collective.Result) {
+			fmt.Fprintf(opts.stderr, "# %s on %d ranks (%d hosts), mode %s, cc %s\n", args[0], len(refs), hostsOf(refs), jf.mode, jf.cc)
+			res, err := jobs.RunCollective(ctx, spec, func(x collective.Result) {
 				if tty {
 					fmt.Fprint(opts.stderr, "\r\033[K")
 				}
@@ -99,7 +101,7 @@ fabric time, in real units. Needs root.`,
 				fmt.Fprint(opts.stderr, "\r\033[K")
 			}
 			if err != nil {
-				return r.explain(ctx, err)
+				return l.Explain(ctx, err)
 			}
 			if opts.wantJSON() {
 				if err := opts.printJSON(res); err != nil {
@@ -108,7 +110,7 @@ fabric time, in real units. Needs root.`,
 			} else if err := collective.WriteTable(opts.stdout, res); err != nil {
 				return err
 			}
-			r.warnBehind(ctx, opts.stderr)
+			warnBehind(ctx, l, opts.stderr)
 			var wrong int64
 			for _, x := range res {
 				wrong += x.Wrong
@@ -155,4 +157,13 @@ func checkRegions(op string, ranks int, sizes []int64) error {
 		}
 	}
 	return nil
+}
+
+// hostsOf counts the hosts of refs.
+func hostsOf(refs []jobs.NICRef) int {
+	hosts := map[string]bool{}
+	for _, r := range refs {
+		hosts[r.Node] = true
+	}
+	return len(hosts)
 }

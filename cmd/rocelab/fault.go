@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -14,24 +13,8 @@ import (
 	"github.com/rocelab/rocelab/faults"
 	"github.com/rocelab/rocelab/lab/emulation/base/state"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
-	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
 )
-
-// faultRow is one fault of a lab, as fault add and list print it.
-type faultRow struct {
-	// ID is unique in the lab: node/fN.
-	ID      string           `json:"id"`
-	Node    string           `json:"node"`
-	Spec    string           `json:"spec"`
-	Targets []string         `json:"targets"`
-	Packets map[string]int64 `json:"packets"`
-}
-
-// deadRow is a node fault list could not ask.
-type deadRow struct {
-	Node   string `json:"node"`
-	Reason string `json:"reason"`
-}
 
 func newFaultCmd(opts *options) *cobra.Command {
 	var name, root string
@@ -84,23 +67,14 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				return err
 			}
 			ctx := cmdContext(cmd)
-			places, err := resolveFaultTarget(root, name, target)
+			l := &jobs.Lab{Root: root, Name: name}
+			defer l.Close()
+			rows, err := l.Faults().Add(ctx, target, spec)
 			if err != nil {
-				var ee *exitError
-				if errors.As(err, &ee) {
-					return err
+				if errors.As(err, new(*jobs.InputError)) {
+					return inputErr(err)
 				}
-				return deploy.Explain(ctx, root, name, err)
-			}
-			var rows []faultRow
-			for _, pl := range places {
-				c := nodeapi.NewClient(pl.socket)
-				fi, err := c.AddFault(ctx, pl.port, spec)
-				c.Close()
-				if err != nil {
-					return deploy.Explain(ctx, root, name, fmt.Errorf("%s on %s: %w", target, pl.node, err))
-				}
-				rows = append(rows, toRow(pl.node, fi))
+				return l.Explain(ctx, err)
 			}
 			if opts.wantJSON() {
 				if len(rows) == 1 {
@@ -131,9 +105,11 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if err := requireRoot("fault"); err != nil {
 				return err
 			}
-			rows, dead, err := labFaults(cmdContext(cmd), root, name)
+			l := &jobs.Lab{Root: root, Name: name}
+			defer l.Close()
+			rows, dead, err := l.Faults().ListAll(cmdContext(cmd))
 			if err != nil {
-				return err
+				return inputErr(err)
 			}
 			var deadErr error
 			if len(dead) > 0 {
@@ -142,8 +118,8 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			if opts.wantJSON() {
 				if len(dead) > 0 {
 					if err := opts.printJSON(struct {
-						Faults []faultRow `json:"faults"`
-						Dead   []deadRow  `json:"dead"`
+						Faults []faults.Placed `json:"faults"`
+						Dead   []jobs.Dead     `json:"dead"`
 					}{rows, dead}); err != nil {
 						return err
 					}
@@ -182,44 +158,21 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				return err
 			}
 			ctx := cmdContext(cmd)
+			l := &jobs.Lab{Root: root, Name: name}
+			defer l.Close()
 			if all {
-				n, err := clearLab(ctx, root, name)
+				n, err := l.Faults().Clear(ctx)
 				if err != nil {
-					return err
+					return inputErr(err)
 				}
 				fmt.Fprintf(opts.stdout, "cleared %d faults\n", n)
 				return nil
 			}
-			nodeName, id, ok := strings.Cut(args[0], "/")
-			if !ok || nodeName == "" {
-				return badInput(fmt.Errorf("fault ID %q: want node/fN", args[0]))
-			}
-			if _, err := faults.ParseID(id); err != nil {
-				return badInput(err)
-			}
-			_, n, err := deploy.FindNode(root, name, nodeName)
+			p, err := l.Faults().Remove(ctx, args[0])
 			if err != nil {
-				return badInputIf(err)
+				return inputErr(err)
 			}
-			c := nodeapi.NewClient(n.Socket)
-			defer c.Close()
-			fi, err := c.RemoveFault(ctx, id)
-			var ae *nodeapi.APIError
-			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-				have := "none"
-				if list, lerr := c.Faults(ctx); lerr == nil && len(list) > 0 {
-					var ids []string
-					for _, f := range list {
-						ids = append(ids, nodeName+"/"+f.ID)
-					}
-					have = strings.Join(ids, ", ")
-				}
-				return badInput(fmt.Errorf("no fault %s/%s (%s has: %s; rocelab fault list shows them all)", nodeName, id, nodeName, have))
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(opts.stdout, "cleared %s/%s (%s)\n", nodeName, fi.ID, fi.Spec)
+			fmt.Fprintf(opts.stdout, "cleared %s (%s)\n", p.ID, p.Spec)
 			return nil
 		},
 	}
@@ -244,8 +197,12 @@ func badInputIf(err error) error {
 	return err
 }
 
-func toRow(nodeName string, fi nodeapi.FaultInfo) faultRow {
-	return faultRow{ID: nodeName + "/" + fi.ID, Node: nodeName, Spec: fi.Spec, Targets: fi.Targets, Packets: fi.Packets}
+// inputErr is err, as exit 2 when it is the user's (jobs.InputError).
+func inputErr(err error) error {
+	if errors.As(err, new(*jobs.InputError)) {
+		return badInput(err)
+	}
+	return err
 }
 
 func sortedMapKeys(m map[string]int64) []string {
@@ -257,11 +214,6 @@ func sortedMapKeys(m map[string]int64) []string {
 	return keys
 }
 
-// faultPlace is one node's port argument for its fault API (an ifname, or
-// "all") and the node's API socket, from the books of the lab the target
-// was resolved in.
-type faultPlace struct{ node, port, socket string }
-
 // faultTargetArgs splits fault add's arguments into the target and the
 // fault: "A to B" and "A and B" take three words.
 func faultTargetArgs(args []string) (target string, rest []string) {
@@ -269,134 +221,4 @@ func faultTargetArgs(args []string) (target string, rest []string) {
 		return strings.Join(args[:3], " "), args[3:]
 	}
 	return args[0], args[1:]
-}
-
-// resolveFaultTarget turns TARGET into the places its faults go, by the
-// one target grammar (topologies.ResolveTarget) over the lab's topology as
-// deployed: a whole node → "all" of its ports; a port or link → the
-// ifname of each egress port, from the lab's books.
-func resolveFaultTarget(root, lab, target string) ([]faultPlace, error) {
-	l, err := deploy.TargetLab(root, lab, firstTargetNode(target))
-	if err != nil {
-		return nil, badInputIf(err)
-	}
-	t, err := deploy.Topology(l)
-	if err != nil {
-		return nil, err
-	}
-	tg, err := t.ResolveTarget(target)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("target %q: %w", target, err))
-	}
-	books := map[string]*deploy.Node{}
-	for i := range l.Nodes {
-		books[l.Nodes[i].Name] = &l.Nodes[i]
-	}
-	noProcess := func(name string) error {
-		return badInput(fmt.Errorf("target %q: %s runs no node process (no faults on it)", target, name))
-	}
-	if tg.Node != nil {
-		if n := books[tg.Node.Name]; n == nil || n.Socket == "" {
-			return nil, noProcess(tg.Node.Name)
-		}
-		return []faultPlace{{tg.Node.Name, "all", books[tg.Node.Name].Socket}}, nil
-	}
-	var out []faultPlace
-	for _, d := range tg.Directions {
-		n := books[d.From.Node.Name]
-		if n == nil || n.Socket == "" {
-			return nil, noProcess(d.From.Node.Name)
-		}
-		ifname := d.From.IfName
-		for _, itf := range n.Interfaces {
-			if p, name, _ := strings.Cut(itf, "="); p == d.From.Name {
-				ifname = name
-			}
-		}
-		out = append(out, faultPlace{n.Name, ifname, n.Socket})
-	}
-	return out, nil
-}
-
-// firstTargetNode returns the node a target starts with, to find its lab.
-func firstTargetNode(target string) string {
-	s := strings.TrimSpace(target)
-	end := len(s)
-	for _, sep := range []string{":", " ", "<->", "->", "--"} {
-		if i := strings.Index(s, sep); i >= 0 && i < end {
-			end = i
-		}
-	}
-	return s[:end]
-}
-
-// labNodes returns the node-process nodes of the one lab named (or the
-// only lab).
-func labNodes(ctx context.Context, root, lab string) ([]deploy.Node, error) {
-	l, err := deploy.OnlyLab(ctx, root, lab)
-	if err != nil {
-		return nil, badInputIf(err)
-	}
-	var out []deploy.Node
-	for _, n := range l.Nodes {
-		if n.Socket != "" {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// labFaults lists every node's faults; the nodes that do not answer are
-// in dead.
-func labFaults(ctx context.Context, root, lab string) ([]faultRow, []deadRow, error) {
-	nodes, err := labNodes(ctx, root, lab)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows := []faultRow{}
-	var dead []deadRow
-	for _, n := range nodes {
-		if !n.Alive() || n.Health == "-" {
-			dead = append(dead, deadRow{n.Name, n.Health})
-			continue
-		}
-		c := nodeapi.NewClient(n.Socket)
-		list, err := c.Faults(ctx)
-		c.Close()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
-			}
-			dead = append(dead, deadRow{n.Name, err.Error()})
-			continue
-		}
-		for _, fi := range list {
-			rows = append(rows, toRow(n.Name, fi))
-		}
-	}
-	return rows, dead, nil
-}
-
-// clearLab removes every fault of every node.
-func clearLab(ctx context.Context, root, lab string) (int, error) {
-	nodes, err := labNodes(ctx, root, lab)
-	if err != nil {
-		return 0, err
-	}
-	total := 0
-	var errs []error
-	for _, n := range nodes {
-		if !n.Alive() || n.Health == "-" {
-			errs = append(errs, fmt.Errorf("%s: %s: %w", n.Name, n.Health, deploy.ErrNodeDead))
-			continue
-		}
-		c := nodeapi.NewClient(n.Socket)
-		k, err := c.ClearFaults(ctx)
-		c.Close()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
-		}
-		total += k
-	}
-	return total, errors.Join(errs...)
 }

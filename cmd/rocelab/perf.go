@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/endpoint"
 
 	"github.com/spf13/cobra"
@@ -16,179 +18,14 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/endpoint/perftest"
-	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
-	"github.com/rocelab/rocelab/topologies"
 )
 
-// nicResolver finds NICs of a deployed lab's endpoint nodes and keeps one
-// client per node.
-type nicResolver struct {
-	root, lab string
-	clients   map[string]*nodeapi.Client
-	// scale is the lab's time dilation and rates the resolved NICs' line
-	// rates (for perf's estimate of its wall time).
-	scale int
-	rates map[string]clock.Rate
-}
-
-func (r *nicResolver) close() {
-	for _, c := range r.clients {
-		c.Close()
-	}
-}
-
-func (r *nicResolver) client(name, socket string) *nodeapi.Client {
-	if r.clients == nil {
-		r.clients = map[string]*nodeapi.Client{}
-	}
-	c := r.clients[name]
-	if c == nil {
-		c = nodeapi.NewClient(socket)
-		r.clients[name] = c
-	}
-	return c
-}
-
-// resolve turns HOST[:PORT] (PORT default gpu0) into a NIC reference.
-func (r *nicResolver) resolve(spec string) (nodeapi.NICRef, error) {
-	host, port, ok := strings.Cut(spec, ":")
-	if !ok {
-		port = "gpu0"
-	}
-	if host == "" || port == "" {
-		return nodeapi.NICRef{}, badInput(fmt.Errorf("%q: want HOST[:gpuN]", spec))
-	}
-	l, n, err := deploy.FindNode(r.root, r.lab, host)
-	if err != nil {
-		return nodeapi.NICRef{}, badInputIf(err)
-	}
-	if t, err := deploy.Topology(l); err == nil {
-		if err := beNIC(t, host, port); err != nil {
-			return nodeapi.NICRef{}, badInput(fmt.Errorf("%q: %w", spec, err))
-		}
-		if r.rates == nil {
-			r.rates = map[string]clock.Rate{}
-		}
-		r.rates[host+":"+port] = t.Node(host).Port(port).Rate
-	}
-	r.scale = l.Scale
-	if n.Socket == "" {
-		return nodeapi.NICRef{}, fmt.Errorf("%s in lab %s runs no endpoint process", host, l.Name)
-	}
-	if r.lab == "" {
-		r.lab = l.Name
-	}
-	return nodeapi.NICRef{Node: host, NIC: host + ":" + port, Client: r.client(host, n.Socket)}, nil
-}
-
-// perfEstimate says, before a long bandwidth test, how much wall time it
-// will take: its fabric time at the NIC's line rate (or its --duration),
-// times the lab's time dilation; "" under 5 s or when unknown (a latency
-// test's time depends on the path).
-func perfEstimate(spec nodeapi.PerfSpec, rate clock.Rate, scale int) string {
-	if spec.Latency || rate <= 0 || scale <= 0 {
-		return ""
-	}
-	fabric := spec.Duration
-	what := fmt.Sprintf("%v of fabric time", spec.Duration)
-	if fabric <= 0 {
-		bits := float64(spec.Iterations) * float64(spec.QPs) * float64(spec.Size) * 8
-		fabric = clock.Duration(bits / float64(rate) * float64(clock.Second))
-		what = fmt.Sprintf("%d × %d B on %d QPs at %v is at least %v of fabric time", spec.Iterations, spec.Size, spec.QPs, rate, fabric)
-	}
-	wall := time.Duration(fabric.Seconds() * float64(scale) * float64(time.Second))
-	if wall < 5*time.Second {
-		return ""
-	}
-	return fmt.Sprintf("# expect about %v of wall time or more: %s, × %d (the lab's time dilation)", wall.Round(time.Second), what, scale)
-}
-
-// beNIC checks, against the lab's topology, that host:port is a back-end
-// NIC of a host, and otherwise says what is there instead.
-func beNIC(t *topologies.Topology, host, port string) error {
-	n := t.Node(host)
-	if n == nil {
-		return fmt.Errorf("no node %s in the lab", host)
-	}
-	var hosts, nics []string
-	for _, m := range t.Nodes {
-		if m.Kind == topologies.KindHost {
-			hosts = append(hosts, m.Name)
-		}
-	}
-	for _, p := range n.Ports {
-		if p.Plane == topologies.BE {
-			nics = append(nics, p.Name)
-		}
-	}
-	if n.Kind != topologies.KindHost || len(nics) == 0 {
-		return fmt.Errorf("%s is a %s, not a host with back-end NICs (hosts: %s)", host, n.Kind, strings.Join(hosts, ", "))
-	}
-	p := n.Port(port)
-	switch {
-	case p == nil:
-		return fmt.Errorf("%s has no NIC %s (its back-end NICs: %s)", host, port, strings.Join(nics, ", "))
-	case p.Plane != topologies.BE:
-		return fmt.Errorf("%s:%s is a front-end NIC: perf and collectives run on the back end (%s)", host, port, strings.Join(nics, ", "))
-	}
-	return nil
-}
-
-// all returns every NIC of every endpoint node of the lab, in node order.
-func (r *nicResolver) all(ctx context.Context) ([]nodeapi.NICRef, error) {
-	l, err := deploy.OnlyLab(ctx, r.root, r.lab)
-	if err != nil {
-		return nil, badInputIf(err)
-	}
-	var out []nodeapi.NICRef
-	for _, n := range l.Nodes {
-		if n.Kind == "switch" || n.Socket == "" {
-			continue
-		}
-		c := r.client(n.Name, n.Socket)
-		nics, err := c.NICs(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %w", n.Name, deploy.ErrNodeDead, err)
-		}
-		for _, nc := range nics {
-			out = append(out, nodeapi.NICRef{Node: n.Name, NIC: nc.Name, Client: c})
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("lab %s has no endpoint NIC", l.Name)
-	}
-	return out, nil
-}
-
-// explain adds the lab's health (dead nodes, links held down) to a job's
-// failure.
-func (r *nicResolver) explain(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	return deploy.Explain(ctx, r.root, r.lab, err)
-}
-
-// warnBehind says on w when nodes of the lab are behind its dilated clock
-// as a job ends: the job's results were measured while the lab did not
-// keep up, so they are not the fabric's. The exit code stays the job's
-// (rocelab run is the command that withholds a verdict: exit 3).
-func (r *nicResolver) warnBehind(ctx context.Context, w io.Writer) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	ps, err := deploy.Diagnose(dctx, r.root, r.lab)
-	if err != nil {
-		return
-	}
-	var names []string
-	for _, p := range ps {
-		if p.What == "behind" {
-			names = append(names, p.Node)
-		}
-	}
-	if len(names) > 0 {
-		fmt.Fprintf(w, "BEHIND: %s did not keep up with the lab's dilated clock as this ended: the results above were measured while the lab fell behind and are not the fabric's (rocelab inspect says by how much; deploy with a larger --scale)\n", strings.Join(names, ", "))
+// warnBehind says on w which nodes of l are behind its scaled clock now:
+// the results just printed were measured while they were.
+func warnBehind(ctx context.Context, l *jobs.Lab, w io.Writer) {
+	if names := l.Behind(ctx); len(names) > 0 {
+		fmt.Fprintf(w, "BEHIND: %s did not keep up with the lab's scaled clock as this ended: the results above were measured while the lab fell behind and are not the fabric's (rocelab inspect says by how much; deploy with a larger --scale)\n", strings.Join(names, ", "))
 	}
 }
 
@@ -204,7 +41,7 @@ func (f *jobFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.mode, "mode", "rocev2", "reliability mode: rocev2 or metaroce")
 	cmd.Flags().StringVar(&f.cc, "cc", "none", "congestion control: none, dcqcn or credit")
 	cmd.Flags().IntVar(&f.paths, "paths", 1, "paths a MetaRoCE QP sprays over")
-	cmd.Flags().DurationVar(&f.stall, "stall", nodeapi.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
+	cmd.Flags().DurationVar(&f.stall, "stall", jobs.DefaultStall, "give up when nothing moves for this long (wall clock): names the dead node or down link, exit 1")
 	oneOf(cmd.Flags(), "mode", "rocev2", "metaroce")
 	oneOf(cmd.Flags(), "cc", endpoint.CCRegistry().Names()...)
 	limit(cmd.Flags(), "paths", 1, endpoint.MaxPaths)
@@ -264,7 +101,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if err != nil || sz < 1 || sz > 1<<30 {
 				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))
 			}
-			spec := nodeapi.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
+			spec := jobs.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
 				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed, Stall: jf.stall}
 			if duration != "" {
 				d, err := time.ParseDuration(duration)
@@ -280,15 +117,15 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if err := requireRoot("perf"); err != nil {
 				return err
 			}
-			r := &nicResolver{root: jf.root, lab: jf.name}
-			defer r.close()
-			a, err := r.resolve(from)
+			l := &jobs.Lab{Root: jf.root, Name: jf.name}
+			defer l.Close()
+			a, err := l.NIC(from)
 			if err != nil {
-				return err
+				return inputErr(err)
 			}
-			b, err := r.resolve(to)
+			b, err := l.NIC(to)
 			if err != nil {
-				return err
+				return inputErr(err)
 			}
 			if a.NIC == b.NIC {
 				return badInput(errors.New("--from and --to name the same NIC"))
@@ -297,12 +134,12 @@ lab's health finds wrong and exits 1. Needs root.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			if msg := perfEstimate(spec, r.rates[a.NIC], r.scale); msg != "" {
-				fmt.Fprintln(opts.stderr, msg)
+			if msg := l.Estimate(spec, a); msg != "" {
+				fmt.Fprintln(opts.stderr, "# "+msg)
 			}
 			tty := isTerminal(opts.stderr)
 			lastTenth := -1
-			rep, err := nodeapi.RunPerf(ctx, a, b, spec, func(p nodeapi.PerfResult) {
+			rep, err := jobs.RunPerf(ctx, a, b, spec, func(p nodeapi.PerfResult) {
 				if tty {
 					fmt.Fprintf(opts.stderr, "\r%s %s → %s: %3.0f%%  %d msgs  %.2f Gb/s ", op, a.NIC, b.NIC, 100*p.Progress, p.Messages, p.BWAvg)
 					return
@@ -317,7 +154,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 				fmt.Fprintln(opts.stderr)
 			}
 			if err != nil {
-				return r.explain(ctx, err)
+				return l.Explain(ctx, err)
 			}
 			if opts.wantJSON() {
 				if err := opts.printJSON(rep); err != nil {
@@ -326,7 +163,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 			} else {
 				writePerf(opts, rep, jf)
 			}
-			r.warnBehind(ctx, opts.stderr)
+			warnBehind(ctx, l, opts.stderr)
 			if rep.WrongBytes > 0 {
 				return fmt.Errorf("data check failed: %d bytes differ from what was sent", rep.WrongBytes)
 			}
@@ -353,7 +190,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 var perfTitles = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
 
 // writePerf prints rep like perftest.
-func writePerf(opts *options, rep nodeapi.PerfReport, jf jobFlags) {
+func writePerf(opts *options, rep jobs.PerfReport, jf jobFlags) {
 	r := rep.Client
 	w := opts.stdout
 	line := strings.Repeat("-", 87)
@@ -377,7 +214,7 @@ func writePerf(opts *options, rep nodeapi.PerfReport, jf jobFlags) {
 	fmt.Fprintln(w, line)
 }
 
-func checkWord(rep nodeapi.PerfReport) string {
+func checkWord(rep jobs.PerfReport) string {
 	switch {
 	case !rep.Checked:
 		return "off"

@@ -1,6 +1,7 @@
 package inject_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -78,7 +79,7 @@ func TestStormThroughFabric(t *testing.T) {
 	sched := faults.Schedule{Events: []faults.Event{{
 		At: 5 * clock.Microsecond, For: 300 * clock.Microsecond, Target: "receiver:gpu0", Spec: spec,
 	}}}
-	run := sched.Start(l.e, l.inj, func(err error) { t.Error(err) })
+	run := sched.Start(t.Context(), l.e, l.inj, func(err error) { t.Error(err) })
 	sw := l.f.Switch("sw1")
 	port := sw.Port(8) // p9, toward the receiver
 	us := func(n int64) clock.Time { return clock.Time(n * int64(clock.Microsecond)) }
@@ -97,8 +98,8 @@ func TestStormThroughFabric(t *testing.T) {
 		t.Errorf("paused at 30 µs %v; watchdog events at 54/57 µs %d/%d; PFC received %d (generated %v); applied %d cleared %d",
 			pausedAt30, eventsAt54, eventsAt56, q.PFCRx, generated, run.Applied, run.Cleared)
 	}
-	if len(l.inj.List()) != 0 {
-		t.Errorf("faults left: %+v", l.inj.List())
+	if left, _ := l.inj.List(t.Context()); len(left) != 0 {
+		t.Errorf("faults left: %+v", left)
 	}
 	t.Logf("storm: %d PFC frames received, %d watchdog events, %d watchdog drops, receiver got %d",
 		q.PFCRx, q.WatchdogEvents, sw.Drops("watchdog"), l.receiver.Packets)
@@ -117,15 +118,19 @@ func TestInjectorLossAndClear(t *testing.T) {
 	l.e.At(us(10), func() {
 		sentAt10 = l.sender.Sent
 		s, _ := faults.ParseSpec("loss 100% match proto roce")
-		id, err := l.inj.Add("sender1", s)
+		placed, err := l.inj.Add(t.Context(), "sender1", s)
 		if err != nil {
 			t.Fatal(err)
+		}
+		id, err := faults.ParseID(placed[0].ID)
+		if err != nil || len(placed) != 1 || !strings.HasPrefix(placed[0].Spec, "loss 100%") || len(placed[0].Targets) != 1 {
+			t.Fatalf("placed %+v (%v)", placed, err)
 		}
 		f = l.inj.Chain("sender1:gpu0").Fault(id)
 	})
 	l.e.At(us(30), func() {
 		sentAt30 = l.sender.Sent
-		if n, err := l.inj.Clear("sender1:gpu0"); n != 1 || err != nil {
+		if n, err := l.inj.Clear(t.Context()); n != 1 || err != nil {
 			t.Errorf("clear: %d, %v", n, err)
 		}
 	})
@@ -148,7 +153,7 @@ func TestInjectorLossAndClear(t *testing.T) {
 	if len(l.inj.Chain("sender1:gpu0").Faults()) != 0 {
 		t.Error("fault still on the chain")
 	}
-	if _, err := l.inj.Add("nosuch:p1", faults.Spec{Params: faults.BernoulliLoss{P: 0.1}}); err == nil {
+	if _, err := l.inj.Add(t.Context(), "nosuch:p1", faults.Spec{Params: faults.BernoulliLoss{P: 0.1}}); err == nil {
 		t.Error("unknown target accepted")
 	}
 	t.Logf("dropped %v frames between 10 and 30 µs", dropped)

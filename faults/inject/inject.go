@@ -7,9 +7,11 @@
 package inject
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -25,7 +27,7 @@ import (
 //
 //	inj := inject.New(e, e.Rand)
 //	f, _ := fabric.BuildSim(e, topo, fabric.SimOptions{Wrap: inj.Wrap})
-//	id, err := inj.Add("leaf1:p3", spec)
+//	placed, err := inj.Add(ctx, "leaf1:p3", spec)
 //
 // A target names link directions by their sending port:
 //
@@ -60,7 +62,7 @@ type placement struct {
 	local faults.ID
 }
 
-var _ faults.Applier = (*Injector)(nil)
+var _ faults.Placer = (*Injector)(nil)
 
 // New returns an injector on sched whose faults draw from
 // rnd(name) — pass a sim.Engine's Rand.
@@ -129,7 +131,17 @@ func (in *Injector) Resolve(target string) ([]*topologies.Port, error) {
 
 // Add builds spec on every direction target names and returns one ID for
 // all of them. It fails, adding nothing, if any build fails.
-func (in *Injector) Add(target string, spec faults.Spec) (faults.ID, error) {
+func (in *Injector) Add(_ context.Context, target string, spec faults.Spec) ([]faults.Placed, error) {
+	id, err := in.place(target, spec)
+	if err != nil {
+		return nil, err
+	}
+	return []faults.Placed{in.placedOf(id)}, nil
+}
+
+// place builds spec for every direction target names and puts it on each
+// under one ID.
+func (in *Injector) place(target string, spec faults.Spec) (faults.ID, error) {
 	ports, err := in.Resolve(target)
 	if err != nil {
 		return 0, err
@@ -168,73 +180,53 @@ func (in *Injector) Add(target string, spec faults.Spec) (faults.ID, error) {
 	return id, nil
 }
 
-// Remove takes fault id off every direction it was placed on.
-func (in *Injector) Remove(id faults.ID) error {
-	pl, ok := in.placed[id]
-	if !ok {
-		return fmt.Errorf("no fault %s", id)
+// Remove takes fault id ("f3") off every direction it was placed on.
+func (in *Injector) Remove(_ context.Context, id string) (faults.Placed, error) {
+	fid, err := faults.ParseID(id)
+	if err != nil {
+		return faults.Placed{}, err
 	}
-	delete(in.placed, id)
+	pl, ok := in.placed[fid]
+	if !ok {
+		return faults.Placed{}, fmt.Errorf("no fault %s", id)
+	}
+	p := in.placedOf(fid)
+	delete(in.placed, fid)
 	for _, x := range pl {
 		in.chains[x.port].Remove(x.local)
 	}
-	return nil
+	return p, nil
 }
 
-// Clear removes every fault whose placement includes a direction target
-// names ("" clears all) and returns how many.
-func (in *Injector) Clear(target string) (int, error) {
-	var ports map[*topologies.Port]bool
-	if target != "" {
-		ps, err := in.Resolve(target)
-		if err != nil {
-			return 0, err
-		}
-		ports = map[*topologies.Port]bool{}
-		for _, p := range ps {
-			ports[p] = true
-		}
-	}
-	var ids []faults.ID
-	for id, pl := range in.placed {
-		for _, x := range pl {
-			if ports == nil || ports[x.port] {
-				ids = append(ids, id)
-				break
-			}
-		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+// Clear removes every fault.
+func (in *Injector) Clear(ctx context.Context) (int, error) {
+	ids := slices.Sorted(maps.Keys(in.placed))
 	for _, id := range ids {
-		in.Remove(id)
+		in.Remove(ctx, id.String())
 	}
 	return len(ids), nil
 }
 
-// Placed describes one fault the injector holds.
-type Placed struct {
-	ID      faults.ID
-	Spec    string
-	Targets []string // node:port of each direction
+// List returns the faults placed, by ID.
+func (in *Injector) List(context.Context) ([]faults.Placed, error) {
+	var out []faults.Placed
+	for _, id := range slices.Sorted(maps.Keys(in.placed)) {
+		out = append(out, in.placedOf(id))
+	}
+	return out, nil
 }
 
-// List returns the faults placed, by ID.
-func (in *Injector) List() []Placed {
-	var out []Placed
-	for id, pl := range in.placed {
-		p := Placed{ID: id}
-		for _, x := range pl {
-			p.Targets = append(p.Targets, portName(x.port))
-			if p.Spec == "" {
-				if f := in.chains[x.port].Fault(x.local); f != nil {
-					p.Spec = f.String()
-				}
-			}
+// placedOf describes fault id: its spec and directions (its counters are
+// the chains' telemetry, Collect).
+func (in *Injector) placedOf(id faults.ID) faults.Placed {
+	p := faults.Placed{ID: id.String()}
+	for _, x := range in.placed[id] {
+		p.Targets = append(p.Targets, portName(x.port))
+		if f := in.chains[x.port].Fault(x.local); f != nil && p.Spec == "" {
+			p.Spec = f.String()
 		}
-		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return p
 }
 
 // Collect emits every chain's samples (target=node:port, fault=id).

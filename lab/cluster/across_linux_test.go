@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/cluster/agent/agenttest"
@@ -115,9 +117,9 @@ func TestAcrossMachines(t *testing.T) {
 		}
 	}
 	// Verified data from a host on one machine to one on the other.
-	from := nodeapi.NICRef{Node: "host1", NIC: "host1:gpu0", Client: nodeClient(t, labs, "host1")}
-	to := nodeapi.NICRef{Node: "host3", NIC: "host3:gpu0", Client: nodeClient(t, labs, "host3")}
-	rep, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, Seed: 3}, nil)
+	from := jobs.NICRef{Node: "host1", NIC: "host1:gpu0", Client: nodeClient(t, labs, "host1")}
+	to := jobs.NICRef{Node: "host3", NIC: "host3:gpu0", Client: nodeClient(t, labs, "host3")}
+	rep, err := jobs.RunPerf(t.Context(), from, to, jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 100, Seed: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +136,11 @@ func TestAcrossMachines(t *testing.T) {
 	}
 	incastAcross(t, labs, pl, from.Client)
 	// A ring all-reduce over the four hosts of both machines.
-	var ranks []nodeapi.NICRef
+	var ranks []jobs.NICRef
 	for _, h := range []string{"host1", "host2", "host3", "host4"} {
-		ranks = append(ranks, nodeapi.NICRef{Node: h, NIC: h + ":gpu0", Client: nodeClient(t, labs, h)})
+		ranks = append(ranks, jobs.NICRef{Node: h, NIC: h + ":gpu0", Client: nodeClient(t, labs, h)})
 	}
-	res, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: ranks, Sizes: []int64{1 << 20}, Iters: 2, Check: true, Seed: 5}, nil)
+	res, err := jobs.RunCollective(t.Context(), jobs.CollectiveSpec{Op: "all_reduce", Ranks: ranks, Sizes: []int64{1 << 20}, Iters: 2, Check: true, Seed: 5}, nil)
 	if err != nil {
 		t.Fatalf("all-reduce across machines: %v", err)
 	}
@@ -184,13 +186,13 @@ func incastAcross(t *testing.T, labs map[string]*deploy.Lab, pl *placement.Place
 		return v
 	}
 	pausedBefore := pfcAt()
-	recv := nodeapi.NICRef{Node: "host3", NIC: "host3:gpu0", Client: nodeClient(t, labs, "host3")}
+	recv := jobs.NICRef{Node: "host3", NIC: "host3:gpu0", Client: nodeClient(t, labs, "host3")}
 	var wg sync.WaitGroup
 	for _, s := range []string{"host1:gpu0", "host1:gpu1", "host2:gpu0"} {
 		node := s[:5]
-		from := nodeapi.NICRef{Node: node, NIC: s, Client: nodeClient(t, labs, node)}
+		from := jobs.NICRef{Node: node, NIC: s, Client: nodeClient(t, labs, node)}
 		wg.Go(func() {
-			rep, err := nodeapi.RunPerf(t.Context(), from, recv, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: 200 * clock.Microsecond, Seed: 7}, nil)
+			rep, err := jobs.RunPerf(t.Context(), from, recv, jobs.PerfSpec{Op: "write", Size: 64 << 10, Duration: 200 * clock.Microsecond, Seed: 7}, nil)
 			if err != nil {
 				t.Errorf("incast %s -> host3:gpu0: %v", s, err)
 				return

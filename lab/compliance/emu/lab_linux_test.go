@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
@@ -70,14 +72,14 @@ func TestLabNIC(t *testing.T) {
 		t.Fatalf("no node %s", node)
 		return nil
 	}
-	from := nodeapi.NICRef{Node: "host1", NIC: "host1:gpu1", Client: client("host1")}
-	to := nodeapi.NICRef{Node: "host4", NIC: "host4:gpu0", Client: client("host4")}
+	from := jobs.NICRef{Node: "host1", NIC: "host1:gpu1", Client: client("host1")}
+	to := jobs.NICRef{Node: "host4", NIC: "host4:gpu0", Client: client("host4")}
 
 	// A NIC that is sending (a perf through it) is refused, and nothing
 	// is changed: the perf completes.
 	busy := make(chan error, 1)
 	go func() {
-		rp, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: 3 * clock.Millisecond}, nil)
+		rp, err := jobs.RunPerf(t.Context(), from, to, jobs.PerfSpec{Op: "write", Size: 64 << 10, Duration: 3 * clock.Millisecond}, nil)
 		if err == nil && (rp.Client.Messages == 0 || rp.WrongBytes != 0) {
 			err = fmt.Errorf("perf %+v", rp)
 		}
@@ -133,7 +135,7 @@ func TestLabNIC(t *testing.T) {
 	if err != nil || len(st) != 1 || st[0].Status != "running" {
 		t.Errorf("lab after the run: %+v, %v", st, err)
 	}
-	rp, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Iterations: 20}, nil)
+	rp, err := jobs.RunPerf(t.Context(), from, to, jobs.PerfSpec{Op: "write", Size: 64 << 10, Iterations: 20}, nil)
 	if err != nil || rp.Client.Messages != 20 || rp.WrongBytes != 0 {
 		t.Errorf("perf through host1:gpu1 after the run: %+v, %v", rp, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns/netnstest"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -80,8 +82,8 @@ func TestEndpointOverVeth(t *testing.T) {
 	}
 	a, b := host(1, nsA, ifA, macS0), host(2, nsB, ifB, macS1)
 
-	rep, err := nodeapi.RunPerf(t.Context(), nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}, nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: b},
-		nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 77}, nil)
+	rep, err := jobs.RunPerf(t.Context(), jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}, jobs.NICRef{Node: "h2", NIC: "gpu0", Client: b},
+		jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 77}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

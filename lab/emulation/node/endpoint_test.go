@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
@@ -75,20 +77,20 @@ func backToBack(t *testing.T) (a, b *nodeapi.Client) {
 func TestEndpointPerf(t *testing.T) {
 	a, b := backToBack(t)
 	ctx := t.Context()
-	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
-	to := nodeapi.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
+	from := jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := jobs.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
 	for _, tc := range []struct {
 		name string
-		spec nodeapi.PerfSpec
+		spec jobs.PerfSpec
 	}{
-		{"write_bw", nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
-		{"read_bw", nodeapi.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
-		{"send_bw_metaroce", nodeapi.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
-		{"write_lat", nodeapi.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
-		{"read_lat", nodeapi.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
+		{"write_bw", jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
+		{"read_bw", jobs.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
+		{"send_bw_metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
+		{"write_lat", jobs.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
+		{"read_lat", jobs.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := nodeapi.RunPerf(ctx, from, to, tc.spec, nil)
+			rep, err := jobs.RunPerf(ctx, from, to, tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,18 +174,18 @@ func TestFinishedJobsHoldNoMemory(t *testing.T) {
 		pb.Written()
 		return heapMB()
 	}
-	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
-	to := nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: b}
-	spec := nodeapi.PerfSpec{Op: "write", Size: 4 << 20, Iterations: 2, Seed: 1}
+	from := jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := jobs.NICRef{Node: "h2", NIC: "gpu0", Client: b}
+	spec := jobs.PerfSpec{Op: "write", Size: 4 << 20, Iterations: 2, Seed: 1}
 	perf := func() {
 		t.Helper()
-		if rep, err := nodeapi.RunPerf(t.Context(), from, to, spec, nil); err != nil || !rep.Checked || rep.WrongBytes != 0 {
+		if rep, err := jobs.RunPerf(t.Context(), from, to, spec, nil); err != nil || !rep.Checked || rep.WrongBytes != 0 {
 			t.Fatalf("perf: %+v, %v", rep, err)
 		}
 	}
 	coll := func() {
 		t.Helper()
-		res, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: []nodeapi.NICRef{from, to},
+		res, err := jobs.RunCollective(t.Context(), jobs.CollectiveSpec{Op: "all_reduce", Ranks: []jobs.NICRef{from, to},
 			Sizes: []int64{1 << 20}, Iters: 1, Check: true, Seed: 2, ReleaseDelay: time.Millisecond}, nil)
 		if err != nil || len(res) != 1 || !res[0].Checked || res[0].Wrong != 0 {
 			t.Fatalf("all-reduce: %+v, %v", res, err)
@@ -286,20 +288,20 @@ func TestEndpointCollective(t *testing.T) {
 		}
 	}
 	startNode(t, scfg, ws, swPorts[0])
-	var refs []nodeapi.NICRef
+	var refs []jobs.NICRef
 	for h := 1; h <= 2; h++ {
 		c := startNode(t, endpointConfig(dir, h, peers[h]), hw[h], hostPorts[h])
 		for i := range 2 {
-			refs = append(refs, nodeapi.NICRef{Node: fmt.Sprintf("h%d", h), NIC: nicName(h, i), Client: c})
+			refs = append(refs, jobs.NICRef{Node: fmt.Sprintf("h%d", h), NIC: nicName(h, i), Client: c})
 		}
 	}
 	// Interleave the ranks so that every ring neighbour is remote.
-	ranks := []nodeapi.NICRef{refs[0], refs[2], refs[1], refs[3]}
+	ranks := []jobs.NICRef{refs[0], refs[2], refs[1], refs[3]}
 	sizes := []int64{4096, 65536, 262144}
 	for _, op := range []string{"all_reduce", "alltoall"} {
 		t.Run(op, func(t *testing.T) {
 			var seen []int64
-			res, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: op, Ranks: ranks, Sizes: sizes, Warmup: 1, Iters: 2,
+			res, err := jobs.RunCollective(t.Context(), jobs.CollectiveSpec{Op: op, Ranks: ranks, Sizes: sizes, Warmup: 1, Iters: 2,
 				Check: true, Seed: 5, SliceBytes: 32768, ReleaseDelay: 5 * time.Millisecond},
 				func(r collective.Result) { seen = append(seen, r.Size) })
 			if err != nil {
@@ -354,21 +356,21 @@ func TestQPLimit(t *testing.T) {
 // in one call per node, which also catches a create that was in flight.
 func TestInterruptedPerfLeavesNoQPs(t *testing.T) {
 	a, b := backToBack(t)
-	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}
-	to := nodeapi.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
+	from := jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}
+	to := jobs.NICRef{Node: "h2", NIC: "h2:gpu0", Client: b}
 	qps := func(c *nodeapi.Client) int { return nicQPs(t, c) }
 	for _, tc := range []struct {
 		name  string
 		after time.Duration
-		spec  nodeapi.PerfSpec
+		spec  jobs.PerfSpec
 	}{
-		{"while creating", 300 * time.Millisecond, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 10, QPs: nodeapi.MaxQPsPerNIC}},
-		{"while running", 1500 * time.Millisecond, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 20, QPs: 64}},
+		{"while creating", 300 * time.Millisecond, jobs.PerfSpec{Op: "write", Size: 4096, Iterations: 10, QPs: nodeapi.MaxQPsPerNIC}},
+		{"while running", 1500 * time.Millisecond, jobs.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 20, QPs: 64}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), tc.after)
 			defer cancel()
-			_, err := nodeapi.RunPerf(ctx, from, to, tc.spec, nil)
+			_, err := jobs.RunPerf(ctx, from, to, tc.spec, nil)
 			if err == nil {
 				t.Fatal("perf finished before it was stopped: make it longer")
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
@@ -180,12 +182,12 @@ func TestGroupEndpoints(t *testing.T) {
 	waitHealthy(t, b)
 	for _, tc := range []struct {
 		name string
-		spec nodeapi.PerfSpec
+		spec jobs.PerfSpec
 	}{
-		{"write", nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 21}},
-		{"send metaroce", nodeapi.PerfSpec{Op: "send", Size: 8192, Iterations: 100, Mode: "metaroce", Seed: 22}},
+		{"write", jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 21}},
+		{"send metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 100, Mode: "metaroce", Seed: 22}},
 	} {
-		rep, err := nodeapi.RunPerf(t.Context(), nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: a}, nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: b}, tc.spec, nil)
+		rep, err := jobs.RunPerf(t.Context(), jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}, jobs.NICRef{Node: "h2", NIC: "gpu0", Client: b}, tc.spec, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

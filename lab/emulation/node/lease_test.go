@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/node"
@@ -86,10 +88,10 @@ func TestCollectivePeerDiesLeavesNoQPs(t *testing.T) {
 	b := nodeapi.NewClient(endpointConfig(dir, 2, nil).Socket)
 	t.Cleanup(b.Close)
 	waitHealthy(t, b)
-	ranks := []nodeapi.NICRef{{Node: "h1", NIC: "gpu0", Client: a}, {Node: "h2", NIC: "gpu0", Client: b}}
+	ranks := []jobs.NICRef{{Node: "h1", NIC: "gpu0", Client: a}, {Node: "h2", NIC: "gpu0", Client: b}}
 	done := make(chan error, 1)
 	go func() {
-		_, err := nodeapi.RunCollective(t.Context(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: ranks,
+		_, err := jobs.RunCollective(t.Context(), jobs.CollectiveSpec{Op: "all_reduce", Ranks: ranks,
 			Sizes: []int64{64 << 20}, Iters: 1000, Stall: 2 * time.Second}, nil)
 		done <- err
 	}()
@@ -135,13 +137,13 @@ func runInitiator(spec string) int {
 	kind, socks, _ := strings.Cut(spec, ":")
 	a, b, _ := strings.Cut(socks, ",")
 	ca, cb := nodeapi.NewClient(a), nodeapi.NewClient(b)
-	from := nodeapi.NICRef{Node: "h1", NIC: "gpu0", Client: ca}
-	to := nodeapi.NICRef{Node: "h2", NIC: "gpu0", Client: cb}
+	from := jobs.NICRef{Node: "h1", NIC: "gpu0", Client: ca}
+	to := jobs.NICRef{Node: "h2", NIC: "gpu0", Client: cb}
 	var err error
 	if kind == "perf" {
-		_, err = nodeapi.RunPerf(context.Background(), from, to, nodeapi.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 30, QPs: 8}, nil)
+		_, err = jobs.RunPerf(context.Background(), from, to, jobs.PerfSpec{Op: "write", Size: 4096, Iterations: 1 << 30, QPs: 8}, nil)
 	} else {
-		_, err = nodeapi.RunCollective(context.Background(), nodeapi.CollectiveSpec{Op: "all_reduce", Ranks: []nodeapi.NICRef{from, to},
+		_, err = jobs.RunCollective(context.Background(), jobs.CollectiveSpec{Op: "all_reduce", Ranks: []jobs.NICRef{from, to},
 			Sizes: []int64{64 << 20}, Iters: 1 << 20}, nil)
 	}
 	fmt.Fprintln(os.Stderr, "initiator ended:", err)
@@ -173,8 +175,8 @@ func TestKilledInitiatorLeavesNoQPs(t *testing.T) {
 			cmd.Wait()
 			killed := time.Now()
 			for nicQPs(t, a)+nicQPs(t, b) > 0 {
-				if time.Since(killed) > nodeapi.OwnerLease+5*time.Second {
-					t.Fatalf("%d and %d QPs left %v after the initiator was killed (lease %v)", nicQPs(t, a), nicQPs(t, b), time.Since(killed).Round(time.Second), nodeapi.OwnerLease)
+				if time.Since(killed) > jobs.OwnerLease+5*time.Second {
+					t.Fatalf("%d and %d QPs left %v after the initiator was killed (lease %v)", nicQPs(t, a), nicQPs(t, b), time.Since(killed).Round(time.Second), jobs.OwnerLease)
 				}
 				time.Sleep(100 * time.Millisecond)
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/internal/testenv"
@@ -111,7 +113,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	refs := map[string]nodeapi.NICRef{}
+	refs := map[string]jobs.NICRef{}
 	var switches []*nodeapi.Client
 	var all []*nodeapi.Client
 	for _, n := range lab.Nodes {
@@ -123,7 +125,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 		all = append(all, c)
 		switch n.Kind {
 		case topologies.KindHost:
-			refs[n.Name+":gpu0"] = nodeapi.NICRef{Node: n.Name, NIC: n.Name + ":gpu0", Client: c}
+			refs[n.Name+":gpu0"] = jobs.NICRef{Node: n.Name, NIC: n.Name + ":gpu0", Client: c}
 		case topologies.KindSwitch:
 			switches = append(switches, c)
 		}
@@ -148,7 +150,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	)
 	for _, s := range senders {
 		wg.Go(func() {
-			rep, err := nodeapi.RunPerf(ctx, refs[s], refs[receiver], nodeapi.PerfSpec{Op: "write", Size: msgSize, Duration: incastFor, QPs: 1, TxDepth: txDepth}, nil)
+			rep, err := jobs.RunPerf(ctx, refs[s], refs[receiver], jobs.PerfSpec{Op: "write", Size: msgSize, Duration: incastFor, QPs: 1, TxDepth: txDepth}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

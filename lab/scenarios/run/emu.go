@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -104,6 +106,9 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		}
 	}()
 	e.lab, e.scale = lab, lab.Scale
+	jl := &jobs.Lab{Root: opts.Root, Name: lab.Name}
+	defer jl.Close()
+	e.placer = jl.Faults()
 	for _, n := range lab.Nodes {
 		if n.Socket != "" {
 			e.clients[n.Name] = nodeapi.NewClient(n.Socket)
@@ -168,8 +173,14 @@ type emuRun struct {
 	lab     *deploy.Lab
 	scale   int
 	clients map[string]*nodeapi.Client // by node name
-	t0      time.Time                  // wall time of fabric time 0
-	origin  time.Time                  // wall time of the nodes' fabric time 0 (deploy.Options.Origin)
+	// placer places the run's faults and generators; fclock is the lab's
+	// fabric clock they run on, stopFaults stops the schedule (in
+	// fclock.Close).
+	placer     *jobs.Faults
+	fclock     *jobs.FabricClock
+	stopFaults func()
+	t0         time.Time // wall time of fabric time 0
+	origin     time.Time // wall time of the nodes' fabric time 0 (deploy.Options.Origin)
 
 	mu       sync.Mutex // guards what follows
 	jobs     []*emuJob
@@ -227,12 +238,12 @@ func (e *emuRun) sleepUntil(ctx context.Context, t clock.Duration) error {
 }
 
 // nic is the reference to NIC port p of an endpoint node.
-func (e *emuRun) nic(p *topologies.Port) (nodeapi.NICRef, error) {
+func (e *emuRun) nic(p *topologies.Port) (jobs.NICRef, error) {
 	c := e.clients[p.Node.Name]
 	if c == nil || p.Node.Kind == topologies.KindSwitch {
-		return nodeapi.NICRef{}, fmt.Errorf("%s: no endpoint process", scenario.PortName(p))
+		return jobs.NICRef{}, fmt.Errorf("%s: no endpoint process", scenario.PortName(p))
 	}
-	return nodeapi.NICRef{Node: p.Node.Name, NIC: scenario.PortName(p), Client: c}, nil
+	return jobs.NICRef{Node: p.Node.Name, NIC: scenario.PortName(p), Client: c}, nil
 }
 
 // run starts everything at fabric time 0 and waits for the end.
@@ -249,8 +260,8 @@ func (e *emuRun) run(ctx context.Context) error {
 	for _, j := range e.jobs {
 		wg.Go(func() { e.runJob(ctx, j) })
 	}
-	var fwg sync.WaitGroup
-	e.startFaults(ctx, &fwg)
+	e.startFaults(ctx)
+	defer e.fclock.Close(e.stopFaults)
 	if e.opts.ReportDir != "" {
 		sctx, stopSeries := context.WithCancel(ctx)
 		var swg sync.WaitGroup
@@ -291,12 +302,11 @@ func (e *emuRun) run(ctx context.Context) error {
 			done = true
 		case <-ctx.Done():
 			wg.Wait()
-			fwg.Wait()
+			e.fclock.Close(e.stopFaults)
 			return fmt.Errorf("stopped at %v of %v: %w", e.fabricNow(), e.sc.Duration, context.Cause(ctx))
 		}
 	}
-	cancel() // ends the fault schedule's pending events
-	fwg.Wait()
+	e.fclock.Close(e.stopFaults) // the fault schedule's pending events end
 	e.snapshot(context.Background(), e.fabricNow(), true)
 	return nil
 }

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/faults"
-	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/topologies"
@@ -31,11 +31,11 @@ type emuJob struct {
 	// pflows are a perf job's flows with their QPs, created and
 	// connected before the run's clock started (e.setupPerf), and
 	// perr what went wrong doing so.
-	pflows []emuFlow
+	pflows []jobs.Flow
 	perr   error
 	done   bool
 	err    error
-	perf   []nodeapi.PerfReport
+	perf   []jobs.PerfReport
 	coll   []collective.Result
 	gens   []*emuGen
 	check  bool
@@ -85,7 +85,7 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 				pctx, cancel = context.WithDeadline(ctx, e.t0.Add(e.wall(e.sc.Duration+grace)))
 			}
 			err = e.runPerf(pctx, j)
-			if err != nil && ctx.Err() == nil && errors.Is(err, errStopped) {
+			if err != nil && ctx.Err() == nil && errors.Is(err, jobs.ErrStopped) {
 				e.logf("job %s not finished %v after the end of the run: stopped", w.Name, e.fabricNow()-e.sc.Duration)
 				err = nil
 			}
@@ -111,7 +111,7 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 // runCollective runs the collective over the workload's ranks.
 func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 	w := j.w
-	spec := nodeapi.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
+	spec := jobs.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
 		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths}
 	j.check = spec.Check
 	for _, p := range w.Ranks {
@@ -121,7 +121,7 @@ func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 		}
 		spec.Ranks = append(spec.Ranks, ref)
 	}
-	res, err := nodeapi.RunCollective(ctx, spec, nil)
+	res, err := jobs.RunCollective(ctx, spec, nil)
 	e.mu.Lock()
 	j.coll = res
 	e.mu.Unlock()
@@ -135,7 +135,6 @@ func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
 	w := j.w
 	type placed struct {
 		g   *emuGen
-		c   *nodeapi.Client
 		id  string
 		end clock.Duration
 	}
@@ -149,26 +148,23 @@ func (e *emuRun) runBackground(ctx context.Context, j *emuJob) error {
 		t := spec.Params.(faults.Traffic)
 		eg := &emuGen{from: f.From, to: f.To, frameLen: trafficFrameLen(t.Size), start: e.fabricNow()}
 		j.gens = append(j.gens, eg)
-		ref, err := e.nic(f.From)
+		target := scenario.PortName(f.From)
+		pl, err := e.placer.Add(ctx, target, spec)
 		if err != nil {
-			return err
-		}
-		fi, err := ref.Client.AddFault(ctx, f.From.Name, spec)
-		if err != nil {
-			return fmt.Errorf("generator on %s: %w", ref.NIC, err)
+			return fmt.Errorf("generator on %s: %w", target, err)
 		}
 		end := e.sc.Duration
 		if g.stop != clock.Never {
 			end = clock.Duration(g.stop)
 		}
-		ps = append(ps, placed{eg, ref.Client, fi.ID, end})
+		ps = append(ps, placed{eg, pl[0].ID, end})
 	}
 	for _, p := range ps {
 		if err := e.sleepUntil(ctx, p.end); err != nil && ctx.Err() == nil {
 			return err
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		fi, err := p.c.RemoveFault(cctx, p.id)
+		fi, err := e.placer.Remove(cctx, p.id)
 		cancel()
 		p.g.stop = e.fabricNow()
 		if err != nil {
@@ -188,51 +184,33 @@ func trafficFrameLen(size int) int {
 	return hdr + max(0, (size-hdr)&^3)
 }
 
-// startFaults arms the fault schedule: every step is added on its
-// targets' egress through the node API at its dilated wall time, and
-// removed For later.
-func (e *emuRun) startFaults(ctx context.Context, wg *sync.WaitGroup) {
-	for _, f := range e.sc.Faults {
-		var ports []*topologies.Port
-		if f.Port != nil {
-			ports = append(ports, f.Port)
-		}
-		for _, d := range f.Links {
-			ports = append(ports, d.From)
-		}
-		for _, p := range ports {
-			wg.Go(func() { e.applyFault(ctx, f, p) })
-		}
+// startFaults starts the scenario's fault schedule — the one the
+// simulated run applies on its engine (runner.startFaults) — on the lab's
+// fabric clock, through the lab's fault placer (jobs.Faults): each step
+// is placed on its ports at its scaled wall time and removed For later.
+// Stop it with e.fclock.Close.
+func (e *emuRun) startFaults(ctx context.Context) {
+	e.fclock = &jobs.FabricClock{Start: e.t0, Scale: e.scale}
+	sched := e.sc.FaultSchedule()
+	if len(sched.Events) == 0 {
+		return
 	}
+	run := sched.Start(ctx, e.fclock, loggedPlacer{e.placer, e}, func(err error) { e.problem("%v", err) })
+	e.stopFaults = func() { run.Stop(false) }
 }
 
-func (e *emuRun) applyFault(ctx context.Context, f *scenario.FaultStep, p *topologies.Port) {
-	target := scenario.PortName(p)
-	c := e.clients[p.Node.Name]
-	if c == nil {
-		e.problem("fault %s on %s: the node runs no process", f.Spec, target)
-		return
+// loggedPlacer logs every fault the run places.
+type loggedPlacer struct {
+	faults.Placer
+	e *emuRun
+}
+
+func (p loggedPlacer) Add(ctx context.Context, target string, s faults.Spec) ([]faults.Placed, error) {
+	placed, err := p.Placer.Add(ctx, target, s)
+	for _, pl := range placed {
+		p.e.logf("fault %s %s on %s at %v", pl.ID, pl.Spec, target, p.e.fabricNow()/clock.Microsecond*clock.Microsecond)
 	}
-	if e.sleepUntil(ctx, clock.Duration(f.At)) != nil {
-		return
-	}
-	fi, err := c.AddFault(ctx, p.IfName, f.Spec)
-	if err != nil {
-		e.problem("fault %s on %s: %v", f.Spec, target, err)
-		return
-	}
-	e.logf("fault %s/%s %s on %s at %v", p.Node.Name, fi.ID, fi.Spec, target, e.fabricNow()/clock.Microsecond*clock.Microsecond)
-	if f.For <= 0 {
-		return
-	}
-	if e.sleepUntil(ctx, clock.Duration(f.At)+f.For) != nil {
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, err := c.RemoveFault(cctx, fi.ID); err != nil {
-		e.problem("clear fault %s on %s: %v", fi.ID, target, err)
-	}
+	return placed, err
 }
 
 // samples emits the job's samples as the simulated run does (see the
@@ -291,7 +269,7 @@ func (g *emuGen) rate() float64 {
 // measures it: a timed flow's, the data that arrived by the end of its
 // window over the window (its server's PerfResult.WindowBytes); else the
 // client's bytes completed over first post to last completion.
-func flowGoodput(w *scenario.Workload, rep nodeapi.PerfReport) float64 {
+func flowGoodput(w *scenario.Workload, rep jobs.PerfReport) float64 {
 	if w.Duration > 0 && rep.Server.WindowBytes > 0 {
 		return float64(rep.Server.WindowBytes) * 8 / w.Duration.Seconds()
 	}

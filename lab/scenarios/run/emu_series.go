@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
@@ -50,11 +52,11 @@ type flowJob struct {
 const flowBytes = "perf_flow_bytes"
 
 // addFlowJob registers the client job of perf flow f of workload name.
-func (e *emuRun) addFlowJob(name string, f emuFlow, job int, line clock.Rate) {
+func (e *emuRun) addFlowJob(name string, f jobs.Flow, job int, line clock.Rate) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.flowJobs = append(e.flowJobs, flowJob{node: f.from.Node, job: strconv.Itoa(job), line: line,
-		labels: []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.from.NIC}, {Name: "to", Value: f.to.NIC}}})
+	e.flowJobs = append(e.flowJobs, flowJob{node: f.From.Node, job: strconv.Itoa(job), line: line,
+		labels: []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From.NIC}, {Name: "to", Value: f.To.NIC}}})
 }
 
 // recordSeries scrapes the switches every interval until ctx ends

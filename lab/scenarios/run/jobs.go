@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -162,7 +163,11 @@ func (r *runner) genSpec(w *scenario.Workload, i int, f scenario.Flow) (*genFlow
 // startGen puts g's generator on its sender's port.
 func (r *runner) startGen(g *genFlow, spec faults.Spec) {
 	target := scenario.PortName(g.from)
-	id, err := r.inj.Add(target, spec)
+	placed, err := r.inj.Add(context.Background(), target, spec)
+	var id faults.ID
+	if err == nil {
+		id, err = faults.ParseID(placed[0].ID)
+	}
 	if err != nil {
 		g.err = err
 		r.problems = append(r.problems, fmt.Sprintf("%s: %v", target, err))

@@ -368,21 +368,10 @@ func (r *runner) snapshot(final bool) {
 	r.snaps = append(r.snaps, expect.Snapshot{At: r.lab.Now(), Samples: all})
 }
 
-// startFaults applies the fault schedule from time 0.
+// startFaults applies the scenario's fault schedule from time 0 (the
+// emulated run applies the same schedule on its lab: emuRun.startFaults).
 func (r *runner) startFaults() {
-	var sched faults.Schedule
-	for _, f := range r.sc.Faults {
-		var targets []string
-		if f.Port != nil {
-			targets = append(targets, scenario.PortName(f.Port))
-		}
-		for _, d := range f.Links {
-			targets = append(targets, scenario.PortName(d.From))
-		}
-		for _, t := range targets {
-			sched.Events = append(sched.Events, faults.Event{At: clock.Duration(f.At), For: f.For, Target: t, Spec: f.Spec})
-		}
-	}
+	sched := r.sc.FaultSchedule()
 	if len(sched.Events) == 0 {
 		return
 	}
@@ -390,7 +379,7 @@ func (r *runner) startFaults() {
 	// timeline runs on the lab as a whole, between a partitioned lab's
 	// windows (each fault then runs on the engine of its link's sender:
 	// r.inj.On).
-	sched.Start(r.lab, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
+	sched.Start(context.Background(), r.lab, r.inj, func(err error) { r.problems = append(r.problems, err.Error()) })
 }
 
 // pfcTee hands the PFC and PAUSE frames a switch sends toward a NIC to

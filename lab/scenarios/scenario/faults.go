@@ -191,3 +191,23 @@ func (r *resolver) target(f *FaultStep, v *yaml.Node) {
 	}
 	f.Links = tg.Directions
 }
+
+// FaultSchedule is the scenario's fault steps as one faults.Schedule, an
+// event per egress port a step sits on ("node:port"): the simulated run
+// applies it on its engine, the emulated run on the lab's fabric clock.
+func (sc *Scenario) FaultSchedule() faults.Schedule {
+	var s faults.Schedule
+	for _, f := range sc.Faults {
+		var ports []*topologies.Port
+		if f.Port != nil {
+			ports = append(ports, f.Port)
+		}
+		for _, d := range f.Links {
+			ports = append(ports, d.From)
+		}
+		for _, p := range ports {
+			s.Events = append(s.Events, faults.Event{At: clock.Duration(f.At), For: f.For, Target: PortName(p), Spec: f.Spec})
+		}
+	}
+	return s
+}

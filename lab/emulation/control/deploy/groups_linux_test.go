@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/telemetry"
 
 	"github.com/rocelab/rocelab/lab/emulation/base/proc"
@@ -48,9 +50,9 @@ func TestNodeGroups(t *testing.T) {
 
 	perf := func(what string) {
 		t.Helper()
-		from := nodeapi.NICRef{Node: "host1", NIC: "host1:gpu0", Client: apiOf(t, root, lab, "host1")}
-		to := nodeapi.NICRef{Node: "host3", NIC: "host3:gpu0", Client: apiOf(t, root, lab, "host3")}
-		rep, err := nodeapi.RunPerf(t.Context(), from, to, nodeapi.PerfSpec{Op: "write", Size: 65536, Iterations: 100, Seed: 5}, nil)
+		from := jobs.NICRef{Node: "host1", NIC: "host1:gpu0", Client: apiOf(t, root, lab, "host1")}
+		to := jobs.NICRef{Node: "host3", NIC: "host3:gpu0", Client: apiOf(t, root, lab, "host3")}
+		rep, err := jobs.RunPerf(t.Context(), from, to, jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 100, Seed: 5}, nil)
 		if err != nil {
 			t.Fatalf("perf %s: %v", what, err)
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox"
@@ -188,7 +190,7 @@ func TestDockerUserImages(t *testing.T) {
 	// BE: the endpoints in the sidecars still own the GPU NICs.
 	start = time.Now()
 	code, out, stderr = rocelabOut(t, append([]string{"perf", "write", "--from", "host1", "--to", "host3", "--iters", "200", "-o", "json"}, flags...)...)
-	var perf nodeapi.PerfReport
+	var perf jobs.PerfReport
 	if code != 0 || json.Unmarshal([]byte(out), &perf) != nil || !perf.Checked || perf.WrongBytes != 0 || perf.Client.Messages == 0 {
 		t.Errorf("perf: exit %d, %+v\n%s", code, perf, stderr)
 	}

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
@@ -275,7 +277,7 @@ func probeScale(ctx context.Context, opts CapacityOptions, k int, logf func(stri
 			if err != nil {
 				return p, err
 			}
-			rs, err := nodeapi.RunCollective(ctx, nodeapi.CollectiveSpec{
+			rs, err := jobs.RunCollective(ctx, jobs.CollectiveSpec{
 				Op: "alltoall", Ranks: nics, Sizes: []int64{opts.AllToAllSize}, Iters: 2, Warmup: 0, Check: true,
 			}, nil)
 			if err != nil {

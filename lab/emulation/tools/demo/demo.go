@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/emulation/jobs"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
@@ -180,7 +182,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 
 	// 1. All-reduce across every GPU NIC.
 	logf("all-reduce across %d GPU NICs …", len(nics))
-	res.AllReduce, err = nodeapi.RunCollective(ctx, nodeapi.CollectiveSpec{
+	res.AllReduce, err = jobs.RunCollective(ctx, jobs.CollectiveSpec{
 		Op: "allreduce", Ranks: nics, Sizes: opts.Sizes, Iters: 3, Warmup: 1, Check: true,
 	}, func(r collective.Result) { logf("  %d B: busbw %.1f GB/s", r.Size, r.BusBW) })
 	if err != nil {
@@ -236,9 +238,9 @@ func (cs nodeClients) Close() {
 
 // labNICs lists every BE NIC of the lab's endpoint nodes, in node order,
 // with a client of each of those nodes.
-func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, nodeClients, error) {
+func labNICs(lab *deploy.Lab) ([]jobs.NICRef, nodeClients, error) {
 	clients := nodeClients{}
-	var refs []nodeapi.NICRef
+	var refs []jobs.NICRef
 	for _, n := range lab.Nodes {
 		if n.Kind != topologies.KindHost || n.Socket == "" {
 			continue
@@ -248,7 +250,7 @@ func labNICs(lab *deploy.Lab) ([]nodeapi.NICRef, nodeClients, error) {
 		for _, itf := range n.Interfaces {
 			port, _, _ := strings.Cut(itf, "=")
 			if strings.HasPrefix(port, "gpu") {
-				refs = append(refs, nodeapi.NICRef{Node: n.Name, NIC: n.Name + ":" + port, Client: c})
+				refs = append(refs, jobs.NICRef{Node: n.Name, NIC: n.Name + ":" + port, Client: c})
 			}
 		}
 	}
@@ -264,9 +266,9 @@ func portOf(nic string) string { _, p, _ := strings.Cut(nic, ":"); return p }
 
 // runIncast sends from IncastSenders NICs on other hosts into the last
 // NIC at once and measures the switches before and after.
-func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients nodeClients, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
+func runIncast(ctx context.Context, opts Options, nics []jobs.NICRef, clients nodeClients, lab *deploy.Lab, logf func(string, ...any)) (Incast, error) {
 	recv := nics[len(nics)-1]
-	var senders []nodeapi.NICRef
+	var senders []jobs.NICRef
 	for _, n := range nics {
 		if n.Node != recv.Node && len(senders) < opts.IncastSenders {
 			senders = append(senders, n)
@@ -295,7 +297,7 @@ func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := nodeapi.RunPerf(ctx, s, recv, nodeapi.PerfSpec{Op: "write", Size: 64 << 10, Duration: opts.IncastDuration, QPs: 1}, nil)
+			rep, err := jobs.RunPerf(ctx, s, recv, jobs.PerfSpec{Op: "write", Size: 64 << 10, Duration: opts.IncastDuration, QPs: 1}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -335,7 +337,7 @@ func runIncast(ctx context.Context, opts Options, nics []nodeapi.NICRef, clients
 // Gb/s over windows of at least span of that switch's fabric time: the
 // receiver's link as it carried the incast, which the switch serializes at
 // its line rate (0 when the port could not be read).
-func watchPort(ctx context.Context, opts Options, lab *deploy.Lab, recv nodeapi.NICRef, span clock.Duration) float64 {
+func watchPort(ctx context.Context, opts Options, lab *deploy.Lab, recv jobs.NICRef, span clock.Duration) float64 {
 	p := opts.Topology.Node(recv.Node).Port(portOf(recv.NIC))
 	if p == nil || p.Peer == nil {
 		return 0
