@@ -10,5 +10,8 @@
 //   - core/telemetry: the one interface through which every model exposes its
 //     counters and gauges to stats, Prometheus, reports and expectations;
 //   - core/fct: completion-time distributions, as both drivers summarise and
-//     merge the FCTs of perf flows.
+//     merge the FCTs of perf flows;
+//   - core/seqtab: values under numbers handed out in sequence (QP numbers,
+//     memory keys' index, work request IDs);
+//   - core/slide: a queue consumed from its front that keeps to one array.
 package core

@@ -19,4 +19,10 @@
 // acknowledgement and retransmission, out-of-order placement, multipath
 // spraying with per-path congestion and loss state). docs/metaroce-spec.md
 // is the normative description of the wire format and state machines.
+//
+// Subfolders: cc (the congestion-control interface, with cc/dcqcn,
+// cc/credit and cc/none); collective (the NCCL-style collective engine)
+// and rdmacomm (its transport over queue pairs); perftest (the perftest
+// tools as a model over NICs); adapter (the compliance adapter's verbs on
+// one QP and its buffer).
 package endpoint

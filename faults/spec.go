@@ -14,8 +14,8 @@ import (
 // (`rocelab fault add TARGET KIND [params]`) or written in a scenario
 // file, with an optional match. ParseSpec reads the text syntax; String
 // writes it back; Spec is also an encoding.TextMarshaler/Unmarshaler so
-// YAML and JSON carry it as one string. See the package documentation for
-// the syntax of every kind.
+// YAML and JSON carry it as one string. docs/design.md, "Faults
+// (faults)", "Spec syntax", has the syntax of every kind.
 type Spec struct {
 	Params Params
 	Match  Match

@@ -12,4 +12,8 @@
 //
 // The format is documented in docs/topology.md; schema.json is a JSON
 // Schema generated from the spec types, for editors.
+//
+// Subfolders: graph draws topologies (SVG, DOT, Mermaid) and gives the
+// drawing's geometry to the web view; placement splits a lab over
+// machines (which machine runs each node, which links cross).
 package topologies

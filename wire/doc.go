@@ -15,7 +15,9 @@
 // Beside it, wire/capture reads captures back and gives gopacket the same
 // headers as layers; wire/pcap writes captures. Neither gopacket nor its
 // layer tables are linked by what imports only wire (every node process),
-// which keeps a node's start-up short.
+// which keeps a node's start-up short. wire/metaroce is MetaRoCE's wire
+// format, wire/pipe the simulator's in-order delay line, and wire/pause
+// the receive side of PFC and PAUSE.
 //
 // The package holds no policy: what to send and when is the models' job.
 package wire

@@ -1,7 +1,8 @@
 // Package cc defines the congestion-control interface of the MetaRoCE
 // endpoint and the registry of algorithms. Each algorithm lives in its own
-// sub-package (cc/dcqcn, cc/credit, …) and is a pure model: it reads time
-// and asks for callbacks only through the clock.Scheduler it is handed.
+// sub-package (cc/dcqcn, cc/credit, cc/none: line rate, no control) and is
+// a pure model: it reads time and asks for callbacks only through the
+// clock.Scheduler it is handed.
 //
 // A sender-side controller (Sender) governs one flow — a QP, or one path of a
 // multipath MetaRoCE QP — at the reaction point: it sets the pacing rate and,

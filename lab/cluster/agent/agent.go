@@ -7,6 +7,9 @@
 // machine cannot reach the nodes' Unix sockets. State lives in the run
 // directory like any lab's, so an agent that restarts finds its parts
 // again (Server.Repair brings back the nodes that died with it).
+//
+// Subfolders: agenttest is the harness of machines as namespaces (and of a
+// real Kubernetes control plane) for the tests of labs that span machines.
 package agent
 
 import (

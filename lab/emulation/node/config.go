@@ -76,10 +76,10 @@ func (c *Config) OriginTime() time.Time {
 }
 
 // lead is the node loop's emu.Options.Lead: with exact links the loop
-// runs ahead of the wall clock (emu package doc, "Running ahead"), since
-// the trailers tell the neighbours how early each frame was written;
-// without them a frame written early would shorten its link, so the loop
-// stays on the wall clock.
+// runs ahead of the wall clock (docs/design.md, "The dilated loop",
+// "Running ahead"), since the trailers tell the neighbours how early each
+// frame was written; without them a frame written early would shorten its
+// link, so the loop stays on the wall clock.
 func (c *Config) lead() clock.Duration {
 	if c.ExactLinks {
 		return 0 // the default: a quarter of the shortest link delay

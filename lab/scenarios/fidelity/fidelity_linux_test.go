@@ -31,9 +31,8 @@ import (
 // sends or takes ~375 — a few per cent of one core, so the loops stay on
 // time even on a loaded 2-core machine — and 1 ms of host scheduling
 // jitter is 0.125 µs of fabric time, an eighth of a link's delay. The
-// 3 ms of fabric time take 24 s of wall clock. At k = 4000 the PFC frame
-// count, whose cadence follows that jitter, ranged -8 % to +26 % of the
-// simulator's against a 30 % tolerance (see Compare).
+// 3 ms of fabric time take 24 s of wall clock. Why not k = 4000:
+// docs/performance.md, "Measurements from package docs", fidelity.
 const (
 	fidelityScale = 8000
 	incastFor     = 3 * clock.Millisecond
@@ -41,20 +40,13 @@ const (
 	txDepth       = 32
 	tolerance     = 0.15
 	// laptopTolerance holds the laptop scenario files (TestLaptopScenarios-
-	// RunDriversAgree) on goodput, XOFF time and busbw to issue 26's 5 %
-	// (measured at scale 20000: 0.0–1.7 %), and laptopFramesTolerance
-	// their PFC frame counts to its 10 %, emulated with exact links
-	// (frames carry their sender's lateness: emu, "Trailers"). Without
-	// them the incast's count ran 4–8 % under the simulator's in every run
-	// and the permutation's −2 to +16 %, and the bound was 20 %; with
-	// them, −1 to +7.3 % over both in runs idle and beside a busy core
-	// (docs/performance.md), but once +11.9 % (the permutation, in a CI
-	// run of the whole suite, 1 run in 12: one port sent 13 more XONs than
-	// XOFFs, which the simulator never does), and the bound was 15 %.
-	// With the loops running ahead on exact links (emu "Running ahead")
-	// and endpoints free of page faults per frame: −1.0 to +3.4 % in six
-	// runs (2026-12-05), so the bound is issue 26's 10 %. The 4:1 incast
-	// above runs without exact links.
+	// RunDriversAgree) on goodput, XOFF time and busbw to issue 26's 5 %,
+	// and laptopFramesTolerance their PFC frame counts to its 10 %,
+	// emulated with exact links (frames carry their sender's lateness:
+	// docs/design.md, "The dilated loop", "Trailers"). The runs behind
+	// both bounds, and the earlier 20 % and 15 %, are in
+	// docs/performance.md, "Measurements from package docs", fidelity.
+	// The 4:1 incast above runs without exact links.
 	laptopTolerance       = 0.05
 	laptopFramesTolerance = 0.10
 )
@@ -176,7 +168,7 @@ func runEmulation(t *testing.T, topo *topologies.Topology, senders []string, rec
 	}
 	// Drops are reported, not failed on: a loop that stalls for tens of
 	// ms (a loaded machine) overruns the 100G headroom in fabric time (see
-	// lab/emulation/datapath/emu, "Late turns"); go-back-N then costs throughput, which the
+	// docs/design.md, "The dilated loop", "Late turns"); go-back-N then costs throughput, which the
 	// comparison does catch.
 	lines := lagLines(gather(all))
 	lines = append(lines, fmt.Sprintf("emulation: the switch dropped %v packets", delta("switch_drop_packets_total")))

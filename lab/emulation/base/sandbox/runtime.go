@@ -1,7 +1,8 @@
-// Package runtime defines how the lab gives each node its own network stack
-// and runs the node's process there. Two runtimes implement it: netns (a
-// named network namespace per node; needs only root) and docker (a container
-// per node, started with no network and only NET_ADMIN and NET_RAW).
+// Package sandbox defines how the lab gives each node its own network
+// stack and runs the node's process there: the Runtime interface. Two
+// runtimes implement it, each in a subfolder: netns (a named network
+// namespace per node; needs only root) and docker (a container per node,
+// started with no network and only NET_ADMIN and NET_RAW).
 //
 // The deploy code creates every node with Create, moves the node's veth ends
 // into NetNSPath, and the node process — started by Create — waits for its

@@ -13,22 +13,16 @@ import (
 
 // DefaultCapacityPPSPerCPU is the forwarding capacity AutoScale assumes
 // per CPU, in frames per second through one hop (read, model, write): the
-// lab's lossless capacity, derated. `rocelab demo --capacity` measures it
-// (docs/performance.md): the smallest k at which the laptop demo's 4:1
-// incast and an all-to-all across its 8 GPU NICs lose nothing on the
-// lossless class, turned into frames per second per CPU. On the 2-CPU
-// development VM, shared with other builds, that k was 500–841 (224,000–
-// 377,000 frames/s per CPU); 100,000 keeps a margin of 2.2–3.8× and puts
-// the laptop demo at k = 1888. (The earlier 20,000 dated from before the
-// emulated switches sized their PFC headroom for loop stalls, LagBudget.)
+// lab's lossless capacity as `rocelab demo --capacity` measures it,
+// derated by a margin. The figures it rests on are in docs/performance.md,
+// "Measurements from package docs", deploy.
 const DefaultCapacityPPSPerCPU = 100_000
 
 // MinAutoScale is the smallest k `scale: auto` picks, however small the
 // fabric: the node loops' lateness is milliseconds of wall clock on a busy
-// host (docs/performance.md: p99 12–31 ms), and below k = 1000 that
-// becomes tens of microseconds of fabric time — enough to cost a 2 ms
-// incast a tenth of its goodput (example 01 measured 79–83 Gb/s of 100 at
-// k = 295, and holds its ≥ 90 at k ≥ 1000).
+// host, and below k = 1000 that becomes tens of microseconds of fabric
+// time, enough to cost a short incast a share of its goodput
+// (docs/performance.md, "Measurements from package docs", deploy).
 const MinAutoScale = 1000
 
 // DefaultGroupCapacityPPS is the capacity AutoScale assumes for a lab
@@ -36,11 +30,9 @@ const MinAutoScale = 1000
 // memory: emu.Options.InLoopLinks), for the whole lab rather than per
 // CPU, since one group is one loop on one CPU. Such a lab loses nothing
 // to its loop's lateness (every link is exact), so what bounds its k is
-// whether the loop keeps up with the wall clock: `rocelab demo --capacity`
-// (one group, demo.Probe.OnTime) measured the smallest on-time k for the
-// laptop at 60 on the 2-CPU development VM (6.3 M frames/s at full load;
-// k = 50 fell behind; docs/performance.md); 1.9 M keeps a margin of 3.3
-// and puts the laptop at k = 199.
+// whether the loop keeps up with the wall clock, which `rocelab demo
+// --capacity` (one group, demo.Probe.OnTime) measures; derated by a margin
+// (docs/performance.md, "Measurements from package docs", deploy).
 const DefaultGroupCapacityPPS = 1_900_000
 
 // MinGroupAutoScale is the smallest k `scale: auto` picks for a lab in

@@ -3,22 +3,10 @@
 //
 // A Conn is bound to one interface of one network namespace. The socket is
 // opened inside the namespace (package netns) and keeps working from any
-// goroutine afterwards. It is set up for a switch or NIC port:
-//   - PACKET_IGNORE_OUTGOING: the node does not read back its own
-//     transmissions;
-//   - promiscuous mode: the port takes every frame, whatever its MAC;
-//   - PACKET_AUXDATA: the kernel always strips an 802.1Q tag on receive
-//     and hands it beside the frame; ReadBatch puts it back in place, so
-//     a frame is read as it was sent (PCP bits included);
-//   - SO_TIMESTAMPNS: the kernel stamps every frame with the time it
-//     arrived (CLOCK_REALTIME, nanoseconds); ReadBatchStamped returns the
-//     stamps, so a reader that comes late still knows when each frame came
-//     in. On a veth the stamp is taken when the peer's transmit hands the
-//     frame to this side's backlog (netdev_tstamp_prequeue), per frame and
-//     in order. The kernel turns arrival stamping on with deferred work a
-//     moment after the first socket of the system asks; frames received
-//     before that are stamped when they are read;
-//   - large socket buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE as root).
+// goroutine afterwards. It is set up for a switch or NIC port: it does not
+// read back its own transmissions, takes every frame whatever its MAC,
+// gives a VLAN-tagged frame back as it was sent, and stamps every frame
+// with the time the kernel received it (ReadBatchStamped).
 //
 // I/O is batched with recvmmsg(2) and sendmmsg(2): ReadBatch never blocks
 // and returns what is pending, WriteBatch sends a whole batch (waiting for
@@ -31,5 +19,6 @@
 // veth shows up here as 64 KB super-frames.
 //
 // The OS code is in the _linux files; elsewhere every function returns an
-// error.
+// error. docs/design.md, "AF_PACKET ports (lab/emulation/datapath/afpacket)",
+// lists the socket options and when the kernel's stamps are taken.
 package afpacket

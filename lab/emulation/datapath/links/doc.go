@@ -14,4 +14,6 @@
 // them off on both ends (ethtool ioctls, SIOCETHTOOL with
 // ETHTOOL_SFEATURES, from a socket opened in the end's namespace), and
 // Features reads them back (ETHTOOL_GFEATURES).
+//
+// Subfolders: linkstest makes the veth pairs of tests.
 package links

@@ -14,4 +14,7 @@
 // program exited or was killed).
 //
 // The wire format is libibverbs/proto.h; proto.go mirrors it.
+//
+// Subfolders: libibverbs is the C library; hostfs gives a program the
+// device nodes and sysfs files RDMA software looks for around it.
 package verbs

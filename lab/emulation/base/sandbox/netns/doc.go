@@ -2,33 +2,20 @@
 //
 // A namespace is created the way iproute2 does it (a bind mount of the
 // namespace file under /run/netns/NAME, via vishvananda/netns), so
-// `ip netns exec NAME …`, tcpdump and friends see it. As iproute2 does,
-// /run/netns is first made a shared mount point of its own, so that a
-// neighbour's later `ip netns add` does not bind it over the lab's
-// namespaces (which then could be neither unmounted nor removed).
+// `ip netns exec NAME …`, tcpdump and friends see it; /run/netns is first
+// made a shared mount point of its own, as iproute2 does.
 //
-// # Threads and namespaces
-//
-// A network namespace belongs to an OS thread, not to a Go program.
 // Everything here that enters a namespace does it on a fresh goroutine
-// that calls runtime.LockOSThread and setns(2). If the thread can be put
-// back into its original namespace it is unlocked and returned to the
-// scheduler; if not, the goroutine exits still locked, and the Go runtime
-// then terminates the thread instead of reusing it. No other goroutine can
-// ever run on a thread that is in the wrong namespace.
+// locked to its OS thread, and no goroutine ever runs on a thread left in
+// the wrong namespace. Sockets and netlink handles opened inside Do keep
+// their namespace from any goroutine; Handle returns a netlink handle
+// bound to a namespace without entering it. Start forks a process from a
+// thread inside the namespace, in its own process group, and returns its
+// PID with its start time (package proc).
 //
-// Sockets and netlink handles remember the namespace they were opened in:
-// a socket opened inside Do keeps working from any goroutine afterwards,
-// and Handle returns a netlink handle bound to a namespace without
-// entering it.
+// Subfolders: netnstest makes the named namespaces of tests, under names
+// unique to the run, deleted when the test ends.
 //
-// # Processes
-//
-// Start forks a process from a thread that is inside the namespace: a
-// child inherits the network namespace of the thread that forks it, so
-// the node process (a re-exec of the rocelab binary, or any command) runs
-// in the namespace from its first instruction, without nsenter. The child
-// gets its own process group (Setpgid) so that cleanup can signal the
-// whole group, and Start returns its PID with its start time (package
-// proc), which the lab records so that cleanup never kills a recycled PID.
+// docs/design.md, "Network namespaces (lab/emulation/base/sandbox/netns)",
+// says why threads are locked and how processes start inside a namespace.
 package netns

@@ -1,0 +1,17 @@
+// Package cluster groups the multi-machine wing: labs that span machines
+// are the same labs, each machine's part deployed by an agent with the
+// one-machine emulation, links between machines carried by VXLAN
+// (docs/multi-machine.md). It sits above lab/emulation, which never
+// imports it; in the tree only cmd/ imports it.
+//
+//   - agentapi: the agent's HTTP/JSON API and its client, which the
+//     deploying machine uses to hand each agent its part;
+//   - agent: the per-machine process (rocelab agent); agent/agenttest is
+//     the harness of machines as namespaces and of a real Kubernetes
+//     control plane;
+//   - kube: the Lab custom resource, agents' Leases and the CLI's client;
+//     kube/controller, the controller-runtime controller, linked only by
+//     rocelab-controller.
+//
+// Which machine runs each node is topologies/placement's.
+package cluster
