@@ -1,7 +1,7 @@
 // Package nodeapi is the node's HTTP/JSON API over its Unix socket: the
-// messages, the Client, and the cross-node orchestration of perf and
-// collective jobs (RunPerf, RunCollective) that the CLI and scenario runs
-// use. The server side is package node; this package does not import it.
+// messages and the Client, nothing else (running perf and collectives
+// across nodes is package jobs'). The server side is package node; this
+// package does not import it.
 //
 // Every node serves /health, /info, /telemetry, /capture, /faults and
 // /shutdown; endpoint nodes add /nics, the QP routes (/qp, /qps/delete, a
