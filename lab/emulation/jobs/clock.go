@@ -43,6 +43,14 @@ func (c *FabricClock) AfterFunc(d clock.Duration, f func()) clock.Timer {
 	})}
 }
 
+// Do runs f now as a callback would (never beside one): start a
+// faults.Schedule on c in it.
+func (c *FabricClock) Do(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
 // Close runs last (may be nil) as a callback would — after the callback
 // running now, before any other — and from then on no callback runs:
 // stop a faults.Run in it.

@@ -195,8 +195,10 @@ func (e *emuRun) startFaults(ctx context.Context) {
 	if len(sched.Events) == 0 {
 		return
 	}
-	run := sched.Start(ctx, e.fclock, loggedPlacer{e.placer, e}, func(err error) { e.problem("%v", err) })
-	e.stopFaults = func() { run.Stop(false) }
+	e.fclock.Do(func() {
+		run := sched.Start(ctx, e.fclock, loggedPlacer{e.placer, e}, func(err error) { e.problem("%v", err) })
+		e.stopFaults = func() { run.Stop(false) }
+	})
 }
 
 // loggedPlacer logs every fault the run places.
