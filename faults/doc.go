@@ -105,7 +105,7 @@
 // same instant.
 //
 // Rate. A link that trained below its port rate (400G up at 100G): a
-// serializer at R in wire bytes (wire.WireBytes); frame i leaves at
+// serializer at R in wire bytes (wire.OnWireBytes); frame i leaves at
 // max(a_i, c_{i−1} + S_i), so an idle link adds nothing and the long-run
 // throughput is exactly R. Waiting frames are bounded by the queue
 // (bytes); overflow is dropped and counted — netem's "rate" without its

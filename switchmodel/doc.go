@@ -99,7 +99,7 @@
 // Each egress port sends one frame at a time at its line rate: strict
 // classes first (highest number first), then deficit weighted round robin
 // among the others, deficits counted in wire bytes. A frame of Len bytes
-// occupies wire.WireBytes(Len) = max(Len+4 FCS, 64) + 8 preamble/SFD + 12 IFG
+// occupies wire.OnWireBytes(Len) = max(Len+4 FCS, 64) + 8 preamble/SFD + 12 IFG
 // bytes on the wire — wire.Packet.Len excludes the FCS, so the FCS, the
 // minimum-frame padding, preamble and inter-frame gap are all added here,
 // where serialization happens. The frame is handed to the attached sink

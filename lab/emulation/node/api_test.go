@@ -163,7 +163,7 @@ func checkPcap(t *testing.T, path string, frameLen int) {
 	if len(stamps) != 2 {
 		t.Fatalf("capture holds %d frames, want 2", len(stamps))
 	}
-	ser := (100 * clock.Gbps).Serialize(wire.WireBytes(frameLen))
+	ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(frameLen))
 	if gap := stamps[1].Sub(stamps[0]); gap < time.Duration(ser/clock.Nanosecond)-time.Nanosecond || gap > time.Duration(ser/clock.Nanosecond)+time.Nanosecond {
 		t.Errorf("captured frames %v apart, want the serialization time %v", gap, ser)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // wireOverhead is what a frame costs on the wire beyond its bytes: FCS,
-// preamble and SFD, inter-frame gap (as wire.WireBytes counts).
+// preamble and SFD, inter-frame gap (as wire.OnWireBytes counts).
 const wireOverhead = 4 + 8 + 12
 
 // AutoScale returns the dilation factor k >= 1 that fits a fabric into a
