@@ -18,8 +18,8 @@
 //
 // Every case cites the requirement IDs it checks; Validate refuses a
 // registry in which a case cites an ID the specification lacks or a MUST
-// has no case. Run filters cases by profile (rocev2: what any RoCEv2 RC
-// endpoint must do; metaroce: that plus MetaRoCE) and by --case/--skip
-// patterns, and returns a Report that prints as a table, JSON or JUnit, with
+// has no case. Run filters cases by the IUT's mode (endpoint.Mode;
+// rocev2: what any RoCEv2 RC endpoint must do; metaroce: that plus
+// MetaRoCE) and by --case/--skip patterns, and returns a Report that prints as a table, JSON or JUnit, with
 // a pcap of the exchange for every failed case.
 package compliance

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
@@ -57,12 +58,12 @@ func logReport(t *testing.T, rep *compliance.Report) {
 	}
 }
 
-// TestReferencePasses runs the whole metaroce profile against a real
+// TestReferencePasses runs the whole metaroce mode against a real
 // endpoint node process over a veth pair: every MUST case must pass.
 func TestReferencePasses(t *testing.T) {
 	u := start(t, emu.Options{Seed: 1})
 	begin := time.Now()
-	rep, err := compliance.Run(t.Context(), compliance.Options{Profile: compliance.ProfileMetaRoCE, PcapDir: t.TempDir(), IUT: u.Describe()}, u.NewEnv())
+	rep, err := compliance.Run(t.Context(), compliance.Options{Mode: endpoint.ModeMetaRoCE, PcapDir: t.TempDir(), IUT: u.Describe()}, u.NewEnv())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/emu"
@@ -103,7 +104,7 @@ func TestLabNIC(t *testing.T) {
 	if u.Scale() != lab.Scale || !strings.Contains(u.Describe(), "host1:gpu1") || !strings.Contains(u.Describe(), "rtsw1") {
 		t.Errorf("IUT %q at k=%d, want host1:gpu1 of the lab at k=%d, tester on rtsw1", u.Describe(), u.Scale(), lab.Scale)
 	}
-	rep, err := compliance.Run(t.Context(), compliance.Options{Profile: compliance.ProfileMetaRoCE, Include: labCases, IUT: u.Describe()}, u.NewEnv())
+	rep, err := compliance.Run(t.Context(), compliance.Options{Mode: endpoint.ModeMetaRoCE, Include: labCases, IUT: u.Describe()}, u.NewEnv())
 	if cerr := u.Close(); cerr != nil {
 		t.Error(cerr)
 	}
