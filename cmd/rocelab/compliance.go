@@ -11,8 +11,8 @@ import (
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
 	"github.com/rocelab/rocelab/lab/compliance/inproc"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 )
 
 func newComplianceCmd(opts *options) *cobra.Command {
@@ -99,7 +99,7 @@ requirement the specification does not have).`,
 				if nodeName == "" || colon && nic == "" {
 					return badInput(fmt.Errorf("--node %q: want NODE or NODE:NIC (host1, host1:gpu1)", nodeNIC))
 				}
-				u, err := emu.Attach(cmd.Context(), emu.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
+				u, err := live.Attach(cmd.Context(), live.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
 				if err != nil {
 					return err
 				}
@@ -119,7 +119,7 @@ requirement the specification does not have).`,
 				if err != nil {
 					return err
 				}
-				u, err := emu.Start(cmd.Context(), emu.Options{Binary: exe, Scale: scale, Jitter: jitter, Seed: 1, Mutant: mutant})
+				u, err := live.Start(cmd.Context(), live.Options{Binary: exe, Scale: scale, Jitter: jitter, Seed: 1, Mutant: mutant})
 				if err != nil {
 					return err
 				}
@@ -152,8 +152,8 @@ requirement the specification does not have).`,
 	f.StringVar(&nodeNIC, "node", "", "--iut lab: the endpoint node, NODE or NODE:NIC (host1:gpu1)")
 	f.StringVar(&labName, "name", "", "--iut lab: the lab (default: the only lab with that node)")
 	addRootFlag(cmd, &root)
-	f.IntVar(&scale, "scale", emu.DefaultScale, "--iut node: the node's time dilation k")
-	f.DurationVar(&jitter, "jitter", emu.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
+	f.IntVar(&scale, "scale", live.DefaultScale, "--iut node: the node's time dilation k")
+	f.DurationVar(&jitter, "jitter", live.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
 	limit(f, "scale", 1, maxScale)
 	limit(f, "jitter", 0, unbounded)
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
@@ -173,7 +173,7 @@ func caseProgress(opts *options, total int) func(compliance.Result) {
 
 // closeIUT tears down an emulated IUT, saying on stderr what it could not
 // undo (the run's verdict stands).
-func closeIUT(u *emu.IUT) {
+func closeIUT(u *live.IUT) {
 	if err := u.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "rocelab:", err)
 	}

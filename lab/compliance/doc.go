@@ -13,7 +13,7 @@
 //
 // Two Envs run the same cases: lab/compliance/inproc puts the reference
 // endpoint on core/sim's virtual clock (fast, deterministic, in make test,
-// and the home of the mutation test), lab/compliance/emu reaches an
+// and the home of the mutation test), lab/compliance/live reaches an
 // endpoint node over a veth pair and AF_PACKET on the dilated wall clock.
 //
 // Every case cites the requirement IDs it checks; Validate refuses a

@@ -62,7 +62,7 @@ type Config struct {
 	NICs []NICConfig `json:"nics,omitempty"`
 	// Mutant (tests only) names an endpoint.Mutant, a deliberate defect
 	// of every NIC of an endpoint node, so that the compliance suite can
-	// show it catches it through the node (lab/compliance/emu). A lab
+	// show it catches it through the node (lab/compliance/live). A lab
 	// never sets it.
 	Mutant string `json:"mutant,omitempty"`
 }

@@ -1,5 +1,5 @@
-// Package emu runs the compliance suite against rocelab's endpoint node in
-// emulation: the IUT is a real `rocelab node` process (the endpoint node a
+// Package live runs the compliance suite against a live rocelab endpoint
+// node in emulation: the IUT is a real `rocelab node` process (the endpoint node a
 // lab runs on every host) in a network namespace of its own, with one port
 // on a veth pair whose other end is the tester's, in a second namespace.
 // The tester reads and writes raw frames on its end with an AF_PACKET
@@ -29,4 +29,4 @@
 // limiter's 50 µs interval, so no case inherits another's limiter).
 // IUT.Close stops the node and removes everything Start created, also
 // after a failure; Start itself rolls back what it made when a step fails.
-package emu
+package live

@@ -1,4 +1,4 @@
-package emu_test
+package live_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
@@ -50,9 +50,9 @@ func TestLabNIC(t *testing.T) {
 		}
 	})
 
-	for _, bad := range []emu.LabOptions{{Node: "rtsw1"}, {Node: "host1", NIC: "gpu7"}, {Node: "nosuch"}} {
+	for _, bad := range []live.LabOptions{{Node: "rtsw1"}, {Node: "host1", NIC: "gpu7"}, {Node: "nosuch"}} {
 		bad.Root, bad.Lab = root, name
-		if u, err := emu.Attach(t.Context(), bad); err == nil {
+		if u, err := live.Attach(t.Context(), bad); err == nil {
 			u.Close()
 			t.Errorf("Attach(%+v) succeeded", bad)
 		} else {
@@ -85,7 +85,7 @@ func TestLabNIC(t *testing.T) {
 		busy <- err
 	}()
 	time.Sleep(time.Second) // the perf is under way
-	if u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"}); err == nil {
+	if u, err := live.Attach(t.Context(), live.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"}); err == nil {
 		u.Close()
 		t.Error("Attach to a NIC in the middle of a perf succeeded")
 	} else if !strings.Contains(err.Error(), "busy") {
@@ -97,7 +97,7 @@ func TestLabNIC(t *testing.T) {
 		t.Errorf("the perf beside the refused Attach: %v", err)
 	}
 
-	u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"})
+	u, err := live.Attach(t.Context(), live.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"})
 	if err != nil {
 		t.Fatal(err)
 	}
