@@ -319,6 +319,7 @@ func TestTelemetry(t *testing.T) {
 			{"emu_rx_malformed_total", p0, 1},
 			{"emu_tx_frames_total", p1, 3},
 			{"emu_tx_frames_total", p0, 0},
+			{"emu_scale_factor", nil, scale},
 			{"emu_dilation_factor", nil, scale},
 		} {
 			if got := telemetry.Sum(s, c.name, c.match...); got != c.want {
