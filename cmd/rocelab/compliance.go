@@ -152,7 +152,7 @@ requirement the specification does not have).`,
 	f.StringVar(&nodeNIC, "node", "", "--iut lab: the endpoint node, NODE or NODE:NIC (host1:gpu1)")
 	f.StringVar(&labName, "name", "", "--iut lab: the lab (default: the only lab with that node)")
 	addRootFlag(cmd, &root)
-	f.IntVar(&scale, "scale", live.DefaultScale, "--iut node: the node's time dilation k")
+	f.IntVar(&scale, "scale", live.DefaultScale, "--iut node: the node's scale factor k")
 	f.DurationVar(&jitter, "jitter", live.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
 	limit(f, "scale", 1, maxScale)
 	limit(f, "jitter", 0, unbounded)

@@ -48,7 +48,7 @@ var (
 type Options struct {
 	// Binary is the rocelab executable that runs the node (required).
 	Binary string
-	// Scale is the dilation k (0: DefaultScale).
+	// Scale is the node's scale k (0: DefaultScale).
 	Scale int
 	// Jitter is the wall-clock scheduling jitter the timing checks allow
 	// for (0: DefaultJitter); Env.Jitter is Jitter/Scale.
@@ -251,7 +251,7 @@ func (u *IUT) Close() error {
 	return nil
 }
 
-// Scale is the node's dilation k.
+// Scale is the node's scale k.
 func (u *IUT) Scale() int { return u.o.Scale }
 
 // Jitter is the timing tolerance in fabric time: Options.Jitter / k.

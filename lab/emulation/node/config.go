@@ -29,7 +29,7 @@ import (
 type Config struct {
 	Kind nodeapi.Kind `json:"kind"`
 	Name string       `json:"name"`
-	// Scale is the time dilation factor k >= 1 (resolved: the lab turns
+	// Scale is the scale factor k >= 1 (resolved: the lab turns
 	// `scale: auto` into a number with emu.AutoScale).
 	Scale int `json:"scale"`
 	// Seed seeds the node's random streams; equal seeds give the

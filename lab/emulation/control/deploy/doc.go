@@ -77,7 +77,7 @@
 // by its first FE address. Inspect reports a stopped user container or
 // sidecar as the node's health; Exec runs in the user's container.
 //
-// # Time dilation
+// # Scale
 //
 // Every rate is divided by the scale factor k and every duration multiplied
 // by it (docs/design.md). With Options.Scale 0 the lab picks k automatically

@@ -56,7 +56,7 @@
 // ReplayNone the late bytes are counted after the lag, in the shared
 // buffer, so that XOFF and its cause are late together. And a model that
 // processes a pause or resume in the past catches up at once: what it
-// "sent" since then leaves in one burst. Dilation (a larger Scale) and a
+// "sent" since then leaves in one burst. A larger scale k and a
 // loop that is on time are what keep the lab lossless.
 //
 // The residual error either way: frames a late node transmitted "in the
