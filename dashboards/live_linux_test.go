@@ -214,7 +214,7 @@ func checkPromtool(t *testing.T, promtool, url string) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	for _, want := range []string{"rocelab_switch_pg_xoff_seconds_total", "rocelab_nic_cnp_rx_total", "rocelab_switch_queue_depth_bytes", "rocelab_emu_dilation_factor"} {
+	for _, want := range []string{"rocelab_switch_pg_xoff_seconds_total", "rocelab_nic_cnp_rx_total", "rocelab_switch_queue_depth_bytes", "rocelab_emu_scale_factor", "rocelab_emu_dilation_factor"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -155,7 +155,7 @@ func constantQueueReport(t *testing.T, points, finer int) string {
 			t.Fatal(err)
 		}
 	}
-	write(report.LayoutFile, report.ReportLayout{Scenario: "constant", Layout: graph.Layout{Ports: map[string][]string{"sw1": {"p1", "p2"}}}})
+	write(report.LayoutFile, report.Layout{Scenario: "constant", Layout: graph.Layout{Ports: map[string][]string{"sw1": {"p1", "p2"}}}})
 	write("metrics.json", map[string]any{"scenario": "constant", "series": all})
 	return dir
 }

@@ -145,7 +145,7 @@ func (s *responder) pullAtomicAck(j *readJob, pa *path, now clock.Time) *wire.Pa
 	p.Syndrome, p.MSN = wire.SyndromeACK(0x1F), s.msn&psnMask
 	p.SetAtomicAck(j.orig)
 	p = n.finish(p, n.opts.Raw, nil, nil, 0)
-	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(wire.WireBytes(p.Len)))
+	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(wire.OnWireBytes(p.Len)))
 	s.reads[0] = readJob{}
 	s.reads = s.reads[1:]
 	if len(s.reads) == 0 && s.ackAfterReads {

@@ -45,5 +45,5 @@ func TestDeterminism(t *testing.T) {
 	if diff := cmp.Diff(a, run(2)); diff == "" {
 		t.Error("different seeds gave identical counters")
 	}
-	var _ = wire.WireBytes
+	var _ = wire.OnWireBytes
 }

@@ -4,7 +4,7 @@
 //
 // The NIC (NewNIC) is a wire.Sink on its ingress and transmits into the
 // sink given to Attach. It serializes one frame at a time at line rate
-// (wire.WireBytes per frame), sends control frames (ACK, SACK, CNP,
+// (wire.OnWireBytes per frame), sends control frames (ACK, SACK, CNP,
 // credit, hello) ahead of data by priority, schedules QPs round-robin,
 // paces each flow (a QP, or a path of a multipath QP) to its cc.Sender,
 // obeys PFC per priority, and is the ECN notification point.

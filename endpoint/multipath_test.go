@@ -176,7 +176,7 @@ func permutationRatesOpts(t *testing.T, seed uint64, cfg endpoint.QPConfig, spra
 func TestMultipathPermutation(t *testing.T) {
 	const warm, dur = 2 * clock.Millisecond, 6 * clock.Millisecond
 	// target: within 10% of the payload the 100G line carries in 4 KiB frames.
-	target := 0.9 * 100 * 4096 / float64(wire.WireBytes(4096+24+12+8+20+14+4))
+	target := 0.9 * 100 * 4096 / float64(wire.OnWireBytes(4096+24+12+8+20+14+4))
 	single := permutationRates(t, 7, endpoint.QPConfig{Mode: endpoint.ModeRoCEv2, CC: "dcqcn", Paths: 1}, warm, dur)
 	multi := permutationRates(t, 7, endpoint.QPConfig{Mode: endpoint.ModeMetaRoCE, CC: "dcqcn", Paths: 32}, warm, dur)
 	t.Logf("single-path ECMP: worst %.1f Gb/s, median %.1f Gb/s, flows %.1f", minOf(single), median(single), single)

@@ -337,7 +337,7 @@ func (n *NIC) transmit(p *wire.Packet) {
 	n.txPkt = p
 	n.ctr.txPkts++
 	n.ctr.txBytes += int64(p.Len)
-	if d := n.opts.LineRate.Serialize(wire.WireBytes(p.Len)); n.fast != nil {
+	if d := n.opts.LineRate.Serialize(wire.OnWireBytes(p.Len)); n.fast != nil {
 		n.fast.ScheduleAfter(d, (*nicTx)(n), nil)
 	} else {
 		n.sched.AfterFunc(d, n.txDoneFn)

@@ -160,7 +160,7 @@ func (r *requester) pickPath(now clock.Time) (int, clock.Time) {
 // weighted-scheduling tag (from vnow, the start tag of this frame) and the
 // controller.
 func (pa *path) onSend(now, vnow clock.Time, n int) {
-	d := pa.cc.Rate().Serialize(wire.WireBytes(n))
+	d := pa.cc.Rate().Serialize(wire.OnWireBytes(n))
 	pa.next = max(pa.next, now).Add(d)
 	pa.vfin = max(pa.vfin, vnow).Add(d)
 	pa.cc.OnSend(n)

@@ -433,7 +433,7 @@ func (s *responder) pullRead(now clock.Time) (*wire.Packet, clock.Time) {
 		p.Syndrome, p.MSN = wire.SyndromeACK(0x1F), s.msn&psnMask
 		p = n.finish(p, n.opts.Raw, nil, data, size)
 	}
-	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(wire.WireBytes(p.Len)))
+	pa.next = max(pa.next, now).Add(pa.cc.Rate().Serialize(wire.OnWireBytes(p.Len)))
 	if !qp.creditDriven() {
 		pa.cc.OnSend(p.Len)
 	}

@@ -13,7 +13,7 @@ const DefaultRateQueue = 1 << 20
 // RateLimit models a link that trained at a lower rate than its ports (a
 // 400G link up at 100G): a serializer at Rate in the wrapper. Frame i
 // leaves at c_i = max(a_i, c_{i−1} + S_i), where a_i is its arrival and
-// S_i the time its wire.WireBytes take at Rate, so the long-run
+// S_i the time its wire.OnWireBytes take at Rate, so the long-run
 // throughput is exactly Rate in wire bytes and an idle link adds no
 // delay (the sender already serialized the frame at its own rate). Frames
 // waiting for the serializer are bounded by Queue bytes (frame bytes,
@@ -65,7 +65,7 @@ func (s *Shaper) Receive(p *wire.Packet) {
 		return
 	}
 	now := s.sched.Now()
-	at := max(now, s.last.Add(s.m.Rate.Serialize(wire.WireBytes(p.Len))))
+	at := max(now, s.last.Add(s.m.Rate.Serialize(wire.OnWireBytes(p.Len))))
 	if at == now && s.fifo.len() == 0 {
 		s.last = at
 		s.next.Receive(p)

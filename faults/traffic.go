@@ -23,7 +23,7 @@ const (
 
 // Traffic is background congestion: a paced source of RoCE-like UDP
 // descriptors (Kind KindRoCE, RC SEND-only, DestQP QP, ECT(0)) of Size
-// frame bytes from Src to Dst, at Rate (in wire.WireBytes; 0: the
+// frame bytes from Src to Dst, at Rate (in wire.OnWireBytes; 0: the
 // link's rate), with an on/off pattern:
 //
 //   - an elephant sends continuously (Off 0), or On then Off repeatedly;
@@ -196,7 +196,7 @@ func (t *TrafficSource) run() {
 	if t.m.Incast {
 		t.sentPeriod += int64(p.Len)
 	}
-	t.next = now.Add(t.m.Rate.Serialize(wire.WireBytes(p.Len)))
+	t.next = now.Add(t.m.Rate.Serialize(wire.OnWireBytes(p.Len)))
 	t.out.Receive(p)
 	if !t.closed && t.next < t.until {
 		t.wake(t.next)

@@ -37,7 +37,7 @@ func runTraffic(t *testing.T, spec string, until clock.Duration, during func(e *
 // carry valid bytes (ICRC checked).
 func TestElephant(t *testing.T) {
 	rec, g := runTraffic(t, "elephant dst 10.0.0.2 rate 40G on 100us off 100us for 1ms size 1024", 2*clock.Millisecond, nil)
-	wireBits := float64(len(rec.got) * wire.WireBytes(rec.pkts[0].Len) * 8)
+	wireBits := float64(len(rec.got) * wire.OnWireBytes(rec.pkts[0].Len) * 8)
 	want := 40e9 * 500e-6
 	if math.Abs(wireBits-want)/want > 0.01 {
 		t.Errorf("sent %.0f wire bits, want %.0f ± 1%%", wireBits, want)
@@ -65,7 +65,7 @@ func TestIncast(t *testing.T) {
 		t.Errorf("%d frames, want 630", len(rec.got))
 	}
 	// With bytes, Len is 1022: the payload is cut to the 4-byte alignment.
-	gap := (100 * clock.Gbps).Serialize(wire.WireBytes(rec.pkts[0].Len))
+	gap := (100 * clock.Gbps).Serialize(wire.OnWireBytes(rec.pkts[0].Len))
 	if rec.got[1].at.Sub(rec.got[0].at) != gap || rec.got[63].at != clock.Time(100*clock.Microsecond) {
 		t.Errorf("gap %s (want %s), burst 2 at %s", rec.got[1].at.Sub(rec.got[0].at), gap, rec.got[63].at)
 	}

@@ -60,7 +60,7 @@ func (pt *Port) kick() {
 	}
 	pt.busy = true
 	pt.txBytes += int64(size)
-	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.WireBytes(size)))
+	pt.busyUntil = s.sched.Now().Add(pt.rate.Serialize(wire.OnWireBytes(size)))
 	if pt.launch != nil && pt.launch.Launch(p, pt.busyUntil) {
 		// The link took the frame now and delivers it when its last
 		// bit has left plus the propagation delay; the end of this
@@ -160,7 +160,7 @@ func (pt *Port) pick() int {
 				q.visited = true
 				pt.dwrrDirty |= bit
 			}
-			if size := int32(wire.WireBytes(int(q.front().size))); size <= q.deficit { // size is p.Len, kept in the entry
+			if size := int32(wire.OnWireBytes(int(q.front().size))); size <= q.deficit { // size is p.Len, kept in the entry
 				q.deficit -= size
 				return int(tc)
 			}

@@ -134,21 +134,23 @@ func (p PFC) HeadroomFor(rate clock.Rate, delay clock.Duration, mtu int) int64 {
 	return 3*rate.BytesIn(delay) + 2*int64(mtu+EthernetOverhead)
 }
 
-// WatchdogAction is what the PFC watchdog does with a stormed queue.
-type WatchdogAction string
+// WatchdogActionName names what the PFC watchdog does with a stormed queue,
+// as a topology file spells it. The action itself is the switch model's
+// (switchmodel.WatchdogAction); switchmodel/fabric maps the name onto it.
+type WatchdogActionName string
 
-// Watchdog actions.
+// Watchdog action names.
 const (
-	WatchdogDrop   WatchdogAction = "drop"
-	WatchdogIgnore WatchdogAction = "ignore"
+	WatchdogDrop   WatchdogActionName = "drop"
+	WatchdogIgnore WatchdogActionName = "ignore"
 )
 
 // Watchdog is the PFC storm watchdog.
 type Watchdog struct {
-	Enabled bool           `json:"enabled"`
-	Detect  clock.Duration `json:"detect"`
-	Recover clock.Duration `json:"recover"`
-	Action  WatchdogAction `json:"action"`
+	Enabled bool               `json:"enabled"`
+	Detect  clock.Duration     `json:"detect"`
+	Recover clock.Duration     `json:"recover"`
+	Action  WatchdogActionName `json:"action"`
 }
 
 // Scheduler is egress scheduling: strict classes, highest first, then DWRR

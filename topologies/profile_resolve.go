@@ -255,9 +255,9 @@ func (r *resolver) applyPFC(p *PFC, s *PFCSpec, buffer int64) {
 			}
 		}
 		if w.Action != "" {
-			switch WatchdogAction(w.Action) {
+			switch WatchdogActionName(w.Action) {
 			case WatchdogDrop, WatchdogIgnore:
-				p.Watchdog.Action = WatchdogAction(w.Action)
+				p.Watchdog.Action = WatchdogActionName(w.Action)
 			default:
 				r.e.add(w.at("action"), "watchdog: action %q: want drop or ignore", w.Action)
 			}

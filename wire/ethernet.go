@@ -17,10 +17,10 @@ const (
 	OverheadBytes = FCSBytes + PreambleBytes + IFGBytes
 )
 
-// WireBytes returns the bytes a frame of length n (Packet.Len, FCS
+// OnWireBytes returns the bytes a frame of length n (Packet.Len, FCS
 // excluded) occupies on the wire: padded to the 64-byte minimum with FCS,
 // plus preamble, start delimiter and inter-frame gap.
-func WireBytes(n int) int {
+func OnWireBytes(n int) int {
 	f := n + FCSBytes
 	if f < MinFrameBytes {
 		f = MinFrameBytes

@@ -11,12 +11,12 @@ import (
 
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
 	"github.com/rocelab/rocelab/lab/compliance/inproc"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 )
 
 func newComplianceCmd(opts *options) *cobra.Command {
-	var profile, junit, pcapDir, iut, mutant, labName, root, nodeNIC string
+	var mode, junit, pcapDir, iut, mutant, labName, root, nodeNIC string
 	var include, skip []string
 	var scale int
 	var jitter time.Duration
@@ -47,8 +47,8 @@ fabric for the run; the fault is removed at the end, and the rest of the
 lab runs on. At the laptop lab's k of about 1900 the run takes about
 1.5 minutes (--skip rc/retry-exceeded: about 15 s).
 
-Profiles: rocev2 runs what any RoCEv2 RC endpoint must do; metaroce
-(default) adds MetaRoCE. --case and --skip take case IDs, globs (rc/*),
+--mode is the IUT's reliability mode: rocev2 runs what any RoCEv2 RC
+endpoint must do; metaroce (default) adds MetaRoCE. --case and --skip take case IDs, globs (rc/*),
 area prefixes (meta) or requirement IDs (MR-5.18).
 
 Output: a table (or -o json), --junit FILE, and with --pcap-dir a pcap of the
@@ -57,21 +57,21 @@ passed, 1 when one failed, 2 on bad usage (also when a case cites a
 requirement the specification does not have).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := compliance.ParseProfile(profile)
+			m, err := endpoint.ParseMode(mode)
 			if err != nil {
 				return badInput(err)
 			}
 			if err := compliance.Validate(compliance.Cases()); err != nil {
 				return badInput(fmt.Errorf("refusing to start: %w", err))
 			}
-			selected, err := compliance.Select(compliance.Cases(), p, include, skip)
+			selected, err := compliance.Select(compliance.Cases(), m, include, skip)
 			if err != nil {
 				return badInput(err)
 			}
 			if iut != "lab" && cmd.Flags().Changed("root") {
 				return badInput(errors.New("--root applies to --iut lab"))
 			}
-			ro := compliance.Options{Profile: p, Include: include, Skip: skip, PcapDir: pcapDir}
+			ro := compliance.Options{Mode: m, Include: include, Skip: skip, PcapDir: pcapDir}
 			var newEnv compliance.NewEnv
 			if iut == "node" && mutant != "" && !endpoint.MutantsBuilt {
 				return badInput(fmt.Errorf("--mutant %s: %w", mutant, endpoint.ErrNoMutants))
@@ -99,7 +99,7 @@ requirement the specification does not have).`,
 				if nodeName == "" || colon && nic == "" {
 					return badInput(fmt.Errorf("--node %q: want NODE or NODE:NIC (host1, host1:gpu1)", nodeNIC))
 				}
-				u, err := emu.Attach(cmd.Context(), emu.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
+				u, err := live.Attach(cmd.Context(), live.LabOptions{Root: root, Lab: labName, Node: nodeName, NIC: nic, Jitter: jitter})
 				if err != nil {
 					return err
 				}
@@ -119,7 +119,7 @@ requirement the specification does not have).`,
 				if err != nil {
 					return err
 				}
-				u, err := emu.Start(cmd.Context(), emu.Options{Binary: exe, Scale: scale, Jitter: jitter, Seed: 1, Mutant: mutant})
+				u, err := live.Start(cmd.Context(), live.Options{Binary: exe, Scale: scale, Jitter: jitter, Seed: 1, Mutant: mutant})
 				if err != nil {
 					return err
 				}
@@ -140,7 +140,10 @@ requirement the specification does not have).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&profile, "profile", "metaroce", "rocev2 or metaroce")
+	f.StringVar(&mode, "mode", "metaroce", "the IUT's reliability mode: rocev2 or metaroce")
+	oneOf(f, "mode", "rocev2", "metaroce")
+	f.StringVar(&mode, "profile", "metaroce", "the IUT's reliability mode")
+	f.MarkDeprecated("profile", "use --mode; --profile is removed in the next release")
 	f.StringArrayVar(&include, "case", nil, "run only matching cases (repeatable)")
 	f.StringArrayVar(&skip, "skip", nil, "skip matching cases (repeatable)")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to FILE")
@@ -149,8 +152,8 @@ requirement the specification does not have).`,
 	f.StringVar(&nodeNIC, "node", "", "--iut lab: the endpoint node, NODE or NODE:NIC (host1:gpu1)")
 	f.StringVar(&labName, "name", "", "--iut lab: the lab (default: the only lab with that node)")
 	addRootFlag(cmd, &root)
-	f.IntVar(&scale, "scale", emu.DefaultScale, "--iut node: the node's time dilation k")
-	f.DurationVar(&jitter, "jitter", emu.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
+	f.IntVar(&scale, "scale", live.DefaultScale, "--iut node: the node's scale factor k")
+	f.DurationVar(&jitter, "jitter", live.DefaultJitter, "--iut node: wall-clock scheduling jitter the timing checks allow")
 	limit(f, "scale", 1, maxScale)
 	limit(f, "jitter", 0, unbounded)
 	f.StringVar(&mutant, "mutant", "", "--iut node: run the node as this mutant of the reference (for showing the suite's teeth)")
@@ -170,7 +173,7 @@ func caseProgress(opts *options, total int) func(compliance.Result) {
 
 // closeIUT tears down an emulated IUT, saying on stderr what it could not
 // undo (the run's verdict stands).
-func closeIUT(u *emu.IUT) {
+func closeIUT(u *live.IUT) {
 	if err := u.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "rocelab:", err)
 	}

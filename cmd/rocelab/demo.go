@@ -79,7 +79,7 @@ probe's loop lag and CPU per frame. It takes a few minutes.`,
 	f.StringVarP(&topo, "topology", "t", "", "topology file or built-in name (default laptop)")
 	f.StringVar(&name, "name", "demo", "lab name")
 	f.StringVar(&root, "root", "", "run directory root (default /run/rocelab)")
-	f.IntVar(&scale, "scale", 0, "time dilation factor (0: auto)")
+	f.IntVar(&scale, "scale", 0, "scale factor k (0: auto)")
 	f.IntVar(&senders, "senders", 4, "NICs in the incast")
 	f.BoolVar(&exactLinks, "exact-links", true, "frames between nodes carry their sender's lateness, and the node loops run ahead of the wall clock (see deploy; --exact-links=false turns it off)")
 	f.BoolVar(&socketLinks, "socket-links", false, "links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")

@@ -91,7 +91,7 @@ beside it; such a topology picks --runtime docker when none is given, and
 --runtime netns refuses it.
 
 -t takes a file or a built-in name (default laptop); --name names the lab
-(default: the topology's name); --scale is the time dilation factor k (auto:
+(default: the topology's name); --scale is the scale factor k (auto:
 picked from the back end's aggregate rate). Progress goes to stderr, the
 table of nodes to stdout (-o json: the whole lab as JSON).
 
@@ -214,7 +214,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
 	cmd.Flags().StringVar(&rt, "runtime", "", "node runtime: netns or docker (default: docker if the topology names images, else netns)")
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
-	cmd.Flags().StringVar(&scale, "scale", "auto", "time dilation factor k, or auto")
+	cmd.Flags().StringVar(&scale, "scale", "auto", "scale factor k, or auto")
 	cmd.Flags().BoolVar(&repair, "repair", false, "restart the dead nodes of a deployed lab instead of deploying")
 	cmd.Flags().IntVar(&nodeGroups, "node-groups", 0, "run the nodes in this many processes, each group's models on one loop (0: a process per node)")
 	limit(cmd.Flags(), "node-groups", 0, 65535)

@@ -28,7 +28,7 @@ const (
 	notLabAnnotation = "rocelab/not-a-lab-name"
 )
 
-// maxScale is the largest time dilation k a flag takes: beyond it a
+// maxScale is the largest scale k a flag takes: beyond it a
 // lab's clock barely moves (a microsecond of fabric time is a second of
 // wall clock).
 const maxScale = 1_000_000

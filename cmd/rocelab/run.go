@@ -98,7 +98,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation, or --sim --match-emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
-	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: time dilation factor (default: the scenario's scale, or auto)")
+	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: scale factor k (default: the scenario's scale, or auto)")
 	limit(cmd.Flags(), "node-groups", 0, 65535)
 	limit(cmd.Flags(), "workers", 0, 1024)
 	limit(cmd.Flags(), "scale", 1, maxScale)

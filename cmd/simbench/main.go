@@ -1,4 +1,7 @@
-// Command simbench is `make bench-sim`: the simulator at data-center scale.
+// Command simbench is `make bench-sim`: the simulator at data-center scale,
+// the command of package lab/simulation/simbench, which holds the
+// topologies, workloads and figures.
+//
 // Without -scenario it runs every scenario in its own child process (so each
 // peak RSS is its own) and prints their figures:
 //

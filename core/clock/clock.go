@@ -6,7 +6,7 @@
 // takes 20 ps, so nanoseconds are too coarse for serialization. The models
 // never read the wall clock; a driver hands them a Scheduler — the
 // discrete-event simulator (core/sim) in virtual time, or the emulation's
-// wall-clock loop with time dilation.
+// wall-clock loop slowed down by a scale factor k.
 package clock
 
 import (

@@ -5,8 +5,8 @@
 // scenario files and Grafana say the same words; the exporter adds the lab
 // label, splits an endpoint's host:nic, names ports as the topology does,
 // and adds three facts of its own (node_up, port speeds, live faults).
-// Everything is in base units (bytes, seconds, real fabric units under
-// time dilation), counters end in _total, and no rate is pre-computed.
+// Everything is in base units (bytes, seconds, real fabric units at any
+// scale k), counters end in _total, and no rate is pre-computed.
 // docs/metrics.md lists every family with the SONiC statistic or RDMA
 // hw_counter an operator knows it by.
 package metrics

@@ -72,8 +72,9 @@ var (
 // the RDMA hw_counters); TestDocsListEveryFamily keeps the two in step.
 var families = []*family{
 	famUp,
-	sample("emu_fabric_seconds_total", "Fabric (simulated real-unit) time the node has run; divide a rate by this rate to get real-unit rates under time dilation.", counter, onNode),
-	sample("emu_dilation_factor", "Time dilation factor k of the node: one fabric second takes k wall-clock seconds.", gauge, onNode),
+	sample("emu_fabric_seconds_total", "Fabric (simulated real-unit) time the node has run; divide a rate by this rate to get real-unit rates at any scale.", counter, onNode),
+	sample("emu_scale_factor", "Scale factor k of the node: one fabric second takes k wall-clock seconds.", gauge, onNode),
+	sample("emu_dilation_factor", "Deprecated: use emu_scale_factor; removed in the next release.", gauge, onNode),
 	sample("emu_batch_lag_seconds", "Wall-clock lateness of the node's event-loop batches against their due time: stat p50, p90, p99, p999 or max of the recent batches.", gauge, onLag),
 	sample("emu_busy_ratio", "Fraction of wall-clock time the node's event loop spends working.", gauge, onNode),
 	sample("emu_behind", "1 while the node's loop is behind the lab's dilated clock (the last second's frames from other processes read more than 200 ns late on average, or a batch more than 50 us late, fabric time): what the lab measures now is not the fabric's.", gauge, onNode),

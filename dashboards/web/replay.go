@@ -71,7 +71,7 @@ func (sf *seriesFile) check() error {
 // --report` (either clock): its layout and its time series — queue depth,
 // PFC pause state per port and direction, per-flow rates.
 func LoadRecording(dir string) (*Recording, error) {
-	var lay report.ReportLayout
+	var lay report.Layout
 	b, err := readcap.ReadFile(filepath.Join(dir, report.LayoutFile), readcap.Config, "report layout")
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w (a report of this rocelab version has it)", dir, err)

@@ -6,34 +6,19 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/rocelab/rocelab/endpoint"
 )
-
-// Profile selects which cases apply to an IUT.
-type Profile string
-
-// Profiles: rocev2 is what any RoCEv2 RC endpoint must do; metaroce is that
-// plus MetaRoCE.
-const (
-	ProfileRoCEv2   Profile = "rocev2"
-	ProfileMetaRoCE Profile = "metaroce"
-)
-
-// ParseProfile parses a profile name.
-func ParseProfile(s string) (Profile, error) {
-	switch Profile(s) {
-	case ProfileRoCEv2, ProfileMetaRoCE:
-		return Profile(s), nil
-	}
-	return "", fmt.Errorf("unknown profile %q (rocev2, metaroce)", s)
-}
 
 // Case is one black-box check of the IUT.
 type Case struct {
-	ID      string   // area/name
-	Profile Profile  // the least profile that includes it
-	Cites   []string // requirement IDs it checks
-	Title   string
-	Run     func(t *T)
+	ID string // area/name
+	// Mode is the least IUT mode the case applies to: a rocev2 case
+	// applies to every IUT, a metaroce one to a MetaRoCE IUT only.
+	Mode  endpoint.Mode
+	Cites []string // requirement IDs it checks
+	Title string
+	Run   func(t *T)
 	// Timeouts marks a case in which the IUT's retransmission timer fires
 	// by design: a failure of it is not run again (see TimeoutCounter).
 	Timeouts bool
@@ -119,11 +104,11 @@ func CoverageMarkdown(cases []Case) string {
 	return b.String()
 }
 
-// Select returns the cases of profile p that match one of include (all
+// Select returns the cases that apply to an IUT of mode m and match one of include (all
 // when empty) and none of skip. A pattern is a path.Match glob over case
 // IDs (rc/*) or a requirement ID (MR-5.8), which selects the cases citing
 // it. A pattern that matches no case is an error.
-func Select(cases []Case, p Profile, include, skip []string) ([]Case, error) {
+func Select(cases []Case, m endpoint.Mode, include, skip []string) ([]Case, error) {
 	match := func(c *Case, pat string) bool {
 		if ok, _ := path.Match(pat, c.ID); ok || c.ID == pat || strings.HasPrefix(c.ID, strings.TrimSuffix(pat, "/")+"/") {
 			return true
@@ -150,7 +135,7 @@ func Select(cases []Case, p Profile, include, skip []string) ([]Case, error) {
 	var out []Case
 	for i := range cases {
 		c := &cases[i]
-		if p == ProfileRoCEv2 && c.Profile != ProfileRoCEv2 {
+		if c.Mode == endpoint.ModeMetaRoCE && m != endpoint.ModeMetaRoCE {
 			continue
 		}
 		in := len(include) == 0

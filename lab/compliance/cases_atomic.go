@@ -3,6 +3,7 @@ package compliance
 import (
 	"encoding/binary"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -36,7 +37,7 @@ func (c *Conn) atomicAck(psn uint32, what string) uint64 {
 }
 
 var atomicCases = []Case{
-	{ID: "atomic/fetch-add", Profile: ProfileRoCEv2, Title: "FetchAdd: one PSN, an ATOMIC Acknowledge with the original value, the word added to modulo 2^64",
+	{ID: "atomic/fetch-add", Mode: endpoint.ModeRoCEv2, Title: "FetchAdd: one PSN, an ATOMIC Acknowledge with the original value, the word added to modulo 2^64",
 		Cites: []string{"MR-12.1", "MR-12.4", "MR-10.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -58,7 +59,7 @@ var atomicCases = []Case{
 				t.Errorf("ACK after two atomics and a WRITE: PSN %#x MSN %d, want %#x and 3", a.P.PSN, a.P.MSN, psnAdd(c.PSN, 2))
 			}
 		}},
-	{ID: "atomic/cmp-swap", Profile: ProfileRoCEv2, Title: "CmpSwap writes the swap data only when the word equals the compare data; both answer the original",
+	{ID: "atomic/cmp-swap", Mode: endpoint.ModeRoCEv2, Title: "CmpSwap writes the swap data only when the word equals the compare data; both answer the original",
 		Cites: []string{"MR-12.1", "MR-12.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -72,7 +73,7 @@ var atomicCases = []Case{
 				t.Errorf("CmpSwap 42→9 on 7: original %d, word %d; want 7 and 7 (unchanged)", o, c.word(0x200))
 			}
 		}},
-	{ID: "atomic/duplicate", Profile: ProfileRoCEv2, Title: "a duplicate atomic request is answered with the saved original and not run again",
+	{ID: "atomic/duplicate", Mode: endpoint.ModeRoCEv2, Title: "a duplicate atomic request is answered with the saved original and not run again",
 		Cites: []string{"MR-12.3"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -94,7 +95,7 @@ var atomicCases = []Case{
 				t.Errorf("two FetchAdds of 1 on 100, each sent twice: originals %d, %d, word %d; want 100, 101, 102", first, second, c.word(0x300))
 			}
 		}},
-	{ID: "atomic/refused", Profile: ProfileRoCEv2, Title: "a misaligned atomic is NAKed invalid request, one on a region without atomic access remote access error; nothing changes",
+	{ID: "atomic/refused", Mode: endpoint.ModeRoCEv2, Title: "a misaligned atomic is NAKed invalid request, one on a region without atomic access remote access error; nothing changes",
 		Cites: []string{"MR-12.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -113,7 +114,7 @@ var atomicCases = []Case{
 				t.Errorf("a refused CmpSwap changed the word to %d", d.word(0x400))
 			}
 		}},
-	{ID: "atomic/request", Profile: ProfileRoCEv2, Title: "the IUT's atomic: one packet with the AtomicETH; the acknowledge's original lands in the local buffer before the completion",
+	{ID: "atomic/request", Mode: endpoint.ModeRoCEv2, Title: "the IUT's atomic: one packet with the AtomicETH; the acknowledge's original lands in the local buffer before the completion",
 		Cites: []string{"MR-12.1", "MR-1.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -142,7 +143,7 @@ var atomicCases = []Case{
 				t.Errorf("the local buffer holds %#x, want the acknowledge's original 0xfeedfacecafef00d", w)
 			}
 		}},
-	{ID: "atomic/after-read", Profile: ProfileRoCEv2, Title: "an ATOMIC Acknowledge follows the READ responses queued before it, in their traffic class",
+	{ID: "atomic/after-read", Mode: endpoint.ModeRoCEv2, Title: "an ATOMIC Acknowledge follows the READ responses queued before it, in their traffic class",
 		Cites: []string{"MR-12.5", "MR-12.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
 )
@@ -50,7 +51,7 @@ func bitmapPSNs(cum uint32, s *metaroce.SACK) []uint32 {
 }
 
 var metaCases = []Case{
-	{ID: "meta/write-placement", Profile: ProfileMetaRoCE, Title: "MetaRoCE WRITE DATA: opcodes, placement header per packet, port range",
+	{ID: "meta/write-placement", Mode: endpoint.ModeMetaRoCE, Title: "MetaRoCE WRITE DATA: opcodes, placement header per packet, port range",
 		Cites: []string{"MR-1.4", "MR-2.2", "MR-2.3", "MR-4.9"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
@@ -82,7 +83,7 @@ var metaCases = []Case{
 				}
 			}
 		}},
-	{ID: "meta/send-ssn", Profile: ProfileMetaRoCE, Title: "MetaRoCE SEND DATA carries the message's SSN and byte offset",
+	{ID: "meta/send-ssn", Mode: endpoint.ModeMetaRoCE, Title: "MetaRoCE SEND DATA carries the message's SSN and byte offset",
 		Cites: []string{"MR-2.2", "MR-2.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
@@ -109,7 +110,7 @@ var metaCases = []Case{
 				}
 			}
 		}},
-	{ID: "meta/selective-repeat", Profile: ProfileMetaRoCE, Title: "a SACK with a hole: only the lost PSN is resent",
+	{ID: "meta/selective-repeat", Mode: endpoint.ModeMetaRoCE, Title: "a SACK with a hole: only the lost PSN is resent",
 		Cites: []string{"MR-4.9", "MR-4.10"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
@@ -119,7 +120,7 @@ var metaCases = []Case{
 			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
 			c.onlyHoleResent(p(2), p(7))
 		}},
-	{ID: "meta/trim-retransmit", Profile: ProfileMetaRoCE, Title: "a SACK with TRIM: that PSN is resent at once",
+	{ID: "meta/trim-retransmit", Mode: endpoint.ModeMetaRoCE, Title: "a SACK with TRIM: that PSN is resent at once",
 		Cites: []string{"MR-4.11"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
@@ -131,7 +132,7 @@ var metaCases = []Case{
 				t.Errorf("resent PSN %#x, want the trimmed %#x", re.P.PSN, psnAdd(c.RPSN, 1))
 			}
 		}},
-	{ID: "meta/read-gap", Profile: ProfileMetaRoCE, Title: "a gap in READ responses: placed on arrival, the missing run re-requested",
+	{ID: "meta/read-gap", Mode: endpoint.ModeMetaRoCE, Title: "a gap in READ responses: placed on arrival, the missing run re-requested",
 		Cites: []string{"MR-4.12", "MR-4.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
@@ -166,7 +167,7 @@ var metaCases = []Case{
 				t.Errorf("READ completion %+v; want wr 6 success with the data placed", wc)
 			}
 		}},
-	{ID: "meta/out-of-order", Profile: ProfileMetaRoCE, Title: "out-of-order DATA placed on arrival; SACK cumulative PSN, bitmap and trigger",
+	{ID: "meta/out-of-order", Mode: endpoint.ModeMetaRoCE, Title: "out-of-order DATA placed on arrival; SACK cumulative PSN, bitmap and trigger",
 		Cites: []string{"MR-2.5", "MR-2.6", "MR-5.11", "MR-5.13"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
@@ -196,7 +197,7 @@ var metaCases = []Case{
 				}
 			}
 		}},
-	{ID: "meta/duplicate", Profile: ProfileMetaRoCE, Title: "a duplicate DATA packet: SACK with DUP, not placed again",
+	{ID: "meta/duplicate", Mode: endpoint.ModeMetaRoCE, Title: "a duplicate DATA packet: SACK with DUP, not placed again",
 		Cites: []string{"MR-2.6", "MR-5.14"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
@@ -211,7 +212,7 @@ var metaCases = []Case{
 				t.Errorf("the duplicate was placed again")
 			}
 		}},
-	{ID: "meta/trimmed", Profile: ProfileMetaRoCE, Title: "a trimmed packet (DSCP 63): SACK with TRIM, nothing placed",
+	{ID: "meta/trimmed", Mode: endpoint.ModeMetaRoCE, Title: "a trimmed packet (DSCP 63): SACK with TRIM, nothing placed",
 		Cites: []string{"MR-2.6", "MR-5.16"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
@@ -225,7 +226,7 @@ var metaCases = []Case{
 				t.Errorf("trimmed: SACK C=%#x trigger %#x flags %#x, want TRIM for %#x", in.P.PSN, s.Trigger, s.Flags, psnAdd(c.PSN, 1))
 			}
 		}},
-	{ID: "meta/sack-coalescing", Profile: ProfileMetaRoCE, Title: "in-order DATA: a SACK at the latest after 16 packets",
+	{ID: "meta/sack-coalescing", Mode: endpoint.ModeMetaRoCE, Title: "in-order DATA: a SACK at the latest after 16 packets",
 		Cites: []string{"MR-5.15"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
@@ -241,7 +242,7 @@ var metaCases = []Case{
 				t.Errorf("40 in-order packets got SACKs with C=%x, want %#x and %#x first", got, psnAdd(c.PSN, 15), psnAdd(c.PSN, 31))
 			}
 		}},
-	{ID: "meta/read-ordering", Profile: ProfileMetaRoCE, Title: "a READ request waits for the WRITEs before it",
+	{ID: "meta/read-ordering", Mode: endpoint.ModeMetaRoCE, Title: "a READ request waits for the WRITEs before it",
 		Cites: []string{"MR-5.12"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce"})
@@ -262,7 +263,7 @@ var metaCases = []Case{
 				t.Errorf("READ response PSN %#x does not carry the data the earlier WRITE wrote", in.P.PSN)
 			}
 		}},
-	{ID: "mp/spray", Profile: ProfileMetaRoCE, Title: "a 4-path QP sprays over 4 ports in 0xC000–0xFFFF; control on path 0",
+	{ID: "mp/spray", Mode: endpoint.ModeMetaRoCE, Title: "a 4-path QP sprays over 4 ports in 0xC000–0xFFFF; control on path 0",
 		Cites: []string{"MR-1.4", "MR-6.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 4, MTU: 1024})
@@ -281,7 +282,7 @@ var metaCases = []Case{
 				t.Errorf("HELLO from port %#x, which is none of the paths' %v", c.Hello.P.SrcPort, ports)
 			}
 		}},
-	{ID: "mp/reselect", Timeouts: true, Profile: ProfileMetaRoCE, Title: "a timeout moves the path of una to a new port",
+	{ID: "mp/reselect", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "a timeout moves the path of una to a new port",
 		Cites: []string{"MR-6.4", "MR-4.13"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 2, MTU: 1024})

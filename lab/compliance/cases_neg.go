@@ -1,6 +1,7 @@
 package compliance
 
 import (
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/metaroce"
 )
@@ -9,7 +10,7 @@ import (
 func isMeta(in *In) bool { return in.P.Kind == wire.KindRoCE && in.P.Opcode >= 0xC0 }
 
 var negCases = []Case{
-	{ID: "neg/hello", Profile: ProfileMetaRoCE, Title: "HELLO at RTS, its fields, the send queue held until HELLO-ACK, then MetaRoCE",
+	{ID: "neg/hello", Mode: endpoint.ModeMetaRoCE, Title: "HELLO at RTS, its fields, the send queue held until HELLO-ACK, then MetaRoCE",
 		Cites: []string{"MR-1.2", "MR-1.4", "MR-2.7", "MR-3.2", "MR-3.3"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
@@ -43,7 +44,7 @@ var negCases = []Case{
 				t.Errorf("data on port %#x, HELLO on %#x: a one-path QP has one port", r.P.SrcPort, h.P.SrcPort)
 			}
 		}},
-	{ID: "neg/peer-hello", Profile: ProfileMetaRoCE, Title: "a HELLO from the peer is answered by HELLO-ACK and switches to MetaRoCE",
+	{ID: "neg/peer-hello", Mode: endpoint.ModeMetaRoCE, Title: "a HELLO from the peer is answered by HELLO-ACK and switches to MetaRoCE",
 		Cites: []string{"MR-1.2", "MR-3.3"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
@@ -57,7 +58,7 @@ var negCases = []Case{
 				t.Errorf("after the peer's HELLO the WRITE went as opcode %#x, want MetaRoCE DATA", r.P.Opcode)
 			}
 		}},
-	{ID: "neg/fallback", Timeouts: true, Profile: ProfileMetaRoCE, Title: "four unanswered HELLOs, one per timeout, then RoCEv2",
+	{ID: "neg/fallback", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "four unanswered HELLOs, one per timeout, then RoCEv2",
 		Cites: []string{"MR-2.1", "MR-3.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
@@ -89,7 +90,7 @@ var negCases = []Case{
 				t.Errorf("after the fallback the WRITE went as opcode %#x, want RC WRITE Only 0x0a", req.P.Opcode)
 			}
 		}},
-	{ID: "neg/rocev2-ignores-hello", Profile: ProfileRoCEv2, Title: "a RoCEv2 QP sends no HELLO, ignores one, and speaks RC",
+	{ID: "neg/rocev2-ignores-hello", Mode: endpoint.ModeRoCEv2, Title: "a RoCEv2 QP sends no HELLO, ignores one, and speaks RC",
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "rocev2"})
@@ -103,7 +104,7 @@ var negCases = []Case{
 				}
 			}
 		}},
-	{ID: "neg/no-offer", Timeouts: true, Profile: ProfileMetaRoCE, Title: "a MetaRoCE QP whose peer offers no METAROCE starts in RoCEv2 at once",
+	{ID: "neg/no-offer", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "a MetaRoCE QP whose peer offers no METAROCE starts in RoCEv2 at once",
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", NoOffer: true})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -19,7 +20,7 @@ func cnps(ins []*In) []*In {
 }
 
 var ecnCases = []Case{
-	{ID: "ecn/cnp", Profile: ProfileRoCEv2, Title: "a CE-marked request gets a CNP to the sender QP, echoing its port",
+	{ID: "ecn/cnp", Mode: endpoint.ModeRoCEv2, Title: "a CE-marked request gets a CNP to the sender QP, echoing its port",
 		Cites: []string{"MR-1.2", "MR-1.6", "MR-5.17"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -34,7 +35,7 @@ var ecnCases = []Case{
 					in.P.Opcode, in.P.BECN, in.P.SrcPort, in.P.DSCP, in.P.ECN, c.SPort)
 			}
 		}},
-	{ID: "ecn/cnp-rate-limit", Profile: ProfileRoCEv2, Title: "at most one CNP per 50 us per sender port",
+	{ID: "ecn/cnp-rate-limit", Mode: endpoint.ModeRoCEv2, Title: "at most one CNP per 50 us per sender port",
 		Cites: []string{"MR-5.18"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -71,7 +72,7 @@ var ecnCases = []Case{
 				}
 			}
 		}},
-	{ID: "ecn/cnp-per-port", Profile: ProfileRoCEv2, Title: "the CNP limit is per sender UDP port",
+	{ID: "ecn/cnp-per-port", Mode: endpoint.ModeRoCEv2, Title: "the CNP limit is per sender UDP port",
 		Cites: []string{"MR-5.17", "MR-5.19"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -94,7 +95,7 @@ var ecnCases = []Case{
 }
 
 var nicCases = []Case{
-	{ID: "nic/pfc", Profile: ProfileRoCEv2, Title: "a PFC pause of priority 3 holds data; zero quanta resumes it",
+	{ID: "nic/pfc", Mode: endpoint.ModeRoCEv2, Title: "a PFC pause of priority 3 holds data; zero quanta resumes it",
 		Cites: []string{"MR-8.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -120,7 +121,7 @@ var nicCases = []Case{
 				t.Errorf("data %v after zero quanta, want at once", g)
 			}
 		}},
-	{ID: "nic/bad-icrc", Profile: ProfileRoCEv2, Title: "a request with a bad ICRC is dropped: not executed, not acknowledged",
+	{ID: "nic/bad-icrc", Mode: endpoint.ModeRoCEv2, Title: "a request with a bad ICRC is dropped: not executed, not acknowledged",
 		Cites: []string{"MR-8.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})

@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
 var rcReqCases = []Case{
-	{ID: "rc/nak-seq-goback", Profile: ProfileRoCEv2, Title: "NAK PSN sequence error: resend from its PSN, in order",
+	{ID: "rc/nak-seq-goback", Mode: endpoint.ModeRoCEv2, Title: "NAK PSN sequence error: resend from its PSN, in order",
 		Cites: []string{"MR-4.7"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
@@ -27,7 +28,7 @@ var rcReqCases = []Case{
 				t.Errorf("completion %+v, want success", wc)
 			}
 		}},
-	{ID: "rc/read-in-order", Profile: ProfileRoCEv2, Title: "an out-of-order READ response re-requests from the first missing one",
+	{ID: "rc/read-in-order", Mode: endpoint.ModeRoCEv2, Title: "an out-of-order READ response re-requests from the first missing one",
 		Cites: []string{"MR-4.5", "MR-4.8", "MR-5.10"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
@@ -59,7 +60,7 @@ var rcReqCases = []Case{
 				t.Errorf("READ data not placed in order")
 			}
 		}},
-	{ID: "rc/timeout", Timeouts: true, Profile: ProfileRoCEv2, Title: "retransmission after 200 us of silence, doubling, reset by progress",
+	{ID: "rc/timeout", Timeouts: true, Mode: endpoint.ModeRoCEv2, Title: "retransmission after 200 us of silence, doubling, reset by progress",
 		Cites: []string{"MR-4.13", "MR-4.14"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -89,7 +90,7 @@ var rcReqCases = []Case{
 				t.Errorf("after progress the timeout is %v, want back to 200us", g)
 			}
 		}},
-	{ID: "rc/retry-exceeded", Timeouts: true, Profile: ProfileRoCEv2, Title: "seven retried timeouts, then transport retry exceeded and ERROR",
+	{ID: "rc/retry-exceeded", Timeouts: true, Mode: endpoint.ModeRoCEv2, Title: "seven retried timeouts, then transport retry exceeded and ERROR",
 		Cites: []string{"MR-4.15"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -114,7 +115,7 @@ var rcReqCases = []Case{
 				t.Errorf("QP state %s, want ERROR", st.State)
 			}
 		}},
-	{ID: "rc/rnr-wait", Profile: ProfileRoCEv2, Title: "an RNR NAK holds the QP for the RNR time of its code",
+	{ID: "rc/rnr-wait", Mode: endpoint.ModeRoCEv2, Title: "an RNR NAK holds the QP for the RNR time of its code",
 		Cites: []string{"MR-4.17"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -132,7 +133,7 @@ var rcReqCases = []Case{
 				t.Errorf("resend of PSN %#x %v after RNR NAK code 6, want PSN %#x after 80us (and before the timeout)", re.P.PSN, hi, first.P.PSN)
 			}
 		}},
-	{ID: "rc/error-nak", Profile: ProfileRoCEv2, Title: "error NAKs: earlier WRs succeed, the WR at the PSN fails with the matching status, QP in ERROR",
+	{ID: "rc/error-nak", Mode: endpoint.ModeRoCEv2, Title: "error NAKs: earlier WRs succeed, the WR at the PSN fails with the matching status, QP in ERROR",
 		Cites: []string{"MR-4.19"},
 		Run: func(t *T) {
 			for _, k := range []struct {
@@ -164,7 +165,7 @@ var rcReqCases = []Case{
 				t.must(t.env.Destroy(c.QP.ID), "adapter: destroy")
 			}
 		}},
-	{ID: "req/window", Profile: ProfileRoCEv2, Title: "no more than 4096 PSNs outstanding",
+	{ID: "req/window", Mode: endpoint.ModeRoCEv2, Title: "no more than 4096 PSNs outstanding",
 		Cites: []string{"MR-4.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 256, Buffer: 2 << 20})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -19,7 +20,7 @@ func (c *Conn) expectNAK(syn uint8, psn uint32, what string) {
 }
 
 var rcRspCases = []Case{
-	{ID: "rc/nak-once", Profile: ProfileRoCEv2, Title: "out-of-sequence requests: one NAK 0x60 for ePSN, nothing executed, until ePSN advances",
+	{ID: "rc/nak-once", Mode: endpoint.ModeRoCEv2, Title: "out-of-sequence requests: one NAK 0x60 for ePSN, nothing executed, until ePSN advances",
 		Cites: []string{"MR-5.6", "MR-5.8"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -45,7 +46,7 @@ var rcRspCases = []Case{
 				t.Errorf("after ePSN advanced a new gap got %s PSN %#x, want NAK PSN %#x", wire.SyndromeString(a.P.Syndrome), a.P.PSN, psnAdd(c.PSN, 2))
 			}
 		}},
-	{ID: "rc/duplicate", Profile: ProfileRoCEv2, Title: "a duplicate request is re-ACKed, not executed again",
+	{ID: "rc/duplicate", Mode: endpoint.ModeRoCEv2, Title: "a duplicate request is re-ACKed, not executed again",
 		Cites: []string{"MR-5.7"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -63,7 +64,7 @@ var rcRspCases = []Case{
 				t.Errorf("the duplicate WRITE was executed again")
 			}
 		}},
-	{ID: "rc/ack-coalescing", Profile: ProfileRoCEv2, Title: "an ACK at the latest after 16 unacknowledged packets",
+	{ID: "rc/ack-coalescing", Mode: endpoint.ModeRoCEv2, Title: "an ACK at the latest after 16 unacknowledged packets",
 		Cites: []string{"MR-5.9"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -75,7 +76,7 @@ var rcRspCases = []Case{
 				t.Errorf("40 packets without AckReq got ACKs %s, want PSNs %#x and %#x", describe(as), psnAdd(c.PSN, 15), psnAdd(c.PSN, 31))
 			}
 		}},
-	{ID: "rc/read-response", Profile: ProfileRoCEv2, Title: "READ responses: PSNs, opcodes, AETH, data; no ACK of their own; MSN",
+	{ID: "rc/read-response", Mode: endpoint.ModeRoCEv2, Title: "READ responses: PSNs, opcodes, AETH, data; no ACK of their own; MSN",
 		Cites: []string{"MR-5.10", "MR-10.1", "MR-10.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
@@ -116,7 +117,7 @@ var rcRspCases = []Case{
 				t.Errorf("ACK after READ + WRITE: PSN %#x MSN %d, want %#x and 2", a.P.PSN, a.P.MSN, psnAdd(c.PSN, 3))
 			}
 		}},
-	{ID: "rc/remote-access", Profile: ProfileRoCEv2, Title: "WRITE or READ outside a region, or with a bad key: NAK 0x62, nothing placed, QP in ERROR",
+	{ID: "rc/remote-access", Mode: endpoint.ModeRoCEv2, Title: "WRITE or READ outside a region, or with a bad key: NAK 0x62, nothing placed, QP in ERROR",
 		Cites: []string{"MR-5.1", "MR-5.2", "MR-5.4"},
 		Run: func(t *T) {
 			for _, k := range []struct {
@@ -151,7 +152,7 @@ var rcRspCases = []Case{
 				t.must(t.env.Destroy(c.QP.ID), "adapter: destroy")
 			}
 		}},
-	{ID: "rc/invalid-request", Profile: ProfileRoCEv2, Title: "SEND longer than the receive buffer, or a middle packet out of the blue: NAK 0x61",
+	{ID: "rc/invalid-request", Mode: endpoint.ModeRoCEv2, Title: "SEND longer than the receive buffer, or a middle packet out of the blue: NAK 0x61",
 		Cites: []string{"MR-5.3", "MR-5.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -166,7 +167,7 @@ var rcRspCases = []Case{
 			t.Send(c.Req(wire.OpWriteMiddle, c.PSN), pattern(64, 1))
 			c.expectNAK(wire.SyndromeNAKInvalidRequest, c.PSN, "WRITE Middle without First")
 		}},
-	{ID: "rc/rnr", Profile: ProfileRoCEv2, Title: "a SEND without a receive WQE: RNR NAK, not executed; executed once a WQE is there",
+	{ID: "rc/rnr", Mode: endpoint.ModeRoCEv2, Title: "a SEND without a receive WQE: RNR NAK, not executed; executed once a WQE is there",
 		Cites: []string{"MR-5.5", "MR-5.6"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})

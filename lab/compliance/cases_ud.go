@@ -42,7 +42,7 @@ func (c *Conn) expectQuiet(d clock.Duration, what string) {
 }
 
 var udCases = []Case{
-	{ID: "ud/receive", Profile: ProfileRoCEv2, Title: "a datagram lands after 40 bytes of GRH (IPv4: the header last) and completes with the source QP, answering nothing",
+	{ID: "ud/receive", Mode: endpoint.ModeRoCEv2, Title: "a datagram lands after 40 bytes of GRH (IPv4: the header last) and completes with the source QP, answering nothing",
 		Cites: []string{"MR-11.2", "MR-11.5"},
 		Run: func(t *T) {
 			c := t.ConnectUD()
@@ -69,7 +69,7 @@ var udCases = []Case{
 			}
 			c.expectQuiet(20*us, "after a datagram")
 		}},
-	{ID: "ud/qkey", Profile: ProfileRoCEv2, Title: "a datagram with another Q_Key is dropped and takes no WQE",
+	{ID: "ud/qkey", Mode: endpoint.ModeRoCEv2, Title: "a datagram with another Q_Key is dropped and takes no WQE",
 		Cites: []string{"MR-11.3"},
 		Run: func(t *T) {
 			c := t.ConnectUD()
@@ -87,7 +87,7 @@ var udCases = []Case{
 				t.Errorf("the refused datagram's bytes were placed")
 			}
 		}},
-	{ID: "ud/no-wqe", Profile: ProfileRoCEv2, Title: "a datagram with no receive WQE is dropped silently (no RNR NAK)",
+	{ID: "ud/no-wqe", Mode: endpoint.ModeRoCEv2, Title: "a datagram with no receive WQE is dropped silently (no RNR NAK)",
 		Cites: []string{"MR-11.4", "MR-11.5"},
 		Run: func(t *T) {
 			c := t.ConnectUD()
@@ -99,7 +99,7 @@ var udCases = []Case{
 				t.Errorf("after a WQE was posted the next datagram: %v", wc)
 			}
 		}},
-	{ID: "ud/send", Profile: ProfileRoCEv2, Title: "a UD SEND is one packet with a DETH (Q_Key, source QP), completed without an ACK",
+	{ID: "ud/send", Mode: endpoint.ModeRoCEv2, Title: "a UD SEND is one packet with a DETH (Q_Key, source QP), completed without an ACK",
 		Cites: []string{"MR-11.1", "MR-11.5"},
 		Run: func(t *T) {
 			c := t.ConnectUD()
@@ -125,7 +125,7 @@ var udCases = []Case{
 			}
 			c.expectQuiet(20*us, "after a datagram above the MTU")
 		}},
-	{ID: "ud/own-qkey", Profile: ProfileRoCEv2, Title: "a work request's Q_Key with the high bit set sends the QP's own",
+	{ID: "ud/own-qkey", Mode: endpoint.ModeRoCEv2, Title: "a work request's Q_Key with the high bit set sends the QP's own",
 		Cites: []string{"MR-11.6"},
 		Run: func(t *T) {
 			c := t.ConnectUD()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -46,7 +47,7 @@ func (c *Conn) checkCommon(in *In) {
 }
 
 var wireCases = []Case{
-	{ID: "wire/rc-write", Profile: ProfileRoCEv2, Title: "a RoCEv2 WRITE on the wire: PSNs, opcodes, RETH, marking, MTU, AckReq, completion",
+	{ID: "wire/rc-write", Mode: endpoint.ModeRoCEv2, Title: "a RoCEv2 WRITE on the wire: PSNs, opcodes, RETH, marking, MTU, AckReq, completion",
 		Cites: []string{"MR-1.1", "MR-1.3", "MR-1.6", "MR-3.1", "MR-4.1", "MR-4.3", "MR-4.5", "MR-4.6", "MR-10.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024})
@@ -94,7 +95,7 @@ var wireCases = []Case{
 				t.Fatalf("completion after ACK of the last PSN: %+v, want wr 7 success", wc)
 			}
 		}},
-	{ID: "wire/rc-opcodes", Profile: ProfileRoCEv2, Title: "SEND, WRITE with immediate and READ use standard RC opcodes and headers",
+	{ID: "wire/rc-opcodes", Mode: endpoint.ModeRoCEv2, Title: "SEND, WRITE with immediate and READ use standard RC opcodes and headers",
 		Cites: []string{"MR-2.1", "MR-4.1", "MR-10.1"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -121,7 +122,7 @@ var wireCases = []Case{
 				}
 			}
 		}},
-	{ID: "wire/ack", Profile: ProfileRoCEv2, Title: "the responder's ACK: opcode, marking, syndrome, PSN, MSN; data placed",
+	{ID: "wire/ack", Mode: endpoint.ModeRoCEv2, Title: "the responder's ACK: opcode, marking, syndrome, PSN, MSN; data placed",
 		Cites: []string{"MR-1.1", "MR-1.6", "MR-5.6", "MR-5.9", "MR-10.2"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{})
@@ -139,7 +140,7 @@ var wireCases = []Case{
 				t.Errorf("WRITE not placed in the IUT's buffer")
 			}
 		}},
-	{ID: "wire/psn-wrap", Profile: ProfileRoCEv2, Title: "PSNs wrap from 0xFFFFFF to 0 without loss of sequence",
+	{ID: "wire/psn-wrap", Mode: endpoint.ModeRoCEv2, Title: "PSNs wrap from 0xFFFFFF to 0 without loss of sequence",
 		Cites: []string{"MR-1.7", "MR-5.6"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{PSN: 0xFFFFFE, HasPSN: true})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 // wrap "at both requester and responder"; wire/psn-wrap covers the
 // responder's in-order path.
 var wrapCases = []Case{
-	{ID: "wrap/requester-nak", Profile: ProfileRoCEv2, Title: "IUT requester across the wrap: a NAK after it goes back to its PSN, in order",
+	{ID: "wrap/requester-nak", Mode: endpoint.ModeRoCEv2, Title: "IUT requester across the wrap: a NAK after it goes back to its PSN, in order",
 		Cites: []string{"MR-1.7", "MR-4.7"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024, IUTPSN: 0xFFFFFD, HasIUTPSN: true})
@@ -38,7 +39,7 @@ var wrapCases = []Case{
 				t.Errorf("completion %+v, want wr 1 success", wc)
 			}
 		}},
-	{ID: "wrap/requester-ack", Profile: ProfileRoCEv2, Title: "IUT requester across the wrap: one ACK past it completes the messages on both sides",
+	{ID: "wrap/requester-ack", Mode: endpoint.ModeRoCEv2, Title: "IUT requester across the wrap: one ACK past it completes the messages on both sides",
 		Cites: []string{"MR-1.7", "MR-4.4"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{MTU: 1024, IUTPSN: 0xFFFFFE, HasIUTPSN: true})
@@ -65,7 +66,7 @@ var wrapCases = []Case{
 				t.Errorf("completions %v after one ACK of PSN %#x, want 1 then 2", ids, psnAdd(c.RPSN, 3))
 			}
 		}},
-	{ID: "wrap/requester-sack", Profile: ProfileMetaRoCE, Title: "IUT requester across the wrap: a SACK past it resends only its hole",
+	{ID: "wrap/requester-sack", Mode: endpoint.ModeMetaRoCE, Title: "IUT requester across the wrap: a SACK past it resends only its hole",
 		Cites: []string{"MR-1.7", "MR-4.9", "MR-4.10"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024, IUTPSN: 0xFFFFFD, HasIUTPSN: true})
@@ -76,7 +77,7 @@ var wrapCases = []Case{
 			c.SACK(p(3), p(7), 0, p(5), p(6), p(7))
 			c.onlyHoleResent(p(4), p(7))
 		}},
-	{ID: "wrap/responder-gap", Profile: ProfileRoCEv2, Title: "IUT responder across the wrap: a gap at 0xffffff is NAKed, a duplicate re-ACKed",
+	{ID: "wrap/responder-gap", Mode: endpoint.ModeRoCEv2, Title: "IUT responder across the wrap: a gap at 0xffffff is NAKed, a duplicate re-ACKed",
 		Cites: []string{"MR-1.7", "MR-5.6", "MR-5.7"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{PSN: 0xFFFFFE, HasPSN: true})
@@ -104,7 +105,7 @@ var wrapCases = []Case{
 				t.Errorf("the duplicate WRITE was executed again")
 			}
 		}},
-	{ID: "wrap/responder-meta", Profile: ProfileMetaRoCE, Title: "IUT MetaRoCE responder across the wrap: out-of-order DATA placed, SACK names the hole",
+	{ID: "wrap/responder-meta", Mode: endpoint.ModeMetaRoCE, Title: "IUT MetaRoCE responder across the wrap: out-of-order DATA placed, SACK names the hole",
 		Cites: []string{"MR-1.7", "MR-2.5", "MR-5.11"},
 		Run: func(t *T) {
 			c := t.Connect(ConnOpts{Mode: "metaroce", PSN: 0xFFFFFE, HasPSN: true})

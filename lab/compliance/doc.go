@@ -13,13 +13,13 @@
 //
 // Two Envs run the same cases: lab/compliance/inproc puts the reference
 // endpoint on core/sim's virtual clock (fast, deterministic, in make test,
-// and the home of the mutation test), lab/compliance/emu reaches an
+// and the home of the mutation test), lab/compliance/live reaches an
 // endpoint node over a veth pair and AF_PACKET on the dilated wall clock.
 //
 // Every case cites the requirement IDs it checks; Validate refuses a
 // registry in which a case cites an ID the specification lacks or a MUST
-// has no case. Run filters cases by profile (rocev2: what any RoCEv2 RC
-// endpoint must do; metaroce: that plus MetaRoCE) and by --case/--skip
-// patterns, and returns a Report that prints as a table, JSON or JUnit, with
+// has no case. Run filters cases by the IUT's mode (endpoint.Mode;
+// rocev2: what any RoCEv2 RC endpoint must do; metaroce: that plus
+// MetaRoCE) and by --case/--skip patterns, and returns a Report that prints as a table, JSON or JUnit, with
 // a pcap of the exchange for every failed case.
 package compliance

@@ -23,7 +23,7 @@ type Env interface {
 	// Jitter is how far the Env's timing may be off, in fabric time: how
 	// late beyond its intent the IUT may act and the tester see it (0
 	// in process; in emulation the host's scheduling jitter divided by
-	// the dilation). Cases widen their timing bounds by it and wait that
+	// the scale k). Cases widen their timing bounds by it and wait that
 	// much longer for answers they expect; checks that something does
 	// not happen are not widened.
 	Jitter() clock.Duration

@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rocelab/rocelab/endpoint"
 )
 
 // Options configure a run.
 type Options struct {
-	Profile Profile
+	// Mode is the IUT's: endpoint.ModeRoCEv2 runs what any RoCEv2 RC
+	// endpoint must do, endpoint.ModeMetaRoCE adds MetaRoCE's cases.
+	Mode    endpoint.Mode
 	Include []string // --case patterns
 	Skip    []string // --skip patterns
 	// PcapDir receives <case>.pcap for every failed case ("" writes none).
@@ -43,10 +47,7 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 	if err := Validate(all); err != nil {
 		return nil, &ErrUsage{fmt.Errorf("refusing to start: %w", err)}
 	}
-	if opts.Profile == "" {
-		opts.Profile = ProfileMetaRoCE
-	}
-	cases, err := Select(all, opts.Profile, opts.Include, opts.Skip)
+	cases, err := Select(all, opts.Mode, opts.Include, opts.Skip)
 	if err != nil {
 		return nil, &ErrUsage{err}
 	}
@@ -55,7 +56,7 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 			return nil, fmt.Errorf("pcap directory: %w", err)
 		}
 	}
-	rep := &Report{Profile: opts.Profile, IUT: opts.IUT}
+	rep := &Report{Mode: opts.Mode.String(), IUT: opts.IUT}
 	start := time.Now()
 	for i := range cases {
 		if err := ctx.Err(); err != nil {

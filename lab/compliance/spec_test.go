@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rocelab/rocelab/endpoint"
 )
 
 var update = flag.Bool("update", false, "rewrite spec_gen.go and docs/compliance-coverage.md")
@@ -117,19 +119,19 @@ func TestCoverageDoc(t *testing.T) {
 func TestSelect(t *testing.T) {
 	all := Cases()
 	for _, tc := range []struct {
-		p             Profile
+		m             endpoint.Mode
 		include, skip []string
 		want          int // -1: error
 	}{
-		{ProfileMetaRoCE, nil, nil, len(all)},
-		{ProfileRoCEv2, []string{"meta/*"}, nil, 0},
-		{ProfileMetaRoCE, []string{"meta/*"}, nil, 10},
-		{ProfileMetaRoCE, []string{"MR-5.18"}, nil, 1},
-		{ProfileMetaRoCE, []string{"rc"}, []string{"rc/rnr"}, 12},
-		{ProfileMetaRoCE, []string{"nope/*"}, nil, -1},
-		{ProfileMetaRoCE, []string{"["}, nil, -1},
+		{endpoint.ModeMetaRoCE, nil, nil, len(all)},
+		{endpoint.ModeRoCEv2, []string{"meta/*"}, nil, 0},
+		{endpoint.ModeMetaRoCE, []string{"meta/*"}, nil, 10},
+		{endpoint.ModeMetaRoCE, []string{"MR-5.18"}, nil, 1},
+		{endpoint.ModeMetaRoCE, []string{"rc"}, []string{"rc/rnr"}, 12},
+		{endpoint.ModeMetaRoCE, []string{"nope/*"}, nil, -1},
+		{endpoint.ModeMetaRoCE, []string{"["}, nil, -1},
 	} {
-		got, err := Select(all, tc.p, tc.include, tc.skip)
+		got, err := Select(all, tc.m, tc.include, tc.skip)
 		if tc.want < 0 {
 			if err == nil {
 				t.Errorf("Select(%v, %v): no error", tc.include, tc.skip)
@@ -137,7 +139,7 @@ func TestSelect(t *testing.T) {
 			continue
 		}
 		if err != nil || len(got) != tc.want {
-			t.Errorf("Select(%s, %v, %v) = %d cases, %v; want %d", tc.p, tc.include, tc.skip, len(got), err, tc.want)
+			t.Errorf("Select(%s, %v, %v) = %d cases, %v; want %d", tc.m, tc.include, tc.skip, len(got), err, tc.want)
 		}
 	}
 }

@@ -109,7 +109,7 @@ func SwitchConfig(p *topologies.Profile, ports []*topologies.Port) (switchmodel.
 			bad("scheduler: class %d has weight %d, the model needs at least 1", tc, p.Scheduler.Weights[tc])
 		}
 	}
-	c.Sched.Quantum = wire.WireBytes(c.MTU)
+	c.Sched.Quantum = wire.OnWireBytes(c.MTU)
 
 	c.Trim = switchmodel.TrimConfig{Bytes: 64, Priority: 7, DSCP: TrimDSCP}
 	if t := p.Trim; t != nil {

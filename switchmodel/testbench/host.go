@@ -34,7 +34,7 @@ type Flow struct {
 func (f *Flow) done() bool { return f.Count >= 0 && f.Sent >= f.Count }
 
 // Host is a NIC stand-in: one port that transmits its flows one frame at a
-// time at its line rate (frames take wire.WireBytes on the wire),
+// time at its line rate (frames take wire.OnWireBytes on the wire),
 // round-robin among the flows that are ready and whose priority is not
 // paused. On its receive side it obeys PFC (each enabled priority stops
 // for quanta × 512 bit times at the host's rate, or resumes on 0) and
@@ -126,7 +126,7 @@ func (h *Host) kick() {
 	}
 	h.busy = true
 	h.tx = p
-	h.sched.AfterFunc(h.rate.Serialize(wire.WireBytes(p.Len)), h.doneFn)
+	h.sched.AfterFunc(h.rate.Serialize(wire.OnWireBytes(p.Len)), h.doneFn)
 }
 
 func (h *Host) txDone() {
@@ -157,7 +157,7 @@ func (h *Host) nextData() *wire.Packet {
 		p.PSN = uint32(f.Sent) & 0xFFFFFF
 		f.Sent++
 		if f.Rate > 0 {
-			f.next = max(f.next, now).Add(f.Rate.Serialize(wire.WireBytes(p.Len)))
+			f.next = max(f.next, now).Add(f.Rate.Serialize(wire.OnWireBytes(p.Len)))
 		}
 		return p
 	}

@@ -55,7 +55,7 @@ type LabSpec struct {
 	// Topology is the topology file's text; Source names it.
 	Topology string `json:"topology"`
 	Source   string `json:"source,omitempty"`
-	// Scale is the time dilation k (0: auto); Seed the lab's seed.
+	// Scale is the scale factor k (0: auto); Seed the lab's seed.
 	Scale int    `json:"scale,omitempty"`
 	Seed  uint64 `json:"seed,omitempty"`
 }

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
 )
 
 // TestReferencePasses runs every case against the reference endpoint.
 func TestReferencePasses(t *testing.T) {
 	start := time.Now()
-	rep, err := compliance.Run(context.Background(), compliance.Options{Profile: compliance.ProfileMetaRoCE, PcapDir: t.TempDir()}, NewEnv(Options{Seed: 1}))
+	rep, err := compliance.Run(context.Background(), compliance.Options{Mode: endpoint.ModeMetaRoCE, PcapDir: t.TempDir()}, NewEnv(Options{Seed: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestRerunAfterTimeout(t *testing.T) {
 	// silence posts a WRITE and lets the IUT time out (200 us) before
 	// failing on the runs in failOn.
 	silence := func(id string, timeout bool, failOn ...int) compliance.Case {
-		return compliance.Case{ID: "test/" + id, Profile: compliance.ProfileRoCEv2, Cites: []string{"MR-4.13"}, Title: id,
+		return compliance.Case{ID: "test/" + id, Mode: endpoint.ModeRoCEv2, Cites: []string{"MR-4.13"}, Title: id,
 			Run: func(ct *compliance.T) {
 				runs[id]++
 				if timeout {

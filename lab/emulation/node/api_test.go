@@ -81,12 +81,12 @@ func TestAPI(t *testing.T) {
 		t.Errorf("emu_rx_frames_total{ifname=sw1-p1} = %v, want 3", got)
 	}
 	for _, smp := range s {
-		if smp.Name == "emu_dilation_factor" && (smp.Kind != telemetry.Gauge || smp.Value != 1000) {
-			t.Errorf("emu_dilation_factor sample %+v", smp)
+		if (smp.Name == "emu_scale_factor" || smp.Name == "emu_dilation_factor") && (smp.Kind != telemetry.Gauge || smp.Value != 1000) {
+			t.Errorf("%s sample %+v", smp.Name, smp)
 		}
 	}
 	// Asked for some names, the node sends those samples only.
-	at, few, err := c.TelemetryAt(ctx, "switch_port_tx_packets_total", "emu_dilation_factor")
+	at, few, err := c.TelemetryAt(ctx, "switch_port_tx_packets_total", "emu_scale_factor")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestAPI(t *testing.T) {
 	for _, smp := range few {
 		names[smp.Name]++
 	}
-	if len(names) != 2 || names["emu_dilation_factor"] != 1 || at <= 0 ||
+	if len(names) != 2 || names["emu_scale_factor"] != 1 || at <= 0 ||
 		telemetry.Sum(few, "switch_port_tx_packets_total", telemetry.Label{Name: "port", Value: "1"}) != 3 {
 		t.Errorf("TelemetryAt(two names) at %v = %d samples of %v", at, len(few), names)
 	}
@@ -163,7 +163,7 @@ func checkPcap(t *testing.T, path string, frameLen int) {
 	if len(stamps) != 2 {
 		t.Fatalf("capture holds %d frames, want 2", len(stamps))
 	}
-	ser := (100 * clock.Gbps).Serialize(wire.WireBytes(frameLen))
+	ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(frameLen))
 	if gap := stamps[1].Sub(stamps[0]); gap < time.Duration(ser/clock.Nanosecond)-time.Nanosecond || gap > time.Duration(ser/clock.Nanosecond)+time.Nanosecond {
 		t.Errorf("captured frames %v apart, want the serialization time %v", gap, ser)
 	}

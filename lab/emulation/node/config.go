@@ -29,7 +29,7 @@ import (
 type Config struct {
 	Kind nodeapi.Kind `json:"kind"`
 	Name string       `json:"name"`
-	// Scale is the time dilation factor k >= 1 (resolved: the lab turns
+	// Scale is the scale factor k >= 1 (resolved: the lab turns
 	// `scale: auto` into a number with emu.AutoScale).
 	Scale int `json:"scale"`
 	// Seed seeds the node's random streams; equal seeds give the
@@ -62,7 +62,7 @@ type Config struct {
 	NICs []NICConfig `json:"nics,omitempty"`
 	// Mutant (tests only) names an endpoint.Mutant, a deliberate defect
 	// of every NIC of an endpoint node, so that the compliance suite can
-	// show it catches it through the node (lab/compliance/emu). A lab
+	// show it catches it through the node (lab/compliance/live). A lab
 	// never sets it.
 	Mutant string `json:"mutant,omitempty"`
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/rocelab/rocelab/switchmodel"
 )
 
-// testScale is the dilation of the in-process tests: 100G links run at
+// testScale is the scale k of the in-process tests: 100G links run at
 // 0.5 Gb/s of wall-clock rate.
 const testScale = 200
 

@@ -12,8 +12,8 @@ import (
 // report, which `rocelab dashboard --replay` draws the recording on.
 const LayoutFile = "layout.json"
 
-// ReportLayout is LayoutFile's content.
-type ReportLayout struct {
+// Layout is LayoutFile's content: the drawing and the names it belongs to.
+type Layout struct {
 	Scenario string       `json:"scenario"`
 	Topology string       `json:"topology"`
 	Layout   graph.Layout `json:"layout"`
@@ -26,7 +26,7 @@ func writeLayout(dir string, d Data) error {
 		return nil
 	}
 	t := d.Scenario.Topology
-	b, err := json.Marshal(ReportLayout{Scenario: d.Scenario.Name, Topology: t.Name, Layout: graph.NewLayout(t, graph.Options{})})
+	b, err := json.Marshal(Layout{Scenario: d.Scenario.Name, Topology: t.Name, Layout: graph.NewLayout(t, graph.Options{})})
 	if err != nil {
 		return err
 	}

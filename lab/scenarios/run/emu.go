@@ -24,7 +24,7 @@ import (
 // EmuOptions tune an emulated run (Emulate).
 type EmuOptions struct {
 	// Options: Seed, ReportDir and SnapshotEvery apply as in Sim, Scale
-	// overrides the scenario's time dilation (0: the scenario's, or auto),
+	// overrides the scenario's scale k (0: the scenario's, or auto),
 	// and NodeGroups and SocketLinks shape the lab; Progress,
 	// SampleInterval, MaxPoints and MatchEmulation do not apply (the
 	// emulation scrapes telemetry snapshots only).

@@ -40,7 +40,7 @@ func emulatedLab(sc *scenario.Scenario, opts Options) deploy.Options {
 	return o
 }
 
-// emulationScale is the time dilation the emulated run that o deploys
+// emulationScale is the scale k the emulated run that o deploys
 // uses: o.Scale if > 0, else what deploy picks for the topology and the
 // lab's shape on this machine (scale: auto; deploy.Options.PickScale).
 func emulationScale(o deploy.Options) int {

@@ -122,7 +122,7 @@ func slowdown(res simlab.FlowResult, f scenario.Flow) (float64, bool) {
 // bytes each.
 func idealTime(size int64, mtu int, rate clock.Rate) clock.Duration {
 	frame := func(n int) clock.Duration {
-		return rate.Serialize(wire.WireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + n + wire.ICRCLen))
+		return rate.Serialize(wire.OnWireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + n + wire.ICRCLen))
 	}
 	d := clock.Duration(size/int64(mtu)) * frame(mtu)
 	if rest := int(size % int64(mtu)); rest > 0 {

@@ -42,7 +42,7 @@ type Options struct {
 	SnapshotEvery clock.Duration
 	// MaxPoints bounds each time series (default 500).
 	MaxPoints int
-	// Scale is the time dilation factor of an emulated run (Emulate) and
+	// Scale is the scale factor k of an emulated run (Emulate) and
 	// the one Sim sizes its switches for with MatchEmulation: 0 takes the
 	// scenario's, or, for scale: auto, the one deploy picks on this
 	// machine.
@@ -144,7 +144,7 @@ type runner struct {
 	lab  *simlab.Lab
 	inj  *inject.Injector
 	raw  bool
-	// scale is the emulation's time dilation the run matches
+	// scale is the emulation's scale k the run matches
 	// (Options.MatchEmulation), else 0.
 	scale int
 	// gens are the traffic generators sending from each NIC port: they

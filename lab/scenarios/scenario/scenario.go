@@ -26,7 +26,7 @@ type Scenario struct {
 	TopologyRef string
 	// Topology is the resolved topology.
 	Topology *topologies.Topology
-	// Scale is the emulation's time dilation.
+	// Scale is the emulation's scale k.
 	Scale Scale
 	// Duration is how long the run lasts, in fabric time.
 	Duration clock.Duration
@@ -40,7 +40,7 @@ type Scenario struct {
 	Expect []*Expectation
 }
 
-// Scale is the time dilation of an emulated run: a factor, or auto (the
+// Scale is the scale k of an emulated run: a factor, or auto (the
 // lab picks one the machine can forward).
 type Scale struct {
 	Auto   bool

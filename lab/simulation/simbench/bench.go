@@ -341,7 +341,7 @@ func derangement(n int, rng *rand.Rand) []int {
 func idealTime(size, mtu int, r clock.Rate) clock.Duration {
 	full, rest := size/mtu, size%mtu
 	frame := func(n int) clock.Duration {
-		return r.Serialize(wire.WireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + n + wire.ICRCLen))
+		return r.Serialize(wire.OnWireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + n + wire.ICRCLen))
 	}
 	d := clock.Duration(full) * frame(mtu)
 	if rest > 0 {

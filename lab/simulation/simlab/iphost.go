@@ -79,7 +79,7 @@ func (h *IPHost) kick() {
 	h.queue[0] = nil
 	h.queue = h.queue[1:]
 	h.busy = true
-	h.sched.AfterFunc(h.port.Rate.Serialize(wire.WireBytes(p.Len)), func() {
+	h.sched.AfterFunc(h.port.Rate.Serialize(wire.OnWireBytes(p.Len)), func() {
 		h.busy = false
 		h.TxPackets++
 		h.TxBytes += int64(p.Len)

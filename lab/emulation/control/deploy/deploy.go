@@ -64,7 +64,7 @@ type Options struct {
 	// Binary is the rocelab executable that runs node processes
 	// (default: os.Executable).
 	Binary string
-	// Scale is the dilation factor k; 0 picks it (AutoScale).
+	// Scale is the scale factor k; 0 picks it (AutoScale).
 	Scale int
 	// CapacityPPS is the machine's forwarding capacity for Scale 0
 	// (default DefaultCapacityPPSPerCPU × CPUs; for a lab in one node

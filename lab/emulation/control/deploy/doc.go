@@ -10,7 +10,7 @@
 // what a lab whose state is gone left behind. The sandbox a node runs in
 // is chosen by Options.Runtime (netns or docker; runtimes.go maps a
 // recorded runtime name to one); with Options.Scale 0 the lab picks its
-// dilation k (AutoScale) and records it.
+// scale k (AutoScale) and records it.
 //
 // A lab's run directory holds, besides the state file and its lock, per
 // process node NODE.json (its config), NODE.sock (its API) and NODE.log

@@ -152,8 +152,8 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 			case "down", "flap":
 				out = append(out, Problem{Node: n.Name, What: "down", Fault: id, Detail: detail})
 			case "delay", "reorder", "rate":
-				// Not dead, but it holds frames back: at the lab's time
-				// dilation a fabric-time delay can outlast a stall limit.
+				// Not dead, but it holds frames back: at the lab's scale
+				// k a fabric-time delay can outlast a stall limit.
 				out = append(out, Problem{Node: n.Name, What: "slow", Fault: id,
 					Detail: detail + fmt.Sprintf(" holds frames back (fabric time; ×%d of wall clock at this lab's scale)", l.Scale)})
 			}

@@ -44,7 +44,7 @@ const MinGroupAutoScale = 100
 // ethHeader is the Ethernet header a frame adds to an IP packet.
 const ethHeader = 14
 
-// AutoScale picks the dilation factor k for t on a machine that forwards
+// AutoScale picks the scale factor k for t on a machine that forwards
 // capacityPPS frames per second: the aggregate back-end rate at full load
 // (both directions of every BE link; the FE when there is no BE) in frames
 // of the largest BE MTU, divided by capacityPPS, rounded up
@@ -86,7 +86,7 @@ func (o Options) LagBudget() time.Duration {
 	return nodeplan.LagBudget
 }
 
-// PickScale is the dilation factor deploy runs o.Topology at when
+// PickScale is the scale factor k deploy runs o.Topology at when
 // o.Scale is 0 (auto), and what it says of it (Lab.ScaleBasis):
 // AutoScale of o.CapacityPPS, else DefaultCapacityPPSPerCPU per CPU here;
 // for a lab on one loop, AutoScaleOneGroup of o.CapacityPPS, else

@@ -40,7 +40,7 @@ func TestRunAhead(t *testing.T) {
 			if len(got) != burst {
 				t.Fatalf("port 1 wrote %d frames, want %d", len(got), burst)
 			}
-			ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(in)))
+			ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(in)))
 			for i, w := range got {
 				// The exact time: a link delay after the burst
 				// arrived, then back-to-back serializations.

@@ -134,7 +134,7 @@ func TestInLoopLinks(t *testing.T) {
 			t.Fatalf("frames out: %d through the sockets, %d in memory, want 1", sockets.frames, mem.frames)
 		}
 		// 1 µs + hop + 2 serializations + hop, dilated.
-		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(frame(t, 0, 1, 26, 1024, 0))))
+		ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(frame(t, 0, 1, 26, 1024, 0))))
 		want := time.Duration(int64(clock.Microsecond+2*hop+2*ser) * scale / int64(clock.Nanosecond))
 		if mem.at[0] != want || sockets.at[0] != want {
 			t.Errorf("written at %v in memory, %v through the sockets, want %v", mem.at[0], sockets.at[0], want)

@@ -19,7 +19,7 @@ import (
 type Options struct {
 	// Name labels the Loop's telemetry (node=Name).
 	Name string
-	// Scale is the time dilation factor k >= 1: fabric time = wall / k.
+	// Scale is the scale factor k >= 1: fabric time = wall / k.
 	Scale int
 	// Seed seeds the engine's random streams (Rand).
 	Seed  uint64
@@ -184,7 +184,7 @@ func New(opts Options) (*Loop, error) {
 	return l, nil
 }
 
-// Scale returns the dilation factor k.
+// Scale returns the scale factor k.
 func (l *Loop) Scale() int { return int(l.scale) }
 
 // NumPorts returns the number of ports.

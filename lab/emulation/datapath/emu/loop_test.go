@@ -142,7 +142,7 @@ func TestForwardTiming(t *testing.T) {
 		if len(got) != 1 {
 			t.Fatalf("port 1 wrote %d frames, want 1", len(got))
 		}
-		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(in)))
+		ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(in)))
 		fabric := clock.Microsecond + ser + hop
 		want := start.Add(time.Duration(int64(fabric) * scale / 1000))
 		if d := got[0].At.Sub(want); d < 0 || d > time.Nanosecond {
@@ -319,6 +319,7 @@ func TestTelemetry(t *testing.T) {
 			{"emu_rx_malformed_total", p0, 1},
 			{"emu_tx_frames_total", p1, 3},
 			{"emu_tx_frames_total", p0, 0},
+			{"emu_scale_factor", nil, scale},
 			{"emu_dilation_factor", nil, scale},
 		} {
 			if got := telemetry.Sum(s, c.name, c.match...); got != c.want {
@@ -373,7 +374,7 @@ func TestLinkDelayOnReceive(t *testing.T) {
 		if len(got) != 1 {
 			t.Fatalf("port 1 wrote %d frames, want 1", len(got))
 		}
-		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(in)))
+		ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(in)))
 		want := wallAfter(start, stamp, hop+ser)
 		if d := got[0].At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {
 			t.Errorf("written %v after start, want %v: the delay was not counted from the stamp", got[0].At.Sub(start), want.Sub(start))
@@ -404,7 +405,7 @@ func TestQuietReads(t *testing.T) {
 		if len(got) != len(stamps) {
 			t.Fatalf("port 1 wrote %d frames, want %d", len(got), len(stamps))
 		}
-		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(frame(t, 0, 1, 26, 512, 0))))
+		ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(frame(t, 0, 1, 26, 512, 0))))
 		for i, w := range got {
 			want := wallAfter(start, stamps[i], hop+ser)
 			if d := w.At.Sub(want); d < -time.Nanosecond || d > time.Nanosecond {

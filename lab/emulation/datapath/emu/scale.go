@@ -7,10 +7,10 @@ import (
 )
 
 // wireOverhead is what a frame costs on the wire beyond its bytes: FCS,
-// preamble and SFD, inter-frame gap (as wire.WireBytes counts).
+// preamble and SFD, inter-frame gap (as wire.OnWireBytes counts).
 const wireOverhead = 4 + 8 + 12
 
-// AutoScale returns the dilation factor k >= 1 that fits a fabric into a
+// AutoScale returns the scale factor k >= 1 that fits a fabric into a
 // machine: aggregate is the fabric's aggregate forwarding rate at full
 // load — the sum of the line rates of every port that forwards (each
 // frame costs the machine one read and one write per hop, so every switch

@@ -248,6 +248,9 @@ func (l *Loop) collectLoop(emit func(telemetry.Sample), name string) {
 	}
 	g("emu_rx_replay_age_seconds", mean, telemetry.With(node, telemetry.Label{Name: "stat", Value: "mean"}))
 	emit(telemetry.Sample{Name: "emu_fabric_seconds_total", Kind: telemetry.Counter, Labels: node, Value: l.eng.Now().Seconds()})
+	g("emu_scale_factor", float64(l.scale), node)
+	// emu_dilation_factor is emu_scale_factor's old name, still emitted
+	// for one release (deprecated; removed in the next).
 	g("emu_dilation_factor", float64(l.scale), node)
 }
 

@@ -67,7 +67,7 @@ func TestTrailer(t *testing.T) {
 		start := time.Now()
 		time.Sleep(time.Millisecond)
 		plain := frame(t, 0, 1, 26, 1024, 1)
-		ser := (100 * clock.Gbps).Serialize(wire.WireBytes(len(plain)))
+		ser := (100 * clock.Gbps).Serialize(wire.OnWireBytes(len(plain)))
 		wall := func(d clock.Duration) time.Duration { return time.Duration(int64(d) * scale / int64(clock.Nanosecond)) }
 
 		// Sent 0.3 µs of fabric time before it was stamped.

@@ -37,7 +37,7 @@ type NIC struct {
 type Options struct {
 	NICs  []NIC
 	Loop  Loop
-	Scale int // the dilation factor k, reported to programs
+	Scale int // the scale factor k, reported to programs
 	// MaxQPs bounds the QPs on one NIC; Used (may be nil) counts the QPs
 	// the node holds on a NIC besides the server's (loop goroutine).
 	MaxQPs int

@@ -82,7 +82,7 @@ func (s *Setup) defaults(name string) error {
 // Options configure a demo run. Zero values take the defaults named.
 type Options struct {
 	Setup
-	// Scale is the time dilation (0: auto).
+	// Scale is the scale factor k (0: auto).
 	Scale int
 	// Sizes of the all-reduce (default 1 MiB, 4 MiB).
 	Sizes []int64

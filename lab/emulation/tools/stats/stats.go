@@ -4,7 +4,7 @@
 //
 // Rates are in real (fabric) units: Δbytes over Δfabric time, the node's
 // emu_fabric_seconds_total sample, which runs k times slower than the wall
-// clock under time dilation. With one snapshot, rates are averages since
+// clock at scale k. With one snapshot, rates are averages since
 // the node started.
 package stats
 

@@ -58,7 +58,7 @@ struct rl_device {
 	uint8_t ipv4[4];
 	uint32_t mtu;   /* RDMA payload bytes */
 	uint64_t rate_bps; /* fabric line rate */
-	uint32_t scale; /* dilation k */
+	uint32_t scale; /* scale factor k */
 	uint32_t max_qp;
 };
 

@@ -1,4 +1,4 @@
-package emu
+package live
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type LabOptions struct {
 }
 
 // Attach makes an RDMA NIC of a deployed lab's endpoint node the IUT, as
-// the lab runs it: same process, same dilation k, the lab's addresses.
+// the lab runs it: same process, same scale k, the lab's addresses.
 // The tester takes the NIC's link at the switch's end — a socket of its
 // own on the switch port's interface, in the switch's namespace — while a
 // "down" fault on that switch port keeps the fabric out of the exchange:

@@ -1,4 +1,4 @@
-package emu_test
+package live_test
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/jobs"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
@@ -51,9 +52,9 @@ func TestLabNIC(t *testing.T) {
 		}
 	})
 
-	for _, bad := range []emu.LabOptions{{Node: "rtsw1"}, {Node: "host1", NIC: "gpu7"}, {Node: "nosuch"}} {
+	for _, bad := range []live.LabOptions{{Node: "rtsw1"}, {Node: "host1", NIC: "gpu7"}, {Node: "nosuch"}} {
 		bad.Root, bad.Lab = root, name
-		if u, err := emu.Attach(t.Context(), bad); err == nil {
+		if u, err := live.Attach(t.Context(), bad); err == nil {
 			u.Close()
 			t.Errorf("Attach(%+v) succeeded", bad)
 		} else {
@@ -86,7 +87,7 @@ func TestLabNIC(t *testing.T) {
 		busy <- err
 	}()
 	time.Sleep(time.Second) // the perf is under way
-	if u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"}); err == nil {
+	if u, err := live.Attach(t.Context(), live.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"}); err == nil {
 		u.Close()
 		t.Error("Attach to a NIC in the middle of a perf succeeded")
 	} else if !strings.Contains(err.Error(), "busy") {
@@ -98,14 +99,14 @@ func TestLabNIC(t *testing.T) {
 		t.Errorf("the perf beside the refused Attach: %v", err)
 	}
 
-	u, err := emu.Attach(t.Context(), emu.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"})
+	u, err := live.Attach(t.Context(), live.LabOptions{Root: root, Lab: name, Node: "host1", NIC: "gpu1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u.Scale() != lab.Scale || !strings.Contains(u.Describe(), "host1:gpu1") || !strings.Contains(u.Describe(), "rtsw1") {
 		t.Errorf("IUT %q at k=%d, want host1:gpu1 of the lab at k=%d, tester on rtsw1", u.Describe(), u.Scale(), lab.Scale)
 	}
-	rep, err := compliance.Run(t.Context(), compliance.Options{Profile: compliance.ProfileMetaRoCE, Include: labCases, IUT: u.Describe()}, u.NewEnv())
+	rep, err := compliance.Run(t.Context(), compliance.Options{Mode: endpoint.ModeMetaRoCE, Include: labCases, IUT: u.Describe()}, u.NewEnv())
 	if cerr := u.Close(); cerr != nil {
 		t.Error(cerr)
 	}

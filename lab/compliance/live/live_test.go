@@ -1,25 +1,26 @@
-package emu_test
+package live_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 )
 
 // start builds rocelab, starts an endpoint node with o and checks at the
 // end that it left no namespace behind.
-func start(t *testing.T, o emu.Options) *emu.IUT {
+func start(t *testing.T, o live.Options) *live.IUT {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.Exclusive(t) // timing checks: not beside another timing-sensitive test
 	o.Binary = testenv.BuildRocelab(t)
 	before := ours(t)
-	u, err := emu.Start(t.Context(), o)
+	u, err := live.Start(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +58,12 @@ func logReport(t *testing.T, rep *compliance.Report) {
 	}
 }
 
-// TestReferencePasses runs the whole metaroce profile against a real
+// TestReferencePasses runs the whole metaroce mode against a real
 // endpoint node process over a veth pair: every MUST case must pass.
 func TestReferencePasses(t *testing.T) {
-	u := start(t, emu.Options{Seed: 1})
+	u := start(t, live.Options{Seed: 1})
 	begin := time.Now()
-	rep, err := compliance.Run(t.Context(), compliance.Options{Profile: compliance.ProfileMetaRoCE, PcapDir: t.TempDir(), IUT: u.Describe()}, u.NewEnv())
+	rep, err := compliance.Run(t.Context(), compliance.Options{Mode: endpoint.ModeMetaRoCE, PcapDir: t.TempDir(), IUT: u.Describe()}, u.NewEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestReferencePasses(t *testing.T) {
 func TestStartFailsClean(t *testing.T) {
 	testenv.RequireRoot(t)
 	before := ours(t)
-	u, err := emu.Start(t.Context(), emu.Options{Binary: "/nonexistent/rocelab"})
+	u, err := live.Start(t.Context(), live.Options{Binary: "/nonexistent/rocelab"})
 	if err == nil {
 		u.Close()
 		t.Fatal("Start with a missing binary succeeded")

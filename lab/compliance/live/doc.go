@@ -1,5 +1,5 @@
-// Package emu runs the compliance suite against rocelab's endpoint node in
-// emulation: the IUT is a real `rocelab node` process (the endpoint node a
+// Package live runs the compliance suite against a live rocelab endpoint
+// node in emulation: the IUT is a real `rocelab node` process (the endpoint node a
 // lab runs on every host) in a network namespace of its own, with one port
 // on a veth pair whose other end is the tester's, in a second namespace.
 // The tester reads and writes raw frames on its end with an AF_PACKET
@@ -14,6 +14,6 @@
 // each case gets a fresh Env over it, cleaned up on Close. IUT.Close stops
 // the node and removes everything Start created, also after a failure.
 //
-// docs/design.md, "Compliance in emulation (lab/compliance/emu)", has the
+// docs/design.md, "Compliance in emulation (lab/compliance/live)", has the
 // time and one-node-many-cases rules in full.
-package emu
+package live

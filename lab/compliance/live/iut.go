@@ -1,4 +1,4 @@
-package emu
+package live
 
 import (
 	"context"
@@ -48,7 +48,7 @@ var (
 type Options struct {
 	// Binary is the rocelab executable that runs the node (required).
 	Binary string
-	// Scale is the dilation k (0: DefaultScale).
+	// Scale is the node's scale k (0: DefaultScale).
 	Scale int
 	// Jitter is the wall-clock scheduling jitter the timing checks allow
 	// for (0: DefaultJitter); Env.Jitter is Jitter/Scale.
@@ -89,13 +89,13 @@ type IUT struct {
 // what it made. It needs root.
 func Start(ctx context.Context, o Options) (_ *IUT, err error) {
 	if o.Binary == "" {
-		return nil, errors.New("compliance emu: no rocelab binary")
+		return nil, errors.New("compliance live: no rocelab binary")
 	}
 	if o.Scale == 0 {
 		o.Scale = DefaultScale
 	}
 	if o.Scale < 1 {
-		return nil, fmt.Errorf("compliance emu: scale %d: must be at least 1", o.Scale)
+		return nil, fmt.Errorf("compliance live: scale %d: must be at least 1", o.Scale)
 	}
 	if o.Jitter == 0 {
 		o.Jitter = DefaultJitter
@@ -113,7 +113,7 @@ func Start(ctx context.Context, o Options) (_ *IUT, err error) {
 		}
 	}()
 	if err := u.setUp(ctx); err != nil {
-		return nil, fmt.Errorf("compliance emu: %w", err)
+		return nil, fmt.Errorf("compliance live: %w", err)
 	}
 	return u, nil
 }
@@ -246,12 +246,12 @@ func (u *IUT) Close() error {
 	}
 	u.undo = nil
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("compliance emu: teardown: %w", err)
+		return fmt.Errorf("compliance live: teardown: %w", err)
 	}
 	return nil
 }
 
-// Scale is the node's dilation k.
+// Scale is the node's scale k.
 func (u *IUT) Scale() int { return u.o.Scale }
 
 // Jitter is the timing tolerance in fabric time: Options.Jitter / k.

@@ -4,7 +4,7 @@
 // only with the build tag rocelab_mutants (make test runs them); the node
 // binary they start is built with the same tag (internal/testenv).
 
-package emu_test
+package live_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/emu"
+	"github.com/rocelab/rocelab/lab/compliance/live"
 )
 
 // TestMutantsCaught: the emulation mode catches defects of the node too —
@@ -25,7 +25,7 @@ func TestMutantsCaught(t *testing.T) {
 		{"accept-bad-icrc", "nic/bad-icrc"},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
-			u := start(t, emu.Options{Seed: 1, Mutant: tc.mutant})
+			u := start(t, live.Options{Seed: 1, Mutant: tc.mutant})
 			dir := t.TempDir()
 			rep, err := compliance.Run(context.Background(), compliance.Options{Include: []string{tc.cases}, PcapDir: dir}, u.NewEnv())
 			if err != nil {
