@@ -218,7 +218,7 @@ func TestGopacketSamples(t *testing.T) {
 					}, cmp.Ignore()),
 					cmp.Comparer(func(a, b net.IP) bool { return a.Equal(b) }),
 					cmp.AllowUnexported(RETH{}),
-					cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".next" }, cmp.Ignore()),
+					cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".followed" }, cmp.Ignore()),
 					cmp.FilterPath(func(p cmp.Path) bool {
 						return p.Last().String() == ".pseudoheader" || p.Last().String() == ".tcpipchecksum"
 					}, cmp.Ignore()),
