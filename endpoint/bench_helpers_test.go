@@ -12,14 +12,13 @@ import (
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/pipe"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 const (
 	g100 = 100 * clock.Gbps
 	hop  = clock.Microsecond
 )
-
-func hostIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
 
 // lossy drops each packet with probability p (data and control alike),
 // from its own seeded stream. Only RoCE packets are dropped (never PFC).
@@ -73,8 +72,8 @@ func newStar(t testing.TB, so starOpts) *star {
 	s := &star{e: e, sw: sw}
 	reg := endpoint.CCRegistry()
 	for i := range so.n {
-		o := endpoint.Options{Name: "h" + string(rune('0'+i%10)) + string(rune('a'+i/10)), Sched: e, Rand: e.Rand("nic" + hostIP(i).String()),
-			IP: hostIP(i), MAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, Raw: so.raw, CC: reg}
+		o := endpoint.Options{Name: "h" + string(rune('0'+i%10)) + string(rune('a'+i/10)), Sched: e, Rand: e.Rand("nic" + wiretest.HostIP(i).String()),
+			IP: wiretest.HostIP(i), MAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, Raw: so.raw, CC: reg}
 		if so.nicOpts != nil {
 			so.nicOpts(i, &o)
 		}
@@ -85,16 +84,16 @@ func newStar(t testing.TB, so starOpts) *star {
 		var toSw wire.Sink = pipe.New(e, hop, sw.Port(i))
 		var toNIC wire.Sink = nic
 		if so.loss > 0 {
-			l := &lossy{rng: e.Rand("loss-up" + hostIP(i).String()), p: so.loss, next: toSw}
+			l := &lossy{rng: e.Rand("loss-up" + wiretest.HostIP(i).String()), p: so.loss, next: toSw}
 			s.lossy = append(s.lossy, l)
 			toSw = l
-			l2 := &lossy{rng: e.Rand("loss-down" + hostIP(i).String()), p: so.loss, next: nic}
+			l2 := &lossy{rng: e.Rand("loss-down" + wiretest.HostIP(i).String()), p: so.loss, next: nic}
 			s.lossy = append(s.lossy, l2)
 			toNIC = l2
 		}
 		nic.Attach(toSw)
 		sw.Attach(i, pipe.New(e, hop, toNIC))
-		if err := sw.AddRoute(netip.PrefixFrom(hostIP(i), 32), i); err != nil {
+		if err := sw.AddRoute(netip.PrefixFrom(wiretest.HostIP(i), 32), i); err != nil {
 			t.Fatal(err)
 		}
 		s.nics = append(s.nics, nic)

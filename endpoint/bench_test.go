@@ -7,13 +7,14 @@ import (
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire/pipe"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 // benchPair is two NICs cabled back to back by sim links (no switch).
 func benchPair(b *testing.B, raw bool, mode endpoint.Mode) (*sim.Engine, *peer, *peer) {
 	e := sim.New(1)
 	mk := func(i int) *endpoint.NIC {
-		n, err := endpoint.NewNIC(endpoint.Options{Name: "n", Sched: e, IP: hostIP(i), Raw: raw, CC: endpoint.CCRegistry()})
+		n, err := endpoint.NewNIC(endpoint.Options{Name: "n", Sched: e, IP: wiretest.HostIP(i), Raw: raw, CC: endpoint.CCRegistry()})
 		if err != nil {
 			b.Fatal(err)
 		}

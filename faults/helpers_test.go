@@ -9,6 +9,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 // arrival is one packet a recorder saw.
@@ -36,14 +37,12 @@ func (r *recorder) Receive(p *wire.Packet) {
 
 func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xfa17)) }
 
-// roce returns a payload-free RoCE descriptor with sequence number psn.
+// roce returns a payload-free RoCE descriptor (RDMA WRITE Only to QP
+// 0x12) with sequence number psn.
 func roce(psn uint32) *wire.Packet {
-	return &wire.Packet{
-		Kind: wire.KindRoCE, Len: 1000, IPVersion: 4,
-		SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.0.2"),
-		DSCP: 26, ECN: wire.ECNECT0, TTL: 64, Protocol: 17, SrcPort: 49152, DstPort: 4791,
-		Opcode: 0x0A, DestQP: 0x12, PSN: psn,
-	}
+	p := wiretest.RoCE(wiretest.HostIP(1), wiretest.HostIP(2))
+	p.SrcPort, p.Opcode, p.DestQP, p.PSN = 49152, 0x0A, 0x12, psn
+	return p
 }
 
 // rawRoCE builds and decodes a RoCE frame with bytes (IPv4 or IPv6).

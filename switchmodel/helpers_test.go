@@ -10,6 +10,7 @@ import (
 	"github.com/rocelab/rocelab/switchmodel/testbench"
 	"github.com/rocelab/rocelab/wire"
 	"github.com/rocelab/rocelab/wire/pipe"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 // Common test numbers. A 1000-byte frame occupies 1000+4+8+12 = 1024 bytes
@@ -21,24 +22,11 @@ const (
 	hop     = clock.Microsecond // one-way cable delay
 )
 
-func hostIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
-
 // roce returns a RoCEv2 data packet template from host src to host dst.
 func roce(src, dst int, dscp uint8, sport uint16) wire.Packet {
-	return wire.Packet{
-		Kind:      wire.KindRoCE,
-		Len:       pktLen,
-		IPVersion: 4,
-		SrcIP:     hostIP(src),
-		DstIP:     hostIP(dst),
-		DSCP:      dscp,
-		ECN:       2, // ECT(0)
-		TTL:       64,
-		Protocol:  17,
-		SrcPort:   sport,
-		DstPort:   4791,
-		DestQP:    uint32(0x100 + src),
-	}
+	p := wiretest.RoCE(wiretest.HostIP(src), wiretest.HostIP(dst))
+	p.Len, p.DSCP, p.SrcPort, p.DestQP = pktLen, dscp, sport, uint32(0x100+src)
+	return *p
 }
 
 // newSwitch builds a switch of n ports of rate r on e, cables of delay hop.
@@ -71,13 +59,13 @@ func rates(n int, r clock.Rate) []clock.Rate {
 }
 
 // attachHost cables a new host of the port's rate to port of sw (hop each
-// way) and routes hostIP(id)/32 to that port.
+// way) and routes wiretest.HostIP(id)/32 to that port.
 func attachHost(t testing.TB, e *sim.Engine, sw *switchmodel.Switch, port, id int) *testbench.Host {
 	t.Helper()
 	pt := sw.Port(port)
 	h := testbench.NewHost(sw.Name()+"-h"+pt.String(), e, pt.Rate(), pipe.New(e, hop, pt))
 	sw.Attach(port, pipe.New(e, hop, h))
-	if err := sw.AddRoute(netip.PrefixFrom(hostIP(id), 32), port); err != nil {
+	if err := sw.AddRoute(netip.PrefixFrom(wiretest.HostIP(id), 32), port); err != nil {
 		t.Fatal(err)
 	}
 	return h

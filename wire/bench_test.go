@@ -2,6 +2,8 @@ package wire
 
 import (
 	"testing"
+
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // benchSpec is a 1 KiB RDMA WRITE Middle over IPv4 with a VLAN tag.
@@ -30,7 +32,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkDecodeCNP(b *testing.B) {
-	frame := mustHex(b, cnpConnectX4)
+	frame := testenv.MustHex(b, cnpConnectX4)
 	var p Packet
 	b.ReportAllocs()
 	for b.Loop() {

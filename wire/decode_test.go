@@ -1,13 +1,13 @@
 package wire
 
 import (
-	"encoding/hex"
 	"errors"
 	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // cnpConnectX4 is a CNP sent by a Mellanox ConnectX-4 Lx, captured on the wire:
@@ -22,20 +22,11 @@ import (
 // bytes; ICRC 82fd002a (least-significant byte first).
 const cnpConnectX4 = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100ffff40000118000000000000000000000000000000000000000082fd002a"
 
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // ignoreRaw compares descriptors by their parsed fields.
 var ignoreRaw = cmp.Options{cmpopts.IgnoreFields(Packet{}, "Raw"), cmpopts.EquateComparable(netip.Addr{})}
 
 func TestDecodeConnectX4CNP(t *testing.T) {
-	frame := mustHex(t, cnpConnectX4)
+	frame := testenv.MustHex(t, cnpConnectX4)
 	var got Packet
 	if err := got.Decode(frame); err != nil {
 		t.Fatalf("Decode: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // addSeeds adds the samples and the real NIC's CNP to a fuzz corpus.
@@ -20,7 +21,7 @@ func addSeeds(f *testing.F) {
 	for _, s := range samples {
 		f.Add(s.Frame)
 	}
-	f.Add(mustHex(f, cnpConnectX4))
+	f.Add(testenv.MustHex(f, cnpConnectX4))
 }
 
 // FuzzDecode: Decode never panics, its offsets stay inside the frame, and

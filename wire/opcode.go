@@ -72,26 +72,16 @@ const (
 	RoCEPort = 4791
 )
 
+// extLens are the sizes of the extension headers, by bit of Ext.
+var extLens = [...]int{RETHLen, AETHLen, ImmDtLen, DETHLen, AtomicETHLen, AtomicAckETHLen}
+
 // Len is the total size of the extension headers in e.
 func (e Ext) Len() int {
 	n := 0
-	if e&ExtRETH != 0 {
-		n += RETHLen
-	}
-	if e&ExtAETH != 0 {
-		n += AETHLen
-	}
-	if e&ExtImmDt != 0 {
-		n += ImmDtLen
-	}
-	if e&ExtDETH != 0 {
-		n += DETHLen
-	}
-	if e&ExtAtomicETH != 0 {
-		n += AtomicETHLen
-	}
-	if e&ExtAtomicAckETH != 0 {
-		n += AtomicAckETHLen
+	for i, l := range extLens {
+		if e&(1<<i) != 0 {
+			n += l
+		}
 	}
 	return n
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/gopacket/pcapgo"
+	"github.com/rocelab/rocelab/internal/testenv"
 )
 
 // expectDecoded returns the descriptor Decode must produce for a sample:
@@ -115,7 +116,7 @@ func referenceICRC(t *testing.T, frame []byte) (computed, carried uint32) {
 }
 
 func TestReferenceICRCConnectX4(t *testing.T) {
-	got, carried := referenceICRC(t, mustHex(t, cnpConnectX4))
+	got, carried := referenceICRC(t, testenv.MustHex(t, cnpConnectX4))
 	if got != carried {
 		t.Fatalf("reference ICRC %08x, NIC wrote %08x", got, carried)
 	}

@@ -1,10 +1,10 @@
 package capture
 
 import (
-	"encoding/hex"
 	"net/netip"
 	"testing"
 
+	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -27,15 +27,6 @@ func benchSpec() (wire.Packet, []byte) {
 // tests describe byte by byte).
 const cnpConnectX4 = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100ffff40000118000000000000000000000000000000000000000082fd002a"
 
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // pattern returns n recognisable payload bytes.
 func pattern(n int) []byte {
 	b := make([]byte, n)
@@ -54,5 +45,5 @@ func addSeeds(f *testing.F) {
 	for _, s := range samples {
 		f.Add(s.Frame)
 	}
-	f.Add(mustHex(f, cnpConnectX4))
+	f.Add(testenv.MustHex(f, cnpConnectX4))
 }

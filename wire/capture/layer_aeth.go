@@ -20,8 +20,8 @@ import (
 type AETH struct {
 	layers.BaseLayer
 	Syndrome uint8
-	MSN      uint32             // 24 bits
-	next     gopacket.LayerType // AtomicAckETH after an ATOMIC Acknowledge
+	MSN      uint32 // 24 bits
+	followed        // next: AtomicAckETH after an ATOMIC Acknowledge
 }
 
 // LayerType returns LayerTypeAETH.
@@ -29,15 +29,6 @@ func (a *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }
 
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (a *AETH) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
-
-// NextLayerType returns the AtomicAckETH of an ATOMIC Acknowledge, else
-// the payload (of a READ response).
-func (a *AETH) NextLayerType() gopacket.LayerType {
-	if a.next != 0 {
-		return a.next
-	}
-	return gopacket.LayerTypePayload
-}
 
 // DecodeFromBytes decodes an AETH at the start of data.
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {

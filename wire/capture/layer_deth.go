@@ -12,9 +12,9 @@ import (
 // gopacket layer: the Q_Key the receiving QP checks and the sending QP.
 type DETH struct {
 	layers.BaseLayer
-	QKey  uint32
-	SrcQP uint32             // 24 bits
-	next  gopacket.LayerType // ImmDt after UD SEND Only with Immediate
+	QKey     uint32
+	SrcQP    uint32 // 24 bits
+	followed        // next: ImmDt after UD SEND Only with Immediate
 }
 
 // LayerType returns LayerTypeDETH.
@@ -22,14 +22,6 @@ func (d *DETH) LayerType() gopacket.LayerType { return LayerTypeDETH }
 
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (d *DETH) CanDecode() gopacket.LayerClass { return LayerTypeDETH }
-
-// NextLayerType returns ImmDt after a SEND with immediate, else the payload.
-func (d *DETH) NextLayerType() gopacket.LayerType {
-	if d.next != 0 {
-		return d.next
-	}
-	return gopacket.LayerTypePayload
-}
 
 // DecodeFromBytes decodes a DETH at the start of data.
 func (d *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {

@@ -26,7 +26,7 @@ type RETH struct {
 	RKey   uint32
 	DMALen uint32
 
-	next gopacket.LayerType // ImmDt after RDMA WRITE Only with Immediate
+	followed // next: ImmDt after RDMA WRITE Only with Immediate
 }
 
 // LayerType returns LayerTypeRETH.
@@ -34,14 +34,6 @@ func (r *RETH) LayerType() gopacket.LayerType { return LayerTypeRETH }
 
 // CanDecode returns the layer type this DecodingLayer can decode.
 func (r *RETH) CanDecode() gopacket.LayerClass { return LayerTypeRETH }
-
-// NextLayerType returns ImmDt when the BTH said one follows, else the payload.
-func (r *RETH) NextLayerType() gopacket.LayerType {
-	if r.next != 0 {
-		return r.next
-	}
-	return gopacket.LayerTypePayload
-}
 
 // DecodeFromBytes decodes a RETH at the start of data.
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {

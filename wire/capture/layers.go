@@ -130,3 +130,16 @@ func decoder[T any, P interface {
 		return nil
 	}
 }
+
+// followed is embedded by the extension headers another one may follow:
+// the BTH's decoder sets next to it, and NextLayerType returns it, else the
+// payload.
+type followed struct{ next gopacket.LayerType }
+
+// NextLayerType returns the header the BTH said follows, else the payload.
+func (f *followed) NextLayerType() gopacket.LayerType {
+	if f.next != 0 {
+		return f.next
+	}
+	return gopacket.LayerTypePayload
+}

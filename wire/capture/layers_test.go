@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/rocelab/rocelab/internal/testenv"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -22,7 +23,7 @@ func layerTypes(p gopacket.Packet) []gopacket.LayerType {
 func TestGopacketConnectX4CNP(t *testing.T) {
 	Register()
 	Register() // idempotent
-	frame := mustHex(t, cnpConnectX4)
+	frame := testenv.MustHex(t, cnpConnectX4)
 	pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
 	if el := pkt.ErrorLayer(); el != nil {
 		t.Fatalf("decode error: %v", el.Error())
@@ -217,7 +218,7 @@ func TestGopacketSamples(t *testing.T) {
 					}, cmp.Ignore()),
 					cmp.Comparer(func(a, b net.IP) bool { return a.Equal(b) }),
 					cmp.AllowUnexported(RETH{}),
-					cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".next" }, cmp.Ignore()),
+					cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".followed" }, cmp.Ignore()),
 					cmp.FilterPath(func(p cmp.Path) bool {
 						return p.Last().String() == ".pseudoheader" || p.Last().String() == ".tcpipchecksum"
 					}, cmp.Ignore()),

@@ -26,6 +26,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/wiretest"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -496,18 +497,12 @@ var benchDst = netip.MustParseAddr("10.9.0.2")
 // lossless class of the default switch configuration) with PSN seq.
 func roceFrame(tb testing.TB, dst, src net.HardwareAddr, size int, seq uint32) []byte {
 	tb.Helper()
-	p := wire.Packet{
-		Kind: wire.KindRoCE, SrcMAC: [6]byte(src), DstMAC: [6]byte(dst),
-		SrcIP: netip.MustParseAddr("10.9.0.1"), DstIP: benchDst,
-		DSCP: 26, ECN: wire.ECNECT0, TTL: 64, SrcPort: 0xC001,
-		Opcode: uint8(wire.OpSendOnly), DestQP: 0x11, PSN: seq,
-	}
+	p := wiretest.RoCE(netip.MustParseAddr("10.9.0.1"), benchDst)
+	p.SrcMAC, p.DstMAC = [6]byte(src), [6]byte(dst)
+	p.SrcPort, p.Opcode, p.DestQP, p.PSN = 0xC001, uint8(wire.OpSendOnly), 0x11, seq
 	const overhead = 14 + 20 + 8 + 12 + 4 // Ethernet, IPv4, UDP, BTH, ICRC
 	// The payload is padded to 4 bytes (BTH PadCnt): round it down.
-	f, err := wire.BuildFrame(&p, make([]byte, (size-overhead)&^3))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	f := wiretest.Frame(tb, p, (size-overhead)&^3)
 	if len(f) > size || len(f) < size-3 {
 		tb.Fatalf("RoCE frame of %d bytes, want %d", len(f), size)
 	}

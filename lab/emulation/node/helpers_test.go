@@ -10,33 +10,18 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 // roce builds a RoCEv2 write-only frame of payload bytes, ECT(0), DSCP 26,
 // from 10.0.0.1 to dst.
 func roce(t testing.TB, srcMAC, dstMAC string, dst string, payload int, psn uint32) []byte {
 	t.Helper()
-	p := wire.Packet{
-		Kind:    wire.KindRoCE,
-		SrcMAC:  mustMAC(t, srcMAC),
-		DstMAC:  mustMAC(t, dstMAC),
-		SrcIP:   netip.MustParseAddr("10.0.0.1"),
-		DstIP:   netip.MustParseAddr(dst),
-		DSCP:    26,
-		ECN:     wire.ECNECT0,
-		TTL:     64,
-		SrcPort: 0xC001,
-		Opcode:  uint8(wire.OpWriteOnly),
-		DestQP:  0x11,
-		PSN:     psn,
-		RKey:    1,
-		DMALen:  uint32(payload),
-	}
-	f, err := wire.BuildFrame(&p, make([]byte, payload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	p := wiretest.RoCE(wiretest.HostIP(1), netip.MustParseAddr(dst))
+	p.SrcMAC, p.DstMAC = mustMAC(t, srcMAC), mustMAC(t, dstMAC)
+	p.SrcPort, p.Opcode, p.DestQP, p.PSN = 0xC001, uint8(wire.OpWriteOnly), 0x11, psn
+	p.RKey, p.DMALen = 1, uint32(payload)
+	return wiretest.Frame(t, p, payload)
 }
 
 func mustMAC(t testing.TB, s string) [6]byte {

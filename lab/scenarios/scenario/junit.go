@@ -13,25 +13,26 @@ import (
 // failure (the expectation did not hold) or an error (it could not be
 // evaluated) per failing case.
 
+// junitTotals are the attributes a testsuite and the testsuites around
+// it both carry: a name, the counts of its testcases and its time.
+type junitTotals struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
+}
+
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	junitTotals
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	junitTotals
+	Cases []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -73,7 +74,7 @@ func WriteJUnit(w io.Writer, suiteName string, results []Result) error {
 // WriteJUnitWith is WriteJUnit with options.
 func WriteJUnitWith(w io.Writer, suiteName string, results []Result, opts JUnitOptions) error {
 	secs := strconv.FormatFloat(opts.Elapsed.Seconds(), 'f', 3, 64)
-	s := junitSuite{Name: suiteName, Tests: len(results), Time: secs}
+	s := junitSuite{junitTotals: junitTotals{Name: suiteName, Tests: len(results), Time: secs}}
 	for _, r := range results {
 		c := junitCase{
 			Name: r.Expectation, Classname: suiteName, Time: "0.000",
@@ -98,7 +99,7 @@ func WriteJUnitWith(w io.Writer, suiteName string, results []Result, opts JUnitO
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	doc := junitSuites{Name: suiteName, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: secs, Suites: []junitSuite{s}}
+	doc := junitSuites{junitTotals: s.junitTotals, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}

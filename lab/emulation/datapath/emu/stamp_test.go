@@ -13,6 +13,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/wiretest"
 )
 
 // pauser is a toy model of a PFC-obeying sender: a received frame pauses
@@ -38,18 +39,6 @@ func (m *pauser) tick() {
 		m.log = append(m.log, "sent")
 	}
 	m.at = append(m.at, m.sched.Now())
-}
-
-// pfcFrame builds a PFC XOFF for priority 3.
-func pfcFrame(t *testing.T) []byte {
-	t.Helper()
-	p := wire.Packet{Kind: wire.KindPFC, SrcMAC: peerMAC(0), DstMAC: [6]byte{0x01, 0x80, 0xC2, 0, 0, 1}, ClassEnable: 1 << 3}
-	p.Quanta[3] = 0xFFFF
-	f, err := wire.AppendFrame(nil, &p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
 
 // TestLateLoopReplaysInStampOrder: the loop is stuck (a posted function
@@ -139,7 +128,7 @@ func TestLateLoopReplaysInStampOrder(t *testing.T) {
 				m := &pauser{sched: l}
 				l.Connect(0, m)
 				l.AfterFunc(100*clock.Microsecond, m.tick) // wall 100 ms
-				f := pfcFrame(t)
+				f := wiretest.PFC(t, peerMAC(0), 3, 0xFFFF)
 				if tc.data {
 					f = frame(t, 0, 1, 26, 100, 1)
 				}
@@ -212,7 +201,7 @@ func TestUnstampedDeliveredAtNow(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- l.Run(ctx) }()
 		time.Sleep(50 * time.Millisecond)
-		mp.Inject(pfcFrame(t))
+		mp.Inject(wiretest.PFC(t, peerMAC(0), 3, 0xFFFF))
 		time.Sleep(300 * time.Millisecond)
 		var got []string
 		var unstamped float64

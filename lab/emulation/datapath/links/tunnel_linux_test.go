@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns/netnstest"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/links/linkstest"
+	"github.com/rocelab/rocelab/wire/wiretest"
 
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/afpacket"
@@ -68,18 +69,6 @@ func tunnelPair(t testing.TB, m1, m2, dev1, dev2 string, vni uint32, mtu int) (a
 	return a, b
 }
 
-// pfcFrame is an 802.1Qbb PFC frame pausing priority 3 for quanta.
-func pfcFrame(src net.HardwareAddr, quanta uint16) []byte {
-	f := make([]byte, 60)
-	copy(f, []byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x01})
-	copy(f[6:], src)
-	binary.BigEndian.PutUint16(f[12:], 0x8808)
-	binary.BigEndian.PutUint16(f[14:], 0x0101) // PFC opcode
-	binary.BigEndian.PutUint16(f[16:], 1<<3)   // priority-enable vector
-	binary.BigEndian.PutUint16(f[18+2*3:], quanta)
-	return f
-}
-
 // TestTunnelCarriesEveryFrame sends a PFC frame and a 4 KB RoCE-sized
 // frame from one node's tunnel port to the other's, across the underlay,
 // and reads both back byte for byte: the link is a cable, not a bridge.
@@ -132,7 +121,7 @@ func TestTunnelCarriesEveryFrame(t *testing.T) {
 	for i := 14; i < len(data); i++ {
 		data[i] = byte(i)
 	}
-	want := [][]byte{pfcFrame(a.End.MAC, 0xffff), data}
+	want := [][]byte{wiretest.PFC(t, [6]byte(a.End.MAC), 3, 0xffff), data}
 	got := readFrames(t, rx, tx, want, 2*time.Second)
 	for i := range want {
 		if i >= len(got) || !bytes.Equal(got[i], want[i]) {

@@ -118,28 +118,20 @@ void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_att
 	dst->alt_timeout = src->alt_timeout;
 }
 
+/* RL_PATH_REC_SCALARS lists the fields a path record has alike in the
+ * verbs and the kernel's layout (the GIDs differ: raw[] against bytes). */
+#define RL_PATH_REC_SCALARS(X)                                                                                     \
+	X(dlid) X(slid) X(raw_traffic) X(flow_label) X(hop_limit) X(traffic_class) X(reversible) X(numb_path) X(pkey) \
+	X(sl) X(mtu_selector) X(mtu) X(rate_selector) X(rate) X(packet_life_time) X(packet_life_time_selector)      \
+	X(preference)
+#define RL_COPY(f) dst->f = src->f;
+
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
 {
 	memcpy(dst->dgid.raw, src->dgid, sizeof(dst->dgid));
 	memcpy(dst->sgid.raw, src->sgid, sizeof(dst->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->reversible = src->reversible;
-	dst->numb_path = src->numb_path;
-	dst->pkey = src->pkey;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->mtu = src->mtu;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time = src->packet_life_time;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
-	dst->preference = src->preference;
+	RL_PATH_REC_SCALARS(RL_COPY)
 }
 
 void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
@@ -147,24 +139,11 @@ void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_
 {
 	memcpy(dst->dgid, src->dgid.raw, sizeof(src->dgid));
 	memcpy(dst->sgid, src->sgid.raw, sizeof(src->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->reversible = src->reversible;
-	dst->numb_path = src->numb_path;
-	dst->pkey = src->pkey;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->mtu = src->mtu;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time = src->packet_life_time;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
-	dst->preference = src->preference;
+	RL_PATH_REC_SCALARS(RL_COPY)
 }
+
+#undef RL_COPY
+#undef RL_PATH_REC_SCALARS
 
 /* ---- address handles from a received datagram ---- */
 
@@ -240,8 +219,7 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 				 int access)
 {
 	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return rl_null(EOPNOTSUPP);
 }
 
 /* Objects shared between processes through the kernel's command fd: the
@@ -249,29 +227,25 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	(void)cmd_fd;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return rl_null(EOPNOTSUPP);
 }
 
 struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
 	(void)context, (void)pd_handle;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return rl_null(EOPNOTSUPP);
 }
 
 struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	(void)pd, (void)mr_handle;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return rl_null(EOPNOTSUPP);
 }
 
 struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	(void)context, (void)dm_handle;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return rl_null(EOPNOTSUPP);
 }
 
 /* Nothing can have been imported, so there is nothing to let go. */

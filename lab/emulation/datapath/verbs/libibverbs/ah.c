@@ -9,19 +9,13 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	union ibv_gid g;
 
 	/* RoCE routes by GID: an AH without a GRH names no destination. */
-	if (attr->port_num != 1 || !attr->is_global) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (ibv_query_gid(pd->context, 1, attr->grh.sgid_index, &g)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (attr->port_num != 1 || !attr->is_global)
+		return rl_null(EINVAL);
+	if (ibv_query_gid(pd->context, 1, attr->grh.sgid_index, &g))
+		return rl_null(EINVAL);
 	a = calloc(1, sizeof(*a));
-	if (!a) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!a)
+		return rl_null(ENOMEM);
 	a->ah.context = pd->context;
 	a->ah.pd = pd;
 	a->attr = *attr;

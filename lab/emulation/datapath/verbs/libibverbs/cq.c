@@ -21,15 +21,11 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	int fd;
 
 	(void)comp_vector;
-	if (cqe <= 0 || cqe > (1 << 22)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (cqe <= 0 || cqe > (1 << 22))
+		return rl_null(EINVAL);
 	q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!q)
+		return rl_null(ENOMEM);
 	req.entries = rl_pow2((uint32_t)cqe + 1);
 	q->mask = req.entries - 1;
 	q->ring_len = RL_RING_ENTRIES + (size_t)req.entries * sizeof(struct rl_cqe);
@@ -278,10 +274,8 @@ void rl_stop_watcher(struct rl_ctx *c)
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct rl_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!ch)
+		return rl_null(ENOMEM);
 	/* Blocking until the program says otherwise (fcntl O_NONBLOCK), as
 	 * rdma-core's channel fd is. */
 	if (pipe2(ch->pipe, O_CLOEXEC) < 0) {

@@ -12,10 +12,8 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (rl_call(c, RL_OP_ALLOC_PD, 0, NULL, 0, NULL, 0, NULL, 0, &r, sizeof(r)))
 		return NULL;
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return rl_null(ENOMEM);
 	p->pd.context = context;
 	p->pd.handle = r.handle;
 	p->h = r.handle;
@@ -141,19 +139,13 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acce
 	struct rl_mr *m;
 	int i, n;
 
-	if (!addr || length == 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL; /* as the IB spec requires */
-		return NULL;
-	}
+	if (!addr || length == 0)
+		return rl_null(EINVAL);
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE))
+		return rl_null(EINVAL); /* as the IB spec requires */
 	m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!m)
+		return rl_null(ENOMEM);
 	pthread_mutex_lock(&c->seg_lock);
 	n = rl_cover(c, start, end, m->segs, RL_MAX_PIECES);
 	if (n < 0) {
@@ -202,10 +194,8 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acce
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
-	if (iova != (uint64_t)addr) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (iova != (uint64_t)addr)
+		return rl_null(EOPNOTSUPP);
 	return ibv_reg_mr(pd, addr, length, (int)access);
 }
 

@@ -15,14 +15,11 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	struct rl_qp *p;
 	int i;
 
-	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || !a->send_cq || !a->recv_cq) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || !a->send_cq || !a->recv_cq)
+		return rl_null(EINVAL);
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
 		rl_warn("only RC and UD QPs are supported (asked for type %d)", a->qp_type);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return rl_null(EOPNOTSUPP);
 	}
 	if ((a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -32,19 +29,14 @@ struct ibv_qp *rl_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 					      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)))) {
 		rl_warn("unsupported QP attributes (comp_mask %#x, send ops %#llx): TSO, memory windows, masked atomics and XRC are not modelled",
 			a->comp_mask, (unsigned long long)a->send_ops_flags);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return rl_null(EOPNOTSUPP);
 	}
 	if (a->cap.max_send_sge > RL_MAX_SGE || a->cap.max_recv_sge > RL_MAX_SGE || a->cap.max_inline_data > RL_MAX_INLINE ||
-	    a->cap.max_send_wr > 32768 || a->cap.max_recv_wr > 32768) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    a->cap.max_send_wr > 32768 || a->cap.max_recv_wr > 32768)
+		return rl_null(EINVAL);
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return rl_null(ENOMEM);
 	req.pd = ((struct rl_pd *)a->pd)->h;
 	req.send_cq = ((struct rl_cq *)a->send_cq)->h;
 	req.recv_cq = ((struct rl_cq *)a->recv_cq)->h;

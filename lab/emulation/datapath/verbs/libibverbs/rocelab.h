@@ -126,6 +126,13 @@ struct rl_channel {
 	int pipe[2];
 };
 
+/* rl_null fails a verb that returns an object: errno e, NULL. */
+static inline void *rl_null(int e)
+{
+	errno = e;
+	return NULL;
+}
+
 static inline struct rl_ctx *ctx_of(struct ibv_context *c)
 {
 	return (struct rl_ctx *)((char *)c - offsetof(struct rl_ctx, vctx.context));

@@ -17,15 +17,11 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	struct rl_srq *s;
 
 	if (attr->attr.max_wr == 0 || attr->attr.max_wr > RL_MAX_SRQ_WR || attr->attr.max_sge > RL_MAX_SGE ||
-	    attr->attr.srq_limit > attr->attr.max_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    attr->attr.srq_limit > attr->attr.max_wr)
+		return rl_null(EINVAL);
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return rl_null(ENOMEM);
 	req.pd = ((struct rl_pd *)pd)->h;
 	req.max_wr = attr->attr.max_wr;
 	req.limit = attr->attr.srq_limit;

@@ -242,10 +242,8 @@ struct ibv_device **ibv_get_device_list(int *num)
 		}
 	}
 	list = calloc(n + 1, sizeof(*list));
-	if (!list) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!list)
+		return rl_null(ENOMEM);
 	for (i = 0; i < n; i++) {
 		struct rl_dev *d = calloc(1, sizeof(*d));
 		if (!d)
@@ -310,8 +308,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (fd < 0) {
 		rl_warn("open %s: cannot reach the lab's endpoint node at %s: %s", d->info.name, d->socket,
 			strerror(errno));
-		errno = ENODEV;
-		return NULL;
+		return rl_null(ENODEV);
 	}
 	if (rl_hello(fd, devs, RL_MAX_DEVS) < 0) {
 		int e = errno;
@@ -322,8 +319,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		errno = ENOMEM;
-		return NULL;
+		return rl_null(ENOMEM);
 	}
 	c->dev = d;
 	c->fd = fd;
