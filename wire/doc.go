@@ -16,8 +16,9 @@
 // headers as layers; wire/pcap writes captures. Neither gopacket nor its
 // layer tables are linked by what imports only wire (every node process),
 // which keeps a node's start-up short. wire/metaroce is MetaRoCE's wire
-// format, wire/pipe the simulator's in-order delay line, and wire/pause
-// the receive side of PFC and PAUSE.
+// format, wire/pipe the simulator's in-order delay line, wire/pause
+// the receive side of PFC and PAUSE, and wire/wiretest the frames and
+// descriptors tests build.
 //
 // The package holds no policy: what to send and when is the models' job.
 package wire

@@ -87,9 +87,9 @@ func TestScheduleOnFabricClock(t *testing.T) {
 		t.Errorf("both faults removed at fabric time %v, before 200µs", at)
 	}
 	c.Close(func() { run.Stop(false) })
-	c.mu.Lock() // the callbacks wrote what follows under mu
-	defer c.mu.Unlock()
 	c.Close(nil) // a second Close is harmless
+	c.mu.Lock()  // the callbacks wrote what follows under mu
+	defer c.mu.Unlock()
 	if r.overlap || len(errs) > 0 || run.Applied != 2 || run.Cleared != 2 || len(r.removes) != 2 {
 		t.Errorf("overlap %v, errors %v, applied %d, cleared %d, removed %v", r.overlap, errs, run.Applied, run.Cleared, r.removes)
 	}
