@@ -30,6 +30,17 @@ func (m Mode) String() string {
 	return "rocev2"
 }
 
+// MarshalText writes m as its name (rocev2, metaroce): the API's and
+// reports' JSON carry the name.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a name ParseMode takes.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	*m = v
+	return err
+}
+
 // ParseMode parses "rocev2" or "metaroce".
 func ParseMode(s string) (Mode, error) {
 	switch s {

@@ -83,7 +83,7 @@ fabric time, in real units. Needs root.`,
 				return badInput(err)
 			}
 			spec := jobs.CollectiveSpec{Op: args[0], Ranks: refs, Sizes: sz, Warmup: warmup, Iters: iters, Check: check,
-				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
+				Seed: seed, Type: typ, SliceBytes: slice, Window: window, Mode: jf.reliability, CC: jf.cc, Paths: jf.paths, Stall: jf.stall}
 			tty := isTerminal(opts.stderr)
 			spec.Tick = func(done, total int) {
 				if tty {

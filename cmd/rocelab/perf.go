@@ -34,6 +34,8 @@ type jobFlags struct {
 	name, root, mode, cc string
 	paths                int
 	stall                time.Duration
+	// reliability is mode parsed (check).
+	reliability endpoint.Mode
 }
 
 func (f *jobFlags) add(cmd *cobra.Command) {
@@ -51,7 +53,12 @@ func (f *jobFlags) add(cmd *cobra.Command) {
 
 // check refuses flags that contradict each other.
 func (f *jobFlags) check() error {
-	if f.paths > 1 && f.mode != "metaroce" {
+	m, err := endpoint.ParseMode(f.mode)
+	if err != nil {
+		return fmt.Errorf("--mode: %w", err)
+	}
+	f.reliability = m
+	if f.paths > 1 && m != endpoint.ModeMetaRoCE {
 		return fmt.Errorf("--paths %d: a %s QP sends on one path; spraying over paths needs --mode metaroce", f.paths, f.mode)
 	}
 	return nil
@@ -102,7 +109,7 @@ lab's health finds wrong and exits 1. Needs root.`,
 				return badInput(fmt.Errorf("--size %q: want 1 B .. 1 GiB", size))
 			}
 			spec := jobs.PerfSpec{Op: op, Latency: lat, Size: int(sz), Iterations: iters, QPs: qps, TxDepth: depth,
-				Mode: jf.mode, CC: jf.cc, Paths: jf.paths, Seed: seed, Stall: jf.stall}
+				Mode: jf.reliability, CC: jf.cc, Paths: jf.paths, Seed: seed, Stall: jf.stall}
 			if duration != "" {
 				d, err := time.ParseDuration(duration)
 				if err != nil || d <= 0 {

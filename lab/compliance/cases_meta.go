@@ -54,7 +54,7 @@ var metaCases = []Case{
 	{ID: "meta/write-placement", Mode: endpoint.ModeMetaRoCE, Title: "MetaRoCE WRITE DATA: opcodes, placement header per packet, port range",
 		Cites: []string{"MR-1.4", "MR-2.2", "MR-2.3", "MR-4.9"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
 			c.Fill(0, pattern(3072, 3))
 			c.Post(WR{WRID: 4, Op: "write", Len: 3072, RemoteAddr: 0x7000, RKey: 0x99})
 			got := c.requests(3, 50*us)
@@ -86,7 +86,7 @@ var metaCases = []Case{
 	{ID: "meta/send-ssn", Mode: endpoint.ModeMetaRoCE, Title: "MetaRoCE SEND DATA carries the message's SSN and byte offset",
 		Cites: []string{"MR-2.2", "MR-2.4"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "send", Len: 2048})
 			c.Post(WR{WRID: 2, Op: "write", Len: 10, RemoteAddr: 0x10, RKey: 1})
 			c.Post(WR{WRID: 3, Op: "send_imm", Len: 10, Imm: 0xAB})
@@ -113,7 +113,7 @@ var metaCases = []Case{
 	{ID: "meta/selective-repeat", Mode: endpoint.ModeMetaRoCE, Title: "a SACK with a hole: only the lost PSN is resent",
 		Cites: []string{"MR-4.9", "MR-4.10"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(8, 50*us)
 			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
@@ -123,7 +123,7 @@ var metaCases = []Case{
 	{ID: "meta/trim-retransmit", Mode: endpoint.ModeMetaRoCE, Title: "a SACK with TRIM: that PSN is resent at once",
 		Cites: []string{"MR-4.11"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "write", Len: 4 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(4, 50*us)
 			c.SACK(c.RPSN, psnAdd(c.RPSN, 1), metaroce.SACKTrim)
@@ -135,7 +135,7 @@ var metaCases = []Case{
 	{ID: "meta/read-gap", Mode: endpoint.ModeMetaRoCE, Title: "a gap in READ responses: placed on arrival, the missing run re-requested",
 		Cites: []string{"MR-4.12", "MR-4.5"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
 			c.Post(WR{WRID: 6, Op: "read", Offset: 0, Len: 4096, RemoteAddr: 0x20000, RKey: 5})
 			rq := c.requests(1, 50*us)[0]
 			if rq.P.Opcode != uint8(wire.OpReadRequest) || rq.P.DMALen != 4096 {
@@ -170,7 +170,7 @@ var metaCases = []Case{
 	{ID: "meta/out-of-order", Mode: endpoint.ModeMetaRoCE, Title: "out-of-order DATA placed on arrival; SACK cumulative PSN, bitmap and trigger",
 		Cites: []string{"MR-2.5", "MR-2.6", "MR-5.11", "MR-5.13"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE})
 			p := func(i int) uint32 { return psnAdd(c.PSN, i) }
 			w := func(i int) { c.MetaWrite(p(i), c.QP.Buf.Addr+uint64(i)*512, pattern(512, byte(i+1)), false) }
 			check := func(what string, cum uint32, trig uint32, bits ...uint32) {
@@ -200,7 +200,7 @@ var metaCases = []Case{
 	{ID: "meta/duplicate", Mode: endpoint.ModeMetaRoCE, Title: "a duplicate DATA packet: SACK with DUP, not placed again",
 		Cites: []string{"MR-2.6", "MR-5.14"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE})
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 1), true)
 			c.sack("first")
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 2), false)
@@ -215,7 +215,7 @@ var metaCases = []Case{
 	{ID: "meta/trimmed", Mode: endpoint.ModeMetaRoCE, Title: "a trimmed packet (DSCP 63): SACK with TRIM, nothing placed",
 		Cites: []string{"MR-2.6", "MR-5.16"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE})
 			c.MetaWrite(c.PSN, c.QP.Buf.Addr, pattern(64, 1), true)
 			c.sack("first")
 			h := metaroce.Placement{Flags: metaroce.PlaceFirst | metaroce.PlaceLast, Addr: c.QP.Buf.Addr + 64, RKey: c.QP.Buf.RKey, MsgLen: 64}
@@ -229,7 +229,7 @@ var metaCases = []Case{
 	{ID: "meta/sack-coalescing", Mode: endpoint.ModeMetaRoCE, Title: "in-order DATA: a SACK at the latest after 16 packets",
 		Cites: []string{"MR-5.15"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE})
 			for i := range 40 {
 				c.MetaWrite(psnAdd(c.PSN, i), c.QP.Buf.Addr+uint64(i)*64, pattern(64, byte(i)), false)
 			}
@@ -245,7 +245,7 @@ var metaCases = []Case{
 	{ID: "meta/read-ordering", Mode: endpoint.ModeMetaRoCE, Title: "a READ request waits for the WRITEs before it",
 		Cites: []string{"MR-5.12"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE})
 			c.Fill(0, pattern(256, 1))
 			rq := c.Req(wire.OpReadRequest, psnAdd(c.PSN, 1))
 			rq.VA, rq.RKey, rq.DMALen, rq.AckReq = c.QP.Buf.Addr, c.QP.Buf.RKey, 256, true
@@ -266,7 +266,7 @@ var metaCases = []Case{
 	{ID: "mp/spray", Mode: endpoint.ModeMetaRoCE, Title: "a 4-path QP sprays over 4 ports in 0xC000–0xFFFF; control on path 0",
 		Cites: []string{"MR-1.4", "MR-6.1"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 4, MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, Paths: 4, MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "write", Len: 16 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			ports := map[uint16]int{}
 			for _, in := range c.requests(16, 50*us) {
@@ -285,7 +285,7 @@ var metaCases = []Case{
 	{ID: "mp/reselect", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "a timeout moves the path of una to a new port",
 		Cites: []string{"MR-6.4", "MR-4.13"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", Paths: 2, MTU: 1024})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, Paths: 2, MTU: 1024})
 			c.Post(WR{WRID: 1, Op: "write", Len: 2 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			ports := map[uint16]bool{}
 			first := c.requests(2, 50*us)

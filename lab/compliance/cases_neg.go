@@ -13,7 +13,7 @@ var negCases = []Case{
 	{ID: "neg/hello", Mode: endpoint.ModeMetaRoCE, Title: "HELLO at RTS, its fields, the send queue held until HELLO-ACK, then MetaRoCE",
 		Cites: []string{"MR-1.2", "MR-1.4", "MR-2.7", "MR-3.2", "MR-3.3"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, Silent: true})
 			h := c.Hello
 			c.checkCommon(h)
 			if h.P.DSCP != 48 || h.P.ECN != wire.ECNNotECT {
@@ -47,7 +47,7 @@ var negCases = []Case{
 	{ID: "neg/peer-hello", Mode: endpoint.ModeMetaRoCE, Title: "a HELLO from the peer is answered by HELLO-ACK and switches to MetaRoCE",
 		Cites: []string{"MR-1.2", "MR-3.3"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, Silent: true})
 			c.SendHello(metaroce.OpHello)
 			a, _ := t.Expect(50*us, "HELLO-ACK", IsOp(metaroce.OpHelloAck))
 			if a.P.DSCP != 48 {
@@ -61,7 +61,7 @@ var negCases = []Case{
 	{ID: "neg/fallback", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "four unanswered HELLOs, one per timeout, then RoCEv2",
 		Cites: []string{"MR-2.1", "MR-3.4"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", Silent: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, Silent: true})
 			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			hellos := []*In{c.Hello}
 			var req *In
@@ -93,7 +93,7 @@ var negCases = []Case{
 	{ID: "neg/rocev2-ignores-hello", Mode: endpoint.ModeRoCEv2, Title: "a RoCEv2 QP sends no HELLO, ignores one, and speaks RC",
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "rocev2"})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeRoCEv2})
 			c.SendHello(metaroce.OpHello)
 			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			for _, in := range t.Collect(100 * us) {
@@ -107,7 +107,7 @@ var negCases = []Case{
 	{ID: "neg/no-offer", Timeouts: true, Mode: endpoint.ModeMetaRoCE, Title: "a MetaRoCE QP whose peer offers no METAROCE starts in RoCEv2 at once",
 		Cites: []string{"MR-2.1", "MR-3.5"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", NoOffer: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, NoOffer: true})
 			c.Post(WR{WRID: 1, Op: "write", Len: 100, RemoteAddr: 0x100, RKey: 1})
 			r := c.requests(1, 50*us)[0]
 			if r.P.Opcode != uint8(wire.OpWriteOnly) {

@@ -19,7 +19,7 @@ const (
 // to the tester (a UD QP has no peer: the tester's address is where the
 // adapter's UD SENDs go).
 func (t *T) ConnectUD() *Conn {
-	h, err := t.env.CreateQP(QPSpec{Mode: "rocev2", Buffer: 1 << 16, Type: "ud", QKey: udQKey})
+	h, err := t.env.CreateQP(QPSpec{Mode: endpoint.ModeRoCEv2, Buffer: 1 << 16, Type: "ud", QKey: udQKey})
 	t.must(err, "adapter: create UD QP")
 	ip, mac := t.env.Peer()
 	c := &Conn{t: t, QP: h, QPN: testerQPN, MTU: 4096, SPort: testerSPort}

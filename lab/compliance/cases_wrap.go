@@ -69,7 +69,7 @@ var wrapCases = []Case{
 	{ID: "wrap/requester-sack", Mode: endpoint.ModeMetaRoCE, Title: "IUT requester across the wrap: a SACK past it resends only its hole",
 		Cites: []string{"MR-1.7", "MR-4.9", "MR-4.10"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", MTU: 1024, IUTPSN: 0xFFFFFD, HasIUTPSN: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024, IUTPSN: 0xFFFFFD, HasIUTPSN: true})
 			c.Post(WR{WRID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
 			c.requests(8, 50*us)
 			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
@@ -108,7 +108,7 @@ var wrapCases = []Case{
 	{ID: "wrap/responder-meta", Mode: endpoint.ModeMetaRoCE, Title: "IUT MetaRoCE responder across the wrap: out-of-order DATA placed, SACK names the hole",
 		Cites: []string{"MR-1.7", "MR-2.5", "MR-5.11"},
 		Run: func(t *T) {
-			c := t.Connect(ConnOpts{Mode: "metaroce", PSN: 0xFFFFFE, HasPSN: true})
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, PSN: 0xFFFFFE, HasPSN: true})
 			c.MetaWrite(0xFFFFFE, c.QP.Buf.Addr, pattern(64, 1), true)
 			c.sack("first")
 			// 0xffffff is lost; 0 and 1 arrive.

@@ -9,12 +9,12 @@ import (
 
 // ConnOpts says how a case connects the tester's QP to a new IUT QP.
 type ConnOpts struct {
-	Mode    string // the IUT QP's mode: rocev2 (default) or metaroce
-	Paths   int    // the IUT QP's paths (MetaRoCE)
-	NoOffer bool   // the tester offers no METAROCE in its ConnInfo
-	Silent  bool   // the tester does not answer the IUT's HELLO
-	MTU     int    // the tester's MTU (default 4096)
-	PSN     uint32 // the tester's initial PSN (default 0xFFFFF0: sequences wrap)
+	Mode    endpoint.Mode // the IUT QP's mode
+	Paths   int           // the IUT QP's paths (MetaRoCE)
+	NoOffer bool          // the tester offers no METAROCE in its ConnInfo
+	Silent  bool          // the tester does not answer the IUT's HELLO
+	MTU     int           // the tester's MTU (default 4096)
+	PSN     uint32        // the tester's initial PSN (default 0xFFFFF0: sequences wrap)
 	HasPSN  bool
 	Buffer  int // the IUT QP's buffer (default 1 MiB)
 	// IUTPSN, if HasIUTPSN, is the IUT's first PSN (default: its own
@@ -52,9 +52,6 @@ const (
 // MetaRoCE IUT QP offered METAROCE it answers the IUT's HELLO (unless
 // Silent) so that both ends run MetaRoCE.
 func (t *T) Connect(o ConnOpts) *Conn {
-	if o.Mode == "" {
-		o.Mode = "rocev2"
-	}
 	if o.Buffer == 0 {
 		o.Buffer = 1 << 20
 	}
@@ -76,7 +73,7 @@ func (t *T) Connect(o ConnOpts) *Conn {
 		c.MTU = o.MTU
 	}
 	mine := endpoint.ConnInfo{QPN: c.QPN, PSN: o.PSN, IP: ip, MAC: mac, MTU: o.MTU, Mode: endpoint.ModeRoCEv2, Paths: 1}
-	offer := o.Mode == "metaroce" && !o.NoOffer
+	offer := o.Mode == endpoint.ModeMetaRoCE && !o.NoOffer
 	if offer {
 		mine.Mode = endpoint.ModeMetaRoCE
 		mine.Caps = metaroce.CapMetaRoCE | metaroce.CapTrim | metaroce.CapMultipath

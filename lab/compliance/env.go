@@ -70,9 +70,9 @@ type TimeoutCounter interface {
 // QPSpec asks the IUT for a QP with a registered buffer the peer may read
 // and write.
 type QPSpec struct {
-	Mode   string `json:"mode"` // rocev2 or metaroce
-	Paths  int    `json:"paths,omitempty"`
-	Buffer int    `json:"buffer_bytes"`
+	Mode   endpoint.Mode `json:"mode"` // rocev2 or metaroce
+	Paths  int           `json:"paths,omitempty"`
+	Buffer int           `json:"buffer_bytes"`
 	// PSN, if set, is the first PSN the IUT's QP sends (cases that make
 	// the IUT's requester cross the wrap).
 	PSN *uint32 `json:"psn,omitempty"`
@@ -109,6 +109,6 @@ type Completion = adapter.Completion
 // QPStatus is a QP's state (RESET, INIT, RTR, RTS, ERROR) and the mode in
 // force (rocev2, metaroce).
 type QPStatus struct {
-	State string `json:"state"`
-	Mode  string `json:"mode"`
+	State string        `json:"state"`
+	Mode  endpoint.Mode `json:"mode"`
 }

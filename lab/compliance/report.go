@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/wire/pcap"
 )
 
@@ -38,7 +39,7 @@ type Result struct {
 type Report struct {
 	// Mode is the IUT mode the cases were selected for, as
 	// endpoint.Mode names it (rocev2, metaroce).
-	Mode    string        `json:"mode"`
+	Mode    endpoint.Mode `json:"mode"`
 	IUT     string        `json:"iut,omitempty"`
 	Results []Result      `json:"results"`
 	Wall    time.Duration `json:"wall_ns"`
@@ -127,7 +128,7 @@ type junitFailure struct {
 
 // WriteJUnit writes the report as JUnit XML, one testcase per case.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	s := junitSuite{Name: "metaroce-compliance/" + r.Mode, Tests: len(r.Results), Time: r.Wall.Seconds()}
+	s := junitSuite{Name: "metaroce-compliance/" + r.Mode.String(), Tests: len(r.Results), Time: r.Wall.Seconds()}
 	for _, x := range r.Results {
 		jc := junitCase{Name: x.Case + " [" + strings.Join(x.Cites, ",") + "]", Classname: "compliance." + strings.SplitN(x.Case, "/", 2)[0],
 			Time: x.Duration.Seconds(), SystemOut: strings.Join(x.Log, "\n")}

@@ -56,7 +56,7 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 			return nil, fmt.Errorf("pcap directory: %w", err)
 		}
 	}
-	rep := &Report{Mode: opts.Mode.String(), IUT: opts.IUT}
+	rep := &Report{Mode: opts.Mode, IUT: opts.IUT}
 	start := time.Now()
 	for i := range cases {
 		if err := ctx.Err(); err != nil {

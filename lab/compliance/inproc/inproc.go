@@ -109,10 +109,7 @@ func (e *env) qp(id int) (*qpState, error) {
 }
 
 func (e *env) CreateQP(s compliance.QPSpec) (compliance.QPHandle, error) {
-	mode, err := endpoint.ParseMode(s.Mode)
-	if err != nil {
-		return compliance.QPHandle{}, err
-	}
+	mode := s.Mode
 	typ, err := adapter.QPType(s.Type)
 	if err != nil {
 		return compliance.QPHandle{}, err
@@ -179,7 +176,7 @@ func (e *env) Query(id int) (compliance.QPStatus, error) {
 	if err != nil {
 		return compliance.QPStatus{}, err
 	}
-	return compliance.QPStatus{State: q.ad.QP.State().String(), Mode: q.ad.QP.Mode().String()}, nil
+	return compliance.QPStatus{State: q.ad.QP.State().String(), Mode: q.ad.QP.Mode()}, nil
 }
 
 func (e *env) ReadMem(id int, off uint64, n int) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
@@ -23,7 +24,8 @@ type CollectiveSpec struct {
 	Type       string
 	SliceBytes int
 	Window     int
-	Mode, CC   string
+	Mode       endpoint.Mode
+	CC         string
 	Paths      int
 	// ReleaseDelay is how far in the wall-clock future a barrier releases
 	// every process, so that they all start at once (default 20 ms).

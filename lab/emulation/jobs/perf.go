@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
@@ -21,7 +22,8 @@ type PerfSpec struct {
 	Duration   clock.Duration // fabric time; > 0 overrides Iterations
 	QPs        int
 	TxDepth    int
-	Mode, CC   string
+	Mode       endpoint.Mode
+	CC         string
 	Paths      int
 	Seed       uint64
 	// Stall is how long (wall clock) the run may make no progress before
@@ -34,7 +36,7 @@ type PerfSpec struct {
 type PerfReport struct {
 	From       string             `json:"from"`
 	To         string             `json:"to"`
-	Mode       string             `json:"mode"` // in force on the first QP
+	Mode       endpoint.Mode      `json:"mode"` // in force on the first QP
 	Client     nodeapi.PerfResult `json:"client"`
 	Server     nodeapi.PerfResult `json:"server"`
 	Checked    bool               `json:"checked"`

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestAdapterVerbs(t *testing.T) {
 	a, b := backToBack(t)
 	ctx := t.Context()
-	qa, err := a.CreateQP(ctx, nodeapi.QPRequest{Mode: "rocev2", Buffer: 1 << 16}) // no NIC: the first
+	qa, err := a.CreateQP(ctx, nodeapi.QPRequest{Mode: endpoint.ModeRoCEv2, Buffer: 1 << 16}) // no NIC: the first
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,10 +82,7 @@ func (ep *epState) createQP(r *http.Request, req nodeapi.QPRequest) (any, error)
 			return nil, err
 		}
 	}
-	mode, err := endpoint.ParseMode(req.Mode)
-	if err != nil {
-		return nil, badRequest("%v", err)
-	}
+	mode := req.Mode
 	typ, err := adapter.QPType(req.Type)
 	if err != nil {
 		return nil, badRequest("%v", err)
@@ -159,7 +156,7 @@ func (ep *epState) qpsOn(i int) int {
 
 func (ep *epState) qpInfo(q *epQP) nodeapi.QPInfo {
 	info := nodeapi.QPInfo{ID: q.id, NIC: ep.n.cfg.NICs[q.nic].Name, QPN: q.qp.QPN(), State: q.qp.State().String(),
-		Mode: q.qp.Mode().String(), Conn: q.qp.Info()}
+		Mode: q.qp.Mode(), Conn: q.qp.Info()}
 	if q.mr != nil {
 		info.Buffer = nodeapi.BufferInfo{Addr: q.mr.Addr, RKey: q.mr.RKey, Len: int64(len(q.buf))}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/jobs"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -85,7 +86,7 @@ func TestEndpointPerf(t *testing.T) {
 	}{
 		{"write_bw", jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 150, QPs: 2, Seed: 9}},
 		{"read_bw", jobs.PerfSpec{Op: "read", Size: 32768, Iterations: 100, Seed: 10}},
-		{"send_bw_metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: "metaroce", Seed: 11}},
+		{"send_bw_metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 200, Mode: endpoint.ModeMetaRoCE, Seed: 11}},
 		{"write_lat", jobs.PerfSpec{Op: "write", Latency: true, Size: 64, Iterations: 30, Seed: 12}},
 		{"read_lat", jobs.PerfSpec{Op: "read", Latency: true, Size: 64, Iterations: 30, Seed: 13}},
 	} {
@@ -107,7 +108,7 @@ func TestEndpointPerf(t *testing.T) {
 			if tc.spec.Op != "read" && rep.Server.Bytes < int64(tc.spec.Iterations*qps*tc.spec.Size) {
 				t.Errorf("server received %d data bytes, want >= %d", rep.Server.Bytes, tc.spec.Iterations*qps*tc.spec.Size)
 			}
-			if want := map[bool]string{false: "rocev2", true: "metaroce"}[tc.spec.Mode == "metaroce"]; rep.Mode != want {
+			if want := tc.spec.Mode; rep.Mode != want {
 				t.Errorf("mode in force %q, want %q", rep.Mode, want)
 			}
 			if !tc.spec.Latency {

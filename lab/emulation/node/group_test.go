@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/emulation/jobs"
 
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -185,7 +186,7 @@ func TestGroupEndpoints(t *testing.T) {
 		spec jobs.PerfSpec
 	}{
 		{"write", jobs.PerfSpec{Op: "write", Size: 65536, Iterations: 100, QPs: 2, Seed: 21}},
-		{"send metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 100, Mode: "metaroce", Seed: 22}},
+		{"send metaroce", jobs.PerfSpec{Op: "send", Size: 8192, Iterations: 100, Mode: endpoint.ModeMetaRoCE, Seed: 22}},
 	} {
 		rep, err := jobs.RunPerf(t.Context(), jobs.NICRef{Node: "h1", NIC: "gpu0", Client: a}, jobs.NICRef{Node: "h2", NIC: "gpu0", Client: b}, tc.spec, nil)
 		if err != nil {

@@ -112,7 +112,7 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 func (e *emuRun) runCollective(ctx context.Context, j *emuJob) error {
 	w := j.w
 	spec := jobs.CollectiveSpec{Op: w.CollectiveOp.String(), Sizes: w.Sizes, Warmup: w.Warmup, Iters: w.Iters,
-		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths}
+		Check: needsRaw(e.sc), Seed: e.sc.Seed, Mode: w.Mode, CC: ccName(w), Paths: w.Paths}
 	j.check = spec.Check
 	for _, p := range w.Ranks {
 		ref, err := e.nic(p)

@@ -97,7 +97,7 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 
 // createQPs creates and connects every flow's QPs, in flow order.
 func createQPs(ctx context.Context, flows []jobs.Flow, w *scenario.Workload) error {
-	q := nodeapi.QPRequest{Mode: w.Mode.String(), CC: ccName(w), Paths: w.Paths, Buffer: w.Size}
+	q := nodeapi.QPRequest{Mode: w.Mode, CC: ccName(w), Paths: w.Paths, Buffer: w.Size}
 	for i := range flows {
 		if err := flows[i].Connect(ctx, max(w.QPs, 1), q); err != nil {
 			return err

@@ -24,11 +24,11 @@ type NICInfo struct {
 const MaxRegionBytes = 1 << 30
 
 type QPRequest struct {
-	NIC    string `json:"nic"`
-	Mode   string `json:"mode,omitempty"` // rocev2 (default) or metaroce
-	CC     string `json:"cc,omitempty"`   // none (default), dcqcn or credit
-	Paths  int    `json:"paths,omitempty"`
-	Buffer int64  `json:"buffer_bytes,omitempty"`
+	NIC    string        `json:"nic"`
+	Mode   endpoint.Mode `json:"mode,omitempty"` // rocev2 (default) or metaroce
+	CC     string        `json:"cc,omitempty"`   // none (default), dcqcn or credit
+	Paths  int           `json:"paths,omitempty"`
+	Buffer int64         `json:"buffer_bytes,omitempty"`
 	// Owner, if set, names who the QP belongs to (a perf run): POST
 	// /qps/delete with that owner deletes all its QPs, also those whose
 	// creation the owner never heard back from, and refuses the owner's
@@ -90,7 +90,7 @@ type QPInfo struct {
 	NIC    string            `json:"nic"`
 	QPN    uint32            `json:"qpn"`
 	State  string            `json:"state"`
-	Mode   string            `json:"mode"` // in force (MetaRoCE once negotiated)
+	Mode   endpoint.Mode     `json:"mode"` // in force (MetaRoCE once negotiated)
 	Conn   endpoint.ConnInfo `json:"conn"`
 	Buffer BufferInfo        `json:"buffer"`
 	Error  string            `json:"error,omitempty"`
