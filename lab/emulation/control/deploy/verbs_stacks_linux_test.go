@@ -238,7 +238,7 @@ func (v *verbsLab) mpiAllreduce(t *testing.T) {
 	before := v.counter("rtsw2", "switch_port_tx_bytes_total", nil)
 	code, out := v.mpiRun(t, 300*time.Second, fmt.Sprint(bytes), "2")
 	if code != 0 || !strings.Contains(out, "8 ranks, 1048576 bytes, 0 wrong elements") {
-		t.Fatalf("mpirun of an 8-rank MPI_Allreduce: exit %d\n%s", code, lastLines(out, 40))
+		t.Fatalf("mpirun of an 8-rank MPI_Allreduce: exit %d\nwhat UCX and Open MPI said went wrong:\n%s\nthe end of the output:\n%s", code, problemLines(out, 20), lastLines(out, 40))
 	}
 	// Each of host3's and host4's 4 ranks sends about 2 x 7/8 of the
 	// buffer per call, over 3 calls, through rtsw2.
@@ -272,6 +272,20 @@ func (v *verbsLab) mpiBackEndDown(t *testing.T) {
 }
 
 // lastLines is the last n lines of s.
+// problemLines returns the first n lines of s that say what failed (UCX's
+// and Open MPI's error, fatal and timeout lines), which a backtrace pushes
+// out of the last lines.
+func problemLines(s string, n int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		low := strings.ToLower(l)
+		if len(out) < n && (strings.Contains(low, "error") || strings.Contains(low, "fatal") || strings.Contains(low, "timeout") || strings.Contains(low, "failed")) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func lastLines(s string, n int) string {
 	l := strings.Split(s, "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
