@@ -17,8 +17,9 @@
 // layer tables are linked by what imports only wire (every node process),
 // which keeps a node's start-up short. wire/metaroce is MetaRoCE's wire
 // format, wire/pipe the simulator's in-order delay line, wire/pause
-// the receive side of PFC and PAUSE, and wire/wiretest the frames and
-// descriptors tests build.
+// the receive side of PFC and PAUSE, wire/cm the Communication
+// Manager's MADs (REQ, REP, RTU, REJ, MRA, DREQ, DREP) as RoCEv2 carries
+// them to QP1, and wire/wiretest the frames and descriptors tests build.
 //
 // The package holds no policy: what to send and when is the models' job.
 package wire
