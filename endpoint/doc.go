@@ -24,5 +24,6 @@
 // cc/credit and cc/none); collective (the NCCL-style collective engine)
 // and rdmacomm (its transport over queue pairs); perftest (the perftest
 // tools as a model over NICs); adapter (the compliance adapter's verbs on
-// one QP and its buffer).
+// one QP and its buffer); connmgr (a port's Communication Manager: the
+// connection state machine of CM MADs on QP1).
 package endpoint
