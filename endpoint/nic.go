@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"unsafe"
 
+	"github.com/rocelab/rocelab/wire/cm"
+
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/seqtab"
 	"github.com/rocelab/rocelab/endpoint/cc"
@@ -147,6 +149,7 @@ type NIC struct {
 	othersGone qpCounters
 	anyOthers  bool
 	nextQPN    uint32
+	gsi        gsi               // QP1
 	mrs        seqtab.Table[*MR] // by key index (see keyIndex)
 	nextPD     uint32
 	nextKey    uint32
@@ -411,6 +414,10 @@ func (n *NIC) receive(p *wire.Packet) {
 			n.ctr.badICRC++
 			return
 		}
+	}
+	if p.DestQP == cm.GSI {
+		n.receiveMAD(p)
+		return
 	}
 	qp := n.qp(p.DestQP)
 	if qp == nil {

@@ -1,0 +1,63 @@
+package endpoint
+
+import (
+	"encoding/binary"
+	"net/netip"
+
+	"github.com/rocelab/rocelab/endpoint/connmgr"
+	"github.com/rocelab/rocelab/wire"
+	"github.com/rocelab/rocelab/wire/cm"
+)
+
+// gsi is the NIC's QP1, the general services QP: the UD datagrams to it
+// carry Communication Manager MADs, which its manager takes.
+type gsi struct {
+	cm  *connmgr.Manager
+	psn uint32
+	// bad counts datagrams to QP1 that were not CM MADs it could read.
+	bad int64
+}
+
+// StartCM gives the NIC a Communication Manager on its QP1, whose events
+// go to event, and returns it (the one it has, if it has one already:
+// event is then ignored). CM MADs always travel as bytes, also in a
+// simulation without them, so that a capture shows the handshake.
+func (n *NIC) StartCM(event func(connmgr.Event)) *connmgr.Manager {
+	if n.gsi.cm == nil {
+		mac := n.opts.MAC
+		guid := binary.BigEndian.Uint64([]byte{mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]}) // EUI-64
+		n.gsi.cm = connmgr.New(connmgr.Config{Sched: n.sched, Local: n.opts.IP, GUID: guid, Send: n.sendMAD, Event: event})
+	}
+	return n.gsi.cm
+}
+
+// sendMAD sends mad to the QP1 of the port at to, ahead of data.
+func (n *NIC) sendMAD(to netip.Addr, mad []byte) {
+	p := n.newPacket()
+	*p = wire.Packet{Kind: wire.KindRoCE, SrcMAC: n.opts.MAC, EtherType: wire.EtherTypeIPv4, IPVersion: 4,
+		SrcIP: n.opts.IP, DstIP: to, DSCP: n.opts.DataDSCP, TTL: wire.DefaultTTL, Protocol: wire.ProtoUDP,
+		SrcPort: udpSourcePort(cm.GSI), DstPort: wire.RoCEPort, Opcode: uint8(wire.OpUDSendOnly),
+		BTHControl: wire.BTHControl{PKey: wire.DefaultPKey}, DestQP: cm.GSI, PSN: n.gsi.psn}
+	if !n.opts.IP.Is4() {
+		p.IPVersion, p.EtherType = 6, wire.EtherTypeIPv6
+	}
+	n.gsi.psn = (n.gsi.psn + 1) & psnMask
+	p.SetDETH(cm.QKeyGSI, cm.GSI)
+	n.sendCtrl(n.finish(p, true, nil, mad, len(mad)))
+}
+
+// receiveMAD hands a datagram to QP1 to the NIC's manager (none: dropped,
+// as a port without a CM agent drops them).
+func (n *NIC) receiveMAD(p *wire.Packet) {
+	if n.gsi.cm == nil || wire.Opcode(p.Opcode) != wire.OpUDSendOnly {
+		n.ctr.noQP++
+		return
+	}
+	if qkey, _ := p.DETH(); qkey != cm.QKeyGSI {
+		n.gsi.bad++
+		return
+	}
+	if err := n.gsi.cm.Receive(p.SrcIP, p.Payload()); err != nil {
+		n.gsi.bad++
+	}
+}
