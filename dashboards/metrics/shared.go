@@ -14,7 +14,9 @@ import (
 // the lab through one Shared source, so that a Prometheus scrape while the
 // page is open costs no second read of every node: reading a switch's
 // telemetry takes its loop's time, and during an incast on a busy machine
-// the two readers together made scrapes miss a 1 s timeout.
+// the two readers together made scrapes miss a 1 s timeout. A read that
+// takes longer than half of maxAge gives its callers the last reading
+// (if it is younger than timeout) instead of holding them.
 func Shared(src Source, maxAge, timeout time.Duration) Source {
 	return &shared{src: src, maxAge: maxAge, timeout: timeout}
 }
@@ -50,10 +52,23 @@ func (s *shared) Read(ctx context.Context) (Reading, error) {
 		s.pending = p
 		go s.read(p, time.Now())
 	}
+	// A read that outlasts half of maxAge (a busy machine: every node's
+	// loop answers late) does not hold the caller: it gets the last
+	// reading, if that is younger than timeout, and the read goes on for
+	// the next caller. A scrape with a deadline of maxAge then gets data.
+	var stale <-chan time.Time
+	last, lastAt := s.last, s.lastAt
+	if !lastAt.IsZero() && time.Since(lastAt) < s.timeout {
+		t := time.NewTimer(s.maxAge / 2)
+		defer t.Stop()
+		stale = t.C
+	}
 	s.mu.Unlock()
 	select {
 	case <-p.done:
 		return p.r, p.err
+	case <-stale:
+		return last, nil
 	case <-ctx.Done():
 		return Reading{}, ctx.Err()
 	}

@@ -91,3 +91,31 @@ func TestShared(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedSlowRead: on a busy machine a read of the lab outlasts a
+// scrape's deadline; a caller then gets the last reading after half of
+// maxAge, and the slow read's reading goes to the next caller.
+func TestSharedSlowRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &countingSource{delay: 100 * time.Millisecond}
+		s := Shared(src, time.Second, 5*time.Second)
+		if r, err := s.Read(t.Context()); err != nil || r.Lab != "1" {
+			t.Fatalf("first Read: %q, %v", r.Lab, err)
+		}
+		src.delay = 3 * time.Second // the machine got busy
+		time.Sleep(2 * time.Second)
+		start := time.Now()
+		if r, err := s.Read(t.Context()); err != nil || r.Lab != "1" || time.Since(start) != 500*time.Millisecond {
+			t.Errorf("a Read during a slow read got %q, %v after %v; want the last reading after 500ms", r.Lab, err, time.Since(start))
+		}
+		time.Sleep(3 * time.Second) // the slow read ends
+		if r, err := s.Read(t.Context()); err != nil || r.Lab != "2" {
+			t.Errorf("the Read after the slow read got %q, %v; want its reading", r.Lab, err)
+		} // (and started read 3, which it did not wait for)
+		time.Sleep(10 * time.Second) // the last reading is older than timeout
+		start = time.Now()
+		if r, err := s.Read(t.Context()); err != nil || r.Lab != "4" || time.Since(start) != 3*time.Second {
+			t.Errorf("a Read with no recent reading got %q, %v after %v; want a fresh one after the read", r.Lab, err, time.Since(start))
+		}
+	})
+}
