@@ -26,7 +26,7 @@ func TestMutantsCaught(t *testing.T) {
 	}
 	caught := 0
 	for _, m := range muts {
-		rep, err := compliance.Run(context.Background(), compliance.Options{}, NewEnv(Options{Seed: 1, Mutant: m}))
+		rep, err := compliance.Run(context.Background(), compliance.Options{Mode: endpoint.ModeMetaRoCE}, NewEnv(Options{Seed: 1, Mutant: m}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestMutantsCaught(t *testing.T) {
 // exchange in both directions, and the report fails (exit 1 in the CLI).
 func TestFailedCaseEvidence(t *testing.T) {
 	dir := t.TempDir()
-	rep, err := compliance.Run(context.Background(), compliance.Options{Include: []string{"nic/bad-icrc"}, PcapDir: dir},
+	rep, err := compliance.Run(context.Background(), compliance.Options{Mode: endpoint.ModeMetaRoCE, Include: []string{"nic/bad-icrc"}, PcapDir: dir},
 		NewEnv(Options{Mutant: endpoint.MutAcceptBadICRC}))
 	if err != nil {
 		t.Fatal(err)

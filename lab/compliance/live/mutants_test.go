@@ -11,6 +11,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/lab/compliance"
 	"github.com/rocelab/rocelab/lab/compliance/live"
 )
@@ -27,7 +28,7 @@ func TestMutantsCaught(t *testing.T) {
 		t.Run(tc.mutant, func(t *testing.T) {
 			u := start(t, live.Options{Seed: 1, Mutant: tc.mutant})
 			dir := t.TempDir()
-			rep, err := compliance.Run(context.Background(), compliance.Options{Include: []string{tc.cases}, PcapDir: dir}, u.NewEnv())
+			rep, err := compliance.Run(context.Background(), compliance.Options{Mode: endpoint.ModeMetaRoCE, Include: []string{tc.cases}, PcapDir: dir}, u.NewEnv())
 			if err != nil {
 				t.Fatal(err)
 			}
