@@ -1,15 +1,12 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
 	"math/bits"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rocelab/rocelab/internal/testenv"
@@ -38,7 +35,7 @@ var tsharkFields = []string{
 // field, that Wireshark reads back exactly what the codecs wrote. Wireshark
 // does not check the ICRC: TestSamplesDecode does, twice.
 func TestSamplesTshark(t *testing.T) {
-	tshark := testenv.RequireTool(t, "tshark")
+	testenv.RequireTool(t, "tshark")
 	samples, err := Samples()
 	if err != nil {
 		t.Fatal(err)
@@ -54,31 +51,18 @@ func TestSamplesTshark(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-r", path, "-n",
+	frames := testenv.TsharkFields(t, path, tsharkFields,
 		"-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
 		// Wireshark's RPC-over-RDMA heuristic claims some SEND payloads and
 		// then calls them malformed; the samples carry no RPC.
-		"--disable-heuristic", "rpcrdma_infiniband",
-		"-T", "fields", "-E", "occurrence=f", "-E", "header=n"}
-	for _, fl := range tsharkFields {
-		args = append(args, "-e", fl)
+		"--disable-heuristic", "rpcrdma_infiniband")
+	if len(frames) != len(samples) {
+		t.Fatalf("tshark printed %d frames, want %d: %q", len(frames), len(samples), frames)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(tshark, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(samples) {
-		t.Fatalf("tshark printed %d frames, want %d:\n%s", len(lines), len(samples), out)
-	}
-	for i, line := range lines {
+	for i, vals := range frames {
 		s := samples[i]
-		vals := strings.Split(line, "\t")
 		if len(vals) != len(tsharkFields) {
-			t.Fatalf("frame %d: %d fields, want %d: %q", i+1, len(vals), len(tsharkFields), line)
+			t.Fatalf("frame %d: %d fields, want %d: %q", i+1, len(vals), len(tsharkFields), vals)
 		}
 		got := make(map[string]string, len(vals))
 		for j, v := range vals {

@@ -1,12 +1,9 @@
 package cm
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +17,7 @@ import (
 // a second REQ — and checks that Wireshark reads each as the CM message
 // it is, with the fields the codecs wrote, and finds nothing malformed.
 func TestHandshakeTshark(t *testing.T) {
-	tshark := testenv.RequireTool(t, "tshark")
+	testenv.RequireTool(t, "tshark")
 	a := wire.Packet{SrcIP: hostA, DstIP: hostB, SrcPort: 0xC001, DstPort: wire.RoCEPort,
 		SrcMAC: [6]byte{2, 0, 0, 0, 1, 1}, DstMAC: [6]byte{2, 0, 0, 0, 4, 1}, TTL: 64}
 	b := a
@@ -66,20 +63,9 @@ func TestHandshakeTshark(t *testing.T) {
 		"infiniband.cm.rep.remotecommid", "infiniband.cm.rep.localqpn", "infiniband.cm.rep.startpsn",
 		"infiniband.cm.rtu.remotecommid", "infiniband.cm.rej.reason", "infiniband.cm.dreq.localcommid",
 		"_ws.malformed", "_ws.expert.severity"}
-	args := []string{"-r", path, "-n", "-T", "fields", "-E", "occurrence=f"}
-	for _, fl := range fields {
-		args = append(args, "-e", fl)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(tshark, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(msgs) {
-		t.Fatalf("tshark printed %d frames, want %d:\n%s", len(lines), len(msgs), out)
+	frames := testenv.TsharkFields(t, path, fields)
+	if len(frames) != len(msgs) {
+		t.Fatalf("tshark printed %d frames, want %d: %q", len(frames), len(msgs), frames)
 	}
 	num := func(s string) uint64 {
 		v, err := strconv.ParseUint(s, 0, 64)
@@ -88,9 +74,9 @@ func TestHandshakeTshark(t *testing.T) {
 		}
 		return v
 	}
-	for i, line := range lines {
+	for i, vals := range frames {
 		v := map[string]string{}
-		for j, s := range strings.Split(line, "\t") {
+		for j, s := range vals {
 			v[fields[j]] = s
 		}
 		attr := msgs[i].m.Attr()
@@ -124,5 +110,5 @@ func TestHandshakeTshark(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("tshark read %d CM messages:\n%s", len(lines), out)
+	t.Logf("tshark read %d CM messages: %q", len(frames), frames)
 }
