@@ -237,6 +237,14 @@ func (v *verbsLab) mpiAllreduce(t *testing.T) {
 	const bytes = 1 << 20
 	before := v.counter("rtsw2", "switch_port_tx_bytes_total", nil)
 	code, out := v.mpiRun(t, 300*time.Second, fmt.Sprint(bytes), "2")
+	if code != 0 && udWireUpTimedOut(out) {
+		// Known and open (docs/verbs.md, "Known problems"): under the
+		// whole suite's load, about one run in three saw a UD endpoint of
+		// UCX's wire-up get no answer for UCX_UD_TIMEOUT (30 s). Once more
+		// tells that flake from a broken allreduce, which fails twice.
+		t.Logf("UCX's UD wire-up timed out (a known problem under load): running mpirun once more\n%s", problemLines(out, 4))
+		code, out = v.mpiRun(t, 300*time.Second, fmt.Sprint(bytes), "2")
+	}
 	if code != 0 || !strings.Contains(out, "8 ranks, 1048576 bytes, 0 wrong elements") {
 		t.Fatalf("mpirun of an 8-rank MPI_Allreduce: exit %d\nwhat UCX and Open MPI said went wrong:\n%s\nthe end of the output:\n%s", code, problemLines(out, 20), lastLines(out, 40))
 	}
@@ -272,6 +280,12 @@ func (v *verbsLab) mpiBackEndDown(t *testing.T) {
 }
 
 // lastLines is the last n lines of s.
+// udWireUpTimedOut reports whether mpirun's output is UCX giving up on a
+// UD endpoint of its wire-up.
+func udWireUpTimedOut(out string) bool {
+	return strings.Contains(out, "UD endpoint") && strings.Contains(out, "unhandled timeout error")
+}
+
 // problemLines returns the first n lines of s that say what failed (UCX's
 // and Open MPI's error, fatal and timeout lines), which a backtrace pushes
 // out of the last lines.
