@@ -460,7 +460,11 @@ func (v *verbsLab) incast() []string {
 	errs := make(chan string, 6)
 	for i, cli := range []string{"host1", "host2", "host3"} {
 		port := strconv.Itoa(18515 + i)
-		argv := []string{"ib_write_bw", "-x", "3", "-n", "300", "-s", "65536", "-p", port}
+		// 1,000 × 64 KiB is some 1.3 ms of fabric time, seconds
+		// of wall clock: long enough that the three flows overlap however
+		// late a loaded machine starts each program (300 did not, once,
+		// beside two busy loops: no incast, no PFC).
+		argv := []string{"ib_write_bw", "-x", "3", "-n", "1000", "-s", "65536", "-p", port}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
