@@ -49,7 +49,7 @@ MAC control. Needs root.`,
 			}
 			res, err := cluster.Capture(cmd.Context(), root, name, args[0], deploy.CaptureOptions{File: file, Frames: count, Dir: dir, Duration: duration, Waiting: waiting})
 			if err != nil {
-				return badInputIf(err)
+				return inputErr(err)
 			}
 			if opts.wantJSON() {
 				return opts.printJSON(res)

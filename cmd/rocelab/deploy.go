@@ -136,7 +136,7 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				if err == nil && len(fixed) == 0 {
 					fmt.Fprintln(opts.stdout, "every node is healthy: nothing to repair")
 				}
-				return badInputIf(err)
+				return inputErr(err)
 			}
 			t, err := loadTopology(file)
 			if err != nil {

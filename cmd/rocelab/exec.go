@@ -37,7 +37,7 @@ none, runs the host's command in the container's network namespace.
 			}
 			code, err := cluster.Exec(cmd.Context(), root, name, args[0], args[1:], sandbox.Stdio{In: os.Stdin, Out: opts.stdout, Err: opts.stderr})
 			if err != nil {
-				return badInputIf(err)
+				return inputErr(err)
 			}
 			if code != 0 {
 				return &exitError{code: code, err: fmt.Errorf("%s: %s exited with status %d", args[0], args[1], code)}

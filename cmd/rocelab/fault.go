@@ -71,7 +71,7 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 			defer l.Close()
 			rows, err := l.Faults().Add(ctx, target, spec)
 			if err != nil {
-				if errors.As(err, new(*jobs.InputError)) {
+				if jobs.IsInput(err) {
 					return inputErr(err)
 				}
 				return l.Explain(ctx, err)
@@ -188,18 +188,11 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// badInputIf marks the errors of picking a lab or node (one not deployed,
-// or several to choose from) as bad input: exit 2, as everywhere.
-func badInputIf(err error) error {
-	if errors.Is(err, deploy.ErrNoNode) || errors.Is(err, deploy.ErrPickLab) || errors.Is(err, deploy.ErrNoLab) || errors.Is(err, deploy.ErrNoPort) {
-		return badInput(err)
-	}
-	return err
-}
-
-// inputErr is err, as exit 2 when it is the user's (jobs.InputError).
+// inputErr is err, as bad input (exit 2, as everywhere) when it is the
+// user's (jobs.IsInput): a lab, node or port not deployed, several labs to
+// choose from, a target or NIC that does not parse.
 func inputErr(err error) error {
-	if errors.As(err, new(*jobs.InputError)) {
+	if jobs.IsInput(err) {
 		return badInput(err)
 	}
 	return err

@@ -24,7 +24,7 @@ its socket) and of each user container and its endpoint sidecar. Needs root.`,
 			}
 			labs, err := deploy.Inspect(cmd.Context(), root, name)
 			if err != nil {
-				return badInputIf(err) // a lab that is not deployed is bad input
+				return inputErr(err) // a lab that is not deployed is bad input
 			}
 			if opts.wantJSON() {
 				if labs == nil {

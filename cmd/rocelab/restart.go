@@ -28,7 +28,7 @@ runtime only: a docker node's namespace dies with its container. Needs root.`,
 			}
 			n, err := cluster.Restart(cmdContext(cmd), root, name, args[0], deploy.RestartOptions{})
 			if err != nil {
-				return badInputIf(err)
+				return inputErr(err)
 			}
 			if opts.wantJSON() {
 				return opts.printJSON(n)

@@ -43,7 +43,7 @@ interval until Ctrl-C. Needs root.`,
 			}
 			l, nodes, err := deploy.ProcessNodes(root, name, node)
 			if err != nil {
-				return badInputIf(err)
+				return inputErr(err)
 			}
 			var targets []stats.Target
 			for _, n := range nodes {

@@ -186,23 +186,27 @@ func (in *Injector) Remove(_ context.Context, id string) (faults.Placed, error) 
 	if err != nil {
 		return faults.Placed{}, err
 	}
-	pl, ok := in.placed[fid]
-	if !ok {
+	if _, ok := in.placed[fid]; !ok {
 		return faults.Placed{}, fmt.Errorf("no fault %s", id)
 	}
-	p := in.placedOf(fid)
-	delete(in.placed, fid)
-	for _, x := range pl {
+	return in.remove(fid), nil
+}
+
+// remove takes placed fault id off its directions and returns what it was.
+func (in *Injector) remove(id faults.ID) faults.Placed {
+	p := in.placedOf(id)
+	for _, x := range in.placed[id] {
 		in.chains[x.port].Remove(x.local)
 	}
-	return p, nil
+	delete(in.placed, id)
+	return p
 }
 
 // Clear removes every fault.
-func (in *Injector) Clear(ctx context.Context) (int, error) {
+func (in *Injector) Clear(context.Context) (int, error) {
 	ids := slices.Sorted(maps.Keys(in.placed))
 	for _, id := range ids {
-		in.Remove(ctx, id.String())
+		in.remove(id)
 	}
 	return len(ids), nil
 }

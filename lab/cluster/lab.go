@@ -55,7 +55,7 @@ func DestroyAll(ctx context.Context, root string, o deploy.DestroyOptions) (life
 		if o.Only != nil && !o.Only(lab) {
 			continue
 		}
-		if err := removePartsOf(ctx, root, lab); err != nil {
+		if err := removeAgentParts(ctx, root, lab); err != nil {
 			errs = append(errs, fmt.Errorf("destroy %s: %w", lab, err))
 			failed[lab] = true
 		}
@@ -67,12 +67,18 @@ func DestroyAll(ctx context.Context, root string, o deploy.DestroyOptions) (life
 }
 
 // removePartsOf asks the agents of lab's parts, if it spans machines, to
-// destroy them.
+// destroy them; a lab that is not under root has none.
 func removePartsOf(ctx context.Context, root, lab string) error {
 	labs, _ := state.List(state.RootOr(root))
 	if !slices.Contains(labs, lab) {
 		return nil
 	}
+	return removeAgentParts(ctx, root, lab)
+}
+
+// removeAgentParts is removePartsOf for lab, which is under root (opening
+// its books makes them).
+func removeAgentParts(ctx context.Context, root, lab string) error {
 	books, err := state.Open(state.RootOr(root), lab, false)
 	if err != nil {
 		return nil // deploy.Destroy reports it

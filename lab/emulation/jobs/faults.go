@@ -44,7 +44,8 @@ type Dead struct {
 type place struct{ node, port, socket string }
 
 // Add places spec on every port target names; if one node refuses it,
-// the faults already placed are taken off again.
+// the faults already placed are taken off again (Lab.Explain says what
+// the lab's health finds wrong with the node).
 func (p *Faults) Add(ctx context.Context, target string, spec faults.Spec) ([]faults.Placed, error) {
 	places, err := p.resolve(target)
 	if err != nil {
@@ -57,7 +58,7 @@ func (p *Faults) Add(ctx context.Context, target string, spec faults.Spec) ([]fa
 			for _, done := range out {
 				p.Remove(context.WithoutCancel(ctx), done.ID)
 			}
-			return nil, p.lab.Explain(ctx, fmt.Errorf("%s on %s: %w", target, pl.node, err))
+			return nil, fmt.Errorf("%s on %s: %w", target, pl.node, err)
 		}
 		out = append(out, placed(pl.node, fi))
 	}

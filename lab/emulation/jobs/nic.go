@@ -38,15 +38,30 @@ func input(err error) error {
 	return &InputError{err}
 }
 
-// inputIf marks err as the user's when it says a lab, node or port named
-// does not exist.
+// notFound are the deploy errors that mean the user named a lab, node or
+// port the machine does not have (or named no lab among several).
+var notFound = []error{deploy.ErrNoNode, deploy.ErrPickLab, deploy.ErrNoLab, deploy.ErrNoPort}
+
+// inputIf marks err as the user's when it is one of notFound.
 func inputIf(err error) error {
-	for _, e := range []error{deploy.ErrNoNode, deploy.ErrPickLab, deploy.ErrNoLab, deploy.ErrNoPort} {
-		if errors.Is(err, e) {
-			return input(err)
-		}
+	if err != nil && !errors.As(err, new(*InputError)) && IsInput(err) {
+		return input(err)
 	}
 	return err
+}
+
+// IsInput reports whether err is the user's: an InputError, or a deploy
+// error saying that a lab, node or port named does not exist.
+func IsInput(err error) bool {
+	if errors.As(err, new(*InputError)) {
+		return true
+	}
+	for _, e := range notFound {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Lab is a deployed lab as jobs reach it: by name under Root ("" Name:

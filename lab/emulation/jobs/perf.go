@@ -72,13 +72,13 @@ func RunPerf(ctx context.Context, from, to NICRef, spec PerfSpec, progress func(
 	f := &Flow{From: from, To: to}
 	q := nodeapi.QPRequest{Mode: spec.Mode, CC: spec.CC, Paths: spec.Paths, Buffer: int64(spec.Size)}
 	if err := f.Connect(ctx, spec.QPs, l.qp("", q)); err != nil {
-		return rep, fmt.Errorf("perf: %w", err)
+		return rep, fmt.Errorf("perf %s → %s: %w", from, to, err)
 	}
 	req := nodeapi.PerfRequest{Op: spec.Op, Latency: spec.Latency, Size: spec.Size, Iterations: spec.Iterations,
 		Duration: spec.Duration, TxDepth: spec.TxDepth, Seed: spec.Seed}
 	rep, err := f.Run(ctx, req, FlowOptions{Progress: progress, Stall: spec.Stall})
 	if err != nil {
-		return rep, fmt.Errorf("perf: %w", err)
+		return rep, fmt.Errorf("perf %s → %s: %w", from, to, err)
 	}
 	return rep, nil
 }
@@ -146,7 +146,8 @@ type FlowOptions struct {
 
 // Run starts the server and the client job of connected flow f (req's
 // role and QPs set per side), waits for the client to finish, stops the
-// server (which checks what arrived) and returns both sides' results.
+// server (which checks what arrived) and returns both sides' results. Its
+// errors do not name the flow: the caller does.
 func (f *Flow) Run(ctx context.Context, req nodeapi.PerfRequest, o FlowOptions) (PerfReport, error) {
 	rep := PerfReport{From: f.From.NIC, To: f.To.NIC}
 	sreq, creq := req, req
@@ -185,8 +186,8 @@ func (f *Flow) Run(ctx context.Context, req nodeapi.PerfRequest, o FlowOptions) 
 			if watch.stalled([3]int64{p.Messages, p.RxWire}) {
 				stop(f.From.Client, cid)
 				stopServer()
-				return rep, fmt.Errorf("%s → %s: %w for %v (%d messages done, nothing arriving): a node or link on the path is dead or down, or a fault holds its frames back",
-					f.From, f.To, ErrStalled, watch.limit, p.Messages)
+				return rep, fmt.Errorf("%w for %v (%d messages done, nothing arriving): a node or link on the path is dead or down, or a fault holds its frames back",
+					ErrStalled, watch.limit, p.Messages)
 			}
 		}
 		next, err := f.From.Client.Job(ctx, cid, 1<<62, poll) // waits for the end, or poll
