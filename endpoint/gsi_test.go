@@ -20,8 +20,13 @@ func TestCMOverFabric(t *testing.T) {
 			return func(e connmgr.Event) { events = append(events, side+" "+e.Kind.String()) }
 		}
 		svc := cm.ServiceID(cm.PortSpaceTCP, 18515)
-		a := s.nics[0].StartCM(log("A"))
-		var b *connmgr.Manager
+		var a, b *connmgr.Manager
+		a = s.nics[0].StartCM(func(e connmgr.Event) {
+			log("A")(e)
+			if e.Kind == connmgr.Replied {
+				a.Confirm(e.ID)
+			}
+		})
 		b = s.nics[1].StartCM(func(e connmgr.Event) {
 			log("B")(e)
 			if e.Kind == connmgr.ConnectRequest {
@@ -42,7 +47,7 @@ func TestCMOverFabric(t *testing.T) {
 			t.Fatalf("raw %v: %v (events %v)", raw, err, events)
 		}
 		s.e.Run()
-		want := map[string]int{"B connect-request": 1, "A established": 1, "B established": 1, "A rejected": 1,
+		want := map[string]int{"B connect-request": 1, "A replied": 1, "B established": 1, "A rejected": 1,
 			"A disconnected": 1, "B disconnected": 1}
 		got := map[string]int{}
 		for _, e := range events {

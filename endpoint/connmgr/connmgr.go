@@ -42,7 +42,9 @@ type Params struct {
 	ResponderResources, InitiatorDepth uint8
 	RetryCount, RNRRetryCount          uint8
 	PathMTU                            uint8
-	Private                            []byte
+	// QKey is a UD service's Q_Key (a SIDR_REP's).
+	QKey    uint32
+	Private []byte
 }
 
 // EventKind is what happened to a connection.
@@ -50,14 +52,20 @@ type EventKind uint8
 
 // Events, in the order a connection meets them.
 const (
-	ConnectRequest EventKind = iota + 1 // passive: a REQ for a listened service ID
-	Established                         // both: the connection is up
-	Rejected                            // active: the peer's REJ
-	Unreachable                         // the peer did not answer through every retry
-	Disconnected                        // both: after a DREQ (sent or received)
+	ConnectRequest EventKind = iota + 1 // passive: a REQ (or SIDR_REQ) for a listened service ID
+	// Replied: active, the peer's REP came; the consumer readies its QP
+	// and Confirms (RTU), as rdma_cm does before it reports the
+	// connection established.
+	Replied
+	// Established: passive, the RTU came; active UD, the SIDR_REP
+	// gave the service's QP and Q_Key.
+	Established
+	Rejected     // active: the peer's REJ (or a SIDR_REP that is not valid: Reason is its status)
+	Unreachable  // the peer did not answer through every retry
+	Disconnected // both: after a DREQ (sent or received)
 )
 
-var kindNames = [...]string{ConnectRequest: "connect-request", Established: "established", Rejected: "rejected",
+var kindNames = [...]string{ConnectRequest: "connect-request", Replied: "replied", Established: "established", Rejected: "rejected",
 	Unreachable: "unreachable", Disconnected: "disconnected"}
 
 func (k EventKind) String() string {
@@ -77,6 +85,8 @@ type Event struct {
 	Remote Params
 	// Reason is a REJ's reason (Rejected).
 	Reason uint16
+	// UD marks service ID resolution (SIDR) rather than a connection.
+	UD bool
 }
 
 type state uint8
@@ -85,8 +95,12 @@ const (
 	reqSent state = iota + 1
 	reqRcvd
 	repSent
+	repRcvd // active: the REP came, the consumer has not confirmed
 	established
 	dreqSent
+	sidrSent     // active UD: SIDR_REQ sent
+	sidrRcvd     // passive UD: SIDR_REQ heard, the consumer has not answered
+	sidrAnswered // passive UD: answered; kept a while for a SIDR_REQ sent again
 )
 
 // conn is one connection.
@@ -99,6 +113,9 @@ type conn struct {
 	tries        int
 	timer        clock.Timer
 	remoteQPN    uint32
+	serviceID    uint64 // a passive UD request's
+	// quiet: the consumer closed it; its end goes unreported.
+	quiet bool
 }
 
 // Manager is a port's Communication Manager.
@@ -157,9 +174,15 @@ func (m *Manager) Connect(to netip.Addr, p Params) uint32 {
 	return c.id
 }
 
-// Accept answers connection id's REQ with a REP.
+// Accept answers connection id's REQ with a REP, or its SIDR_REQ with a
+// valid SIDR_REP (p.QPN, p.QKey).
 func (m *Manager) Accept(id uint32, p Params) error {
 	c := m.conns[id]
+	if c != nil && c.st == sidrRcvd {
+		m.answerSIDR(c, &cm.SIDRREP{RequestID: c.remoteID, Status: cm.SIDRValid, QPN: p.QPN, QKey: p.QKey, ServiceID: c.serviceID,
+			Private: p.Private})
+		return nil
+	}
 	if c == nil || c.st != reqRcvd {
 		return fmt.Errorf("accept %d: %w", id, ErrNoConn)
 	}
@@ -170,15 +193,85 @@ func (m *Manager) Accept(id uint32, p Params) error {
 	return nil
 }
 
-// Reject answers connection id's REQ with a REJ (reason: consumer).
+// Reject answers connection id's REQ with a REJ (reason: consumer), or
+// its SIDR_REQ with a SIDR_REP of status rejected.
 func (m *Manager) Reject(id uint32, private []byte) error {
 	c := m.conns[id]
+	if c != nil && c.st == sidrRcvd {
+		m.answerSIDR(c, &cm.SIDRREP{RequestID: c.remoteID, Status: cm.SIDRRejected, ServiceID: c.serviceID, Private: private})
+		return nil
+	}
 	if c == nil || c.st != reqRcvd {
 		return fmt.Errorf("reject %d: %w", id, ErrNoConn)
 	}
 	m.reply(c.peer, c.tid, &cm.REJ{LocalCommID: c.id, RemoteCommID: c.remoteID, Reason: cm.RejectConsumer, Private: private})
 	m.drop(c)
 	return nil
+}
+
+// Confirm completes active connection id, whose REP came (Replied): it
+// sends the RTU, and the connection is established.
+func (m *Manager) Confirm(id uint32) error {
+	c := m.conns[id]
+	if c == nil || c.st != repRcvd {
+		return fmt.Errorf("confirm %d: %w", id, ErrNoConn)
+	}
+	c.st = established
+	m.send(c, &cm.RTU{LocalCommID: c.id, RemoteCommID: c.remoteID}, false)
+	return nil
+}
+
+// Delay tells the peer of connection id, whose REQ the consumer has not
+// answered yet, to wait up to 4.096 µs × 2^serviceTimeout more (an MRA),
+// as rdma_cm does when it hands a request to a program.
+func (m *Manager) Delay(id uint32, serviceTimeout uint8) error {
+	c := m.conns[id]
+	if c == nil || c.st != reqRcvd {
+		return fmt.Errorf("delay %d: %w", id, ErrNoConn)
+	}
+	m.reply(c.peer, c.tid, &cm.MRA{LocalCommID: c.id, RemoteCommID: c.remoteID, MessageMRAed: 0, ServiceTimeout: serviceTimeout})
+	return nil
+}
+
+// Close ends connection id whatever its state, for a consumer that goes
+// away (rdma_destroy_id): an established connection is disconnected (a
+// DREQ), a request not yet answered is rejected; nothing is reported.
+func (m *Manager) Close(id uint32) {
+	c := m.conns[id]
+	if c == nil {
+		return
+	}
+	switch c.st {
+	case established:
+		c.quiet = true
+		m.Disconnect(id)
+	case reqRcvd:
+		m.Reject(id, nil)
+	case sidrRcvd:
+		m.Reject(id, nil)
+	case dreqSent:
+		c.quiet = true
+	default:
+		m.drop(c)
+	}
+}
+
+// Resolve sends a SIDR_REQ for p.ServiceID to the port at to and returns
+// the request's ID: Established (Remote.QPN, Remote.QKey) or Rejected
+// follows, or Unreachable.
+func (m *Manager) Resolve(to netip.Addr, p Params) uint32 {
+	c := m.add(to)
+	c.st, c.tid = sidrSent, uint64(c.id)
+	m.send(c, &cm.SIDRREQ{RequestID: c.id, PKey: 0xFFFF, ServiceID: p.ServiceID, Private: p.Private}, true)
+	return c.id
+}
+
+// answerSIDR sends a passive UD request's answer and keeps it, for a
+// SIDR_REQ sent again, until the peer's retries are over.
+func (m *Manager) answerSIDR(c *conn, rep *cm.SIDRREP) {
+	c.st = sidrAnswered
+	m.send(c, rep, false)
+	c.timer = m.cfg.Sched.AfterFunc(m.cfg.Timeout*clock.Duration(m.cfg.Retries+1), func() { m.drop(c) })
 }
 
 // Disconnect sends a DREQ for established connection id.
@@ -238,6 +331,9 @@ func (m *Manager) timeout(c *conn) {
 	if c.tries >= m.cfg.Retries {
 		st := c.st
 		m.drop(c)
+		if c.quiet {
+			return
+		}
 		if st == dreqSent {
 			m.event(Event{Kind: Disconnected, ID: c.id, Peer: c.peer})
 			return

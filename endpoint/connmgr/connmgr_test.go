@@ -67,10 +67,14 @@ func newPair(t *testing.T) *pair {
 	return p
 }
 
-// accept is a consumer that accepts every request, with B's QP.
+// accept is a consumer that accepts every request, with B's QP, and
+// confirms every reply.
 func accept(p *pair, side string, e Event) {
-	if side == "B" && e.Kind == ConnectRequest {
+	switch {
+	case side == "B" && e.Kind == ConnectRequest:
 		p.b.Accept(e.ID, Params{QPN: 0x22, PSN: 0x200})
+	case side == "A" && e.Kind == Replied:
+		p.a.Confirm(e.ID)
 	}
 }
 
@@ -86,7 +90,7 @@ func TestConnectionLife(t *testing.T) {
 		left       int // connections the two managers hold at the end
 	}{
 		{name: "established", listen: true, onEvent: accept, want: []string{
-			"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A RTU", "20us A established 0",
+			"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A replied 0", "20us A RTU",
 			"30us B established 0"}, left: 2},
 		{name: "no listener: REJ invalid service ID within one round trip", want: []string{
 			"0s A REQ", "10us B REJ", "20us A rejected 8"}},
@@ -97,18 +101,18 @@ func TestConnectionLife(t *testing.T) {
 		}, want: []string{"0s A REQ", "10us B connect-request 0", "10us B REJ", "20us A rejected 28"}},
 		{name: "first REQ lost: sent again after the timeout", listen: true, onEvent: accept,
 			drop: func(from netip.Addr, attr cm.AttrID, n int) bool { return attr == cm.AttrREQ && n == 1 },
-			want: []string{"0s A REQ (lost)", "100us A REQ", "110us B connect-request 0", "110us B REP", "120us A RTU",
-				"120us A established 0", "130us B established 0"}, left: 2},
+			want: []string{"0s A REQ (lost)", "100us A REQ", "110us B connect-request 0", "110us B REP", "120us A replied 0",
+				"120us A RTU", "130us B established 0"}, left: 2},
 		{name: "RTU lost: B sends its REP again, A its RTU", listen: true, onEvent: accept,
 			drop: func(from netip.Addr, attr cm.AttrID, n int) bool { return attr == cm.AttrRTU && n == 1 },
-			want: []string{"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A RTU (lost)", "20us A established 0",
+			want: []string{"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A replied 0", "20us A RTU (lost)",
 				"110us B REP", "120us A RTU", "130us B established 0"}, left: 2},
 		{name: "peer dead: unreachable after the retries", listen: true, onEvent: accept,
 			drop: func(from netip.Addr, attr cm.AttrID, n int) bool { return from == addrA },
 			want: []string{"0s A REQ (lost)", "100us A REQ (lost)", "200us A REQ (lost)", "300us A REQ (lost)",
 				"400us A unreachable 0"}},
 		{name: "disconnect", listen: true, onEvent: accept, disconnect: true, want: []string{
-			"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A RTU", "20us A established 0",
+			"0s A REQ", "10us B connect-request 0", "10us B REP", "20us A replied 0", "20us A RTU",
 			"30us B established 0", "1ms A DREQ", "1.01ms B DREP", "1.01ms B disconnected 0", "1.02ms A disconnected 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,11 +154,97 @@ func TestConnectRequestCarries(t *testing.T) {
 	p.b.Listen(svc)
 	p.a.Connect(addrB, Params{ServiceID: svc, QPN: 0x11, PSN: 0x100, Private: []byte("hi")})
 	p.e.Run()
-	if len(got) != 3 || got[0].Remote.QPN != 0x11 || got[0].Remote.PSN != 0x100 || string(got[0].Remote.Private[:2]) != "hi" ||
+	if len(got) != 3 || got[1].Kind != Replied || got[0].Remote.QPN != 0x11 || got[0].Remote.PSN != 0x100 || string(got[0].Remote.Private[:2]) != "hi" ||
 		got[0].Remote.ServiceID != svc || got[1].Remote.QPN != 0x22 || got[1].Remote.PSN != 0x200 {
 		t.Errorf("events %+v", got)
 	}
 	if err := p.b.Accept(got[0].ID, Params{}); err == nil {
 		t.Error("a second Accept of one request was taken")
+	}
+}
+
+// TestSIDR: a UD service request is answered with the service's QP and
+// Q_Key, refused when nobody listens or the consumer says no, and a
+// request sent again is answered as the first was, without a second
+// ConnectRequest.
+func TestSIDR(t *testing.T) {
+	usvc := cm.ServiceID(cm.PortSpaceUDP, 7174)
+	for _, tc := range []struct {
+		name    string
+		listen  bool
+		reject  bool
+		drop    func(from netip.Addr, attr cm.AttrID, n int) bool
+		want    []string
+		wantQPN uint32
+	}{
+		{name: "answered", listen: true, wantQPN: 0x33, want: []string{"0s A SIDR_REQ", "10us B connect-request 0",
+			"10us B SIDR_REP", "20us A established 0"}},
+		{name: "nobody listens", want: []string{"0s A SIDR_REQ", "10us B SIDR_REP", "20us A rejected 1"}},
+		{name: "consumer refuses", listen: true, reject: true, want: []string{"0s A SIDR_REQ", "10us B connect-request 0",
+			"10us B SIDR_REP", "20us A rejected 2"}},
+		{name: "answer lost: the request sent again gets it again", listen: true, wantQPN: 0x33,
+			drop: func(from netip.Addr, attr cm.AttrID, n int) bool { return attr == cm.AttrSIDRREP && n == 1 },
+			want: []string{"0s A SIDR_REQ", "10us B connect-request 0", "10us B SIDR_REP (lost)", "100us A SIDR_REQ",
+				"110us B SIDR_REP", "120us A established 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t)
+			p.drop = tc.drop
+			var got Event
+			p.onEvent = func(p *pair, side string, e Event) {
+				if !e.UD {
+					t.Errorf("%s %v: not marked UD", side, e.Kind)
+				}
+				switch {
+				case side == "B" && e.Kind == ConnectRequest && tc.reject:
+					p.b.Reject(e.ID, nil)
+				case side == "B" && e.Kind == ConnectRequest:
+					p.b.Accept(e.ID, Params{QPN: 0x33, QKey: 0x01234567})
+				case side == "A":
+					got = e
+				}
+			}
+			if tc.listen {
+				p.b.Listen(usvc)
+			}
+			p.a.Resolve(addrB, Params{ServiceID: usvc})
+			p.e.RunUntil(clock.Time(10 * clock.Millisecond))
+			if diff := cmp.Diff(tc.want, p.log); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if got.Remote.QPN != tc.wantQPN || tc.wantQPN != 0 && got.Remote.QKey != 0x01234567 {
+				t.Errorf("active side heard %+v", got.Remote)
+			}
+			if n := len(p.a.conns) + len(p.b.conns); n != 0 {
+				t.Errorf("%d conversations left, want 0", n)
+			}
+		})
+	}
+}
+
+// TestDelayAndClose: an MRA makes the active side wait the service
+// timeout it asks before it sends its REQ again; a consumer that closes an
+// established connection disconnects it without hearing of it.
+func TestDelayAndClose(t *testing.T) {
+	p := newPair(t)
+	p.b.Listen(svc)
+	var req uint32
+	p.onEvent = func(p *pair, side string, e Event) {
+		switch {
+		case side == "B" && e.Kind == ConnectRequest:
+			req = e.ID
+			p.b.Delay(e.ID, 8) // 4.096 µs × 2^8 ≈ 1.05 ms more
+			p.e.AfterFunc(900*clock.Microsecond, func() { p.b.Accept(req, Params{QPN: 0x22}) })
+		case side == "A" && e.Kind == Replied:
+			p.a.Confirm(e.ID)
+			p.e.AfterFunc(clock.Millisecond, func() { p.a.Close(e.ID) })
+		}
+	}
+	p.a.Connect(addrB, Params{ServiceID: svc})
+	p.e.RunUntil(clock.Time(10 * clock.Millisecond))
+	want := []string{"0s A REQ", "10us B connect-request 0", "10us B MRA", "910us B REP", "920us A replied 0", "920us A RTU",
+		"930us B established 0", "1.92ms A DREQ", "1.93ms B DREP", "1.93ms B disconnected 0"}
+	if diff := cmp.Diff(want, p.log); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

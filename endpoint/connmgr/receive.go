@@ -3,6 +3,7 @@ package connmgr
 import (
 	"net/netip"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/wire/cm"
 )
 
@@ -53,11 +54,13 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 		if err := cm.DecodeMRA(d, &mra); err != nil {
 			return err
 		}
-		// The peer needs longer: the wait starts again, retries anew.
-		if c := m.conns[mra.RemoteCommID]; c != nil && c.timer != nil && c.peer == from {
+		// The peer needs longer: the wait starts again, its service
+		// timeout longer, retries anew.
+		if c := m.conns[mra.RemoteCommID]; c != nil && c.timer != nil && c.peer == from && (c.st == reqSent || c.st == repSent) {
 			m.stop(c)
 			c.tries = 0
-			m.arm(c)
+			wait := 4096 * clock.Nanosecond << min(mra.ServiceTimeout, 31)
+			c.timer = m.cfg.Sched.AfterFunc(wait+m.cfg.Timeout, func() { m.timeout(c) })
 		}
 	case cm.AttrDREQ:
 		var dreq cm.DREQ
@@ -65,9 +68,11 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 			return err
 		}
 		m.reply(from, h.TID, &cm.DREP{LocalCommID: dreq.RemoteCommID, RemoteCommID: dreq.LocalCommID})
-		if c := m.conns[dreq.RemoteCommID]; c != nil && (c.st == established || c.st == dreqSent) && c.peer == from {
+		if c := m.conns[dreq.RemoteCommID]; c != nil && (c.st == established || c.st == dreqSent || c.st == repSent) && c.peer == from {
 			m.drop(c)
-			m.event(Event{Kind: Disconnected, ID: c.id, Peer: from})
+			if !c.quiet {
+				m.event(Event{Kind: Disconnected, ID: c.id, Peer: from})
+			}
 		}
 	case cm.AttrDREP:
 		var drep cm.DREP
@@ -76,7 +81,29 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 		}
 		if c := m.conns[drep.RemoteCommID]; c != nil && c.st == dreqSent && c.peer == from {
 			m.drop(c)
-			m.event(Event{Kind: Disconnected, ID: c.id, Peer: from})
+			if !c.quiet {
+				m.event(Event{Kind: Disconnected, ID: c.id, Peer: from})
+			}
+		}
+	case cm.AttrSIDRREQ:
+		var req cm.SIDRREQ
+		if err := cm.DecodeSIDRREQ(d, &req); err != nil {
+			return err
+		}
+		m.onSIDRREQ(from, h.TID, &req)
+	case cm.AttrSIDRREP:
+		var rep cm.SIDRREP
+		if err := cm.DecodeSIDRREP(d, &rep); err != nil {
+			return err
+		}
+		if c := m.conns[rep.RequestID]; c != nil && c.st == sidrSent && c.peer == from {
+			m.drop(c)
+			if rep.Status != cm.SIDRValid {
+				m.event(Event{Kind: Rejected, ID: c.id, Peer: from, Reason: uint16(rep.Status), UD: true, Remote: Params{Private: rep.Private}})
+				return nil
+			}
+			m.event(Event{Kind: Established, ID: c.id, Peer: from, UD: true,
+				Remote: Params{ServiceID: rep.ServiceID, QPN: rep.QPN, QKey: rep.QKey, Private: rep.Private}})
 		}
 	}
 	return nil
@@ -104,8 +131,29 @@ func (m *Manager) onREQ(from netip.Addr, tid uint64, req *cm.REQ) {
 		RetryCount: req.RetryCount, RNRRetryCount: req.RNRRetryCount, PathMTU: req.PathMTU, Private: req.Private}})
 }
 
-// onREP completes an active connection: RTU, Established. A REP sent
-// again (the RTU was lost) gets the RTU again.
+// onSIDRREQ takes a UD service request: a new one reaches the consumer,
+// one sent again is answered as the first was (or waits for the
+// consumer), one for a service nobody listens on is refused.
+func (m *Manager) onSIDRREQ(from netip.Addr, tid uint64, req *cm.SIDRREQ) {
+	if c := m.byRemote[remoteKey{from, req.RequestID}]; c != nil {
+		if c.st == sidrAnswered {
+			m.cfg.Send(from, c.last)
+		}
+		return
+	}
+	if !m.listening[req.ServiceID] {
+		m.reply(from, tid, &cm.SIDRREP{RequestID: req.RequestID, Status: cm.SIDRNoService, ServiceID: req.ServiceID})
+		return
+	}
+	c := m.add(from)
+	c.st, c.remoteID, c.tid, c.serviceID = sidrRcvd, req.RequestID, tid, req.ServiceID
+	m.byRemote[remoteKey{from, c.remoteID}] = c
+	m.event(Event{Kind: ConnectRequest, ID: c.id, Peer: from, UD: true, Remote: Params{ServiceID: req.ServiceID, Private: req.Private}})
+}
+
+// onREP hands an active connection's REP to the consumer (Replied), who
+// Confirms it (RTU). A REP sent again (the RTU was lost) gets the RTU
+// again; one that comes while the consumer readies its QP waits for it.
 func (m *Manager) onREP(from netip.Addr, rep *cm.REP) {
 	c := m.conns[rep.RemoteCommID]
 	if c == nil || c.peer != from {
@@ -115,9 +163,9 @@ func (m *Manager) onREP(from netip.Addr, rep *cm.REP) {
 	case established:
 		m.cfg.Send(from, c.last)
 	case reqSent:
-		c.st, c.remoteID, c.remoteQPN = established, rep.LocalCommID, rep.LocalQPN
-		m.send(c, &cm.RTU{LocalCommID: c.id, RemoteCommID: c.remoteID}, false)
-		m.event(Event{Kind: Established, ID: c.id, Peer: from, Remote: Params{QPN: rep.LocalQPN, PSN: rep.StartingPSN,
+		m.stop(c)
+		c.st, c.remoteID, c.remoteQPN = repRcvd, rep.LocalCommID, rep.LocalQPN
+		m.event(Event{Kind: Replied, ID: c.id, Peer: from, Remote: Params{QPN: rep.LocalQPN, PSN: rep.StartingPSN,
 			ResponderResources: rep.ResponderResources, InitiatorDepth: rep.InitiatorDepth, RNRRetryCount: rep.RNRRetryCount,
 			Private: rep.Private}})
 	}

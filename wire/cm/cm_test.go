@@ -61,6 +61,12 @@ func TestRoundTrip(t *testing.T) {
 		{&MRA{LocalCommID: 8, RemoteCommID: 9, MessageMRAed: 1, ServiceTimeout: 31},
 			func(d []byte) (Message, error) { var m MRA; return &m, DecodeMRA(d, &m) },
 			&MRA{LocalCommID: 8, RemoteCommID: 9, MessageMRAed: 1, ServiceTimeout: 31, Private: make([]byte, mraPrivateLen)}},
+		{&SIDRREQ{RequestID: 10, PKey: 0xFFFF, ServiceID: ServiceID(PortSpaceUDP, 7174), Private: []byte{4}},
+			func(d []byte) (Message, error) { var m SIDRREQ; return &m, DecodeSIDRREQ(d, &m) },
+			&SIDRREQ{RequestID: 10, PKey: 0xFFFF, ServiceID: ServiceID(PortSpaceUDP, 7174), Private: padded([]byte{4}, 216)}},
+		{&SIDRREP{RequestID: 10, Status: SIDRValid, QPN: 0xABCDEF, ServiceID: 0x11, QKey: 0x01234567, Private: []byte{5}},
+			func(d []byte) (Message, error) { var m SIDRREP; return &m, DecodeSIDRREP(d, &m) },
+			&SIDRREP{RequestID: 10, QPN: 0xABCDEF, ServiceID: 0x11, QKey: 0x01234567, Private: padded([]byte{5}, 136)}},
 	} {
 		mad := AppendMAD(nil, 0xFEED, tc.m)
 		if len(mad) != MADLen {

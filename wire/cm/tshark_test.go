@@ -34,6 +34,10 @@ func TestHandshakeTshark(t *testing.T) {
 		{a, &DREQ{LocalCommID: req.LocalCommID, RemoteCommID: 0x55, RemoteQPN: 0x777}},
 		{b, &DREP{LocalCommID: 0x55, RemoteCommID: req.LocalCommID}},
 		{b, &REJ{LocalCommID: 0, RemoteCommID: 0x99, Reason: RejectInvalidServiceID}},
+		// Wireshark's CM dissector names no SIDR field: it shows their
+		// attribute and checks the MAD.
+		{a, &SIDRREQ{RequestID: 0x66, PKey: 0xFFFF, ServiceID: ServiceID(PortSpaceUDP, 7174)}},
+		{b, &SIDRREP{RequestID: 0x66, QPN: 0x888, ServiceID: ServiceID(PortSpaceUDP, 7174), QKey: 0x01234567}},
 	}
 	path := filepath.Join(t.TempDir(), "cm.pcap")
 	f, err := os.Create(path)
