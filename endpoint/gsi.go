@@ -18,15 +18,17 @@ type gsi struct {
 	bad int64
 }
 
-// StartCM gives the NIC a Communication Manager on its QP1, whose events
-// go to event, and returns it (the one it has, if it has one already:
-// event is then ignored). CM MADs always travel as bytes, also in a
-// simulation without them, so that a capture shows the handshake.
-func (n *NIC) StartCM(event func(connmgr.Event)) *connmgr.Manager {
+// StartCM gives the NIC a Communication Manager on its QP1 and returns it
+// (the one it has, if it has one already: cfg is then ignored). cfg gives
+// the manager's events, timeout and retries; the NIC fills in its clock,
+// address, GUID and how MADs leave. CM MADs always travel as bytes, also
+// in a simulation without them, so that a capture shows the handshake.
+func (n *NIC) StartCM(cfg connmgr.Config) *connmgr.Manager {
 	if n.gsi.cm == nil {
 		mac := n.opts.MAC
-		guid := binary.BigEndian.Uint64([]byte{mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]}) // EUI-64
-		n.gsi.cm = connmgr.New(connmgr.Config{Sched: n.sched, Local: n.opts.IP, GUID: guid, Send: n.sendMAD, Event: event})
+		cfg.Sched, cfg.Local, cfg.Send = n.sched, n.opts.IP, n.sendMAD
+		cfg.GUID = binary.BigEndian.Uint64([]byte{mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]}) // EUI-64
+		n.gsi.cm = connmgr.New(cfg)
 	}
 	return n.gsi.cm
 }

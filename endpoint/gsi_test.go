@@ -21,13 +21,13 @@ func TestCMOverFabric(t *testing.T) {
 		}
 		svc := cm.ServiceID(cm.PortSpaceTCP, 18515)
 		var a, b *connmgr.Manager
-		a = s.nics[0].StartCM(func(e connmgr.Event) {
+		a = s.nics[0].StartCM(connmgr.Config{Event: func(e connmgr.Event) {
 			log("A")(e)
 			if e.Kind == connmgr.Replied {
 				a.Confirm(e.ID)
 			}
-		})
-		b = s.nics[1].StartCM(func(e connmgr.Event) {
+		}})
+		b = s.nics[1].StartCM(connmgr.Config{Event: func(e connmgr.Event) {
 			log("B")(e)
 			if e.Kind == connmgr.ConnectRequest {
 				if e.Remote.QPN != 0x123 || string(e.Remote.Private[:4]) != "ping" {
@@ -35,8 +35,8 @@ func TestCMOverFabric(t *testing.T) {
 				}
 				b.Accept(e.ID, connmgr.Params{QPN: 0x456})
 			}
-		})
-		s.nics[2].StartCM(log("C"))
+		}})
+		s.nics[2].StartCM(connmgr.Config{Event: log("C")})
 		if err := b.Listen(svc); err != nil {
 			t.Fatal(err)
 		}

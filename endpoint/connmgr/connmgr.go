@@ -221,15 +221,20 @@ func (m *Manager) Confirm(id uint32) error {
 	return nil
 }
 
-// Delay tells the peer of connection id, whose REQ the consumer has not
-// answered yet, to wait up to 4.096 µs × 2^serviceTimeout more (an MRA),
-// as rdma_cm does when it hands a request to a program.
+// Delay tells the peer of connection id, whose REQ (or REP) the consumer
+// has not answered yet, to wait up to 4.096 µs × 2^serviceTimeout more
+// (an MRA), as rdma_cm does when it hands a request or a reply to a
+// program.
 func (m *Manager) Delay(id uint32, serviceTimeout uint8) error {
 	c := m.conns[id]
-	if c == nil || c.st != reqRcvd {
+	if c == nil || c.st != reqRcvd && c.st != repRcvd {
 		return fmt.Errorf("delay %d: %w", id, ErrNoConn)
 	}
-	m.reply(c.peer, c.tid, &cm.MRA{LocalCommID: c.id, RemoteCommID: c.remoteID, MessageMRAed: 0, ServiceTimeout: serviceTimeout})
+	var what uint8 // the REQ
+	if c.st == repRcvd {
+		what = 1 // the REP
+	}
+	m.reply(c.peer, c.tid, &cm.MRA{LocalCommID: c.id, RemoteCommID: c.remoteID, MessageMRAed: what, ServiceTimeout: serviceTimeout})
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
 )
@@ -60,6 +61,10 @@ type Config struct {
 	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
 	// Ports[i] (see nodeplan.Endpoint).
 	NICs []NICConfig `json:"nics,omitempty"`
+	// Hosts are the lab's hosts and their RDMA NICs' addresses, which
+	// rdma_cm resolves a program's peer addresses and names with (an
+	// endpoint node; see verbs.Host).
+	Hosts []verbs.Host `json:"hosts,omitempty"`
 	// Mutant (tests only) names an endpoint.Mutant, a deliberate defect
 	// of every NIC of an endpoint node, so that the compliance suite can
 	// show it catches it through the node (lab/compliance/live). A lab

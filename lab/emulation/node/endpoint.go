@@ -155,7 +155,7 @@ func newEndpointOn(cfg Config, loop *emu.Loop, base int, ports []emu.Port, share
 		}
 	}
 	ep.verbs = verbs.New(verbs.Options{NICs: vn, Loop: loop, Scale: cfg.Scale, MaxQPs: nodeapi.MaxQPsPerNIC,
-		Used: ep.qpsOn, Log: log})
+		Used: ep.qpsOn, Log: log, HostName: cfg.Name, Hosts: cfg.Hosts})
 	return n, nil
 }
 

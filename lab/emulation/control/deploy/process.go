@@ -70,6 +70,7 @@ func (d *deployer) processFor(n *topologies.Node, routes map[string][]switchmode
 		if errors.Is(err, nodeplan.ErrNoBackEnd) {
 			return node.Config{}, false, nil
 		}
+		cfg.Hosts = nodeplan.Hosts(d.t)
 		return cfg, err == nil, err
 	}
 	return node.Config{}, false, nil

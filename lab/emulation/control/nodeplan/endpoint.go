@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/topologies"
@@ -53,4 +54,34 @@ func Endpoint(n *topologies.Node, scale int, seed uint64, socket string) (node.C
 // host's front-end port is the kernel's.
 func runsLoop(p *topologies.Port) bool {
 	return p.Node.Kind == topologies.KindSwitch || p.Plane == topologies.BE
+}
+
+// Hosts lists the hosts and storage nodes of t with their RDMA NICs'
+// addresses (BE ports) and their other addresses (FE ports), for rdma_cm's
+// address resolution in every endpoint node (node.Config.Hosts).
+func Hosts(t *topologies.Topology) []verbs.Host {
+	var hs []verbs.Host
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindSwitch {
+			continue
+		}
+		h := verbs.Host{Name: n.Name}
+		for _, p := range n.Ports {
+			if !p.Addr.IsValid() {
+				continue
+			}
+			if p.Plane == topologies.BE {
+				h.NICs = append(h.NICs, verbs.HostNIC{Port: p.Name, IP: p.Addr.Addr()})
+				continue
+			}
+			h.Addrs = append(h.Addrs, p.Addr.Addr())
+			if p.Addr6.IsValid() {
+				h.Addrs = append(h.Addrs, p.Addr6.Addr())
+			}
+		}
+		if len(h.NICs) > 0 {
+			hs = append(hs, h)
+		}
+	}
+	return hs
 }

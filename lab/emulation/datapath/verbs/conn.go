@@ -30,6 +30,8 @@ type conn struct {
 	cqs  map[uint32]*compQueue
 	qps  map[uint32]*queuePair
 	srqs map[uint32]*sharedRQ
+	// channels are the rdma_cm event channels the program opened here.
+	channels map[uint32]*cmChannel
 
 	// pending is set when a ring is full and completions wait (any
 	// goroutine reads it; the loop writes it).
@@ -62,7 +64,7 @@ type queuePair struct {
 
 func newConn(s *Server, uc *net.UnixConn) *conn {
 	return &conn{s: s, uc: uc, nic: -1, pds: map[uint32]*endpoint.PD{}, mrs: map[uint32]*memRegion{},
-		cqs: map[uint32]*compQueue{}, qps: map[uint32]*queuePair{}, srqs: map[uint32]*sharedRQ{}}
+		cqs: map[uint32]*compQueue{}, qps: map[uint32]*queuePair{}, srqs: map[uint32]*sharedRQ{}, channels: map[uint32]*cmChannel{}}
 }
 
 // serve reads requests until the program closes the device (or exits),
@@ -168,6 +170,9 @@ func (c *conn) handle(ctx context.Context, msg []byte, fds []int, fdErr error) (
 	}
 	if fdErr != nil {
 		return nil, fail(ePROTO, "passed descriptors: %v", fdErr)
+	}
+	if reply, err, ok := c.handleCM(ctx, op, h, body, fds); ok {
+		return reply, err
 	}
 	if op != opHello && op != opOpen && c.nic < 0 {
 		return nil, fail(ePROTO, "request %d before the device is open", op)
@@ -513,6 +518,7 @@ func (c *conn) release() {
 	var mems [][]byte
 	var rings []*ring
 	_ = c.s.opts.Loop.Do(context.Background(), func() {
+		c.releaseCM()
 		for h, q := range c.qps {
 			q.qp.Destroy()
 			c.s.qps[c.nic]--

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 )
 
@@ -45,6 +46,14 @@ type Options struct {
 	// CC is the congestion control of a QP whose program names none.
 	CC  string
 	Log *slog.Logger
+	// HostName is the host the node is; Hosts every host of the lab, for
+	// rdma_cm's address resolution (empty: a NIC address resolves to
+	// itself, nothing else resolves).
+	HostName string
+	Hosts    []Host
+	// CMTimeout is the NICs' CM response timeout in fabric time
+	// (DefaultCMTimeout when 0).
+	CMTimeout clock.Duration
 }
 
 // Server serves the verbs of a node's NICs on a Unix socket.
@@ -52,6 +61,7 @@ type Server struct {
 	opts Options
 	// qps counts the live verbs QPs per NIC (loop goroutine).
 	qps []int
+	cm  cmState
 
 	mu    sync.Mutex
 	conns map[*conn]bool
@@ -66,7 +76,12 @@ func New(opts Options) *Server {
 	if opts.CC == "" {
 		opts.CC = "none"
 	}
-	return &Server{opts: opts, qps: make([]int, len(opts.NICs)), conns: map[*conn]bool{}}
+	if opts.CMTimeout <= 0 {
+		opts.CMTimeout = DefaultCMTimeout
+	}
+	s := &Server{opts: opts, qps: make([]int, len(opts.NICs)), conns: map[*conn]bool{}}
+	s.cmInit()
+	return s
 }
 
 // MaxDeviceName is the longest device name the lab gives: UCX keeps a

@@ -35,6 +35,24 @@ enum rl_op {
 	RL_OP_QUERY_SRQ = 17,  /* -> rl_srq_state */
 	RL_OP_DESTROY_SRQ = 18,
 	RL_OP_POST_SRQ_RECV = 19, /* rl_post + rl_recv_wr[n]; no reply */
+
+	/* rdma_cm (librdmacm/): a process's CM requests go on a connection
+	 * of their own, which opens no device; each event channel is one end
+	 * of a socketpair whose other end the node writes rl_cm_events to. */
+	RL_OP_CM_CHANNEL = 20,       /* one fd: the channel's node end -> rl_handle_reply */
+	RL_OP_CM_DESTROY_CHANNEL = 21,
+	RL_OP_CM_CREATE_ID = 22,     /* rl_cm_create_id -> rl_handle_reply */
+	RL_OP_CM_DESTROY_ID = 23,
+	RL_OP_CM_BIND = 24,          /* rl_cm_addr -> rl_cm_bound */
+	RL_OP_CM_RESOLVE_ADDR = 25,  /* rl_cm_resolve -> rl_cm_bound; event ADDR_RESOLVED or ADDR_ERROR */
+	RL_OP_CM_RESOLVE_ROUTE = 26, /* event ROUTE_RESOLVED */
+	RL_OP_CM_LISTEN = 27,
+	RL_OP_CM_CONNECT = 28,       /* rl_cm_conn: REQ (RC) or SIDR_REQ (UD) */
+	RL_OP_CM_ACCEPT = 29,        /* rl_cm_conn: REP or SIDR_REP */
+	RL_OP_CM_REJECT = 30,        /* rl_cm_conn (its private data) */
+	RL_OP_CM_ESTABLISH = 31,     /* the active side's QP is ready: RTU */
+	RL_OP_CM_DISCONNECT = 32,    /* DREQ */
+	RL_OP_CM_MIGRATE = 33,       /* rl_cm_create_id (its channel): events go there */
 };
 
 struct rl_hdr {
@@ -256,6 +274,67 @@ struct rl_sge {
 	uint64_t addr;
 	uint32_t length;
 	uint32_t lkey;
+};
+
+/* An rdma_cm address: IPv6, or IPv4 mapped (::ffff:a.b.c.d); all zero
+ * is any address. */
+struct rl_cm_addr {
+	uint8_t addr[16];
+	uint16_t port; /* host order */
+	uint16_t family; /* AF_INET or AF_INET6: how the program gave it */
+	uint32_t pad;
+};
+
+struct rl_cm_create_id {
+	uint32_t channel;
+	uint32_t ps;      /* enum rdma_port_space */
+	uint32_t qp_type; /* enum ibv_qp_type */
+	uint32_t pad;
+};
+
+struct rl_cm_resolve {
+	struct rl_cm_addr src; /* any: the node picks the NIC */
+	struct rl_cm_addr dst;
+	uint32_t timeout_ms;
+	uint32_t pad;
+};
+
+struct rl_cm_bound {
+	int32_t nic; /* the device's index; -1: every NIC (a wildcard bind) */
+	uint32_t pad;
+	struct rl_cm_addr src;
+	struct rl_cm_addr dst; /* resolution: the peer NIC's address */
+};
+
+#define RL_CM_PRIVATE 256
+
+struct rl_cm_conn {
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t qkey;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t path_mtu; /* enum ibv_mtu; 0: not said */
+	uint8_t pad[2];
+	uint32_t private_len;
+	uint8_t private_data[RL_CM_PRIVATE];
+};
+
+/* An event, written by the node to a channel: event is an
+ * RDMA_CM_EVENT_*; CONNECT_RESPONSE is the active side's REP, which the
+ * library turns into ESTABLISHED once it readied the QP. */
+struct rl_cm_event {
+	uint32_t id;
+	uint32_t event;
+	int32_t status;
+	uint32_t listen_id; /* CONNECT_REQUEST: the listener; id is new */
+	int32_t nic;
+	uint32_t pad;
+	struct rl_cm_addr src, dst;
+	struct rl_cm_conn conn; /* the peer's side */
 };
 
 #endif
