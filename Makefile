@@ -18,7 +18,7 @@ build:
 	$(GO) build -o $(dir $(BIN))rocelab-node ./cmd/rocelab-node
 	$(GO) build -o $(dir $(BIN))rocelab-controller ./cmd/rocelab-controller
 	@scripts/build-verbs-lib.sh bin/lib/libibverbs.so.1 || \
-		echo "note: bin/lib/libibverbs.so.1 not built: verbs programs (perftest, ibv_*) will find no lab NIC"
+		echo "note: bin/lib/libibverbs.so.1 or librdmacm.so.1 not built: verbs programs (perftest, ibv_*, rping) will find no lab NIC"
 
 ## install: put rocelab on the PATH ($(PREFIX)/bin, /usr/local/bin by default).
 PREFIX    ?= /usr/local
@@ -27,6 +27,7 @@ install: build
 	install -D -m 0755 $(dir $(BIN))rocelab-node $(DESTDIR)$(PREFIX)/bin/rocelab-node
 	install -D -m 0755 $(dir $(BIN))rocelab-controller $(DESTDIR)$(PREFIX)/bin/rocelab-controller
 	if [ -f bin/lib/libibverbs.so.1 ]; then install -D -m 0755 bin/lib/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/rocelab/libibverbs.so.1; fi
+	if [ -f bin/lib/librdmacm.so.1 ]; then install -D -m 0755 bin/lib/librdmacm.so.1 $(DESTDIR)$(PREFIX)/lib/rocelab/librdmacm.so.1; fi
 
 ## test: lint, every unit/integration test, then each fuzz target briefly.
 test: lint unit race fuzz-short

@@ -49,7 +49,18 @@ func (d *deployer) installVerbs() error {
 	if err := copyFile(src, filepath.Join(dir, verbs.LibName), 0o755); err != nil {
 		return fmt.Errorf("verbs library: %w", err)
 	}
+	// rocelab's librdmacm.so.1, built beside it, when there is one.
+	if cm := filepath.Join(filepath.Dir(src), verbs.CMLibName); fileExists(cm) {
+		if err := copyFile(cm, filepath.Join(dir, verbs.CMLibName), 0o755); err != nil {
+			return fmt.Errorf("rdma_cm library: %w", err)
+		}
+	}
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {

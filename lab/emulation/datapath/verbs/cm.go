@@ -130,9 +130,10 @@ func putCMConn(b []byte, p cmConnParams) {
 // cmChannel is an event channel: the node's end of the program's
 // socketpair and the goroutine that writes to it.
 type cmChannel struct {
-	h   uint32
-	out chan []byte
-	uc  *net.UnixConn
+	h      uint32
+	out    chan []byte
+	uc     *net.UnixConn
+	closed bool // the program destroyed it (loop goroutine)
 }
 
 // cmID is an rdma_cm_id of a program.

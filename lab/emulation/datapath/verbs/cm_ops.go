@@ -105,7 +105,7 @@ func (c *conn) handleCM(ctx context.Context, op, h uint32, body []byte, fds []in
 		if err = need(cmCreateIDSize); err == nil {
 			err = c.cmDo(ctx, func() error {
 				ch := c.channels[le.Uint32(body)]
-				if ch == nil {
+				if ch == nil || ch.closed {
 					return fail(eINVAL, "migrate: no event channel %d", le.Uint32(body))
 				}
 				return c.withID(h, func(id *cmID) error { id.ch = ch; return nil })
@@ -129,7 +129,7 @@ func (c *conn) createID(ctx context.Context, channel uint32, ps uint16, qpType u
 	var h uint32
 	err := c.cmDo(ctx, func() error {
 		ch := c.channels[channel]
-		if ch == nil {
+		if ch == nil || ch.closed {
 			return fail(eINVAL, "create id: no event channel %d", channel)
 		}
 		switch ps {
@@ -145,9 +145,13 @@ func (c *conn) createID(ctx context.Context, channel uint32, ps uint16, qpType u
 	return handle32(h), err
 }
 
+// closeChannel forgets channel h. Its socket stays open until the
+// connection ends: a thread of the program may still wait on it, as one
+// waits on a closed rdma_cm channel of the kernel's until the program
+// exits, and must not wake to a node that seems gone.
 func (c *conn) closeChannel(h uint32) error {
 	ch := c.channels[h]
-	if ch == nil {
+	if ch == nil || ch.closed {
 		return fail(eINVAL, "no event channel %d", h)
 	}
 	for _, id := range c.s.cm.ids {
@@ -155,8 +159,7 @@ func (c *conn) closeChannel(h uint32) error {
 			return fail(eBUSY, "event channel %d still has rdma_cm ids", h)
 		}
 	}
-	delete(c.channels, h)
-	close(ch.out)
+	ch.closed = true
 	return nil
 }
 

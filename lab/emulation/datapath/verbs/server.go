@@ -270,5 +270,9 @@ func SocketPath(apiSocket string) string {
 // programs of the lab whose run directory holds apiSocket.
 func LibDir(apiSocket string) string { return filepath.Join(Dir(filepath.Dir(apiSocket)), "lib") }
 
-// LibName is the library's file name (its soname).
-const LibName = "libibverbs.so.1"
+// LibName is the library's file name (its soname), CMLibName its
+// librdmacm's (rdma_cm over the same socket), built beside it.
+const (
+	LibName   = "libibverbs.so.1"
+	CMLibName = "librdmacm.so.1"
+)
