@@ -101,6 +101,12 @@ func verbsEnv(n *Node) []string {
 		return nil
 	}
 	env := []string{"ROCELAB_VERBS_SOCKET=" + verbs.SocketPath(n.Socket)}
+	// libfabric's verbs provider addresses UD endpoints by GID index 0
+	// unless told, the link-local RoCE v1 GID, which a routed fabric does
+	// not carry; the NIC's IPv4 RoCE v2 GID is index 3.
+	if os.Getenv("FI_VERBS_GID_IDX") == "" {
+		env = append(env, "FI_VERBS_GID_IDX=3")
+	}
 	lib := verbs.LibDir(n.Socket)
 	if _, err := os.Stat(filepath.Join(lib, verbs.LibName)); err == nil {
 		path := lib

@@ -240,6 +240,10 @@ func TestVerbsPrograms(t *testing.T) {
 	// pyverbs, UCX (verbs_stacks_linux_test.go).
 	v.runStacks(t)
 
+	// Programs that connect through rdma_cm: rping, udaddy, perftest -R,
+	// qperf, libfabric (verbs_cm_linux_test.go).
+	v.runCM(t)
+
 	// The verbs perftest and rc_pingpong leave out: the ibv_qp_ex API,
 	// SEND with immediate, inline data, RDMA READ, completion channels,
 	// a remote access error, unsupported verbs (testdata/selftest.c).

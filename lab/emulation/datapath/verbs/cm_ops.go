@@ -321,11 +321,11 @@ func (c *conn) connect(id *cmID, p cmConnParams) error {
 	return nil
 }
 
-// mtuEnum is the IBTA MTU code (enum ibv_mtu) of the largest MTU that fits
-// payload bytes.
+// mtuEnum is the IBTA MTU code (enum ibv_mtu: 1 is 256 bytes, 5 is 4096)
+// of the largest MTU that fits payload bytes.
 func mtuEnum(payload int) uint8 {
 	code := uint8(1)
-	for m := 512; m*2 <= payload && code < 5; m *= 2 {
+	for m := 256; m*2 <= payload && code < 5; m *= 2 {
 		code++
 	}
 	return code

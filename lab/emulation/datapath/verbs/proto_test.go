@@ -101,3 +101,14 @@ func TestDeviceNames(t *testing.T) {
 		}
 	}
 }
+
+func TestMTUEnum(t *testing.T) {
+	for _, c := range []struct {
+		payload int
+		want    uint8
+	}{{256, 1}, {511, 1}, {512, 2}, {1024, 3}, {2048, 4}, {4000, 4}, {4096, 5}, {9000, 5}} {
+		if got := mtuEnum(c.payload); got != c.want {
+			t.Errorf("mtuEnum(%d) = %d, want %d", c.payload, got, c.want)
+		}
+	}
+}
