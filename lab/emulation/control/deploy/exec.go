@@ -26,7 +26,7 @@ func Exec(ctx context.Context, root, lab, nodeName string, argv []string, stdio 
 	defer release()
 	stdio.Env = append(stdio.Env, verbsEnv(n)...)
 	if stdio.Prepare == nil {
-		stdio.Prepare = verbsHostView(n)
+		stdio.Prepare = verbsHostView(l, n)
 	}
 	return rt.Exec(ctx, nodeRef(rt, l, n), argv, stdio)
 }

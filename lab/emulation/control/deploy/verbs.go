@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,7 +136,7 @@ func (d *deployer) verbsPathsFit() error {
 // the program's own (package hostfs); nil for a node without verbs
 // devices, or whose endpoint process does not answer (the library says
 // so when the program calls it).
-func verbsHostView(n *Node) func() error {
+func verbsHostView(l *Lab, n *Node) func() error {
 	if n.Kind == topologies.KindSwitch || n.Socket == "" {
 		return nil
 	}
@@ -157,5 +158,14 @@ func verbsHostView(n *Node) func() error {
 			hd[i].GIDs = append(hd[i].GIDs, hostfs.GID{Raw: g.Raw, V2: g.V2})
 		}
 	}
-	return func() error { return hostfs.Enter(hd) }
+	var names []hostfs.HostName
+	for _, o := range l.Nodes {
+		if o.Kind == topologies.KindSwitch || len(o.Addresses) == 0 {
+			continue
+		}
+		if p, err := netip.ParsePrefix(o.Addresses[0]); err == nil {
+			names = append(names, hostfs.HostName{Name: o.Name, Addr: p.Addr()})
+		}
+	}
+	return func() error { return hostfs.Enter(hd, names...) }
 }

@@ -160,9 +160,10 @@ func (v *verbsLab) perftestR(t *testing.T) {
 	}
 }
 
-// qperfCM: qperf's RC tests with rdma_cm; its client names host4 by its
-// front-end address (its control connection's), which rdma_cm resolves to
-// host4's NIC. A qperf server serves until it is stopped.
+// qperfCM: qperf's RC tests with rdma_cm; its client names host4 by name
+// (rocelab exec's /etc/hosts gives its front-end address, qperf's control
+// connection's), which rdma_cm resolves to host4's NIC. A qperf server
+// serves until it is stopped.
 func (v *verbsLab) qperfCM(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	srvDone := make(chan struct{})
@@ -180,7 +181,7 @@ func (v *verbsLab) qperfCM(t *testing.T) {
 	for try := 0; try < 40; try++ {
 		time.Sleep(300 * time.Millisecond)
 		code, cli = v.exec(context.Background(), 120*time.Second, "host1",
-			"qperf", "-lp", "19766", "-cm1", "-t", "2", v.fe["host4"], "rc_bw", "rc_lat", "rc_rdma_write_bw")
+			"qperf", "-lp", "19766", "-cm1", "-t", "2", "host4", "rc_bw", "rc_lat", "rc_rdma_write_bw")
 		if code == 0 || !slices.ContainsFunc(notListeningCM, func(s string) bool { return strings.Contains(cli, s) }) {
 			break
 		}

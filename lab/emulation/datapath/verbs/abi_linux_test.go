@@ -16,15 +16,18 @@ import (
 
 // systemLib finds the system's libibverbs.so.1 (Debian: libibverbs1, which
 // libibverbs-dev brings), or skips t (fails it under CI).
-func systemLib(t *testing.T) string {
+func systemLib(t *testing.T) string { return systemLibNamed(t, "libibverbs.so.1", "libibverbs1") }
+
+// systemLibNamed finds the system's library name (of Debian package pkg).
+func systemLibNamed(t *testing.T, name, pkg string) string {
 	t.Helper()
 	for _, dir := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"} {
-		p := filepath.Join(dir, "libibverbs.so.1")
+		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 	}
-	testenv.Missing(t, "the system's libibverbs.so.1 (Debian: libibverbs1)")
+	testenv.Missing(t, fmt.Sprintf("the system's %s (Debian: %s)", name, pkg))
 	return ""
 }
 
@@ -65,12 +68,26 @@ func builtLib(t *testing.T) string {
 	return lib
 }
 
-// TestSymbolSet: rocelab's libibverbs exports exactly the system's
-// libibverbs's symbols, each with its version and as default or hidden
-// (compatibility) version, so that no program or library (pyverbs, UCX,
-// Open MPI, perftest, the providers) meets an unresolved symbol.
+// TestSymbolSet: rocelab's libibverbs and librdmacm export exactly the
+// system's libraries' symbols, each with its version and as default or
+// hidden (compatibility) version, so that no program or library (pyverbs,
+// UCX, Open MPI, perftest, qperf, libfabric, the providers) meets an
+// unresolved symbol.
 func TestSymbolSet(t *testing.T) {
-	sys, ours := exported(t, systemLib(t)), exported(t, builtLib(t))
+	ours := builtLib(t)
+	for _, c := range []struct{ name, pkg string }{{"libibverbs.so.1", "libibverbs1"}, {"librdmacm.so.1", "librdmacm1"}} {
+		t.Run(c.name, func(t *testing.T) {
+			lib := filepath.Join(filepath.Dir(ours), c.name)
+			if c.name == "librdmacm.so.1" {
+				testenv.RequireCMLib(t, ours)
+			}
+			sameSymbols(t, exported(t, systemLibNamed(t, c.name, c.pkg)), exported(t, lib))
+		})
+	}
+}
+
+func sameSymbols(t *testing.T, sys, ours []string) {
+	t.Helper()
 	var missing, extra []string
 	for _, s := range sys {
 		if !slices.Contains(ours, s) {
@@ -84,10 +101,10 @@ func TestSymbolSet(t *testing.T) {
 	}
 	t.Logf("%d symbols in the system's library, %d in rocelab's", len(sys), len(ours))
 	if len(missing) > 0 {
-		t.Errorf("rocelab's libibverbs lacks %d of the system's symbols:\n%s", len(missing), strings.Join(missing, "\n"))
+		t.Errorf("rocelab's library lacks %d of the system's symbols:\n%s", len(missing), strings.Join(missing, "\n"))
 	}
 	if len(extra) > 0 {
-		t.Errorf("rocelab's libibverbs exports %d symbols the system's does not:\n%s", len(extra), strings.Join(extra, "\n"))
+		t.Errorf("rocelab's library exports %d symbols the system's does not:\n%s", len(extra), strings.Join(extra, "\n"))
 	}
 }
 

@@ -12,11 +12,13 @@ import (
 
 // Enter moves the calling thread into a mount namespace of its own whose
 // /sys is the sysfs of the thread's network namespace (as `ip netns exec`
-// gives it) and whose /dev and /sys/class also hold devs' files. Call it
+// gives it), whose /dev and /sys/class also hold devs' files, and whose
+// /etc/hosts also names the lab's hosts (when there are any and the machine
+// has an /etc/hosts), so that a program may name its peer "host4". Call it
 // on a locked OS thread that is thrown away afterwards (it no longer shares
 // the process's mount namespace), after entering the network namespace,
 // and start the program from it: the program inherits the view.
-func Enter(devs []Device) error {
+func Enter(devs []Device, hosts ...HostName) error {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("hostfs: a mount namespace of its own: %w", err)
 	}
@@ -34,6 +36,9 @@ func Enter(devs []Device) error {
 	// launcher's agent) has the lab's entries already: they are made
 	// anew, not bound back.
 	if err := cover("/dev", []string{"infiniband"}, func(dir string) error { return addDevices(dir, devs) }); err != nil {
+		return err
+	}
+	if err := addHosts(hosts); err != nil {
 		return err
 	}
 	return cover("/sys/class", []string{"infiniband", "infiniband_verbs"}, func(dir string) error {
@@ -125,4 +130,27 @@ func bindBack(orig int, dir string, e os.DirEntry) error {
 		f.Close()
 		return unix.Mount(src, dst, "", unix.MS_BIND, "")
 	}
+}
+
+// addHosts binds, over /etc/hosts, the machine's file followed by a line
+// per lab host. The file is made in the tmpfs that covers /dev in this
+// namespace (nothing is written to the machine) and unlinked there once
+// bound.
+func addHosts(hosts []HostName) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	orig, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		return nil // no file to cover; the programs name peers by address
+	}
+	tmp := "/dev/.rocelab-hosts"
+	if err := os.WriteFile(tmp, hostsFile(orig, hosts), 0o644); err != nil {
+		return fmt.Errorf("hostfs: /etc/hosts: %w", err)
+	}
+	defer os.Remove(tmp)
+	if err := unix.Mount(tmp, "/etc/hosts", "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("hostfs: bind /etc/hosts: %w", err)
+	}
+	return nil
 }

@@ -14,9 +14,32 @@
 package hostfs
 
 import (
+	"bytes"
 	"fmt"
+	"net/netip"
 	"strings"
 )
+
+// HostName is a host of the lab a program may name: its name and the
+// address the name resolves to (its front-end address; rdma_cm takes it to
+// the host's RDMA NIC).
+type HostName struct {
+	Name string
+	Addr netip.Addr
+}
+
+// hostsFile is the machine's /etc/hosts (orig) and a line per lab host.
+func hostsFile(orig []byte, hosts []HostName) []byte {
+	b := bytes.Clone(orig)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, "# the lab's hosts (rocelab exec)\n"...)
+	for _, h := range hosts {
+		b = fmt.Appendf(b, "%s\t%s\n", h.Addr, h.Name)
+	}
+	return b
+}
 
 // Device is one verbs device of the host, as the files describe it.
 type Device struct {

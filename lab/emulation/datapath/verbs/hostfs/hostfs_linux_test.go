@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -37,16 +38,18 @@ func TestEnter(t *testing.T) {
 		"ls /sys/class/net",
 		"echo written > /dev/null && echo /dev/null works",
 		"test -e /dev/pts/ptmx && echo /dev/pts is there",
+		"getent hosts host4",
+		"ls -a /dev | grep -c rocelab-hosts",
 	}, "; ")
 	var out bytes.Buffer
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if _, err := netns.StartPrepared(ns, cmd, func() error { return hostfs.Enter(devs) }); err != nil {
+	hostsBefore, _ := os.ReadFile("/etc/hosts")
+	names := []hostfs.HostName{{Name: "host4", Addr: netip.MustParseAddr("198.19.0.7")}}
+	if _, err := netns.StartPrepared(ns, cmd, func() error { return hostfs.Enter(devs, names...) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v:\n%s", err, out.String())
-	}
+	cmd.Wait() // grep -c's count of 0 exits 1
 	want := strings.Join([]string{
 		"character special file e7:c0 666", // 231:192
 		"character special file e7:c1 666",
@@ -59,6 +62,8 @@ func TestEnter(t *testing.T) {
 		"lo", // the namespace's own net devices, not the machine's
 		"/dev/null works",
 		"/dev/pts is there",
+		"198.19.0.7      host4", // the lab's hosts by name
+		"0",                     // and nothing left in /dev for it
 	}, "\n") + "\n"
 	if out.String() != want {
 		t.Errorf("in the program's view:\n%s\nwant:\n%s", out.String(), want)
@@ -82,6 +87,9 @@ func TestEnter(t *testing.T) {
 	}
 
 	// The machine is as it was.
+	if after, _ := os.ReadFile("/etc/hosts"); !bytes.Equal(after, hostsBefore) {
+		t.Errorf("the machine's /etc/hosts changed:\n%s", after)
+	}
 	if _, err := os.Stat("/dev/infiniband"); errors.Is(devBefore, os.ErrNotExist) && err == nil {
 		t.Error("/dev/infiniband appeared on the machine")
 	}
