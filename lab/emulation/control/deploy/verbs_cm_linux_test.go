@@ -3,9 +3,11 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +80,7 @@ func (v *verbsLab) runCM(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"rping", v.rping}, {"udaddy", v.udaddy}, {"perftest_R", v.perftestR}, {"qperf_cm", v.qperfCM},
-		{"refused", v.refused}, {"fi_info", v.fiInfo}, {"fi_pingpong", v.fiPingpong},
+		{"refused", v.refused}, {"cm_through_loss", v.cmThroughLoss}, {"fi_info", v.fiInfo}, {"fi_pingpong", v.fiPingpong},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v.t = t
@@ -212,6 +214,65 @@ func (v *verbsLab) refused(t *testing.T) {
 		t.Errorf("refused after %v of fabric time (%v of wall clock), want within a second", fabric, took)
 	}
 	t.Logf("refused within %v of fabric time (%v of wall clock at k = %d)", fabric, took, v.scale())
+}
+
+// cmThroughLoss: the CM's MADs are frames like any other: with a fault on
+// host1's gpu0 port dropping everything, rping's REQs are lost (the fault
+// counts them); once the fault is off, the CM sends the REQ again after its
+// timeout and the connection is made. The capture of the port, taken
+// behind the fault, shows the REQ that got through.
+func (v *verbsLab) cmThroughLoss(t *testing.T) {
+	at := []string{"--root", v.root, "--name", v.lab}
+	srvDone := make(chan string, 1)
+	go func() {
+		code, out := v.exec(context.Background(), 120*time.Second, "host4", "rping", "-s", "-C", "3")
+		srvDone <- fmt.Sprintf("exit %d\n%s", code, out)
+	}()
+	time.Sleep(2 * time.Second) // the server listens
+	if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "add", "host1:gpu0", "loss", "100%"}, at...)...); code != 0 {
+		t.Fatalf("fault add: exit %d\n%s", code, out)
+	}
+	pcap := filepath.Join(t.TempDir(), "lost.pcap")
+	ctx, cancel := context.WithCancel(context.Background())
+	capDone := make(chan error, 1)
+	go func() {
+		_, err := deploy.Capture(ctx, v.root, v.lab, "host1:gpu0", deploy.CaptureOptions{File: pcap})
+		capDone <- err
+	}()
+	cliDone := make(chan string, 1)
+	var cliCode int
+	go func() {
+		code, out := v.exec(context.Background(), 120*time.Second, "host1", "rping", "-c", "-C", "3", "-a", v.be("host4"))
+		cliCode = code
+		cliDone <- out
+	}()
+	// Two CM timeouts of wall time at the lab's scale: the first REQ
+	// and its first retry are lost.
+	time.Sleep(2*time.Duration(v.scale())*time.Millisecond + time.Second)
+	_, list, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "list"}, at...)...)
+	dropped := 0
+	if m := regexp.MustCompile(`dropped=(\d+)`).FindStringSubmatch(list); m != nil {
+		dropped, _ = strconv.Atoi(m[1])
+	}
+	if code, out, _ := rocelabWithin(t, 20*time.Second, append([]string{"fault", "clear", "--all"}, at...)...); code != 0 {
+		t.Fatalf("fault clear: exit %d\n%s", code, out)
+	}
+	cli := <-cliDone
+	srv := <-srvDone
+	time.Sleep(time.Second)
+	cancel()
+	<-capDone
+	if cliCode != 0 {
+		t.Fatalf("rping through a lost REQ: client exit %d\n%s\nserver: %s", cliCode, cli, srv)
+	}
+	n := map[string]int{}
+	for _, r := range testenv.TsharkFields(t, pcap, []string{"infiniband.mad.attributeid"}) {
+		n[r[0]]++
+	}
+	if dropped < 1 || n["0x0010"] < 1 {
+		t.Errorf("the fault dropped %d frames and host1:gpu0 then carried %d REQs; want the lost REQ dropped and one sent again:\n%s", dropped, n["0x0010"], list)
+	}
+	t.Logf("the fault dropped %d frames (rping's REQs); after it, host1:gpu0 carried %d REQ and the connection was made", dropped, n["0x0010"])
 }
 
 // scale is the lab's scale factor k.
