@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -79,7 +80,7 @@ func (v *verbsLab) runCM(t *testing.T) {
 		name string
 		run  func(*testing.T)
 	}{
-		{"rping", v.rping}, {"udaddy", v.udaddy}, {"perftest_R", v.perftestR}, {"qperf_cm", v.qperfCM},
+		{"rping", v.rping}, {"cm_selftest", v.cmSelftest}, {"udaddy", v.udaddy}, {"perftest_R", v.perftestR}, {"qperf_cm", v.qperfCM},
 		{"refused", v.refused}, {"cm_through_loss", v.cmThroughLoss}, {"fi_info", v.fiInfo}, {"fi_pingpong", v.fiPingpong},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,6 +139,24 @@ func (v *verbsLab) rping(t *testing.T) {
 		}
 	}
 	t.Logf("host1:gpu0 carried CM MADs %q", attrs)
+}
+
+// cmSelftest runs librdmacm/testdata/cmtest.c between host4 and host1: what
+// the Debian programs leave out (a non-blocking channel, private data both
+// ways, a REJ's reason and data, ports, the synchronous API, UD through
+// SIDR with private data, buffers on the stack).
+func (v *verbsLab) cmSelftest(t *testing.T) {
+	cc := testenv.RequireTool(t, "cc")
+	bin := filepath.Join(t.TempDir(), "cmtest")
+	libDir := filepath.Join(filepath.Dir(binary(t)), "lib")
+	src, _ := filepath.Abs("../../datapath/verbs/librdmacm/testdata/cmtest.c")
+	if out, err := exec.Command(cc, "-g", "-rdynamic", "-Wall", "-o", bin, src, "-L", libDir, "-l:"+verbs.CMLibName, "-l:"+verbs.LibName).CombinedOutput(); err != nil {
+		t.Fatalf("compile cmtest: %v\n%s", err, out)
+	}
+	srv, cli := v.cmPair([]string{bin, "server", "7471"}, []string{bin, "client", "host4", "7471"})
+	if !strings.Contains(cli, "cmtest: ok") || !strings.Contains(srv, "cmtest: served") {
+		t.Fatalf("cmtest:\nclient:\n%s\nserver:\n%s", cli, srv)
+	}
 }
 
 // udaddy: a UD service resolved through SIDR, datagrams both ways.

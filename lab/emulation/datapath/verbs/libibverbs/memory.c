@@ -1,6 +1,8 @@
 /* rocelab's libibverbs: protection domains and memory regions (the program's pages on memfds the node maps). */
 #include "rocelab.h"
 
+#include <ucontext.h>
+
 /* ---- protection domains and memory ---- */
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
@@ -29,9 +31,9 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	return err;
 }
 
-/* rl_seg_new moves [start, end) onto a fresh memfd: its bytes are copied
+/* seg_move moves [start, end) onto a fresh memfd: its bytes are copied
  * and the memfd is mapped over the same addresses. */
-static struct rl_seg *rl_seg_new(uint64_t start, uint64_t end)
+static struct rl_seg *seg_move(uint64_t start, uint64_t end)
 {
 	size_t len = end - start;
 	struct rl_seg *s;
@@ -63,6 +65,98 @@ fail : {
 	errno = e;
 	return NULL;
 }
+}
+
+struct seg_job {
+	uint64_t start, end;
+	struct rl_seg *seg;
+	int err;
+	ucontext_t caller, mover;
+};
+
+static void seg_job_run(unsigned hi, unsigned lo)
+{
+	struct seg_job *j = (struct seg_job *)(((uintptr_t)hi << 32) | lo);
+
+	j->seg = seg_move(j->start, j->end);
+	j->err = j->seg ? 0 : errno;
+}
+
+/* on_own_stack reports whether [start, end) overlaps the calling
+ * thread's stack, and gives the stack's lowest address. */
+static bool on_own_stack(uint64_t start, uint64_t end, uint64_t *lowest)
+{
+	pthread_attr_t a;
+	void *base;
+	size_t size;
+	bool on = false;
+
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return false;
+	if (pthread_attr_getstack(&a, &base, &size) == 0) {
+		on = start < (uint64_t)base + size && end > (uint64_t)base;
+		*lowest = (uint64_t)base;
+	}
+	pthread_attr_destroy(&a);
+	return on;
+}
+
+/* grow_stack touches the stack's pages below start, down to 1 MiB or the
+ * stack's limit: the main thread's stack grows down on demand, and once
+ * pages of it are a memfd's, it can grow only where it already reached
+ * below them. */
+static void grow_stack(uint64_t start, uint64_t lowest)
+{
+	const uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE), want = 1 << 20;
+	uint64_t to = start > lowest + want ? start - want : lowest + ps;
+	uint64_t a;
+
+	for (a = start - ps; a >= to && a < start; a -= ps)
+		(void)*(volatile char *)a;
+}
+
+/* rl_seg_new moves [start, end) onto a fresh memfd. A buffer on the
+ * calling thread's own stack is moved from another stack (swapcontext):
+ * what the thread wrote on its stack between the copy and the remapping
+ * (the calls' own frames) would otherwise be lost. Nothing writes to it
+ * while the mover runs, since the thread itself runs the mover. */
+static struct rl_seg *rl_seg_new(uint64_t start, uint64_t end)
+{
+	const size_t stack = 256 * 1024;
+	uint64_t lowest = 0;
+	struct seg_job *j;
+	struct rl_seg *s;
+	void *sp;
+
+	if (!on_own_stack(start, end, &lowest))
+		return seg_move(start, end);
+	grow_stack(start, lowest);
+	j = calloc(1, sizeof(*j));
+	sp = mmap(NULL, stack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!j || sp == MAP_FAILED) {
+		free(j);
+		errno = ENOMEM;
+		return NULL;
+	}
+	j->start = start;
+	j->end = end;
+	if (getcontext(&j->mover) < 0)
+		goto fail;
+	j->mover.uc_stack.ss_sp = sp;
+	j->mover.uc_stack.ss_size = stack;
+	j->mover.uc_link = &j->caller;
+	makecontext(&j->mover, (void (*)(void))seg_job_run, 2, (unsigned)((uintptr_t)j >> 32), (unsigned)(uintptr_t)j);
+	if (swapcontext(&j->caller, &j->mover) < 0)
+		goto fail;
+	munmap(sp, stack);
+	s = j->seg;
+	errno = j->err;
+	free(j);
+	return s;
+fail:
+	munmap(sp, stack);
+	free(j);
+	return NULL;
 }
 
 /* rl_cover finds or makes the segments that cover [start, end), in
