@@ -1,6 +1,7 @@
 package hostfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -143,6 +144,17 @@ func addHosts(hosts []HostName) error {
 	orig, err := os.ReadFile("/etc/hosts")
 	if err != nil {
 		return nil // no file to cover; the programs name peers by address
+	}
+	// Entered from inside a view (rocelab exec under rocelab exec): its
+	// file is bound there already, from a file since unlinked; the
+	// machine's is under it.
+	if bytes.Contains(orig, []byte(hostsMarker)) {
+		if err := unix.Unmount("/etc/hosts", unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("hostfs: unbind /etc/hosts: %w", err)
+		}
+		if orig, err = os.ReadFile("/etc/hosts"); err != nil {
+			return nil
+		}
 	}
 	tmp := "/dev/.rocelab-hosts"
 	if err := os.WriteFile(tmp, hostsFile(orig, hosts), 0o644); err != nil {

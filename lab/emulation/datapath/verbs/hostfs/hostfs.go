@@ -28,13 +28,16 @@ type HostName struct {
 	Addr netip.Addr
 }
 
+// hostsMarker heads the lab's lines in a program's /etc/hosts.
+const hostsMarker = "# the lab's hosts (rocelab exec)"
+
 // hostsFile is the machine's /etc/hosts (orig) and a line per lab host.
 func hostsFile(orig []byte, hosts []HostName) []byte {
 	b := bytes.Clone(orig)
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		b = append(b, '\n')
 	}
-	b = append(b, "# the lab's hosts (rocelab exec)\n"...)
+	b = append(b, hostsMarker+"\n"...)
 	for _, h := range hosts {
 		b = fmt.Appendf(b, "%s\t%s\n", h.Addr, h.Name)
 	}

@@ -71,18 +71,18 @@ func TestEnter(t *testing.T) {
 	// Entered again from inside the view (a launcher that runs rocelab
 	// exec under rocelab exec): the lab's entries are made anew.
 	out.Reset()
-	cmd = exec.Command("sh", "-c", "ls /dev/infiniband; cat /sys/class/infiniband_verbs/uverbs0/ibdev")
+	cmd = exec.Command("sh", "-c", "ls /dev/infiniband; cat /sys/class/infiniband_verbs/uverbs0/ibdev; grep -c host4 /etc/hosts")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	twice := func() error {
-		if err := hostfs.Enter(devs[:1]); err != nil {
+		if err := hostfs.Enter(devs[:1], names...); err != nil {
 			return err
 		}
-		return hostfs.Enter(devs[:1])
+		return hostfs.Enter(devs[:1], names...)
 	}
 	if _, err := netns.StartPrepared(ns, cmd, twice); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil || out.String() != "uverbs0\nrocelab_gpu0\n" {
+	if err := cmd.Wait(); err != nil || out.String() != "uverbs0\nrocelab_gpu0\n1\n" {
 		t.Errorf("entered twice: %v\n%s", err, out.String())
 	}
 
