@@ -55,6 +55,7 @@ const (
 	MutUDNoGRH                                // MR-11.2: a UD receive places the payload with no GRH before it
 	MutAtomicReexecute                        // MR-12.3: a duplicate atomic request is executed again
 	MutAtomicNoAccessCheck                    // MR-12.2: atomics run on regions without remote-atomic access
+	MutFIFOLoss                               // MR-4.10: a packet overtaken on its path is lost at once (no reordering window)
 	mutEnd
 )
 
@@ -63,7 +64,7 @@ var mutantNames = [...]string{"no-cnp-rate-limit", "cnp-per-qp", "sack-bitmap-of
 	"ignore-rnr-timer", "nak-every-ooo", "go-back-skip-one", "no-dup-reack", "no-ackreq-last", "no-trim-flag",
 	"ignore-trim", "no-ooo-placement", "hello-in-rocev2", "no-rnr-nak", "single-path", "no-reselect", "cnp-no-echo",
 	"data-not-ect", "ack-coalesce-64", "window-8192", "wrong-error-status", "early-metaroce", "read-no-reorder", "psn-no-wrap",
-	"ud-any-qkey", "ud-no-grh", "atomic-reexecute", "atomic-no-access-check"}
+	"ud-any-qkey", "ud-no-grh", "atomic-reexecute", "atomic-no-access-check", "fifo-loss"}
 
 // Mutants returns every single mutant.
 func Mutants() []Mutant {

@@ -36,6 +36,7 @@ type txRec struct {
 	acked   bool // delivered (READ: its response arrived)
 	lost    bool // waiting in the retransmit queue
 	read    bool
+	resent  bool // sent more than once
 }
 
 // requester is the send side of a QP.
@@ -57,6 +58,7 @@ type requester struct {
 	paths    []*path
 	rrPath   int
 	vnow     clock.Time // virtual time of the path scheduler (start tag of the last frame)
+	reo      reorder    // MetaRoCE: round trips and the reordering window
 	sinceReq int
 
 	rtoTimer    clock.Timer
@@ -204,6 +206,7 @@ func (r *requester) pull(now clock.Time) (*wire.Packet, clock.Time) {
 		if s >= prevMax {
 			*rc = txRec{read: w.wr.Opcode.readsBack()}
 		}
+		rc.resent = rc.resent || s < prevMax
 		rc.sentAt, rc.lost, rc.path = now, false, uint8(pi)
 		if qp.mode == ModeMetaRoCE {
 			// Only MetaRoCE's loss detection consumes the path FIFOs;
@@ -534,6 +537,7 @@ func (r *requester) flush() {
 		r.rtoTimer.Stop()
 		r.rtoTimer = nil
 	}
+	r.stopReorder()
 	for _, w := range r.sq {
 		st, err := StatusFlush, error(errors.New("flushed"))
 		if w.err != nil {

@@ -15,9 +15,10 @@ import (
 // bitmap names and its trigger PSN. READ sequence numbers are acknowledged
 // only by their responses, never by SACKs (a SACK covering them says the
 // request arrived). A packet is declared lost when a packet sent after it
-// on the same path (a later path sequence number) is known delivered —
-// each path is FIFO, so on a path a later arrival means an earlier loss —
-// or when a SACK says it arrived trimmed, or at a timeout.
+// on the same path (a later path sequence number) is known delivered and
+// a round trip and the reordering window have passed since it was sent
+// (reorder.go: switches that spray a path's packets reorder them), or
+// when a SACK says it arrived trimmed, or at a timeout.
 
 // onSACK handles a MetaRoCE selective acknowledgement.
 func (r *requester) onSACK(p *wire.Packet) {
@@ -85,7 +86,9 @@ func (r *requester) delivered(seq uint64) {
 		return
 	}
 	rc.acked = true
-	r.armRTO(r.qp.nic.sched.Now()) // any new acknowledgement defers the timeout
+	now := r.qp.nic.sched.Now()
+	r.onAcked(rc, now)
+	r.armRTO(now) // any new acknowledgement defers the timeout
 	if int(rc.path) < len(r.paths) {
 		pa := r.paths[rc.path]
 		pa.delivered(rc.pathSeq)
@@ -115,14 +118,21 @@ func (r *requester) detectLoss() {
 	}
 }
 
-// walk is detectLoss on one path.
+// walk is detectLoss on one path. An overtaken packet whose reordering
+// window has not passed stops the walk and arms the reordering timer (the
+// packets after it were sent later: their windows end later).
 func (r *requester) walk(pa *path) {
+	now := r.qp.nic.sched.Now()
 	for pa.head < len(pa.fifo) {
 		e := pa.fifo[pa.head]
 		if e.seq >= r.una && e.seq < r.maxSent {
 			rc := r.rec(e.seq)
 			if !rc.acked && rc.pathSeq == e.pathSeq && !rc.read {
 				if !pa.lostBefore(e.pathSeq) {
+					break
+				}
+				if dl := r.reo.deadline(rc.sentAt, r.qp.cfg.Timeout); now < dl && !r.qp.nic.mut(MutFIFOLoss) {
+					r.armReorder(dl)
 					break
 				}
 				r.markLost(e.seq, false)

@@ -29,6 +29,7 @@ type qpCounters struct {
 	readRespTx, hellosTx, fallbacks               int64
 	grantsTx, grantsRx, creditReqTx, creditReqRx  int64
 	reselections                                  int64
+	spuriousRetx                                  int64 // MetaRoCE: retransmissions found needless
 }
 
 // qpCounterWords is the number of int64 fields of qpCounters (every field
@@ -114,6 +115,7 @@ type QPStats struct {
 	Duplicates, OutOfOrder, Dropped                     int64
 	PathReselections                                    int64
 	Fallbacks                                           int64
+	SpuriousRetransmits                                 int64
 }
 
 // Stats returns the QP's counters.
@@ -123,7 +125,7 @@ func (qp *QP) Stats() QPStats {
 		c.retxPkts, c.rewinds, c.timeouts, c.lostPkts,
 		c.acksTx, c.acksRx, c.naksTx, c.naksRx, c.rnrTx, c.rnrRx,
 		c.sacksTx, c.sacksRx, c.sackHoles, c.trimsRx,
-		c.cnpTx, c.cnpRx, c.ceRx, c.dupPkts, c.outOfOrder, c.rxDropped, c.reselections, c.fallbacks}
+		c.cnpTx, c.cnpRx, c.ceRx, c.dupPkts, c.outOfOrder, c.rxDropped, c.reselections, c.fallbacks, c.spuriousRetx}
 }
 
 func (qp *QP) collect(node []telemetry.Label, paths bool, emit func(telemetry.Sample)) {
@@ -160,6 +162,7 @@ func emitQPCounters(l []telemetry.Label, s *qpCounters, emit func(telemetry.Samp
 		{"qp_rx_dropped_total", s.rxDropped}, {"qp_path_reselections_total", s.reselections},
 		{"qp_credit_grants_tx_total", s.grantsTx}, {"qp_credit_grants_rx_total", s.grantsRx},
 		{"qp_credit_requests_tx_total", s.creditReqTx}, {"qp_mode_fallbacks_total", s.fallbacks},
+		{"qp_spurious_retransmits_total", s.spuriousRetx},
 	} {
 		c(x.name, x.v)
 	}
