@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"log/slog"
 	"net/netip"
 	"strconv"
@@ -77,6 +78,9 @@ type epState struct {
 	// verbs serves the NICs to programs on the host (rocelab's
 	// libibverbs); its QPs count against the same per-NIC limit.
 	verbs *verbs.Server
+	// cm are the compliance adapter's CM consumers, by NIC
+	// (cm_adapter_api.go).
+	cm map[int]*cmagent.Agent
 
 	mu      sync.Mutex
 	version uint64
