@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"log/slog"
 	"net/netip"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
