@@ -28,9 +28,36 @@ func (n *NIC) StartCM(cfg connmgr.Config) *connmgr.Manager {
 		mac := n.opts.MAC
 		cfg.Sched, cfg.Local, cfg.Send = n.sched, n.opts.IP, n.sendMAD
 		cfg.GUID = binary.BigEndian.Uint64([]byte{mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]}) // EUI-64
+		cfg.Defects = n.cmDefects()
 		n.gsi.cm = connmgr.New(cfg)
 	}
 	return n.gsi.cm
+}
+
+// CM returns the NIC's Communication Manager (nil before StartCM).
+func (n *NIC) CM() *connmgr.Manager { return n.gsi.cm }
+
+// cmMutants are the NIC's mutants that are defects of its CM.
+var cmMutants = [...]struct {
+	m Mutant
+	d connmgr.Defect
+}{
+	{MutCMDropUnknownREQ, connmgr.DefectDropUnknownREQ}, {MutCMNoREQRetry, connmgr.DefectNoREQRetry},
+	{MutCMNoREPRetry, connmgr.DefectNoREPRetry}, {MutCMDupREQNew, connmgr.DefectDupREQNew},
+	{MutCMREPWrongRemoteID, connmgr.DefectREPWrongRemoteID}, {MutCMIgnoreMRA, connmgr.DefectIgnoreMRA},
+	{MutCMNoDREP, connmgr.DefectNoDREP}, {MutCMSIDRWrongStatus, connmgr.DefectSIDRWrongStatus},
+}
+
+// cmDefects are the CM defects of the NIC's mutants (none in a build
+// without them: mut is then a constant false).
+func (n *NIC) cmDefects() connmgr.Defect {
+	var d connmgr.Defect
+	for _, c := range cmMutants {
+		if n.mut(c.m) {
+			d |= c.d
+		}
+	}
+	return d
 }
 
 // sendMAD sends mad to the QP1 of the port at to, ahead of data.

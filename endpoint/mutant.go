@@ -55,6 +55,14 @@ const (
 	MutUDNoGRH                                // MR-11.2: a UD receive places the payload with no GRH before it
 	MutAtomicReexecute                        // MR-12.3: a duplicate atomic request is executed again
 	MutAtomicNoAccessCheck                    // MR-12.2: atomics run on regions without remote-atomic access
+	MutCMDropUnknownREQ                       // MR-13.2: a REQ for an unlistened service goes unanswered
+	MutCMNoREQRetry                           // MR-13.6: an unanswered REQ is never sent again
+	MutCMNoREPRetry                           // MR-13.4: a REP whose RTU is lost is never sent again
+	MutCMDupREQNew                            // MR-13.3: a REQ sent again makes a second connection
+	MutCMREPWrongRemoteID                     // MR-13.1: the REP names another RemoteCommID than the REQ's LocalCommID
+	MutCMIgnoreMRA                            // MR-13.7: an MRA does not extend the REQ's wait
+	MutCMNoDREP                               // MR-13.5: a DREQ goes unanswered
+	MutCMSIDRWrongStatus                      // MR-13.8: a SIDR_REQ for an unlistened service gets status 2, not 1
 	MutFIFOLoss                               // MR-4.10: a packet overtaken on its path is lost at once (no reordering window)
 	mutEnd
 )
@@ -64,7 +72,9 @@ var mutantNames = [...]string{"no-cnp-rate-limit", "cnp-per-qp", "sack-bitmap-of
 	"ignore-rnr-timer", "nak-every-ooo", "go-back-skip-one", "no-dup-reack", "no-ackreq-last", "no-trim-flag",
 	"ignore-trim", "no-ooo-placement", "hello-in-rocev2", "no-rnr-nak", "single-path", "no-reselect", "cnp-no-echo",
 	"data-not-ect", "ack-coalesce-64", "window-8192", "wrong-error-status", "early-metaroce", "read-no-reorder", "psn-no-wrap",
-	"ud-any-qkey", "ud-no-grh", "atomic-reexecute", "atomic-no-access-check", "fifo-loss"}
+	"ud-any-qkey", "ud-no-grh", "atomic-reexecute", "atomic-no-access-check",
+	"cm-drop-unknown-req", "cm-no-req-retry", "cm-no-rep-retry", "cm-dup-req-new", "cm-rep-wrong-remote-id", "cm-ignore-mra",
+	"cm-no-drep", "cm-sidr-wrong-status", "fifo-loss"}
 
 // Mutants returns every single mutant.
 func Mutants() []Mutant {

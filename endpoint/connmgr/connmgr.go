@@ -33,6 +33,9 @@ type Config struct {
 	Retries int
 	// FirstID is the first local communication ID handed out (0: 1).
 	FirstID uint32
+	// Defects are deliberate faults for the compliance suite's mutation
+	// test (defect.go); ignored unless built with rocelab_mutants.
+	Defects Defect
 }
 
 // Params are one side's part of a connection: what its REQ or REP says.
@@ -170,7 +173,7 @@ func (m *Manager) Connect(to netip.Addr, p Params) uint32 {
 		PKey: 0xFFFF, PathMTU: p.PathMTU, MaxCMRetries: uint8(min(m.cfg.Retries, 15)),
 		Primary: cm.Path{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, LocalGID: cm.GID(m.cfg.Local), RemoteGID: cm.GID(to), HopLimit: 64},
 		Private: p.Private}
-	m.send(c, req, true)
+	m.send(c, req, !m.defect(DefectNoREQRetry))
 	return c.id
 }
 
@@ -187,9 +190,13 @@ func (m *Manager) Accept(id uint32, p Params) error {
 		return fmt.Errorf("accept %d: %w", id, ErrNoConn)
 	}
 	c.st = repSent
-	m.send(c, &cm.REP{LocalCommID: c.id, RemoteCommID: c.remoteID, LocalQPN: p.QPN, StartingPSN: p.PSN,
+	remoteID := c.remoteID
+	if m.defect(DefectREPWrongRemoteID) {
+		remoteID++
+	}
+	m.send(c, &cm.REP{LocalCommID: c.id, RemoteCommID: remoteID, LocalQPN: p.QPN, StartingPSN: p.PSN,
 		ResponderResources: p.ResponderResources, InitiatorDepth: p.InitiatorDepth, RNRRetryCount: p.RNRRetryCount,
-		TargetAckDelay: 15, LocalCAGUID: m.cfg.GUID, Private: p.Private}, true)
+		TargetAckDelay: 15, LocalCAGUID: m.cfg.GUID, Private: p.Private}, !m.defect(DefectNoREPRetry))
 	return nil
 }
 

@@ -56,7 +56,7 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 		}
 		// The peer needs longer: the wait starts again, its service
 		// timeout longer, retries anew.
-		if c := m.conns[mra.RemoteCommID]; c != nil && c.timer != nil && c.peer == from && (c.st == reqSent || c.st == repSent) {
+		if c := m.conns[mra.RemoteCommID]; c != nil && c.timer != nil && !m.defect(DefectIgnoreMRA) && c.peer == from && (c.st == reqSent || c.st == repSent) {
 			m.stop(c)
 			c.tries = 0
 			wait := 4096 * clock.Nanosecond << min(mra.ServiceTimeout, 31)
@@ -67,7 +67,9 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 		if err := cm.DecodeDREQ(d, &dreq); err != nil {
 			return err
 		}
-		m.reply(from, h.TID, &cm.DREP{LocalCommID: dreq.RemoteCommID, RemoteCommID: dreq.LocalCommID})
+		if !m.defect(DefectNoDREP) {
+			m.reply(from, h.TID, &cm.DREP{LocalCommID: dreq.RemoteCommID, RemoteCommID: dreq.LocalCommID})
+		}
 		if c := m.conns[dreq.RemoteCommID]; c != nil && (c.st == established || c.st == dreqSent || c.st == repSent) && c.peer == from {
 			m.drop(c)
 			if !c.quiet {
@@ -113,13 +115,16 @@ func (m *Manager) Receive(from netip.Addr, mad []byte) error {
 // whose REQ was sent again is answered as the first was, and one for a
 // service nobody listens on is rejected.
 func (m *Manager) onREQ(from netip.Addr, tid uint64, req *cm.REQ) {
-	if c := m.byRemote[remoteKey{from, req.LocalCommID}]; c != nil {
+	if c := m.byRemote[remoteKey{from, req.LocalCommID}]; c != nil && !m.defect(DefectDupREQNew) {
 		if c.st == repSent {
 			m.cfg.Send(from, c.last) // our REP was lost
 		}
 		return
 	}
 	if !m.listening[req.ServiceID] {
+		if m.defect(DefectDropUnknownREQ) {
+			return
+		}
 		m.reply(from, tid, &cm.REJ{RemoteCommID: req.LocalCommID, Reason: cm.RejectInvalidServiceID})
 		return
 	}
@@ -142,7 +147,11 @@ func (m *Manager) onSIDRREQ(from netip.Addr, tid uint64, req *cm.SIDRREQ) {
 		return
 	}
 	if !m.listening[req.ServiceID] {
-		m.reply(from, tid, &cm.SIDRREP{RequestID: req.RequestID, Status: cm.SIDRNoService, ServiceID: req.ServiceID})
+		status := uint8(cm.SIDRNoService)
+		if m.defect(DefectSIDRWrongStatus) {
+			status = cm.SIDRRejected
+		}
+		m.reply(from, tid, &cm.SIDRREP{RequestID: req.RequestID, Status: status, ServiceID: req.ServiceID})
 		return
 	}
 	c := m.add(from)

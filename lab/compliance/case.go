@@ -27,7 +27,7 @@ type Case struct {
 // Cases returns the suite's cases in order.
 func Cases() []Case {
 	var all []Case
-	for _, g := range [][]Case{wireCases, negCases, rcReqCases, rcRspCases, metaCases, ecnCases, nicCases, wrapCases, udCases, atomicCases} {
+	for _, g := range [][]Case{wireCases, negCases, rcReqCases, rcRspCases, metaCases, ecnCases, nicCases, wrapCases, udCases, atomicCases, cmCases} {
 		all = append(all, g...)
 	}
 	return all

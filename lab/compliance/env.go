@@ -6,6 +6,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
+	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 )
 
 // Env is where a case runs: the wire toward the IUT and the adapter that
@@ -52,7 +53,22 @@ type Adapter interface {
 	ReadMem(qp int, offset uint64, n int) ([]byte, error)
 	WriteMem(qp int, offset uint64, data []byte) error
 	Destroy(qp int) error
+	// The CM operations (docs/compliance.md, "The CM operations"): the
+	// IUT's Communication Manager with an auto-accepting consumer.
+	CMListen(l CMListen) error
+	CMConnect(c CMConnect) (CMConnected, error)
+	CMEvents() ([]CMEvent, error)
 }
+
+// The CM operations' messages (package cmagent, shared with the endpoint
+// node).
+type (
+	CMSpec      = cmagent.Spec
+	CMListen    = cmagent.Listen
+	CMConnect   = cmagent.Connect
+	CMConnected = cmagent.Connected
+	CMEvent     = cmagent.Event
+)
 
 // TimeoutCounter is what the Env of an IUT on a wall clock also offers:
 // how many retransmission timeouts the IUT has had so far, over all its

@@ -15,6 +15,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
 	"github.com/rocelab/rocelab/lab/compliance"
+	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -51,6 +52,7 @@ type env struct {
 	qps map[int]*qpState
 	n   int
 	rx  []compliance.Frame
+	cm  *cmagent.Agent // made by the first CM operation
 }
 
 type sinkFunc func(*wire.Packet)
@@ -203,4 +205,39 @@ func (e *env) Destroy(id int) error {
 	q.ad.QP.Destroy()
 	delete(e.qps, id)
 	return nil
+}
+
+// agent returns the IUT's CM consumer, made with spec on first use.
+func (e *env) agent(spec compliance.CMSpec) (*cmagent.Agent, error) {
+	if e.cm == nil {
+		a, err := cmagent.New(e.nic, spec)
+		if err != nil {
+			return nil, fmt.Errorf("in-process IUT: %w", err)
+		}
+		e.cm = a
+	}
+	return e.cm, nil
+}
+
+func (e *env) CMListen(l compliance.CMListen) error {
+	a, err := e.agent(l.Spec)
+	if err != nil {
+		return err
+	}
+	return a.Listen(l)
+}
+
+func (e *env) CMConnect(c compliance.CMConnect) (compliance.CMConnected, error) {
+	a, err := e.agent(c.Spec)
+	if err != nil {
+		return compliance.CMConnected{}, err
+	}
+	return a.Connect(c)
+}
+
+func (e *env) CMEvents() ([]compliance.CMEvent, error) {
+	if e.cm == nil {
+		return []compliance.CMEvent{}, nil
+	}
+	return e.cm.Events(), nil
 }

@@ -28,6 +28,7 @@ type env struct {
 	u   *IUT
 	ctx context.Context
 	qps []int // created by this case
+	cm  bool  // the case used the CM operations
 }
 
 var (
@@ -118,6 +119,9 @@ func (e *env) Close() error {
 		}
 	}
 	e.qps = nil
+	if e.cm {
+		errs = append(errs, e.call(func(ctx context.Context) error { return e.u.client.CMReset(ctx, e.u.nic) }))
+	}
 	wait := time.Duration(e.u.wall(e.Now()+clock.Time(Settle)) - time.Now().UnixNano())
 	select {
 	case <-time.After(wait):
@@ -211,4 +215,30 @@ func (e *env) WriteMem(id int, off uint64, data []byte) error {
 
 func (e *env) Destroy(id int) error {
 	return e.call(func(ctx context.Context) error { return e.u.client.DeleteQP(ctx, id) })
+}
+
+func (e *env) CMListen(l compliance.CMListen) error {
+	e.cm = true
+	return e.call(func(ctx context.Context) error {
+		return e.u.client.CMListen(ctx, nodeapi.CMListen{Listen: l, NIC: e.u.nic})
+	})
+}
+
+func (e *env) CMConnect(c compliance.CMConnect) (compliance.CMConnected, error) {
+	e.cm = true
+	var out compliance.CMConnected
+	err := e.call(func(ctx context.Context) (err error) {
+		out, err = e.u.client.CMConnect(ctx, nodeapi.CMConnect{Connect: c, NIC: e.u.nic})
+		return err
+	})
+	return out, err
+}
+
+func (e *env) CMEvents() ([]compliance.CMEvent, error) {
+	var out []compliance.CMEvent
+	err := e.call(func(ctx context.Context) (err error) {
+		out, err = e.u.client.CMEvents(ctx, e.u.nic)
+		return err
+	})
+	return out, err
 }

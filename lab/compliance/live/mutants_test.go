@@ -18,12 +18,22 @@ import (
 
 // TestMutantsCaught: the emulation mode catches defects of the node too —
 // a retransmission timer that never doubles and a NIC that accepts a bad ICRC, each run through
-// a node process started with the mutant — and a failed case leaves its
-// pcap.
+// a node process started with the mutant, and every defect of its
+// Communication Manager — and a failed case leaves its pcap.
 func TestMutantsCaught(t *testing.T) {
 	for _, tc := range []struct{ mutant, cases string }{
 		{"no-backoff", "rc/timeout"},
 		{"accept-bad-icrc", "nic/bad-icrc"},
+		// The Communication Manager's defects, through the adapter's CM
+		// operations (POST /cm/listen, /cm/connect).
+		{"cm-drop-unknown-req", "cm/req-unlistened"},
+		{"cm-no-req-retry", "cm/req-retry"},
+		{"cm-no-rep-retry", "cm/rtu-lost"},
+		{"cm-dup-req-new", "cm/dup-req"},
+		{"cm-rep-wrong-remote-id", "cm/req-rep"},
+		{"cm-ignore-mra", "cm/mra"},
+		{"cm-no-drep", "cm/dreq"},
+		{"cm-sidr-wrong-status", "cm/sidr-unlistened"},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
 			u := start(t, live.Options{Seed: 1, Mutant: tc.mutant})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
+	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
@@ -77,6 +78,9 @@ type epState struct {
 	// verbs serves the NICs to programs on the host (rocelab's
 	// libibverbs); its QPs count against the same per-NIC limit.
 	verbs *verbs.Server
+	// cm are the compliance adapter's CM consumers, by NIC
+	// (cm_adapter_api.go).
+	cm map[int]*cmagent.Agent
 
 	mu      sync.Mutex
 	version uint64

@@ -27,6 +27,7 @@ import (
 //	POST   /qp/{id}/recv         RecvRequest → {}
 //	GET    /qp/{id}/completions  []Completion, drained
 //	GET    /qp/{id}/mem?offset=O&len=N, PUT /qp/{id}/mem?offset=O   Mem
+//	POST   /cm/listen, /cm/connect, /cm/reset; GET /cm/events   the adapter's CM operations (cm_adapter_api.go)
 //	POST   /perf                 PerfRequest → JobStatus
 //	POST   /collective           CollectiveRequest → JobStatus (set up)
 //	POST   /jobs/{id}/start      CollectiveStart → JobStatus
@@ -46,6 +47,7 @@ func (ep *epState) routes(h func(string, func(*http.Request) (any, error))) {
 	h("POST /qps/delete", withBody(ep.deleteQPs))
 	h("POST /owners/renew", withBody(ep.renewOwner))
 	ep.adapterRoutes(h)
+	ep.cmRoutes(h)
 	h("POST /perf", withBody(ep.startPerf))
 	h("POST /collective", withBody(ep.setupCollective))
 	h("POST /jobs/{id}/start", withBody(ep.startCollective))
