@@ -120,6 +120,40 @@ var metaCases = []Case{
 			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
 			c.onlyHoleResent(p(2), p(7))
 		}},
+	{ID: "meta/reorder-window", Mode: endpoint.ModeMetaRoCE,
+		Title: "a PSN overtaken on its path is not resent within the reordering window; a hole that stays is resent before the timeout",
+		Cites: []string{"MR-4.10", "MR-4.20"},
+		Run: func(t *T) {
+			c := t.Connect(ConnOpts{Mode: endpoint.ModeMetaRoCE, MTU: 1024})
+			c.Post(WR{WRID: 1, Op: "write", Len: 8 * 1024, RemoteAddr: 0x1000, RKey: 3})
+			c.requests(8, 50*us)
+			p := func(i int) uint32 { return psnAdd(c.RPSN, i) }
+			// PSN+1 arrives first and PSN+0 right after it, as a
+			// sprayed fabric delivers them: reordering, not loss.
+			c.SACK(p(-1), p(1), 0, p(1))
+			c.SACK(p(1), p(0), 0)
+			for _, in := range t.Settle(20 * us) {
+				if IsRequest(in) {
+					t.Fatalf("PSN %#x resent after PSN+0 came one packet late; reordering within the window is not loss", in.P.PSN)
+				}
+			}
+			// PSN+2 stays missing while PSN+3…7 arrive: lost once the
+			// window passed, resent alone, well before the timeout.
+			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
+			var resent []uint32
+			for _, in := range t.Settle(90 * us) {
+				if IsRequest(in) {
+					resent = append(resent, in.P.PSN)
+				}
+			}
+			if !slices.Equal(resent, []uint32{p(2)}) {
+				t.Fatalf("resent PSNs %x within 90 µs, want only the hole %#x (before the 200 µs timeout)", resent, p(2))
+			}
+			c.SACK(p(7), p(2), 0)
+			if wc, _ := c.WaitCompletion(20 * us); wc == nil || wc.Status != "success" {
+				t.Errorf("completion %+v, want success", wc)
+			}
+		}},
 	{ID: "meta/trim-retransmit", Mode: endpoint.ModeMetaRoCE, Title: "a SACK with TRIM: that PSN is resent at once",
 		Cites: []string{"MR-4.11"},
 		Run: func(t *T) {

@@ -125,7 +125,7 @@ func TestSelect(t *testing.T) {
 	}{
 		{endpoint.ModeMetaRoCE, nil, nil, len(all)},
 		{endpoint.ModeRoCEv2, []string{"meta/*"}, nil, 0},
-		{endpoint.ModeMetaRoCE, []string{"meta/*"}, nil, 10},
+		{endpoint.ModeMetaRoCE, []string{"meta/*"}, nil, 11},
 		{endpoint.ModeMetaRoCE, []string{"MR-5.18"}, nil, 1},
 		{endpoint.ModeMetaRoCE, []string{"rc"}, []string{"rc/rnr"}, 12},
 		{endpoint.ModeMetaRoCE, []string{"nope/*"}, nil, -1},
