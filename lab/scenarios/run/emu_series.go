@@ -176,7 +176,8 @@ func readingOf(at clock.Time, got []telemetry.Sample, jobs []flowJob) expect.Sna
 // when it completes). A flow has no rate before its workload's start: an
 // interval that began before it counts from the start, and readings up to
 // the start give no point (the plot drew a flow starting at 100 µs from
-// t = 0). Other series pass unchanged.
+// t = 0); a flow first read after its start counts its bytes from the
+// start. Other series pass unchanged.
 func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
 	byKey := map[string]flowJob{}
 	for _, fj := range jobs {
@@ -191,9 +192,15 @@ func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
 		fj := byKey[labelKey(s.Labels)]
 		start := clock.Time(0).Add(fj.start)
 		r := simlab.Series{Name: "perf_flow_rate_bytes_per_second", Labels: s.Labels, Kind: telemetry.Gauge, Width: s.Width}
+		pts := s.Points
+		if len(pts) > 0 && pts[0].T > start {
+			// First read after the start (the flow's job was
+			// registered late): its bytes count from the start.
+			pts = append([]simlab.Point{{T: start}}, pts...)
+		}
 		carry := 0.0
-		for j := 1; j < len(s.Points); j++ {
-			a, b := s.Points[j-1], s.Points[j]
+		for j := 1; j < len(pts); j++ {
+			a, b := pts[j-1], pts[j]
 			if b.T <= start {
 				continue
 			}
