@@ -163,10 +163,10 @@ func TestRender(t *testing.T) {
 		series: 3, stroke: true,
 	}, {
 		fig: &figure{Title: "pfc", XLabel: "fabric time (µs)", XMax: 10, Kinds: pfcKinds, Rows: []bandRow{
-			{Name: "sw2:p5→sw1 sends XOFF p3", Spans: [][2]float64{{2, 4}, {6, 9}}, Kind: bandXOFF},
-			{Name: "sw1:p5→sw2 paused p3", Spans: [][2]float64{{2.1, 4.2}}, Kind: bandEgress},
+			{Name: "sw2:p5→sw1 sends XOFF p3", Spans: [][2]float64{{2, 4}, {6, 9}}, Kind: PauseXOFF},
+			{Name: "sw1:p5→sw2 paused p3", Spans: [][2]float64{{2.1, 4.2}}, Kind: PauseEgress},
 		}},
-		texts:  []string{"pfc", "sw2:p5→sw1 sends XOFF p3", "sw1:p5→sw2 paused p3", pfcKinds[bandXOFF].Name, pfcKinds[bandEgress].Name},
+		texts:  []string{"pfc", "sw2:p5→sw1 sends XOFF p3", "sw1:p5→sw2 paused p3", pfcKinds[PauseXOFF].Name, pfcKinds[PauseEgress].Name},
 		series: 2,
 	}, {
 		fig: &figure{Title: "busbw", XLabel: "message size", YLabel: "busbw (Gb/s)", Categories: []string{"1MB", "4MB", "16MB"},
@@ -189,7 +189,7 @@ func TestRender(t *testing.T) {
 					t.Errorf("svg lacks the text %q (has %q)", s, doc.texts)
 				}
 			}
-			if slices.Contains(doc.texts, pfcKinds[bandNIC].Name) {
+			if slices.Contains(doc.texts, pfcKinds[PauseNIC].Name) {
 				t.Errorf("legend names a band kind no row has")
 			}
 			drawn := doc.fills
@@ -332,7 +332,7 @@ func TestWritePlots(t *testing.T) {
 	}
 	for name, texts := range map[string][]string{
 		"queues": {"queue depth (KB)", "fabric time (µs)", "sw1:0 tc3"},
-		"pfc":    {"sw2:4 sends XOFF p3", "h1 NIC paused p3", pfcKinds[bandXOFF].Name, pfcKinds[bandNIC].Name},
+		"pfc":    {"sw2:4 sends XOFF p3", "h1 NIC paused p3", pfcKinds[PauseXOFF].Name, pfcKinds[PauseNIC].Name},
 		"busbw":  {"1MB", "4MB", "busbw (Gb/s)", "160"},
 	} {
 		svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))

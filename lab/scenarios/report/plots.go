@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
@@ -26,24 +27,6 @@ func timeUnit(d clock.Duration) (string, float64) {
 		return "µs", 1e6
 	}
 	return "ms", 1e3
-}
-
-// portName maps a switch port index label to its topology name.
-func (d Data) portName(node, idx string) string {
-	i, err := strconv.Atoi(idx)
-	if err == nil && d.Scenario != nil && d.Scenario.Topology != nil {
-		if n := d.Scenario.Topology.Node(node); n != nil {
-			for _, p := range n.Ports {
-				if p.Index-1 == i {
-					if p.Peer != nil {
-						return node + ":" + p.Name + "→" + p.Peer.Node.Name
-					}
-					return node + ":" + p.Name
-				}
-			}
-		}
-	}
-	return node + ":" + idx
 }
 
 func (d Data) find(name string) []simlab.Series {
@@ -88,8 +71,11 @@ func writePlots(dir string, d Data) ([]string, error) {
 	return out, nil
 }
 
-// queueChart plots the depth of the hottest lossless queues: each point
-// is the deepest the queue got in its sampling window, drawn as a step.
+// queueChart plots the depth of the hottest lossless queues as steps,
+// each legend entry with the queue's peak (the summary's number: the
+// deepest the queue got, which readings may miss). The title says what a
+// point is: one reading of the depth (the emulation's), or the deepest
+// of the readings in its window (the simulator's, when they merged).
 func (d Data) queueChart(unit string, mul, xmax float64) *figure {
 	qs := d.find("switch_queue_depth_bytes")
 	qs = slices.DeleteFunc(qs, func(s simlab.Series) bool { return s.Totals.Max <= 0 })
@@ -102,11 +88,21 @@ func (d Data) queueChart(unit string, mul, xmax float64) *figure {
 	if qs[0].Totals.Max >= 2e6 {
 		yunit, ydiv = "MB", 1e6
 	}
-	ch := &figure{Title: fmt.Sprintf("Egress queue depth, %d hottest queues (max per point)", len(qs)),
-		XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax}
+	title := fmt.Sprintf("Egress queue depth, %d hottest queues", len(qs))
+	if s := sampling(qs); s != "" {
+		what := "depth at each reading"
+		if strings.HasPrefix(s, "a reading every") {
+			what = "deepest reading per point"
+		}
+		title += "\n(" + what + ": " + s + ")"
+	}
+	ch := &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax}
 	for _, s := range qs {
-		l := lineSeries{Name: d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc"),
-			Step: true, Width: s.Width.Seconds() * mul}
+		name := d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc")
+		if peak := d.sum("switch_queue_peak_bytes", s.Labels...); peak > 0 {
+			name += ", peak " + bytesText(peak)
+		}
+		l := lineSeries{Name: name, Step: true, Width: s.Width.Seconds() * mul}
 		for _, p := range s.Points {
 			l.X = append(l.X, p.T.Seconds()*mul)
 			l.Y = append(l.Y, p.Max/ydiv)
@@ -151,6 +147,9 @@ func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 		return t / math.Max(float64(len(l.Y)), 1)
 	}
 	title := "Per-flow rate"
+	if s := sampling(d.find("perf_flow_rate_bytes_per_second")); s != "" {
+		title += " (rate between readings: " + s + ")"
+	}
 	if len(lines) > maxFlows {
 		slices.SortStableFunc(lines, func(a, b lineSeries) int { return cmp.Compare(mean(b), mean(a)) })
 		lines = lines[:maxFlows]
@@ -159,58 +158,37 @@ func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax}
 }
 
-// PFC band kinds, in legend order.
-const (
-	bandXOFF = iota
-	bandEgress
-	bandNIC
-)
-
-// pfcKinds name and colour the PFC band kinds.
+// pfcKinds name and colour the pause kinds (PauseXOFF, …).
 var pfcKinds = []bandKind{
-	bandXOFF:   {"switch holds its upstream in XOFF", palette[3]},
-	bandEgress: {"switch egress queue paused by its peer", palette[1]},
-	bandNIC:    {"NIC paused by its switch", palette[0]},
+	PauseXOFF:   {"switch holds its upstream in XOFF", palette[3]},
+	PauseEgress: {"switch egress queue paused by its peer", palette[1]},
+	PauseNIC:    {"NIC paused by its switch", palette[0]},
 }
 
-// pfcChart draws a band row per link direction that was paused: a switch
-// holding its upstream in XOFF, a switch egress queue paused by its peer,
-// a NIC paused.
+// pfcChart draws a band row per link direction and priority that was
+// paused (Pauses): a switch holding its upstream in XOFF, a switch
+// egress queue paused by its peer, a NIC paused. The title says how the
+// pause times were read.
 func (d Data) pfcChart(unit string, mul, xmax float64) *figure {
-	var rows []bandRow
-	add := func(name string, s simlab.Series, kind int) {
-		var spans [][2]float64
-		for _, p := range s.Points {
-			if p.Max <= 0 {
-				continue
-			}
-			a, b := p.T.Seconds()*mul, p.T.Add(s.Width).Seconds()*mul
-			if n := len(spans); n > 0 && spans[n-1][1] >= a-1e-12 {
-				spans[n-1][1] = b
-			} else {
-				spans = append(spans, [2]float64{a, b})
-			}
-		}
-		if len(spans) > 0 {
-			rows = append(rows, bandRow{Name: name, Spans: spans, Kind: kind})
-		}
-	}
-	for _, s := range d.find("switch_pg_xoff") {
-		add(d.portName(s.Label("node"), s.Label("port"))+" sends XOFF p"+s.Label("pg"), s, bandXOFF)
-	}
-	for _, s := range d.find("switch_queue_paused") {
-		add(d.portName(s.Label("node"), s.Label("port"))+" paused p"+s.Label("tc"), s, bandEgress)
-	}
-	for _, s := range d.find("nic_paused") {
-		add(s.Label("node")+" NIC paused p"+s.Label("prio"), s, bandNIC)
-	}
-	if len(rows) == 0 {
+	all := Pauses(d)
+	if len(all) == 0 {
 		return nil
+	}
+	var rows []bandRow
+	for _, r := range all {
+		row := bandRow{Name: r.Name, Kind: r.Kind}
+		for _, s := range r.Spans {
+			row.Spans = append(row.Spans, [2]float64{s.From.Seconds() * mul, s.To.Seconds() * mul})
+		}
+		rows = append(rows, row)
 	}
 	title := "PFC pause timeline per link direction and priority"
 	if len(rows) > maxRows {
 		title += fmt.Sprintf(" (first %d of %d)", maxRows, len(rows))
 		rows = rows[:maxRows]
+	}
+	if s := all[0].Sampling; s != "" {
+		title += "\n(pause time " + s + ")"
 	}
 	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, Kinds: pfcKinds, XMax: xmax}
 }

@@ -74,6 +74,7 @@ func Write(dir string, d Data) error {
 }
 
 func write(dir string, d Data) error {
+	d = namePorts(d)
 	if err := os.MkdirAll(filepath.Join(dir, "plots"), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

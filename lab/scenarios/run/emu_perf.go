@@ -77,7 +77,7 @@ func (e *emuRun) runPerf(ctx context.Context, j *emuJob) error {
 		if req.Op == "read" {
 			line = j.flows[i].From.Rate
 		}
-		o := jobs.FlowOptions{Started: func(job int) { e.addFlowJob(w.Name, f, job, line) }, Stall: -1, KeepOnCancel: true}
+		o := jobs.FlowOptions{Started: func(job int) { e.addFlowJob(w.Name, f, job, line, w.Start) }, Stall: -1, KeepOnCancel: true}
 		wg.Go(func() { reps[i], errs[i] = flows[i].Run(ctx, req, o) })
 	}
 	wg.Wait()

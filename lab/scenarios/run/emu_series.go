@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -18,25 +19,34 @@ import (
 )
 
 // An emulated run with a report records time series as the simulator's
-// sampler does, from the switches' telemetry: it scrapes every switch
-// node about seriesPoints times over the run (at most every
-// minSeriesEvery of wall time, so that the scraping does not load the
-// machine the lab runs on; a lab in one group runs a short scenario in
-// well under a second, which at 50 ms gave a dozen readings and could
-// miss a brief queue altogether) and turns the readings into simlab.Series of
-// the same names — queue depths, pause states, buffer use, and the
-// ports' byte counters the replay's link utilisation is computed from.
+// sampler does, from the nodes' telemetry: it reads every switch node and
+// every endpoint node about seriesPoints times over the run (at most
+// every minSeriesEvery of wall time, so that the reading does not load
+// the machine the lab runs on: at the scale a lab in one group runs at,
+// k = 100, 5 ms of wall time is 50 µs of fabric time, fine enough to
+// show a pause of a few hundred µs; at 20 ms a 2 ms run had 10 readings
+// 200 µs apart, and the state of its pauses at those instants drew a
+// timeline that contradicted the summary) and turns the readings into
+// simlab.Series of the same names — queue depths, pause states and
+// pause-time counters, buffer use, the ports' byte counters the replay's
+// link utilisation is computed from, the NICs' pause-time counters and
+// the perf flows' bytes. Each node's reading is kept at the fabric time
+// the node took it (nodeapi.Telemetry.FabricTime), not the time the round
+// began: the nodes of a round answer one after the other, and a switch
+// read later than its peer showed a pause before the XOFF that caused it.
 const (
-	seriesPoints   = 100
-	minSeriesEvery = 20 * time.Millisecond
+	seriesPoints   = 200
+	minSeriesEvery = 5 * time.Millisecond
 )
 
 // seriesGauges and seriesCounters are the samples recorded; switchSeries
-// those a switch is asked for.
+// those a switch is asked for, nicSeries those an endpoint node is.
 var (
 	seriesGauges   = []string{"switch_buffer_used_bytes", "switch_queue_depth_bytes", "switch_queue_paused", "switch_pg_xoff"}
-	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total", flowBytes}
-	switchSeries   = append(slices.Clone(seriesGauges), seriesCounters[:2]...)
+	seriesCounters = []string{"switch_port_tx_bytes_total", "switch_port_rx_bytes_total",
+		"switch_pg_xoff_seconds_total", "switch_queue_paused_seconds_total", "nic_paused_seconds_total", flowBytes}
+	switchSeries = append(slices.Clone(seriesGauges), seriesCounters[:4]...)
+	nicSeries    = []string{"nic_paused_seconds_total"}
 )
 
 // flowJob is one perf flow's client job on its node: recordSeries reads
@@ -46,55 +56,53 @@ type flowJob struct {
 	job    string
 	labels []telemetry.Label // job, from, to
 	line   clock.Rate        // the receiving NIC's line rate
+	start  clock.Duration    // the workload's start: no rate before it
 }
 
 // flowBytes is the name the readings of a flow job's bytes are kept under.
 const flowBytes = "perf_flow_bytes"
 
-// addFlowJob registers the client job of perf flow f of workload name.
-func (e *emuRun) addFlowJob(name string, f jobs.Flow, job int, line clock.Rate) {
+// addFlowJob registers the client job of perf flow f of workload name,
+// which starts at start.
+func (e *emuRun) addFlowJob(name string, f jobs.Flow, job int, line clock.Rate, start clock.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.flowJobs = append(e.flowJobs, flowJob{node: f.From.Node, job: strconv.Itoa(job), line: line,
+	e.flowJobs = append(e.flowJobs, flowJob{node: f.From.Node, job: strconv.Itoa(job), line: line, start: start,
 		labels: []telemetry.Label{{Name: "job", Value: name}, {Name: "from", Value: f.From.NIC}, {Name: "to", Value: f.To.NIC}}})
 }
 
-// recordSeries scrapes the switches every interval until ctx ends
-// (started only when the run writes a report), then once more: on a busy
-// machine a short run can end before a tick's reading comes back (the
-// readings under way are cancelled with ctx), and the last reading, taken
-// after the run, is what keeps such a report from having no series.
+// recordSeries reads the nodes every interval until ctx ends (started
+// only when the run writes a report), then once more: on a busy machine a
+// short run can end before a tick's reading comes back (the readings
+// under way are cancelled with ctx), and the last reading, taken after
+// the run, is what keeps such a report from having no series.
 func (e *emuRun) recordSeries(ctx context.Context) {
 	every := max(e.wall(e.sc.Duration)/seriesPoints, minSeriesEvery)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	var switches []string
-	for _, n := range e.lab.Nodes {
-		if n.Kind == topologies.KindSwitch {
-			switches = append(switches, n.Name)
-		}
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			e.readSeries(last, switches)
+			e.readSeries(last)
 			return
 		case <-tick.C:
 		}
-		e.readSeries(ctx, switches)
+		e.readSeries(ctx)
 	}
 }
 
-// readSeries takes one reading of the switches' series samples and the
-// perf flows' bytes and keeps it, unless the run has not begun or no
-// switch answered (ctx ended under way).
-func (e *emuRun) readSeries(ctx context.Context, switches []string) {
-	at := e.fabricNow()
-	if at < 0 {
-		return
-	}
+// runTime is the run's fabric time of the nodes' fabric time t (the
+// inverse of nodeTime).
+func (e *emuRun) runTime(t clock.Time) clock.Time {
+	return clock.Time(clock.Duration(t) - clock.Duration(e.nodeTime(0)))
+}
+
+// readSeries takes one reading of every switch's series samples and
+// every endpoint node's pause times and perf flows' bytes, and keeps each
+// node's at the time it was taken, unless the run had not begun.
+func (e *emuRun) readSeries(ctx context.Context) {
 	// Every node at once, each asked for the samples recorded only:
 	// a lab in one group answers them all from one loop, and whole
 	// telemetry dumps one after the other gave 3–4 readings in a
@@ -102,58 +110,78 @@ func (e *emuRun) readSeries(ctx context.Context, switches []string) {
 	e.mu.Lock()
 	fjs := slices.Clone(e.flowJobs)
 	e.mu.Unlock()
-	byNode := map[string][]flowJob{}
-	for _, fj := range fjs {
-		byNode[fj.node] = append(byNode[fj.node], fj)
-	}
-	got := make([][]telemetry.Sample, len(switches))
 	var wg sync.WaitGroup
-	for i, sw := range switches {
-		// A dead switch is a problem the snapshots report.
-		wg.Go(func() { got[i], _ = e.telemetry(ctx, sw, 2*time.Second, switchSeries...) })
-	}
-	var mu sync.Mutex
-	var flows []telemetry.Sample
-	for node, jobs := range byNode {
+	for _, n := range e.lab.Nodes {
+		names := nicSeries
+		if n.Kind == topologies.KindSwitch {
+			names = switchSeries
+		}
+		var mine []flowJob
+		for _, fj := range fjs {
+			if fj.node == n.Name {
+				mine = append(mine, fj)
+			}
+		}
+		if len(mine) > 0 {
+			names = append(slices.Clone(names), "job_bytes_total")
+		}
+		c := e.clients[n.Name]
+		if c == nil {
+			continue
+		}
 		wg.Go(func() {
-			s, err := e.telemetry(ctx, node, 2*time.Second, "job_bytes_total")
+			// A dead node is a problem the snapshots report.
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			at, got, err := c.TelemetryAt(rctx, names...)
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, x := range s {
-				for _, fj := range jobs {
-					if x.Name == "job_bytes_total" && x.Label("job") == fj.job {
-						flows = append(flows, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
-					}
-				}
+			snap := readingOf(e.runTime(at), got, mine)
+			if snap.At < 0 || len(snap.Samples) == 0 {
+				return
 			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.seriesSnaps = append(e.seriesSnaps, snap)
 		})
 	}
 	wg.Wait()
-	var all []telemetry.Sample
-	for _, s := range got {
-		all = append(all, s...)
+}
+
+// readingOf is one node's reading at run time at: its samples, the job
+// byte counters of its perf flows renamed flowBytes and labelled as the
+// flow.
+func readingOf(at clock.Time, got []telemetry.Sample, jobs []flowJob) expect.Snapshot {
+	snap := expect.Snapshot{At: at}
+	for _, x := range got {
+		if x.Name != "job_bytes_total" {
+			snap.Samples = append(snap.Samples, x)
+			continue
+		}
+		for _, fj := range jobs {
+			if x.Label("job") == fj.job {
+				snap.Samples = append(snap.Samples, telemetry.Sample{Name: flowBytes, Kind: telemetry.Counter, Labels: fj.labels, Value: x.Value})
+			}
+		}
 	}
-	if len(all) == 0 {
-		return
-	}
-	all = append(all, flows...)
-	e.mu.Lock()
-	e.seriesSnaps = append(e.seriesSnaps, expect.Snapshot{At: clock.Time(at), Samples: all})
-	e.mu.Unlock()
+	return snap
 }
 
 // flowRates turns the flows' byte series into
 // perf_flow_rate_bytes_per_second series, as the simulator's sampler
-// records them: the rate between readings, bytes beyond what an interval
-// could carry at the receiving NIC's line rate counted in the next one
-// (a message counts when it completes). Other series pass unchanged.
+// records them: the rate over the interval since the previous reading, at
+// the reading that ends it, bytes beyond what an interval could carry at
+// the receiving NIC's line rate counted in the next one (a message counts
+// when it completes). A flow has no rate before its workload's start: an
+// interval that began before it counts from the start, and readings up to
+// the start give no point (the plot drew a flow starting at 100 µs from
+// t = 0); a flow first read after its start counts its bytes from the
+// start. Other series pass unchanged.
 func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
-	line := map[string]clock.Rate{}
+	byKey := map[string]flowJob{}
 	for _, fj := range jobs {
-		line[labelKey(fj.labels)] = fj.line
+		byKey[labelKey(fj.labels)] = fj
 	}
 	var out []simlab.Series
 	for _, s := range in {
@@ -161,22 +189,33 @@ func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
 			out = append(out, s)
 			continue
 		}
+		fj := byKey[labelKey(s.Labels)]
+		start := clock.Time(0).Add(fj.start)
 		r := simlab.Series{Name: "perf_flow_rate_bytes_per_second", Labels: s.Labels, Kind: telemetry.Gauge, Width: s.Width}
+		pts := s.Points
+		if len(pts) > 0 && pts[0].T > start {
+			// First read after the start (the flow's job was
+			// registered late): its bytes count from the start.
+			pts = append([]simlab.Point{{T: start}}, pts...)
+		}
 		carry := 0.0
-		for j := 1; j < len(s.Points); j++ {
-			a, b := s.Points[j-1], s.Points[j]
-			dt := b.T.Sub(a.T).Seconds()
+		for j := 1; j < len(pts); j++ {
+			a, b := pts[j-1], pts[j]
+			if b.T <= start {
+				continue
+			}
+			dt := b.T.Sub(max(a.T, start)).Seconds()
 			if dt <= 0 {
 				continue
 			}
 			got := max(b.V-a.V, 0) + carry
 			shown := got
-			if l := line[labelKey(s.Labels)]; l > 0 {
-				shown = min(got, float64(l)/8*dt)
+			if fj.line > 0 {
+				shown = min(got, float64(fj.line)/8*dt)
 			}
 			carry = got - shown
 			v := shown / dt
-			r.Points = append(r.Points, simlab.Point{T: a.T, V: v, Min: v, Max: v})
+			r.Points = append(r.Points, simlab.Point{T: b.T, V: v, Min: v, Max: v})
 			t := &r.Totals
 			if t.Count == 0 {
 				t.Min, t.Max = v, v
@@ -192,20 +231,15 @@ func flowRates(in []simlab.Series, jobs []flowJob) []simlab.Series {
 	return out
 }
 
-// seriesOf turns readings at increasing times into series: one per sample
-// name and labels, a point per reading (its width the median spacing of
-// the readings). Gauges that never left 0 and counters that never moved
-// are left out, as the sampler leaves out what it does not probe.
+// seriesOf turns readings into series: one per sample name and labels, a
+// point per reading that has it, in time order, its width the median
+// spacing of the series' readings (each node's readings are at the times
+// it took them, so series of different nodes have different times).
+// Gauges that never left 0 and counters that never moved are left out,
+// as the sampler leaves out what it does not probe.
 func seriesOf(snaps expect.Snapshots) []simlab.Series {
-	if len(snaps) < 2 {
-		return nil
-	}
-	var gaps []clock.Duration
-	for i := 1; i < len(snaps); i++ {
-		gaps = append(gaps, snaps[i].At.Sub(snaps[i-1].At))
-	}
-	slices.Sort(gaps)
-	width := max(gaps[len(gaps)/2], clock.Picosecond)
+	snaps = slices.Clone(snaps)
+	slices.SortStableFunc(snaps, func(a, b expect.Snapshot) int { return cmp.Compare(a.At, b.At) })
 	byKey := map[string]*simlab.Series{}
 	var keys []string
 	for _, sn := range snaps {
@@ -217,7 +251,7 @@ func seriesOf(snaps expect.Snapshots) []simlab.Series {
 				if slices.Contains(seriesCounters, s.Name) {
 					kind = telemetry.Counter
 				}
-				ser = &simlab.Series{Name: s.Name, Labels: s.Labels, Kind: kind, Width: width,
+				ser = &simlab.Series{Name: s.Name, Labels: s.Labels, Kind: kind,
 					Totals: simlab.Totals{Min: s.Value, Max: s.Value}}
 				byKey[k] = ser
 				keys = append(keys, k)
@@ -234,9 +268,15 @@ func seriesOf(snaps expect.Snapshots) []simlab.Series {
 	for _, k := range keys {
 		s := byKey[k]
 		flat := s.Totals.Min == s.Totals.Max
-		if s.Kind == telemetry.Gauge && flat && s.Totals.Max == 0 || s.Kind == telemetry.Counter && flat {
+		if len(s.Points) < 2 || s.Kind == telemetry.Gauge && flat && s.Totals.Max == 0 || s.Kind == telemetry.Counter && flat {
 			continue
 		}
+		var gaps []clock.Duration
+		for i := 1; i < len(s.Points); i++ {
+			gaps = append(gaps, s.Points[i].T.Sub(s.Points[i-1].T))
+		}
+		slices.Sort(gaps)
+		s.Width = max(gaps[len(gaps)/2], clock.Picosecond)
 		out = append(out, *s)
 	}
 	return out

@@ -1,12 +1,18 @@
 package run
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario/expect"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
@@ -68,5 +74,92 @@ func TestFlowRates(t *testing.T) {
 	}
 	if !slices.Equal(got, []float64{0, 100, 100}) {
 		t.Errorf("rates %v Gb/s, want [0 100 100]", got)
+	}
+}
+
+// TestEmulatedPauseOrder: the emulation reads its nodes one after the
+// other; each reading is kept at the time the node took it, and the PFC
+// timeline drawn from the pause-time counters keeps cause before effect.
+// Here sw2 holds p5 in XOFF from 101 to 300 µs and sw1's p5 is paused
+// from 103 to 302 µs; each round reads sw2 0.5 µs and sw1 4 µs after it
+// begins. Labelled with the round's time (as before issue 51), the same
+// readings drew sw1 paused from 100 µs and sw2's XOFF from 200 µs.
+func TestEmulatedPauseOrder(t *testing.T) {
+	sc, err := scenario.Load("../../../examples/01-incast-hol/scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := func(f float64) clock.Time { return clock.Time(f * float64(clock.Microsecond)) }
+	lbl := func(node, port, class, v string) []telemetry.Label {
+		return []telemetry.Label{{Name: "node", Value: node}, {Name: "port", Value: port}, {Name: class, Value: v}}
+	}
+	// on is the state and the paused seconds so far at t of a pause
+	// from a to b.
+	on := func(t, a, b float64) (float64, float64) {
+		state := 0.0
+		if t >= a && t < b {
+			state = 1
+		}
+		return state, max(min(t, b)-a, 0) / 1e6
+	}
+	var perNode, perRound expect.Snapshots
+	for _, round := range []float64{0, 100, 200, 300, 400} {
+		xs, xt := on(round+0.5, 101, 300)
+		ps, pt := on(round+4, 103, 302)
+		sw2 := []telemetry.Sample{
+			{Name: "switch_pg_xoff", Kind: telemetry.Gauge, Labels: lbl("sw2", "0", "pg", "3"), Value: xs},
+			{Name: "switch_pg_xoff_seconds_total", Kind: telemetry.Counter, Labels: lbl("sw2", "0", "pg", "3"), Value: xt},
+		}
+		sw1 := []telemetry.Sample{
+			{Name: "switch_queue_paused", Kind: telemetry.Gauge, Labels: lbl("sw1", "4", "tc", "3"), Value: ps},
+			{Name: "switch_queue_paused_seconds_total", Kind: telemetry.Counter, Labels: lbl("sw1", "4", "tc", "3"), Value: pt},
+		}
+		perNode = append(perNode, readingOf(us(round+0.5), sw2, nil), readingOf(us(round+4), sw1, nil))
+		perRound = append(perRound, expect.Snapshot{At: us(round), Samples: append(slices.Clone(sw2), sw1...)})
+	}
+	rows := report.Pauses(report.Data{Series: seriesOf(perNode)})
+	checkPauseOrder(t, sc.Topology, rows, 1)
+	want := map[int][]report.Span{
+		report.PauseXOFF:   {{From: us(101), To: us(300)}},
+		report.PauseEgress: {{From: us(103), To: us(302)}},
+	}
+	for _, r := range rows {
+		if d := cmp.Diff(want[r.Kind], r.Spans); d != "" {
+			t.Errorf("%s: spans (-want +got):\n%s", r.Name, d)
+		}
+	}
+	// The control: labelled with the round's time, the receiver came first.
+	var gauges []simlab.Series
+	for _, s := range seriesOf(perRound) {
+		if !strings.HasSuffix(s.Name, "_seconds_total") {
+			gauges = append(gauges, s)
+		}
+	}
+	old := report.Pauses(report.Data{Series: gauges})
+	if len(old) != 2 || !(old[1].Spans[0].From < old[0].Spans[0].From) {
+		t.Errorf("control: the round-labelled states drew %+v, want sw1 paused before sw2's XOFF", old)
+	}
+}
+
+// TestFlowRatesFromStart: a flow whose workload starts at 100 µs has no
+// rate point before 100 µs, though the emulation read its bytes (0) from
+// the run's start; the first interval counts from the start.
+func TestFlowRatesFromStart(t *testing.T) {
+	labels := []telemetry.Label{{Name: "job", Value: "j"}, {Name: "from", Value: "a:gpu0"}, {Name: "to", Value: "b:gpu0"}}
+	us := func(n int) clock.Time { return clock.Time(0).Add(clock.Duration(n) * clock.Microsecond) }
+	in := []simlab.Series{{Name: flowBytes, Labels: labels, Kind: telemetry.Counter, Width: 100 * clock.Microsecond, Points: []simlab.Point{
+		{T: us(0), V: 0}, {T: us(50), V: 0}, {T: us(200), V: 1_250_000}, {T: us(300), V: 2_500_000},
+	}}}
+	out := flowRates(in, []flowJob{{labels: labels, line: 100 * clock.Gbps, start: 100 * clock.Microsecond}})
+	if len(out) != 1 {
+		t.Fatalf("series %+v", out)
+	}
+	var got []string
+	for _, p := range out[0].Points {
+		got = append(got, fmt.Sprintf("%v %.0fG", p.T, p.V*8/1e9))
+	}
+	// 1.25 MB in the 100 µs from the start to the reading at 200 µs: 100G.
+	if d := cmp.Diff([]string{"200us 100G", "300us 100G"}, got); d != "" {
+		t.Errorf("rate points (-want +got):\n%s", d)
 	}
 }

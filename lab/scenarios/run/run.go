@@ -245,7 +245,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.startFaults()
 	sampler := lab.Sample(simlab.SamplerSpec{
 		Interval: opts.SampleInterval, MaxPoints: opts.MaxPoints,
-		Queues: true, PFC: true, Flows: true, Ports: true, Probes: r.probes(),
+		Queues: true, PFC: true, Flows: true, Ports: true, Probes: append(r.probes(), pauseProbes(lab)...),
 	})
 	r.snapshot(false)
 	for t := clock.Time(opts.SnapshotEvery); t < clock.Time(dur); t = t.Add(opts.SnapshotEvery) {
