@@ -32,6 +32,7 @@ var emuExamples = []string{
 	"04-ecmp/5tuple.yaml",
 	"04-ecmp/qp.yaml",
 	"04-ecmp/spray.yaml",
+	"04-ecmp/host-spray.yaml",
 	"05-loss-gbn-vs-metaroce/scenario.yaml",
 	"06-pfc-storm/scenario.yaml",
 }

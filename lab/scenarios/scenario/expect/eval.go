@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/telemetry"
@@ -67,7 +68,56 @@ func (s Snapshots) Lookup(name string, match []telemetry.Label) ([]Series, error
 			out[i].Points = append(out[i].Points, Point{snap.At, smp.Value})
 		}
 	}
-	return out, nil
+	return dropRetiredQPs(out, s), nil
+}
+
+// dropRetiredQPs leaves out the series of a QP that was destroyed before
+// the last snapshot when its NIC's "retired" row (the sum of its destroyed
+// QPs' counters, endpoint's telemetry) is in the last snapshot: the QP's
+// counts are in that row, and its own last reading would count them twice.
+func dropRetiredQPs(out []Series, s Snapshots) []Series {
+	if len(s) == 0 {
+		return out
+	}
+	end := s[len(s)-1].At
+	retired := map[string]bool{}
+	for _, se := range out {
+		if qp := labelOf(se.Labels, "qp"); qp == "retired" && se.Points[len(se.Points)-1].At == end {
+			retired[withoutQP(se.Labels)] = true
+		}
+	}
+	if len(retired) == 0 {
+		return out
+	}
+	kept := out[:0]
+	for _, se := range out {
+		qp := labelOf(se.Labels, "qp")
+		if qp != "" && qp != "retired" && se.Points[len(se.Points)-1].At < end && retired[withoutQP(se.Labels)] {
+			continue
+		}
+		kept = append(kept, se)
+	}
+	return kept
+}
+
+func labelOf(ls []telemetry.Label, name string) string {
+	for _, l := range ls {
+		if l.Name == name {
+			return l.Value
+		}
+	}
+	return ""
+}
+
+// withoutQP is a key of ls without its qp label.
+func withoutQP(ls []telemetry.Label) string {
+	var b strings.Builder
+	for _, l := range ls {
+		if l.Name != "qp" {
+			b.WriteString(l.Name + "=" + l.Value + ",")
+		}
+	}
+	return b.String()
 }
 
 // Comparison is one comparison of an expectation, evaluated.
