@@ -29,6 +29,9 @@ runs the sizes in turn, each warmup+iters times. Every iteration starts on all
 hosts at the same instant; a size's time is the slowest host's, #wrong sums
 the hosts' wrong elements (data is checked unless --check=false). Times are
 fabric time, in real units. Needs root.`,
+		Example: `  rocelab collective allreduce --sizes 1MB:4MB
+  rocelab collective allgather --ranks host1:gpu0,host2:gpu0,host3:gpu0,host4:gpu0 --iters 10
+  rocelab collective alltoall --sizes 64KB --name laptop -o json`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"allreduce", "allgather", "reducescatter", "alltoall"},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -81,6 +81,10 @@ all-to-all of more than 128 ranks (--workers is refused for it).
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
+		Example: `  rocelab run --sim examples/01-incast-hol/scenario.yaml --report out/
+  rocelab run --sim examples/04-ecmp/spray.yaml --junit results.xml
+  rocelab run examples/01-incast-hol/scenario.yaml
+  rocelab run --sim --match-emulation examples/01-incast-hol/scenario.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScenario(cmd, opts, args[0], f, cmd.Flags().Changed("seed"))
