@@ -257,3 +257,30 @@ func TestCommandLineChecker(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatIsOutput: --format json|table, as containerlab users type
+// it, is -o; graph keeps its own --format.
+func TestFormatIsOutput(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"version", "--format", "json"}, 0, `"version":`},
+		{[]string{"version", "--format=json"}, 0, `"version":`},
+		{[]string{"version", "--format", "table"}, 0, "rocelab "},
+		{[]string{"version", "-o", "json", "--format", "json"}, 0, `"version":`},
+		{[]string{"version", "-o", "table", "--format", "json"}, 2, ""},
+		{[]string{"version", "--format", "yaml"}, 2, ""},
+		{[]string{"graph", "--format", "mermaid"}, 0, "flowchart"},
+	} {
+		code, stdout, stderr, err := runCLI(tc.args...)
+		if code != tc.code {
+			t.Errorf("rocelab %s: exit %d (%v), want %d; stderr %s", strings.Join(tc.args, " "), code, err, tc.code, stderr)
+			continue
+		}
+		if !strings.Contains(stdout, tc.stdout) {
+			t.Errorf("rocelab %s: stdout lacks %q:\n%s", strings.Join(tc.args, " "), tc.stdout, stdout)
+		}
+	}
+}
