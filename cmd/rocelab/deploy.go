@@ -205,6 +205,9 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 			for _, w := range lab.Waits {
 				fmt.Fprintln(opts.stderr, w)
 			}
+			if w := scaleWarning(lab.Scale, nodeGroups, k != 0); w != "" {
+				fmt.Fprintln(opts.stderr, w)
+			}
 			if opts.wantJSON() {
 				return opts.printJSON(lab)
 			}
