@@ -98,6 +98,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newRestartCmd(opts),
 		newAgentCmd(opts),
 	)
+	addCompletions(root)
 	return root
 }
 
