@@ -74,7 +74,7 @@ probe's loop lag and CPU per frame. It takes a few minutes.`,
 			if opts.wantJSON() {
 				return opts.printJSON(res)
 			}
-			opts.log.Info("demo done", "total", res.Total.Round(100*time.Millisecond))
+			fmt.Fprintf(opts.stderr, "The demo took %v, and its lab is destroyed.\n", res.Total.Round(100*time.Millisecond))
 			return nil
 		},
 	}

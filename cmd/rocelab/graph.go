@@ -45,7 +45,7 @@ compactly (hosts with the same switches share a box, long rows are elided);
 			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 				return fmt.Errorf("write graph: %w", err)
 			}
-			opts.log.Info("wrote graph", "file", out, "format", format)
+			fmt.Fprintf(opts.stdout, "wrote the %s drawing of %s (%d nodes, %d links) to %s\n", format, t.Name, len(t.Nodes), len(t.Links), out)
 			return nil
 		},
 	}

@@ -174,7 +174,7 @@ func newTopoGenCmd(opts *options) *cobra.Command {
 				if err := os.WriteFile(g.out, buf.Bytes(), 0o644); err != nil {
 					return fmt.Errorf("write topology: %w", err)
 				}
-				opts.log.Info("wrote topology", "file", g.out, "nodes", len(nodes), "links", len(links))
+				fmt.Fprintf(opts.stdout, "wrote topology %s (%d nodes, %d links) to %s\n", name, len(nodes), len(links), g.out)
 				return nil
 			},
 		}
