@@ -284,3 +284,11 @@ func TestFormatIsOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsWatchShorthandGone: stats -w (once --watch) says what to type.
+func TestStatsWatchShorthandGone(t *testing.T) {
+	code, _, _, err := runCLI("stats", "-w")
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "--watch") {
+		t.Fatalf("stats -w: exit %d, %v; want 2 and a word about --watch", code, err)
+	}
+}

@@ -60,8 +60,15 @@ interval until Ctrl-C. Needs root.`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the only deployed lab)")
-	// No -w: -w is --write in every other command.
+	// No -w: -w is --write in every other command. Say so to whoever
+	// types the old shorthand.
 	cmd.Flags().BoolVar(&watch, "watch", false, "redraw every interval until Ctrl-C")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "shorthand flag: 'w'") {
+			return badInput(fmt.Errorf("%w: stats redraws with --watch (-w is --write, in capture, graph and the rest)", err))
+		}
+		return badInput(err)
+	})
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "wall-clock time between the two snapshots of a rate")
 	limit(cmd.Flags(), "interval", 0.001, 3600)
 	addRootFlag(cmd, &root)
