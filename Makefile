@@ -10,13 +10,26 @@ FUZZTIME  ?= 3s
 DEMO_OUT  ?= demo-out
 
 .PHONY: all build install test unit race fuzz-short lint demo bench clean
+.PHONY: rocelab rocelab-node rocelab-controller verbs-lib
 
 all: build
 
-build:
+## build: every binary and the verbs library; each also has a target of
+## its own (go build skips what is up to date).
+build: rocelab rocelab-node rocelab-controller verbs-lib
+
+rocelab:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rocelab
+
+# The node process deploy starts for every node (else `rocelab node`, slower to start).
+rocelab-node:
 	$(GO) build -o $(dir $(BIN))rocelab-node ./cmd/rocelab-node
+
+# The Kubernetes controller of labs that span machines.
+rocelab-controller:
 	$(GO) build -o $(dir $(BIN))rocelab-controller ./cmd/rocelab-controller
+
+verbs-lib:
 	@scripts/build-verbs-lib.sh bin/lib/libibverbs.so.1 || \
 		echo "note: bin/lib/libibverbs.so.1 or librdmacm.so.1 not built: verbs programs (perftest, ibv_*, rping) will find no lab NIC"
 
@@ -58,7 +71,9 @@ lint:
 	$(GO) vet ./...
 
 ## demo: the most complete thing rocelab can do today, on the default topology.
-demo: build
+## It runs rocelab, whose labs start rocelab-node; no controller, no verbs
+## programs.
+demo: rocelab rocelab-node
 	scripts/demo.sh $(BIN) $(DEMO_OUT)
 
 ## bench: Go benchmarks of the hot paths, side by side in one run.
@@ -90,7 +105,7 @@ bench-sim:
 ## example-plots: regenerate the README's example plots (docs/img/examples)
 ## from the example scenarios, in the simulator.
 .PHONY: example-plots
-example-plots: build
+example-plots: rocelab
 	scripts/example-plots.sh $(BIN)
 
 ## dashboards: regenerate the Grafana dashboards (dashboards/grafana/json)

@@ -53,6 +53,8 @@ refused for --underlay and --listen. The agent serves only the labs it
 deployed itself: a lab deployed on its machine without agents is not its to
 show, repair or exec into. At start it restarts the nodes of its parts that
 died while it was away. Needs root.`,
+		Example: `  rocelab agent --underlay 10.0.0.11 --token-file /etc/rocelab/token --tls-dir /etc/rocelab/ca
+  rocelab agent --underlay 10.0.0.12 --listen 10.0.0.12:7470 --token-file /etc/rocelab/token --tls-dir /etc/rocelab/ca`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ul, err := netip.ParseAddr(underlay)

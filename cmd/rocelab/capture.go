@@ -17,14 +17,18 @@ func newCaptureCmd(opts *options) *cobra.Command {
 	var count int
 	var duration time.Duration
 	cmd := &cobra.Command{
-		Use:   "capture NODE:PORT -w FILE.pcap [-c N] [--dir rx|tx|both] [--name LAB] [--duration D]",
+		Use:   "capture NODE:PORT -w FILE.pcap [-c N] [--dir rx|tx|both] [--name LAB] [--wall-duration D]",
 		Short: "Capture a node port's frames, as the model sent and received them, to a pcap",
 		Long: `Capture asks a node process to record the frames one of its ports receives
 and sends — as its model saw them, with timestamps in fabric (real) time —
-into a pcap file, until -c frames, --duration or Ctrl-C, then prints how many
-frames it wrote. PORT is the topology's port name (p1) or the interface name.
+into a pcap file, until -c frames, --wall-duration (wall-clock time, not
+fabric time: at a scale factor k, 5s of wall clock is 5s/k of fabric time)
+or Ctrl-C, then prints how many frames it wrote. PORT is the topology's port name (p1) or the interface name.
 Open the file with Wireshark or tshark: RoCEv2 decodes as InfiniBand, PFC as
 MAC control. Needs root.`,
+		Example: `  rocelab capture rtsw2:p3 -w p3.pcap -c 1000
+  rocelab capture host4:gpu0 -w gpu0.pcap --dir rx --wall-duration 5s
+  rocelab capture rtsw1:p1 -w p1.pcap --name laptop -c 100`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch dir {
@@ -36,7 +40,7 @@ MAC control. Needs root.`,
 				return badInput(errors.New("-w FILE is required"))
 			}
 			if count < 0 || duration < 0 {
-				return badInput(errors.New("-c and --duration must not be negative"))
+				return badInput(errors.New("-c and --wall-duration must not be negative"))
 			}
 			if err := requireRoot("capture"); err != nil {
 				return err
@@ -61,8 +65,12 @@ MAC control. Needs root.`,
 	cmd.Flags().StringVarP(&file, "write", "w", "", "pcap file to write")
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many frames (0: no limit)")
 	cmd.Flags().StringVar(&dir, "dir", "both", "direction seen from the port: rx, tx or both")
-	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: no limit)")
+	cmd.Flags().DurationVar(&duration, "wall-duration", 0, "stop after this much wall-clock time (0: no limit)")
+	// --duration was this flag's name; perf's --duration is fabric time.
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this much wall-clock time (0: no limit); deprecated: --wall-duration")
+	cmd.Flags().MarkDeprecated("duration", "it is wall-clock time here (perf's --duration is fabric time): use --wall-duration")
 	limit(cmd.Flags(), "count", 0, 1e12)
+	limit(cmd.Flags(), "wall-duration", 0, unbounded)
 	limit(cmd.Flags(), "duration", 0, unbounded)
 	cmd.Flags().StringVar(&name, "name", "", "lab name")
 	addRootFlag(cmd, &root)

@@ -28,7 +28,13 @@ every pair for all-to-all), gives each host's endpoint process its ranks, and
 runs the sizes in turn, each warmup+iters times. Every iteration starts on all
 hosts at the same instant; a size's time is the slowest host's, #wrong sums
 the hosts' wrong elements (data is checked unless --check=false). Times are
-fabric time, in real units. Needs root.`,
+fabric time, in real units. The table has nccl-tests' layout, its
+out-of-place and in-place columns and its footer; the lab runs each size
+out of place only, so the in-place columns say n/a and the average bus
+bandwidth is the out-of-place one. Needs root.`,
+		Example: `  rocelab collective allreduce --sizes 1MB:4MB
+  rocelab collective allgather --ranks host1:gpu0,host2:gpu0,host3:gpu0,host4:gpu0 --iters 10
+  rocelab collective alltoall --sizes 64KB --name laptop -o json`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"allreduce", "allgather", "reducescatter", "alltoall"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,7 +113,7 @@ fabric time, in real units. Needs root.`,
 				if err := opts.printJSON(res); err != nil {
 					return err
 				}
-			} else if err := collective.WriteTable(opts.stdout, res); err != nil {
+			} else if err := writeNCCLTable(opts.stdout, res); err != nil {
 				return err
 			}
 			warnBehind(ctx, l, opts.stderr)

@@ -55,6 +55,11 @@ Output: a table (or -o json), --junit FILE, and with --pcap-dir a pcap of the
 exchange of every failed case. Exit status: 0 when every case citing a MUST
 passed, 1 when one failed, 2 on bad usage (also when a case cites a
 requirement the specification does not have).`,
+		Example: `  rocelab compliance
+  rocelab compliance --mode rocev2 --junit compliance.xml
+  rocelab compliance --case 'rc/*' --skip rc/retry-exceeded --pcap-dir failed/
+  rocelab compliance --iut node
+  rocelab compliance --iut lab --node host1:gpu1 --skip rc/retry-exceeded`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := endpoint.ParseMode(mode)

@@ -36,6 +36,9 @@ stops it. Needs root for a live lab (the node sockets are root-only).
 
   rocelab dashboard                       # then open http://127.0.0.1:9464/
   rocelab dashboard --replay out/`,
+		Example: `  rocelab dashboard
+  rocelab dashboard --name laptop --listen 127.0.0.1:9464
+  rocelab dashboard --replay out/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval < 50*time.Millisecond {

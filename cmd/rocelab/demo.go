@@ -46,6 +46,9 @@ lost on a lossless class and the loops kept up with the wall clock (p99
 lag at most 20 ms), as frames per second per CPU (the figure scale: auto
 divides the fabric's frame rate by; for one group, per lab), with each
 probe's loop lag and CPU per frame. It takes a few minutes.`,
+		Example: `  rocelab demo
+  rocelab demo --node-groups 0
+  rocelab demo --capacity`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("demo"); err != nil {
@@ -71,7 +74,7 @@ probe's loop lag and CPU per frame. It takes a few minutes.`,
 			if opts.wantJSON() {
 				return opts.printJSON(res)
 			}
-			opts.log.Info("demo done", "total", res.Total.Round(100*time.Millisecond))
+			fmt.Fprintf(opts.stderr, "The demo took %v, and its lab is destroyed.\n", res.Total.Round(100*time.Millisecond))
 			return nil
 		},
 	}

@@ -120,6 +120,10 @@ it off on one machine.
 
 --repair (with --name, or alone for the only lab) restarts every node of a
 deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
+		Example: `  rocelab deploy
+  rocelab deploy -t ai-zone-64 --node-groups 2
+  rocelab deploy -t my-lab.yaml --name mine --runtime docker
+  rocelab deploy --repair --name laptop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repair {
@@ -199,6 +203,9 @@ deployed lab whose process is dead, as rocelab restart NODE does. Needs root.`,
 				return err
 			}
 			for _, w := range lab.Waits {
+				fmt.Fprintln(opts.stderr, w)
+			}
+			if w := scaleWarning(lab.Scale, nodeGroups, k != 0); w != "" {
 				fmt.Fprintln(opts.stderr, w)
 			}
 			if opts.wantJSON() {

@@ -31,6 +31,9 @@ deploy starts at once; destroy --all --images also removes every one that
 no container uses (run it while no docker deploy is in progress). -t names the
 lab after the topology (as deploy does without --name); --all destroys every
 lab on the machine, including those known only by their leftovers. Needs root.`,
+		Example: `  rocelab destroy --name laptop
+  rocelab destroy -t ai-zone-64
+  rocelab destroy --all          # every lab on this machine, also other people's`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given := 0

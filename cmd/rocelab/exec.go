@@ -27,6 +27,9 @@ container (with the image's tools); a node in the lab's own image, which has
 none, runs the host's command in the container's network namespace.
 
 --name picks the lab when several have a node of that name. Needs root.`,
+		Example: `  rocelab exec host1 -- ping -c 3 198.19.0.9
+  rocelab exec host1 --name laptop -- ibv_devinfo
+  rocelab exec rtsw1 -- ip -br link`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {

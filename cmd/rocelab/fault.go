@@ -45,6 +45,9 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
   duplicate 1% · rate 100G · down · flap period 1ms down 100us · ecn-off
   pfc-off 3 · dscp-map 26:0 · storm [prio 3] [interval 10us]
   elephant dst IP [rate R] · incast dst IP burst 1MB period 100us`,
+		Example: `  rocelab fault add rtsw2 to host4 loss 1%
+  rocelab fault list
+  rocelab fault clear --all`,
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "", "lab name (default: the only lab that has the node)")
 	cmd.PersistentFlags().StringVar(&root, "root", state.DefaultRoot, "run directory root")
@@ -53,7 +56,11 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 	add := &cobra.Command{
 		Use:   "add TARGET KIND [params…]",
 		Short: "Add a fault on a port's egress, a node's ports or a link direction",
-		Args:  cobra.MinimumNArgs(2),
+		Example: `  rocelab fault add rtsw2 to host4 loss 1%
+  rocelab fault add host1:gpu0 delay 50us jitter 5us
+  rocelab fault add 'rtsw1->ctsw1' down
+  rocelab fault add rtsw1 and ctsw1 flap period 1ms down 100us --name laptop`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, rest := faultTargetArgs(args)
 			if len(rest) == 0 {
@@ -100,7 +107,9 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the faults of a lab",
-		Args:  cobra.NoArgs,
+		Example: `  rocelab fault list
+  rocelab fault list --name laptop -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("fault"); err != nil {
 				return err
@@ -149,7 +158,9 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 	clear := &cobra.Command{
 		Use:   "clear [ID|--all]",
 		Short: "Remove one fault (node/fN) or every fault of the lab",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  rocelab fault clear rtsw2/f1
+  rocelab fault clear --all --name laptop`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) == 1) {
 				return badInput(errors.New("give one fault ID (node/fN) or --all"))

@@ -20,6 +20,9 @@ func newGraphCmd(opts *options) *cobra.Command {
 above them, the front-end network beside. Large topologies are drawn
 compactly (hosts with the same switches share a box, long rows are elided);
 --full draws every node.`,
+		Example: `  rocelab graph -w laptop.svg
+  rocelab graph -t ai-zone-64 -f mermaid
+  rocelab graph -t my-lab.yaml -f dot -w lab.dot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
@@ -42,7 +45,7 @@ compactly (hosts with the same switches share a box, long rows are elided);
 			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 				return fmt.Errorf("write graph: %w", err)
 			}
-			opts.log.Info("wrote graph", "file", out, "format", format)
+			fmt.Fprintf(opts.stdout, "wrote the %s drawing of %s (%d nodes, %d links) to %s\n", format, t.Name, len(t.Nodes), len(t.Links), out)
 			return nil
 		},
 	}

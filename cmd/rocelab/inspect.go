@@ -17,6 +17,8 @@ func newInspectCmd(opts *options) *cobra.Command {
 node: kind, role, namespace, process, addresses, interfaces, the user's image
 (when a node has one), and the health of each node process (GET /health on
 its socket) and of each user container and its endpoint sidecar. Needs root.`,
+		Example: `  rocelab inspect
+  rocelab inspect --name laptop -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("inspect"); err != nil {

@@ -21,10 +21,11 @@ func newNodeCmd(opts *options) *cobra.Command {
 		readyFD int
 	)
 	cmd := &cobra.Command{
-		Use:    "node --config FILE [--config FILE…]",
-		Short:  "Run one lab node (started by deploy)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:     "node --config FILE [--config FILE…]",
+		Short:   "Run one lab node (started by deploy)",
+		Example: `  rocelab node --config /run/rocelab/laptop/rtsw1.json`,
+		Hidden:  true,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {

@@ -80,6 +80,10 @@ whatever the lab's time dilation. The data is checked: the receiving side
 compares what arrived with the pattern the sender wrote. When nothing moves
 for --stall (a dead node, a link held down), perf stops, names what the
 lab's health finds wrong and exits 1. Needs root.`,
+		Example: `  rocelab perf write --from host1 --to host4
+  rocelab perf read --from host1:gpu1 --to host3:gpu1 --qps 4 --size 64K
+  rocelab perf send --from host2 --to host4 --duration 5ms --mode metaroce --cc dcqcn
+  rocelab perf write --from host1 --to host4 --lat`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"write", "read", "send"},
 		RunE: func(cmd *cobra.Command, args []string) error {

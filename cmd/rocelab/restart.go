@@ -21,6 +21,8 @@ ports, MACs, addresses and routes (faults added live are gone). Use it on a
 node that rocelab inspect, stats or a stalled perf named dead;
 rocelab deploy --repair restarts every dead node of a lab. The netns
 runtime only: a docker node's namespace dies with its container. Needs root.`,
+		Example: `  rocelab restart rtsw1
+  rocelab restart host2 --name laptop`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireRoot("restart"); err != nil {

@@ -15,6 +15,7 @@ import (
 type options struct {
 	stdout, stderr io.Writer
 	output         string // table or json
+	format         string // --format, containerlab's name for --output
 	verbose        bool
 	log            *slog.Logger
 }
@@ -41,6 +42,9 @@ through them, injects faults, and shows what the fabric did.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.settleFormat(cmd); err != nil {
+				return badInput(err)
+			}
 			switch opts.output {
 			case "table", "json":
 			default:
@@ -65,6 +69,9 @@ through them, injects faults, and shows what the fabric did.`,
 	root.Version = version
 	root.SetVersionTemplate("rocelab {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format where output is tabular: table or json")
+	// containerlab users type --format json; graph's own --format (svg,
+	// dot, mermaid) shadows this one there.
+	root.PersistentFlags().StringVar(&opts.format, "format", "", "same as -o/--output: table or json (containerlab's spelling)")
 	root.PersistentFlags().BoolVarP(&opts.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return badInput(err) })
 
@@ -91,7 +98,26 @@ through them, injects faults, and shows what the fabric did.`,
 		newRestartCmd(opts),
 		newAgentCmd(opts),
 	)
+	addCompletions(root)
 	return root
+}
+
+// settleFormat makes --format json|table the output format, unless -o
+// says otherwise.
+func (o *options) settleFormat(cmd *cobra.Command) error {
+	if o.format == "" {
+		return nil
+	}
+	if cmd.Flags().Changed("output") && o.output != o.format {
+		return fmt.Errorf("--format %s and -o %s disagree: give one", o.format, o.output)
+	}
+	switch o.format {
+	case "table", "json":
+	default:
+		return fmt.Errorf("--format %q: want table or json (the same as -o)", o.format)
+	}
+	o.output = o.format
+	return nil
 }
 
 // isUsageError recognises cobra's argument errors, which it returns unwrapped.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -81,6 +82,10 @@ all-to-all of more than 128 ranks (--workers is refused for it).
 
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
+		Example: `  rocelab run --sim examples/01-incast-hol/scenario.yaml --report out/
+  rocelab run --sim examples/04-ecmp/spray.yaml --junit results.xml
+  rocelab run examples/01-incast-hol/scenario.yaml
+  rocelab run --sim --match-emulation examples/01-incast-hol/scenario.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScenario(cmd, opts, args[0], f, cmd.Flags().Changed("seed"))
@@ -123,33 +128,91 @@ const maxBehindRetries = 4
 
 func behind(out *labrun.Outcome) bool { return out != nil && out.Behind != nil && out.Behind.Behind }
 
+// runScenario loads, checks and runs file. A file that does not load or
+// cannot run as asked exits 2, and with --junit still leaves a report that
+// names why.
 func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, seedSet bool) error {
 	sc, err := scenario.Load(file)
+	if err == nil {
+		err = checkRun(cmd, sc, file, &f)
+	}
 	if err != nil {
+		return invalidScenario(f.junit, file, err)
+	}
+	return runChecked(cmd, opts, sc, f, seedSet)
+}
+
+// invalidScenario is err as bad input, after writing the JUnit report of
+// the invalid file when one was asked for.
+func invalidScenario(junit, file string, err error) error {
+	if junit == "" {
 		return badInput(err)
 	}
+	if jerr := writeJUnitFile(junit, func(w io.Writer) error {
+		return scenario.WriteJUnitInvalid(w, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), file, err)
+	}); jerr != nil {
+		return badInput(fmt.Errorf("%w (and the JUnit report: %v)", err, jerr))
+	}
+	return badInput(err)
+}
+
+// writeJUnitFile creates path (and its directory) and writes it with write.
+func writeJUnitFile(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	jf, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	err = write(jf)
+	if cerr := jf.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	return nil
+}
+
+// checkRun refuses flags that do not go together and a scenario this run
+// cannot run; it settles f.workers.
+func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlags) error {
 	if f.match && !f.sim {
-		return badInput(errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)"))
+		return errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)")
 	}
 	if f.sim && !f.match && (cmd.Flags().Changed("node-groups") || cmd.Flags().Changed("socket-links")) {
-		return badInput(errors.New("--node-groups and --socket-links shape the emulated lab: with --sim they go with --match-emulation (which then plans its switches and scale as that lab's)"))
+		return errors.New("--node-groups and --socket-links shape the emulated lab: with --sim they go with --match-emulation (which then plans its switches and scale as that lab's)")
 	}
 	if f.nodeGroups < 0 {
-		return badInput(fmt.Errorf("--node-groups %d: want 0 (a process per node) or more", f.nodeGroups))
+		return fmt.Errorf("--node-groups %d: want 0 (a process per node) or more", f.nodeGroups)
 	}
 	if cmd.Flags().Changed("workers") {
 		if !f.sim {
-			return badInput(errors.New("--workers goes with --sim (the emulation runs on its nodes' loops)"))
+			return errors.New("--workers goes with --sim (the emulation runs on its nodes' loops)")
 		}
 		if f.workers < 1 {
-			return badInput(fmt.Errorf("--workers %d: want 1 or more", f.workers))
+			return fmt.Errorf("--workers %d: want 1 or more", f.workers)
 		}
 		if err := labrun.CheckWorkers(sc, f.workers); err != nil {
-			return badInput(fmt.Errorf("%s: %w", file, err))
+			return fmt.Errorf("%s: %w", file, err)
 		}
 	} else {
 		f.workers = labrun.AutoWorkers(sc, runtime.NumCPU())
 	}
+	if !f.sim {
+		for _, w := range sc.Workloads {
+			if w.Kind == scenario.KindFE {
+				return fmt.Errorf("%s: workload %s: kind fe is not supported in emulation yet: run it with --sim", file, w.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// runChecked runs a scenario checkRun accepted.
+func runChecked(cmd *cobra.Command, opts *options, sc *scenario.Scenario, f runFlags, seedSet bool) error {
+	var err error
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers,
 		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks}
 	var out *labrun.Outcome
@@ -165,11 +228,6 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 			fmt.Fprint(opts.stderr, "\r\033[K")
 		}
 	} else {
-		for _, w := range sc.Workloads {
-			if w.Kind == scenario.KindFE {
-				return badInput(fmt.Errorf("%s: workload %s: kind fe is not supported in emulation yet: run it with --sim", file, w.Name))
-			}
-		}
 		if err := requireRoot("run (without --sim)"); err != nil {
 			return err
 		}
@@ -189,19 +247,10 @@ func runScenario(cmd *cobra.Command, opts *options, file string, f runFlags, see
 		return err
 	}
 	if f.junit != "" {
-		jerr := os.MkdirAll(filepath.Dir(f.junit), 0o755)
-		var jf *os.File
-		if jerr == nil {
-			jf, jerr = os.Create(f.junit)
-		}
-		if jerr == nil {
-			jerr = scenario.WriteJUnitWith(jf, sc.Name, out.Results, scenario.JUnitOptions{File: sc.Source, Elapsed: out.Wall, Behind: out.Verdict.Behind})
-			if cerr := jf.Close(); jerr == nil {
-				jerr = cerr
-			}
-		}
-		if jerr != nil {
-			return fmt.Errorf("junit: %w", jerr)
+		if err := writeJUnitFile(f.junit, func(w io.Writer) error {
+			return scenario.WriteJUnitWith(w, sc.Name, out.Results, scenario.JUnitOptions{File: sc.Source, Elapsed: out.Wall, Behind: out.Verdict.Behind})
+		}); err != nil {
+			return err
 		}
 	}
 	if err != nil {

@@ -29,6 +29,9 @@ fabric time. Ports are named p1…pN, as in fault and capture. A node that
 does not answer is marked DEAD above the tables (in -o json: "dead"); the
 other nodes are shown, and the exit code is 1. --watch redraws every
 interval until Ctrl-C. Needs root.`,
+		Example: `  rocelab stats
+  rocelab stats rtsw1 --watch --interval 2s
+  rocelab stats host4 --name laptop -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 {
@@ -57,7 +60,15 @@ interval until Ctrl-C. Needs root.`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the only deployed lab)")
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every interval until Ctrl-C")
+	// No -w: -w is --write in every other command. Say so to whoever
+	// types the old shorthand.
+	cmd.Flags().BoolVar(&watch, "watch", false, "redraw every interval until Ctrl-C")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "shorthand flag: 'w'") {
+			return badInput(fmt.Errorf("%w: stats redraws with --watch (-w is --write, in capture, graph and the rest)", err))
+		}
+		return badInput(err)
+	})
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "wall-clock time between the two snapshots of a rate")
 	limit(cmd.Flags(), "interval", 0.001, 3600)
 	addRootFlag(cmd, &root)

@@ -18,6 +18,9 @@ func newTopoCmd(opts *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topo",
 		Short: "Topology tools: generate, show, schema",
+		Example: `  rocelab topo gen clos --hosts 64 --rtsw 8 -w zone64.yaml
+  rocelab topo show -t zone64.yaml
+  rocelab topo schema`,
 	}
 	cmd.AddCommand(newTopoGenCmd(opts), newTopoShowCmd(opts), newTopoSchemaCmd(opts))
 	return cmd
@@ -25,9 +28,10 @@ func newTopoCmd(opts *options) *cobra.Command {
 
 func newTopoSchemaCmd(opts *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "schema",
-		Short: "Print the JSON Schema of the topology format",
-		Args:  cobra.NoArgs,
+		Use:     "schema",
+		Short:   "Print the JSON Schema of the topology format",
+		Example: `  rocelab topo schema > topology.schema.json`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := opts.stdout.Write(topologies.Schema())
 			return err
@@ -113,18 +117,26 @@ func newTopoGenCmd(opts *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen clos|multizone [flags] [-w FILE]",
 		Short: "Generate an explicit topology file: a Clos AI zone, or several zones under an ATSW layer",
+		Example: `  rocelab topo gen clos --hosts 64 --rtsw 8 -w zone64.yaml
+  rocelab topo gen multizone --zones 2 -w two-zones.yaml`,
 	}
 	for _, kind := range []string{"clos", "multizone"} {
 		g := &genFlags{}
 		multizone := kind == "multizone"
 		short := "One Clos AI zone (hosts, RTSW, CTSW) with the front-end beside it"
+		example := `  rocelab topo gen clos --hosts 64 --rtsw 8 -w zone64.yaml
+  rocelab topo gen clos --hosts 16 --gpus 8 --attach rail --oversubscription 2:1 --no-fe
+  rocelab topo gen clos --name mine > mine.yaml`
 		if multizone {
 			short = "Several AI zones joined by an ATSW layer"
+			example = `  rocelab topo gen multizone --zones 2 --hosts 8 -w two-zones.yaml
+  rocelab topo gen multizone --zones 4 --atsw 8 --zone-oversubscription 2:1`
 		}
 		sub := &cobra.Command{
-			Use:   kind,
-			Short: short,
-			Args:  cobra.NoArgs,
+			Use:     kind,
+			Short:   short,
+			Example: example,
+			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				spec, err := g.spec(multizone)
 				if err != nil {
@@ -162,7 +174,7 @@ func newTopoGenCmd(opts *options) *cobra.Command {
 				if err := os.WriteFile(g.out, buf.Bytes(), 0o644); err != nil {
 					return fmt.Errorf("write topology: %w", err)
 				}
-				opts.log.Info("wrote topology", "file", g.out, "nodes", len(nodes), "links", len(links))
+				fmt.Fprintf(opts.stdout, "wrote topology %s (%d nodes, %d links) to %s\n", name, len(nodes), len(links), g.out)
 				return nil
 			},
 		}
@@ -177,7 +189,10 @@ func newTopoShowCmd(opts *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [-t FILE] [--lab NAME]",
 		Short: "List every port: peer, rate, delay, MTU, address, MAC, interface name",
-		Args:  cobra.NoArgs,
+		Example: `  rocelab topo show
+  rocelab topo show -t ai-zone-64 -o json
+  rocelab topo show -t my-lab.yaml --lab mine`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := loadTopology(file)
 			if err != nil {

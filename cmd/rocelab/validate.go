@@ -47,6 +47,10 @@ prints the JSON Schema of the format instead.
 
   rocelab validate topologies/laptop.yaml
   rocelab validate -t ai-zone-64`,
+		Example: `  rocelab validate
+  rocelab validate my-lab.yaml
+  rocelab validate -t ai-zone-64
+  rocelab validate --schema > topology.schema.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

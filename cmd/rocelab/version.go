@@ -22,7 +22,9 @@ func newVersionCmd(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the rocelab version",
-		Args:  cobra.NoArgs,
+		Example: `  rocelab version
+  rocelab version -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 			if bi, ok := debug.ReadBuildInfo(); ok {

@@ -18,6 +18,8 @@ func newWireCmd(opts *options) *cobra.Command {
 		Short: "Packet codecs: write sample captures, decode captures",
 		Long: `The wire commands expose rocelab's frame codecs (RoCEv2 BTH/RETH/AETH/ImmDt,
 CNP, ICRC, 802.1Qbb PFC, 802.3x PAUSE) for users and for debugging.`,
+		Example: `  rocelab wire samples -w s.pcap
+  rocelab wire decode s.pcap`,
 	}
 	cmd.AddCommand(newWireSamplesCmd(opts), newWireDecodeCmd(opts))
 	return cmd
@@ -109,6 +111,8 @@ func newWireDecodeCmd(opts *options) *cobra.Command {
 		Long: `Decode each frame of a pcap or pcapng capture (Ethernet) with rocelab's codecs:
 print its summary and whether the ICRC of RoCEv2 frames verifies (Wireshark
 does not check it). Exits 1 when a frame fails to decode or carries a bad ICRC.`,
+		Example: `  rocelab wire samples -w s.pcap
+  rocelab wire decode s.pcap`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])

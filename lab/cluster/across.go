@@ -474,7 +474,7 @@ func execAcross(ctx context.Context, l *deploy.Lab, n *deploy.Node, argv []strin
 func captureAcross(ctx context.Context, l *deploy.Lab, n *deploy.Node, port string, o deploy.CaptureOptions) (deploy.CaptureResult, error) {
 	res := deploy.CaptureResult{Node: n.Name, Port: port, File: o.File}
 	if o.Frames <= 0 && o.Duration <= 0 {
-		return res, fmt.Errorf("capture %s:%s: the node runs on machine %s: give -c N or --duration, the capture comes back when it ends", n.Name, port, n.Machine)
+		return res, fmt.Errorf("capture %s:%s: the node runs on machine %s: give -c N or --wall-duration, the capture comes back when it ends", n.Name, port, n.Machine)
 	}
 	a, err := agentOf(l, n)
 	if err != nil {
