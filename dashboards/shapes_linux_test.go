@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -23,8 +24,8 @@ import (
 // group (the shape `run` and `demo` use, one process for several nodes) —
 // drives every kind of traffic a panel shows, has a real Prometheus scrape
 // `rocelab dashboard`'s /metrics, and asks every query of every generated
-// Grafana panel: each must return at least one series. No query is
-// excused; the traffic is
+// Grafana panel: each must return at least one series (and
+// rocelab_build_info is there). No query is excused; the traffic is
 //   - a collective (all_reduce, data checked) before the rest: busbw,
 //     iteration time, wrong elements;
 //   - a fault that delays every frame rtsw1 sends: active faults, fault
@@ -194,6 +195,15 @@ func checkEveryQuery(t *testing.T, bin, promBin string, o deploy.Options) int {
 	}
 	if len(pending) > 0 {
 		t.Logf("targets: %s", prom.targets(t))
+	}
+	// The dashboard's own build, beside the lab's families.
+	bi := fmt.Sprintf(`rocelab_build_info{goversion=%q, version!="", revision!=""} == 1`, runtime.Version())
+	for try := 1; len(prom.query(t, bi).Data.Result) != 1; try++ {
+		if try == 6 {
+			t.Errorf("%s: not one series", bi)
+			break
+		}
+		time.Sleep(1500 * time.Millisecond)
 	}
 	return asked
 }
