@@ -32,6 +32,10 @@ import (
 //     hits;
 //   - pfc-off on rtsw2's port to host3, so host3 ignores rtsw2's pauses
 //     and rtsw2 drops for want of headroom: drops by reason;
+//   - a PFC storm from rtsw1 into host1:gpu1, a NIC the incast does not
+//     use: NIC paused by PFC (a NIC reports pauses once it has received
+//     one, and which senders of the incast are paused, if any, depends
+//     on the scale the machine allows);
 //   - an incast of three NICs into host4:gpu1: everything else (link
 //     utilisation, queues, PFC, ECN, CNPs, QP rates).
 //
@@ -132,6 +136,7 @@ func checkEveryQuery(t *testing.T, bin, promBin string, o deploy.Options) int {
 	for _, f := range []struct{ node, target, spec string }{
 		{"rtsw1", "all", "delay 1us"},
 		{"rtsw2", "p1", "pfc-off prio 3"},
+		{"rtsw1", "p2", "storm prio 3 quanta 65535 interval 100us"},
 	} {
 		spec, err := faults.ParseSpec(f.spec)
 		if err != nil {
