@@ -55,8 +55,9 @@ func TestGrafanaQueriesEveryShape(t *testing.T) {
 		{"one group", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := checkEveryQuery(t, bin, promBin, deploy.Options{NodeGroups: tc.groups})
-			t.Logf("%s: %d queries, each with series", tc.name, n)
+			if n := checkEveryQuery(t, bin, promBin, deploy.Options{NodeGroups: tc.groups}); !t.Failed() {
+				t.Logf("%s: %d queries, each with series", tc.name, n)
+			}
 		})
 	}
 }
