@@ -23,11 +23,15 @@ import (
 type LiveOptions struct {
 	Root, Name string        // the lab: run-directory root and name ("" for the only lab)
 	Interval   time.Duration // between web-view frames (0: 250 ms)
-	Log        *slog.Logger
+	// Version is the serving binary's release, for rocelab_build_info
+	// ("": the main module's version, else "dev").
+	Version string
+	Log     *slog.Logger
 }
 
 // Live returns the handler of `rocelab dashboard` for a deployed lab:
-// /metrics (Prometheus) and the live web view at /. close releases the
+// /metrics (Prometheus: the lab's families and rocelab_build_info) and
+// the live web view at /. close releases the
 // lab's node connections.
 func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, close func(), err error) {
 	src, err := labsource.Open(ctx, o.Root, o.Name)
@@ -45,9 +49,11 @@ func Live(ctx context.Context, o LiveOptions) (h http.Handler, name string, clos
 	interval := cmp.Or(o.Interval, web.DefaultInterval)
 	shared := metrics.Shared(src, interval, metrics.ReadTimeout)
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(metrics.NewCollector(shared, o.Log)); err != nil {
-		src.Close()
-		return nil, "", nil, fmt.Errorf("dashboard: %w", err)
+	for _, c := range []prometheus.Collector{metrics.NewCollector(shared, o.Log), metrics.NewBuildInfoCollector(metrics.ReadBuildInfo(o.Version))} {
+		if err := reg.Register(c); err != nil {
+			src.Close()
+			return nil, "", nil, fmt.Errorf("dashboard: %w", err)
+		}
 	}
 	layout := graph.NewLayout(t, graph.Options{Full: len(t.Nodes) <= 64})
 	s := web.New(web.Options{

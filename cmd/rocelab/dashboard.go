@@ -101,7 +101,7 @@ func dashboardHandler(cmd *cobra.Command, opts *options, root, name, replay stri
 	if err := requireRoot("dashboard"); err != nil {
 		return nil, "", nil, err
 	}
-	h, title, closeFn, err := dashboards.Live(cmdContext(cmd), dashboards.LiveOptions{Root: root, Name: name, Interval: interval, Log: opts.log})
+	h, title, closeFn, err := dashboards.Live(cmdContext(cmd), dashboards.LiveOptions{Root: root, Name: name, Interval: interval, Version: version, Log: opts.log})
 	if errors.Is(err, deploy.ErrPickLab) {
 		return nil, "", nil, badInput(err)
 	}

@@ -121,13 +121,14 @@ func Convert(r Reading) []Metric {
 }
 
 // Families returns every exported family's name (with the rocelab_
-// prefix), help and type, for docs and tests.
+// prefix), help and type, for docs and tests: the lab's, then
+// rocelab_build_info (NewBuildInfoCollector), which has no lab label.
 func Families() []FamilyInfo {
 	out := make([]FamilyInfo, 0, len(families))
 	for _, f := range families {
 		out = append(out, FamilyInfo{Name: "rocelab_" + f.name, Help: f.help, Type: typeName(f.typ), Labels: append([]string{"lab"}, f.labels...)})
 	}
-	return out
+	return append(out, FamilyInfo{Name: BuildInfoName, Help: "1, labeled with the serving binary's build.", Type: "gauge", Labels: []string{"version", "revision", "goversion"}})
 }
 
 // FamilyInfo describes one exported family.

@@ -21,7 +21,9 @@ import (
 // faults, captures and telemetry; the loop's own counters (lag, wake-ups,
 // CPU) and the process's (node_cpu_seconds_total, heap, goroutines) are
 // reported by the first member only, so that sums over nodes count them
-// once. The members live and die
+// once, but every member reports its clock (emu_fabric_seconds_total,
+// emu_scale_factor: memberClock), which real-unit rates divide by. The
+// members live and die
 // together: /shutdown on any of them stops the group.
 type Group struct {
 	loop  *emu.Loop
@@ -80,6 +82,9 @@ func NewGroup(cfgs []Config, ios []IO, log *slog.Logger) (*Group, error) {
 			return nil, err
 		}
 		n.inline = alone
+		if !leader {
+			n.srcs = append(n.srcs, memberClock{cfg.Name, loop})
+		}
 		g.nodes = append(g.nodes, n)
 		base += len(cfg.Ports)
 	}

@@ -19,7 +19,8 @@ import (
 
 // TestGroup runs two switch nodes on one loop over in-memory ports: each
 // forwards through its own ports, answers on its own socket with its own
-// ports' telemetry (the loop's counters on the first member only), and
+// ports' telemetry (the loop's counters on the first member only, the
+// clock on each), and
 // /shutdown on either stops both.
 func TestGroup(t *testing.T) {
 	dir := t.TempDir()
@@ -105,6 +106,19 @@ func TestGroup(t *testing.T) {
 			}
 			if smp.Name == "emu_events_total" || smp.Name == "node_goroutines" {
 				loops++
+			}
+		}
+		// Every member reports its clock once: real-unit rates divide by
+		// the rate of their own node's fabric time.
+		for _, name := range []string{"emu_fabric_seconds_total", "emu_scale_factor"} {
+			var got []telemetry.Sample
+			for _, smp := range s {
+				if smp.Name == name {
+					got = append(got, smp)
+				}
+			}
+			if len(got) != 1 || got[0].Label("node") != tc.name || got[0].Value <= 0 {
+				t.Errorf("%s reports %s as %v, want once, node=%s, above 0", tc.name, name, got, tc.name)
 			}
 		}
 		if len(ports) != 2 || !ports[tc.name+"-p1"] || !ports[tc.name+"-p2"] {
