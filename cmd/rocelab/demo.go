@@ -29,7 +29,8 @@ func newDemoCmd(opts *options) *cobra.Command {
 the emulation lab with the netns runtime, runs a ring all-reduce across every
 GPU NIC and an incast into one NIC, prints in plain words what the fabric did
 (busbw, PFC pauses, ECN marks, the deepest queue), and destroys the lab. It
-needs root and takes well under two minutes.
+needs root and takes a few seconds (about 3 s on a 2-core machine, as the
+README says).
 
 Its nodes run in one process (--node-groups 1): their models share one
 event loop, and the links between them carry frames in memory, exact in
