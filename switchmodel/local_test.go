@@ -99,7 +99,6 @@ func ip6(src, dst netip.Addr, hops uint8) *layers.IPv6 {
 	return &layers.IPv6{Version: 6, HopLimit: hops, NextHeader: layers.IPProtocolICMPv6, SrcIP: src.AsSlice(), DstIP: dst.AsSlice()}
 }
 
-
 // icmp6 returns an ICMPv6 header of type typ over ip (for its checksum).
 func icmp6(t *testing.T, ip *layers.IPv6, typ uint8) *layers.ICMPv6 {
 	t.Helper()
