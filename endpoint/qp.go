@@ -262,6 +262,10 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 // LineRate returns the line rate of the QP's NIC.
 func (qp *QP) LineRate() clock.Rate { return qp.nic.opts.LineRate }
 
+// PathMTU returns the largest payload of the QP's packets: its NIC's MTU,
+// lowered to the peer's once connected (ToRTR).
+func (qp *QP) PathMTU() int { return qp.mtu }
+
 // Unsent reports whether a posted send WR has a packet the QP has not
 // transmitted even once. While it does, none of its WRs after it can
 // complete sooner than a round trip after that packet leaves.

@@ -17,8 +17,10 @@
 // (telemetry.Source) and the Queue, PG and Stats snapshots.
 //
 // Subfolders: fabric turns a topology into configured switches with routes
-// (both drivers use it); testbench has traffic sources and sinks for the
-// model's tests.
+// (both drivers use it); ctlplane is a switch's control plane, which
+// answers ARP, neighbour solicitations and pings to the switch's own
+// addresses (Options.Control, Switch.AddLocal); testbench has traffic
+// sources and sinks for the model's tests.
 //
 // See docs/design.md, "The switch model (switchmodel)", for the pipeline,
 // buffer accounting, PFC and its watchdog, ECN, scheduling and

@@ -88,7 +88,7 @@ func pfc(prio int, quanta uint16) *wire.Packet {
 func allDrops(sw *switchmodel.Switch) int64 {
 	var n int64
 	for _, r := range []string{"ingress_admission", "no_headroom", "ttl", "no_route", "oversize",
-		"egress_limit", "wred", "watchdog", "no_link"} {
+		"to_switch", "egress_limit", "wred", "watchdog", "no_link"} {
 		n += sw.Drops(r)
 	}
 	return n

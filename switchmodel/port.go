@@ -57,7 +57,10 @@ type Port struct {
 	label string
 	drops *dropTable       // nil until the port drops something
 	ctls  *[NumTC]classCtl // nil until the port needs them (ctl)
-	_     [16]byte
+	// replies counts the control plane's answers to packets that came
+	// in on this port (see punt).
+	replies int64
+	_       [8]byte
 
 	pg [NumTC]pg
 	q  [NumTC]queue
@@ -127,6 +130,7 @@ const (
 	dropTTL                           // ingress: TTL expired
 	dropNoRoute                       // ingress: no route, or nothing to route on
 	dropOversize                      // ingress: longer than the MTU
+	dropToSwitch                      // ingress: addressed to the switch, and not answered
 	dropEgressLimit                   // egress: lossy queue over EgressQueueLimit
 	dropWRED                          // egress: WRED drop of a Not-ECT packet
 	dropWatchdog                      // egress: PFC watchdog drop
@@ -136,7 +140,7 @@ const (
 
 var reasonNames = [numReasons]string{
 	"ingress_admission", "no_headroom", "ttl", "no_route", "oversize",
-	"egress_limit", "wred", "watchdog", "no_link",
+	"to_switch", "egress_limit", "wred", "watchdog", "no_link",
 }
 
 func (r dropReason) String() string { return reasonNames[r] }
@@ -251,7 +255,11 @@ func (pt *Port) Receive(p *wire.Packet) {
 		return
 	}
 	out, ok := s.route(p)
-	if !ok {
+	if !ok || out == localPort {
+		if ok || s.forControl(p) {
+			pt.punt(tc, p)
+			return
+		}
 		pt.drop(tc, dropNoRoute, p)
 		return
 	}

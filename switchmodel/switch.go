@@ -40,6 +40,11 @@ type Options struct {
 	// with the other switches of its fabric that run on the same scheduler
 	// (see Prefixes); nil gives the switch a numbering of its own.
 	Prefixes *Prefixes
+
+	// Control, if set, answers the packets addressed to the switch's own
+	// addresses (AddLocal): ARP, neighbour discovery, ICMP echo. Nil drops
+	// them (reason "to_switch").
+	Control ControlPlane
 }
 
 // Switch is the model of one switch ASIC: ports with eight traffic classes,
@@ -54,6 +59,7 @@ type Switch struct {
 	rng   *rand.Rand
 	// observer from Options.
 	onPFC func(port, prio int, xoff bool)
+	ctl   ControlPlane
 
 	ports []*Port
 	mmu   mmu
@@ -97,6 +103,7 @@ func New(opts Options) (*Switch, error) {
 		sched: opts.Sched,
 		rng:   rng,
 		onPFC: opts.OnPFC,
+		ctl:   opts.Control,
 		fib:   fib{prefixes: opts.Prefixes, shared: opts.Prefixes != nil},
 	}
 	if s.fib.prefixes == nil {
@@ -229,6 +236,9 @@ func (s *Switch) NextHop(p *wire.Packet) (int, error) {
 	out, ok := s.route(p)
 	if !ok {
 		return 0, errors.New("no route")
+	}
+	if out == localPort {
+		return 0, errors.New("addressed to the switch")
 	}
 	return out, nil
 }

@@ -45,7 +45,10 @@ type PortStats struct {
 	RxPackets, RxBytes int64
 	TxPackets, TxBytes int64 // PFC frames included
 	PFCRx, PFCTx       int64
-	Drops              map[string]int64 // packets by reason, all classes
+	// Replies are the control plane's answers to packets that came in on
+	// the port (ARP, neighbour advertisements, ICMP echo replies).
+	Replies int64
+	Drops   map[string]int64 // packets by reason, all classes
 }
 
 // txPackets returns the frames the port has transmitted: its queues'
@@ -112,7 +115,8 @@ func (pt *Port) Stats() PortStats {
 		RxPackets: pt.rxPkts, RxBytes: pt.rxBytes,
 		TxPackets: pt.txPackets(), TxBytes: pt.txBytes,
 		PFCRx: pt.pfcRx, PFCTx: pt.pfcTx,
-		Drops: map[string]int64{},
+		Replies: pt.replies,
+		Drops:   map[string]int64{},
 	}
 	for tc := range NumTC {
 		for r := range numReasons {
@@ -167,6 +171,7 @@ func (s *Switch) Collect(emit func(telemetry.Sample)) {
 		c("switch_port_tx_bytes_total", float64(pt.txBytes), pl)
 		c("switch_port_pfc_rx_frames_total", float64(pt.pfcRx), pl)
 		c("switch_port_pfc_tx_frames_total", float64(pt.pfcTx), pl)
+		c("switch_port_control_replies_total", float64(pt.replies), pl)
 		for i := range NumTC {
 			ql := telemetry.With(pl, telemetry.Label{Name: "tc", Value: tcLabels[i]})
 			q := pt.Queue(i)

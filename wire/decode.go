@@ -8,6 +8,7 @@ import (
 // EtherTypes the codecs know.
 const (
 	EtherTypeIPv4       = 0x0800
+	EtherTypeARP        = 0x0806
 	EtherTypeIPv6       = 0x86DD
 	EtherTypeVLAN       = 0x8100
 	EtherTypeMACControl = 0x8808

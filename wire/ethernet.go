@@ -51,3 +51,25 @@ func DefaultDSCPToTC() [64]uint8 {
 	m[DSCPCNP] = PrioCNP
 	return m
 }
+
+// MessageOnWire returns the bytes an RDMA message of size payload bytes
+// occupies on the wire as RoCEv2 over IPv4 without VLAN tag, cut into
+// packets of at most mtu payload bytes (the path MTU): per packet
+// Ethernet, IPv4, UDP, BTH, ICRC and the frame overhead of OnWireBytes,
+// plus firstExt bytes of extension headers in the first packet (RETHLen
+// for a WRITE). A message of 0 bytes is one packet. The best goodput a
+// link of rate r carries for such messages is size/MessageOnWire × r.
+func MessageOnWire(size, mtu, firstExt int) int {
+	const hdr = EthernetLen + IPv4MinLen + UDPLen + BTHLen + ICRCLen
+	if mtu <= 0 {
+		mtu = max(size, 1)
+	}
+	first := min(size, mtu)
+	n := OnWireBytes(hdr + firstExt + first)
+	rest := size - first
+	n += rest / mtu * OnWireBytes(hdr+mtu)
+	if r := rest % mtu; r > 0 {
+		n += OnWireBytes(hdr + r)
+	}
+	return n
+}

@@ -21,8 +21,8 @@ import (
 // all equal-cost shortest paths, parallel links included, from a
 // breadth-first search over the plane's switch graph from each switch.
 // Traffic never transits a host. A switch has no route to its own
-// addresses (the model has no local delivery). Routes are sorted by
-// prefix.
+// addresses: they are local (Switch.AddLocal with ControlPlane's Addrs).
+// Routes are sorted by prefix.
 func Routes(t *topologies.Topology) map[string][]switchmodel.Route {
 	out := map[string][]switchmodel.Route{}
 	for _, n := range t.Nodes {

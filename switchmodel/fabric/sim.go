@@ -44,6 +44,7 @@ type SimFabric struct {
 	byName   map[string]*switchmodel.Switch
 	switches []*switchmodel.Switch // node order
 	attached map[*topologies.Port]bool
+	local    [][]netip.Addr // each switch's own addresses, while building
 }
 
 var _ telemetry.Source = (*SimFabric)(nil)
@@ -81,6 +82,10 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 			onPFC = func(port, prio int, xoff bool) { opts.OnPFC(name, port, prio, xoff) }
 		}
 		se := f.engine(n)
+		cp, err := ControlPlane(n)
+		if err != nil {
+			return nil, fmt.Errorf("build sim fabric: %w", err)
+		}
 		sw, err := switchmodel.New(switchmodel.Options{
 			Name:     n.Name,
 			Config:   cfg,
@@ -89,10 +94,12 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 			Ports:    PortSpecs(n.Ports),
 			OnPFC:    onPFC,
 			Prefixes: prefixes,
+			Control:  cp,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("build sim fabric: %w", err)
 		}
+		f.local = append(f.local, cp.Addrs())
 		f.byName[n.Name] = sw
 		f.switches = append(f.switches, sw)
 	}
@@ -111,6 +118,14 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 	if rerr != nil {
 		return nil, rerr
 	}
+	// A switch's own addresses, more specific than the /31 of their
+	// link, are delivered to its control plane, not forwarded.
+	for i, sw := range f.switches {
+		if err := sw.AddLocal(f.local[i]...); err != nil {
+			return nil, fmt.Errorf("build sim fabric: %w", err)
+		}
+	}
+	f.local = nil
 	for _, l := range t.Links {
 		a, b := l.A, l.B
 		if a.Node.Kind != topologies.KindSwitch || b.Node.Kind != topologies.KindSwitch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,9 +56,13 @@ type Config struct {
 	// deploy.Options.SocketLinks). A node of its own ignores it.
 	SocketLinks bool         `json:"socket_links,omitempty"`
 	Ports       []PortConfig `json:"ports"`
-	// Switch and Routes configure a switch node.
-	Switch *switchmodel.Config `json:"switch,omitempty"`
-	Routes RouteTable          `json:"routes,omitempty"`
+	// Switch and Routes configure a switch node; Loopbacks are its
+	// loopback addresses, which with its ports' Addrs are its own: its
+	// control plane answers ARP, neighbour solicitations and pings for
+	// them (switchmodel/ctlplane), and it forwards nothing sent to them.
+	Switch    *switchmodel.Config `json:"switch,omitempty"`
+	Routes    RouteTable          `json:"routes,omitempty"`
+	Loopbacks []netip.Addr        `json:"loopbacks,omitempty"`
 	// NICs configure an endpoint node: NICs[i] is the RDMA NIC on
 	// Ports[i] (see nodeplan.Endpoint).
 	NICs []NICConfig `json:"nics,omitempty"`
@@ -108,6 +113,9 @@ type PortConfig struct {
 	// frames on the link carry how late they were written
 	// (emu.Port.PeerLoop).
 	PeerLoop bool `json:"peer_loop,omitempty"`
+	// Addrs are a switch port's own addresses (its end of the link's /31,
+	// and /127 with IPv6).
+	Addrs []netip.Addr `json:"addrs,omitempty"`
 }
 
 // Load reads and validates a Config file.

@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/perftest"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
+	"github.com/rocelab/rocelab/wire"
 )
 
 type perfJob struct {
@@ -28,7 +29,10 @@ type perfJob struct {
 	msgs     int64
 	done     []clock.Time // completion times (client, bandwidth), capped
 	rate     clock.Rate   // the line rate of the QPs' NIC
-	lats     []clock.Duration
+	// onWire is the bytes a message occupies on the wire at the QPs'
+	// path MTU, headers and frame overhead included.
+	onWire int
+	lats   []clock.Duration
 	// fcts holds every message's completion time, post to completion
 	// (a bandwidth client's), as the simulator's perf flows keep them.
 	fcts fct.Dist
@@ -133,6 +137,7 @@ func (p *perfJob) begin() error {
 		pq := &perfQP{p: p, q: q, idx: i, sentAt: make([]clock.Time, req.TxDepth)}
 		p.qps = append(p.qps, pq)
 		p.rate = p.ep.nics[q.nic].LineRate()
+		p.onWire = wire.MessageOnWire(req.Size, q.qp.PathMTU(), firstExt(req.Op))
 		if p.client != (req.Op == "read") {
 			fillPattern(q.buf[:req.Size], req.Seed, i)
 		} else {
@@ -377,8 +382,8 @@ func (p *perfJob) result() nodeapi.PerfResult {
 	req := p.req
 	r := nodeapi.PerfResult{Role: req.Role, Op: req.Op, Latency: req.Latency, Size: req.Size, QPs: len(p.qps),
 		Iterations: req.Iterations, Messages: p.msgs, Start: p.start, End: p.end, Checked: p.checked, WrongBytes: p.wrong}
-	wire, data := p.received()
-	r.RxWire = wire
+	rxWire, data := p.received()
+	r.RxWire = rxWire
 	if !p.client {
 		r.Bytes = data
 		if p.windowEnded {
@@ -415,7 +420,7 @@ func (p *perfJob) result() nodeapi.PerfResult {
 			r.BWAvg = float64(p.windowBytes) * 8 / w / 1e9
 			r.MsgRate = float64(p.windowMsgs) / w / 1e6
 		}
-		r.BWPeak = max(peakGbps(p.done, p.start, p.req.Size, p.rate), r.BWAvg)
+		r.BWPeak = max(peakGbps(p.done, p.start, p.req.Size, p.onWire, p.rate), r.BWAvg)
 	}
 	if p.client && p.j.finished() && p.fcts.Count() > 0 {
 		d := p.fcts
@@ -439,15 +444,19 @@ func (p *perfJob) result() nodeapi.PerfResult {
 // least a tenth of the run. Completions are stamped with the fabric time
 // of the loop turn that delivered them, so when the loop falls behind
 // they arrive in bunches, and a window's span understates the time its
-// messages took: a window lasts at least the time its bytes take on the
-// wire at line rate (when known), so the peak cannot exceed it (a perf
-// reported 553 Gb/s on a 400G link). The average has no such problem:
-// its end can only be late.
-func peakGbps(d []clock.Time, start clock.Time, size int, rate clock.Rate) float64 {
+// messages took: a window lasts at least the time its messages take on
+// the wire at line rate (when known), each onWire bytes with its headers
+// and frame overhead at the path MTU, so the peak cannot exceed the
+// goodput the link carries (a perf reported 553 Gb/s on a 400G link, then
+// 400.00 Gb/s, the line rate, where 4096-byte packets carry at most
+// 392.15 Gb/s of payload). The average has no such problem: its end can
+// only be late.
+func peakGbps(d []clock.Time, start clock.Time, size, onWire int, rate clock.Rate) float64 {
 	n := len(d)
 	if n < 2 {
 		return 0
 	}
+	onWire = max(onWire, size)
 	span := d[n-1].Sub(start) / 10
 	best := 0.0
 	j := 0
@@ -467,13 +476,26 @@ func peakGbps(d []clock.Time, start clock.Time, size int, rate clock.Rate) float
 		bits := float64(j-i) * float64(size) * 8
 		dt := d[j].Sub(d[i]).Seconds()
 		if rate > 0 {
-			dt = max(dt, bits/float64(rate))
+			dt = max(dt, float64(j-i)*float64(onWire)*8/float64(rate))
 		}
 		if dt > 0 {
 			best = max(best, bits/dt/1e9)
 		}
 	}
 	return best
+}
+
+// firstExt is the extension headers in the first packet of a perf
+// message that carries data: a WRITE's RETH, a READ response's AETH, none
+// for a SEND.
+func firstExt(op string) int {
+	switch op {
+	case "send":
+		return 0
+	case "read":
+		return wire.AETHLen
+	}
+	return wire.RETHLen
 }
 
 // fillPattern fills b with the bytes of pattern (seed, idx): a SplitMix64

@@ -16,6 +16,7 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 	"github.com/rocelab/rocelab/switchmodel"
+	"github.com/rocelab/rocelab/switchmodel/ctlplane"
 )
 
 // IO is a node's frame I/O: one PortIO per Config.Ports entry, the Waiter
@@ -80,12 +81,17 @@ func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, lea
 	for _, pc := range cfg.Ports {
 		specs = append(specs, switchmodel.PortSpec{Rate: pc.Rate, Delay: pc.Delay})
 	}
+	cp, err := controlPlane(cfg, loop, base)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
 	sw, err := switchmodel.New(switchmodel.Options{
-		Name:   cfg.Name,
-		Config: *cfg.Switch,
-		Sched:  loop,
-		Rand:   loop.Rand("switch/" + cfg.Name),
-		Ports:  specs,
+		Name:    cfg.Name,
+		Config:  *cfg.Switch,
+		Sched:   loop,
+		Rand:    loop.Rand("switch/" + cfg.Name),
+		Ports:   specs,
+		Control: cp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
@@ -97,6 +103,9 @@ func newSwitch(cfg Config, loop *emu.Loop, base int, share telemetry.Source, lea
 		sw.Attach(i, n.fx.connect(i, sw.Port(i)))
 	}
 	if err := cfg.Routes.install(sw); err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
+	}
+	if err := sw.AddLocal(cp.Addrs()...); err != nil {
 		return nil, fmt.Errorf("node %s: %w", cfg.Name, err)
 	}
 	n.srcs = []telemetry.Source{sw, n.fx}
@@ -311,4 +320,15 @@ func emuPorts(cfg Config, io IO) []emu.Port {
 		ports = append(ports, p)
 	}
 	return ports
+}
+
+// controlPlane returns the control plane of switch node cfg, whose ports
+// are loop's ports base …: their MACs (as the loop writes them) and
+// addresses, and the switch's loopbacks.
+func controlPlane(cfg Config, loop *emu.Loop, base int) (*ctlplane.Plane, error) {
+	ports := make([]ctlplane.Port, len(cfg.Ports))
+	for i, pc := range cfg.Ports {
+		ports[i] = ctlplane.Port{MAC: loop.PortMAC(base + i), Addrs: pc.Addrs}
+	}
+	return ctlplane.New(ports, cfg.Loopbacks...)
 }

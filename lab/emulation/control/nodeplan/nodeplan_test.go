@@ -2,6 +2,7 @@ package nodeplan_test
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,12 +31,16 @@ func TestSwitch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if diff := cmp.Diff([]netip.Addr{nd.Loopback}, c.Loopbacks, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			t.Errorf("%s loopbacks (-want +got):\n%s", nd.Name, diff)
+		}
 		if len(c.Ports) != len(nd.Ports) || len(c.Routes) != len(routes[nd.Name]) {
 			t.Errorf("%s: %d ports, %d routes; want %d, %d", nd.Name, len(c.Ports), len(c.Routes), len(nd.Ports), len(routes[nd.Name]))
 		}
 		for i, p := range nd.Ports {
-			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay, PeerLoop: p.Peer.Node.Kind == topologies.KindSwitch || p.Peer.Plane == topologies.BE}
-			if diff := cmp.Diff(want, c.Ports[i]); diff != "" {
+			want := node.PortConfig{IfName: p.IfName, MAC: p.MAC.String(), PeerMAC: p.Peer.MAC.String(), Rate: p.Rate, Delay: p.Delay, PeerLoop: p.Peer.Node.Kind == topologies.KindSwitch || p.Peer.Plane == topologies.BE,
+				Addrs: []netip.Addr{p.Addr.Addr()}}
+			if diff := cmp.Diff(want, c.Ports[i], cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 				t.Errorf("%s port %d (-want +got):\n%s", nd.Name, i, diff)
 			}
 		}

@@ -2,6 +2,7 @@ package nodeplan
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/node"
@@ -13,8 +14,9 @@ import (
 
 // Switch builds the node.Config of switch n of a resolved topology:
 // ports from n.Ports (ifname, MAC, peer's MAC, rate, delay), the switch
-// config from its profile (fabric.NodeConfig), and routes (from
-// fabric.Routes(t)[n.Name]). lag is the wall-clock stall of a node loop
+// config from its profile (fabric.NodeConfig), routes (from
+// fabric.Routes(t)[n.Name]), and its own addresses (its ports' and
+// loopbacks), which its control plane answers for. lag is the wall-clock stall of a node loop
 // its PFC headroom absorbs at scale: LagBudget for a switch whose links
 // cross between loops through sockets, 0 in a lab on one loop.
 func Switch(n *topologies.Node, routes []switchmodel.Route, scale int, seed uint64, socket string, lag time.Duration) (node.Config, error) {
@@ -32,7 +34,17 @@ func Switch(n *topologies.Node, routes []switchmodel.Route, scale int, seed uint
 			return node.Config{}, fmt.Errorf("node %s: port %s is not cabled", n.Name, p.Name)
 		}
 		pc.PeerMAC, pc.PeerLoop = p.Peer.MAC.String(), runsLoop(p.Peer)
+		for _, a := range []netip.Prefix{p.Addr, p.Addr6} {
+			if a.IsValid() {
+				pc.Addrs = append(pc.Addrs, a.Addr())
+			}
+		}
 		c.Ports = append(c.Ports, pc)
+	}
+	for _, a := range []netip.Addr{n.Loopback, n.Loopback6} {
+		if a.IsValid() {
+			c.Loopbacks = append(c.Loopbacks, a)
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return node.Config{}, fmt.Errorf("node %s: %w", n.Name, err)
