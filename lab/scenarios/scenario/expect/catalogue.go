@@ -116,7 +116,7 @@ const (
 )
 
 // DropReasons are the values of the switch model's drop reason label.
-var DropReasons = []string{"ingress_admission", "no_headroom", "ttl", "no_route", "oversize", "egress_limit", "wred", "watchdog", "no_link"}
+var DropReasons = []string{"ingress_admission", "no_headroom", "ttl", "no_route", "oversize", "egress_limit", "wred", "watchdog", "no_link", "to_switch"}
 
 // Catalogue returns the metrics expectations can name, sorted by name.
 func Catalogue() []Metric {
