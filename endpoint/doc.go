@@ -25,5 +25,7 @@
 // and rdmacomm (its transport over queue pairs); perftest (the perftest
 // tools as a model over NICs); adapter (the compliance adapter's verbs on
 // one QP and its buffer); connmgr (a port's Communication Manager: the
-// connection state machine of CM MADs on QP1).
+// connection state machine of CM MADs on QP1); cmagent (the compliance
+// adapter's CM consumer: accepts, confirms and records, for the suite to
+// drive a NIC's CM).
 package endpoint

@@ -6,7 +6,7 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 )
 
 // Env is where a case runs: the wire toward the IUT and the adapter that

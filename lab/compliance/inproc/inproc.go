@@ -14,8 +14,8 @@ import (
 	"github.com/rocelab/rocelab/core/sim"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/adapter"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 	"github.com/rocelab/rocelab/lab/compliance"
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
 	"github.com/rocelab/rocelab/wire"
 )
 

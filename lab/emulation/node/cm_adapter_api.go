@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"
 )
 

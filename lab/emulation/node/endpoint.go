@@ -11,7 +11,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/emu"
 	"github.com/rocelab/rocelab/lab/emulation/datapath/verbs"
 	"github.com/rocelab/rocelab/lab/emulation/node/nodeapi"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/rocelab/rocelab/lab/compliance/cmagent"
+	"github.com/rocelab/rocelab/endpoint/cmagent"
 )
 
 // The compliance adapter's CM operations (docs/compliance.md, "The CM
