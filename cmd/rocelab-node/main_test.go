@@ -25,7 +25,7 @@ func TestLinksOnlyTheNode(t *testing.T) {
 	}
 	deps := strings.Fields(string(out))
 	for _, banned := range []string{
-		"github.com/google/gopacket",
+		"github.com/gopacket/gopacket",
 		"github.com/docker/docker/client",
 		"gonum.org/v1/plot",
 		"github.com/prometheus/client_golang/prometheus",

@@ -17,8 +17,8 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/rocelab/rocelab/wire"
 )
 

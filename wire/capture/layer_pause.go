@@ -3,8 +3,8 @@ package capture
 import (
 	"encoding/binary"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 )
 
 // Pause is the body of an 802.3x PAUSE frame (MAC control opcode 0x0001),

@@ -13,8 +13,8 @@ package capture
 import (
 	"sync"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/rocelab/rocelab/wire"
 )
 
