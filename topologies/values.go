@@ -117,7 +117,7 @@ func parseOrWord[T any](s, word string, parse func(string) (T, error)) (v T, isW
 }
 
 const (
-	sizePattern     = `^` + numberPattern + ` *(B|b|[KMGT]([iI][bB]|B)?|[kmgt]([iI]?[bB])?)?$`
+	sizePattern     = `^` + numberPattern + ` *(B|[KkMmGgTt](iB|B)?)?$`
 	ratePattern     = `^(0|` + numberPattern + ` *([KkMmGgTt]?(bps|b/s|bit/s)|[KkMmGgTt]))$`
 	durationPattern = `^(0|` + numberPattern + ` *(ps|ns|us|µs|μs|ms|s))$`
 	// numberPattern is core/units' number: 2, 2.74, .5, 1e3.
