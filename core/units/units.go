@@ -5,7 +5,7 @@
 //
 //	quantity = number [ spaces ] unit
 //	number   = digits [ "." digits ] [ ( "e" | "E" ) [ "+" | "-" ] digits ]   (".5" and "5." too)
-//	size     = number [ prefix ] [ "B" | "iB" ]      no unit: bytes
+//	size     = number [ prefix ] [ "B" | "iB" ]      no unit: bytes; "b" is bits, refused
 //	rate     = number [ prefix ] ( "bps" | "b/s" | "bit/s" ) | number prefix
 //	duration = number ( "ps" | "ns" | "us" | "µs" | "ms" | "s" )
 //	prefix   = "K" | "M" | "G" | "T"                 (any case)
@@ -13,7 +13,8 @@
 // Sizes: K, M, G, T and KB, MB, GB, TB are powers of 1000; KiB, MiB, GiB,
 // TiB powers of 1024. The one exception is ParseSizeBinary, for the sizes
 // nccl-tests and perftest define as binary (collective sweeps, perf
-// message sizes), where K/KB also mean 1024. "Mb" (megabits) is not a size.
+// message sizes), where K/KB also mean 1024. A lowercase b is a bit, never a
+// byte: "Mb", "kb" and "b" are refused as sizes.
 // Rates are bits per second: 400G, 400Gbps, 400Gb/s and "400 Gb/s" are one
 // rate; "GB/s" (bytes per second) is refused. A bare 0 needs no unit.
 // Values come out whole — 1.5KB is 1500 bytes, 0.5B and 0.5ps are errors —
@@ -25,7 +26,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/rocelab/rocelab/core/clock"
 )
@@ -128,22 +128,22 @@ func sizeUnit(s, u string, k int64) (int64, error) {
 	bad := func(why string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q: %s (want B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or K, M, G, T)", s, why)
 	}
-	if u == "" || u == "B" || u == "b" {
+	if u == "" || u == "B" {
 		return 1, nil
+	}
+	if strings.HasSuffix(u, "b") {
+		return bad(fmt.Sprintf("%q is bits, write %sB for bytes", u, strings.TrimSuffix(u, "b")))
 	}
 	p := prefix(u[0])
 	if p == 0 {
 		return bad(fmt.Sprintf("unknown unit %q", u))
 	}
-	rest := u[1:]
-	switch {
+	switch rest := u[1:]; {
 	case rest == "":
 		return pow(k, p), nil
-	case strings.EqualFold(rest, "iB"):
+	case rest == "iB":
 		return pow(1024, p), nil
-	case rest == "b" && unicode.IsUpper(rune(u[0])):
-		return bad(fmt.Sprintf("%q is bits, write %cB for bytes", u, u[0]))
-	case strings.EqualFold(rest, "B"):
+	case rest == "B":
 		return pow(k, p), nil
 	case isRateSuffix(rest):
 		return bad(fmt.Sprintf("%q is a rate, not a size", u))

@@ -27,7 +27,8 @@ func TestGrammar(t *testing.T) {
 		{size, "64 B", 64, ""},
 		{size, "64KB", 64_000, ""},
 		{size, "64kB", 64_000, ""},
-		{size, "64kb", 64_000, ""},
+		{size, "64kb", 0, `"kb" is bits, write kB`},
+		{size, "64b", 0, `"b" is bits`},
 		{size, "64KiB", 64 << 10, ""},
 		{size, "64 KiB", 64 << 10, ""},
 		{size, "64K", 64_000, ""},
@@ -61,6 +62,7 @@ func TestGrammar(t *testing.T) {
 		{binary, "1MB", 1 << 20, ""},
 		{binary, "4MiB", 4 << 20, ""},
 		{binary, "2g", 2 << 30, ""},
+		{binary, "4b", 0, "is bits"},
 		{binary, "1 M", 1 << 20, ""},
 		{binary, "1Mb", 0, "is bits"},
 		// rates: bits per second, any of the spellings rocelab prints
