@@ -4,6 +4,9 @@
 //
 //   - core/clock: fabric time in integer picoseconds, line rates, and the
 //     small Scheduler interface a model asks for future callbacks through;
+//   - core/units: the one grammar for sizes, rates and durations (400Gb/s,
+//     64KiB, 1.5us) every file, flag and spec reads, and the one way sizes and
+//     rates are printed for people ("2.74 MB", "400 Gb/s");
 //   - core/sim: the discrete-event engine (virtual time, deterministic tie
 //     breaking, seeded random streams), which the simulator runs to the end
 //     and the emulation's wall-clock loop drives in dilated real time;

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // Spec is a fault's kind and parameters, as typed on the command line
@@ -82,7 +83,7 @@ var Kinds = []Kind{KindLoss, KindCorrupt, KindDelay, KindReorder, KindDuplicate,
 // ParseSpec parses a fault spec: KIND [params] [match CLAUSES]. Errors
 // name the kind and the offending word.
 func ParseSpec(text string) (Spec, error) {
-	toks := strings.Fields(text)
+	toks := units.JoinQuantities(strings.Fields(text)) // "rate 400 Gb/s" as printed
 	if len(toks) == 0 {
 		return Spec{}, fmt.Errorf("empty fault spec: want KIND [params], KIND one of %s", kindList())
 	}

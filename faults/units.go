@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // splitNum splits "10us" into 10 and "us".
@@ -43,86 +43,25 @@ func ParseProb(s string) (float64, error) {
 	return f, err
 }
 
-var durationUnits = map[string]clock.Duration{
-	"ps": clock.Picosecond, "ns": clock.Nanosecond, "us": clock.Microsecond, "µs": clock.Microsecond,
-	"ms": clock.Millisecond, "s": clock.Second,
-}
+// Durations, rates and sizes are read with core/units, the grammar
+// topologies, expectations and CLI flags share (docs/faults.md, "Units").
 
-// ParseDuration reads a fabric duration: a number and one of ps, ns, us
-// (or µs), ms, s ("10us", "1.5ms", "0s"). A bare 0 is accepted.
-func ParseDuration(s string) (clock.Duration, error) {
-	f, unit, err := splitNum(s)
-	if err != nil {
-		return 0, err
-	}
-	u, ok := durationUnits[unit]
-	if !ok {
-		if unit == "" && f == 0 {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("%q: want a duration like 10us (units ps, ns, us, ms, s)", s)
-	}
-	if f < 0 {
-		return 0, fmt.Errorf("%q: negative duration", s)
-	}
-	d := f * float64(u)
-	if d > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q: duration too long", s)
-	}
-	return clock.Duration(math.Round(d)), nil
-}
+// ParseDuration reads a fabric duration: "10us", "10µs", "1.5ms", "0s", 0.
+func ParseDuration(s string) (clock.Duration, error) { return units.ParseDuration(s) }
 
-// ParseRate reads a line rate: a number and G, M or K, optionally followed
-// by "bps" or "b/s" ("100G", "25Gbps", "1.5g"); "bps" alone is bits/s.
+// ParseRate reads a rate in bits per second: "100G", "25Gbps", "400Gb/s",
+// "1T". A fault's rate is positive.
 func ParseRate(s string) (clock.Rate, error) {
-	f, unit, err := splitNum(s)
-	if err != nil {
-		return 0, err
+	r, err := units.ParseRate(s)
+	if err == nil && r <= 0 {
+		err = fmt.Errorf("%q: rate must be positive", s)
 	}
-	u := strings.ToLower(unit)
-	u = strings.TrimSuffix(strings.TrimSuffix(u, "bps"), "b/s")
-	var mul clock.Rate
-	switch u {
-	case "g":
-		mul = clock.Gbps
-	case "m":
-		mul = clock.Mbps
-	case "k":
-		mul = clock.Kbps
-	case "":
-		if unit == "" && f != 0 {
-			return 0, fmt.Errorf("%q: want a rate with a unit like 100G or 400Mbps", s)
-		}
-		mul = clock.BitPerSecond
-	default:
-		return 0, fmt.Errorf("%q: want a rate like 100G, 25Gbps or 400M", s)
-	}
-	if f <= 0 {
-		return 0, fmt.Errorf("%q: rate must be positive", s)
-	}
-	return clock.Rate(math.Round(f * float64(mul))), nil
+	return r, err
 }
 
-var byteUnits = map[string]int64{
-	"": 1, "b": 1, "kb": 1000, "kib": 1 << 10, "mb": 1000 * 1000, "mib": 1 << 20, "gb": 1000 * 1000 * 1000, "gib": 1 << 30,
-}
-
-// ParseBytes reads a byte count: a number with an optional unit B, KB,
-// KiB, MB, MiB, GB, GiB (KB = 1000, KiB = 1024).
-func ParseBytes(s string) (int64, error) {
-	f, unit, err := splitNum(s)
-	if err != nil {
-		return 0, err
-	}
-	mul, ok := byteUnits[strings.ToLower(unit)]
-	if !ok {
-		return 0, fmt.Errorf("%q: want bytes like 9000, 64KB or 1MiB", s)
-	}
-	if f < 0 {
-		return 0, fmt.Errorf("%q: negative size", s)
-	}
-	return int64(math.Round(f * float64(mul))), nil
-}
+// ParseBytes reads a byte count: 9000, 64KB, 64KiB, "2.74 MB"
+// (KB = 1000, KiB = 1024).
+func ParseBytes(s string) (int64, error) { return units.ParseSize(s) }
 
 // parseInt reads an integer in [lo, hi].
 func parseInt(s string, lo, hi int64) (int64, error) {

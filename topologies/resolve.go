@@ -311,7 +311,7 @@ func (r *resolver) checkBuffers() {
 		reserve := pfc.Reserve * NumTC * int64(len(n.Ports))
 		if headroom+reserve >= n.Profile.Buffer {
 			r.e.add(n.Pos, "switch %s: PFC headroom %s plus reserved %s (%d ports) does not fit the buffer %s of profile %s",
-				n.Name, approxSize(headroom), approxSize(reserve), len(n.Ports), approxSize(n.Profile.Buffer), n.ProfileName)
+				n.Name, FormatSize(headroom), FormatSize(reserve), len(n.Ports), FormatSize(n.Profile.Buffer), n.ProfileName)
 		}
 	}
 }

@@ -7,85 +7,56 @@ import (
 	"github.com/rocelab/rocelab/core/clock"
 )
 
-func TestParseSize(t *testing.T) {
+// TestUnits: topologies read sizes, rates and durations with core/units
+// (whose test is the grammar's); these are the spellings topology files use.
+func TestUnits(t *testing.T) {
+	size := func(s string) (int64, error) { return ParseSize(s) }
+	rate := func(s string) (int64, error) { r, err := ParseRate(s); return int64(r), err }
+	dur := func(s string) (int64, error) { d, err := ParseDuration(s); return int64(d), err }
 	tests := []struct {
+		fn      string
+		parse   func(string) (int64, error)
 		in      string
 		want    int64
 		wantErr string
 	}{
-		{"1500", 1500, ""},
-		{"0", 0, ""},
-		{"32MB", 32_000_000, ""},
-		{"32MiB", 32 << 20, ""},
-		{"4KiB", 4096, ""},
-		{"400KB", 400_000, ""},
-		{"400kB", 400_000, ""},
-		{"1.5KB", 1500, ""},
-		{"1.5 MiB", 3 << 19, ""},
-		{"2GB", 2e9, ""},
-		{"1GiB", 1 << 30, ""},
-		{"64B", 64, ""},
-		{"0.5B", 0, "not a whole number of bytes"},
-		{"32Mb", 0, `unknown unit "Mb"`},
-		{"32MBs", 0, `unknown unit "MBs"`},
-		{"-1KB", 0, "negative size"},
-		{"MB", 0, "want a number and a unit"},
-		{"1.2.3MB", 0, "want a number and a unit"},
-		{"", 0, "empty size"},
-		{"99999999TB", 0, "too large"},
+		{"ParseSize", size, "1500", 1500, ""},
+		{"ParseSize", size, "32MB", 32_000_000, ""},
+		{"ParseSize", size, "32 MB", 32_000_000, ""},
+		{"ParseSize", size, "32MiB", 32 << 20, ""},
+		{"ParseSize", size, "2.74M", 2_740_000, ""},
+		{"ParseSize", size, "0.5B", 0, "not a whole number of bytes"},
+		{"ParseSize", size, "32Mb", 0, "is bits"},
+		{"ParseRate", rate, "400G", int64(400 * clock.Gbps), ""},
+		{"ParseRate", rate, "400Gbps", int64(400 * clock.Gbps), ""},
+		{"ParseRate", rate, "400Gb/s", int64(400 * clock.Gbps), ""},
+		{"ParseRate", rate, "400 Gb/s", int64(400 * clock.Gbps), ""},
+		{"ParseRate", rate, "1.6T", int64(1600 * clock.Gbps), ""},
+		{"ParseRate", rate, "400", 0, "needs a unit"},
+		{"ParseRate", rate, "400GB/s", 0, "is bytes"},
+		{"ParseDuration", dur, "1us", int64(clock.Microsecond), ""},
+		{"ParseDuration", dur, "1 µs", int64(clock.Microsecond), ""},
+		{"ParseDuration", dur, "10", 0, "needs a unit"},
 	}
 	for _, tc := range tests {
-		got, err := ParseSize(tc.in)
-		checkParse(t, "ParseSize", tc.in, got, err, tc.want, tc.wantErr)
+		got, err := tc.parse(tc.in)
+		checkParse(t, tc.fn, tc.in, got, err, tc.want, tc.wantErr)
 	}
 }
 
-func TestParseRate(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    clock.Rate
-		wantErr string
-	}{
-		{"400G", 400 * clock.Gbps, ""},
-		{"400Gbps", 400 * clock.Gbps, ""},
-		{"100Mbps", 100 * clock.Mbps, ""},
-		{"1.6T", 1600 * clock.Gbps, ""},
-		{"25G", 25 * clock.Gbps, ""},
-		{"10K", 10 * clock.Kbps, ""},
-		{"2.5 G", 2500 * clock.Mbps, ""},
-		{"1000bps", 1000, ""},
-		{"400", 0, "needs a unit"},
-		{"400GB", 0, `unknown unit "GB"`},
-		{"400g", 0, `unknown unit "g"`},
-		{"-1G", 0, "negative rate"},
-	}
-	for _, tc := range tests {
-		got, err := ParseRate(tc.in)
-		checkParse(t, "ParseRate", tc.in, int64(got), err, int64(tc.want), tc.wantErr)
-	}
-}
-
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    clock.Duration
-		wantErr string
-	}{
-		{"1us", clock.Microsecond, ""},
-		{"1µs", clock.Microsecond, ""},
-		{"500ns", 500 * clock.Nanosecond, ""},
-		{"1.5us", 1500 * clock.Nanosecond, ""},
-		{"20ps", 20, ""},
-		{"100ms", 100 * clock.Millisecond, ""},
-		{"2s", 2 * clock.Second, ""},
-		{"0", 0, ""},
-		{"10", 0, "needs a unit"},
-		{"0.5ps", 0, "not a whole number of picoseconds"},
-		{"5 min", 0, `unknown unit "min"`},
-	}
-	for _, tc := range tests {
-		got, err := ParseDuration(tc.in)
-		checkParse(t, "ParseDuration", tc.in, int64(got), err, int64(tc.want), tc.wantErr)
+// TestRateAsPrinted is issue 51's defect: rocelab prints rates as
+// "400 Gb/s", and a topology refused that spelling.
+func TestRateAsPrinted(t *testing.T) {
+	for _, rate := range []string{"400Gb/s", "400 Gb/s", "400G", "400Gbps", "0.4T"} {
+		src := "name: r\ndefaults:\n  be: {rate: " + rate + ", delay: 1us}\nnodes:\n  h1: {kind: host, frontend: false}\n  s1: {kind: switch, role: rtsw}\nlinks:\n  - h1:gpu0 -- s1\n"
+		topo, err := Parse("r.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("rate: %s: %v", rate, err)
+			continue
+		}
+		if got := topo.Node("h1").Port("gpu0").Rate; got != 400*clock.Gbps {
+			t.Errorf("rate: %s: h1:gpu0 runs at %v, want 400G", rate, got)
+		}
 	}
 }
 
@@ -131,21 +102,9 @@ func checkParse(t *testing.T, fn, in string, got int64, err error, want int64, w
 }
 
 func TestFormatSize(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{32_000_000, "32MB"}, {4096, "4KiB"}, {1500, "1500B"}, {0, "0B"}, {3 << 20, "3MiB"}, {1_234_567, "1.234567MB"},
-	}
-	for _, tc := range tests {
-		if got := FormatSize(tc.n); got != tc.want {
-			t.Errorf("FormatSize(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-		if tc.n == 1_234_567 {
-			continue
-		}
-		if back, err := ParseSize(FormatSize(tc.n)); err != nil || back != tc.n {
-			t.Errorf("round trip %d: %d, %v", tc.n, back, err)
+	for _, n := range []int64{32_000_000, 4096, 1500, 0, 3 << 20} {
+		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
+			t.Errorf("round trip %d (%q): %d, %v", n, FormatSize(n), back, err)
 		}
 	}
 }

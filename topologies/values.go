@@ -117,15 +117,17 @@ func parseOrWord[T any](s, word string, parse func(string) (T, error)) (v T, isW
 }
 
 const (
-	sizePattern     = `^[0-9]+(\.[0-9]+)? ?(B|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?$`
-	ratePattern     = `^[0-9]+(\.[0-9]+)? ?(bps|K|k|Kbps|kbps|M|Mbps|G|Gbps|T|Tbps)$`
-	durationPattern = `^(0|[0-9]+(\.[0-9]+)? ?(ps|ns|us|µs|ms|s))$`
+	sizePattern     = `^` + numberPattern + ` *(B|[KkMmGgTt](iB|B)?)?$`
+	ratePattern     = `^(0|` + numberPattern + ` *([KkMmGgTt]?(bps|b/s|bit/s)|[KkMmGgTt]))$`
+	durationPattern = `^(0|` + numberPattern + ` *(ps|ns|us|µs|μs|ms|s))$`
+	// numberPattern is core/units' number: 2, 2.74, .5, 1e3.
+	numberPattern = `([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?`
 )
 
 // JSONSchema describes Size for editors.
 func (Size) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
-		Description: "A byte count: a plain number of bytes, or a number with a unit (B, KB, MB, GB, TB decimal; KiB, MiB, GiB, TiB binary), e.g. 32MB, 4KiB.",
+		Description: "A byte count: a plain number of bytes, or a number with a unit (B, KB, MB, GB, TB decimal; KiB, MiB, GiB, TiB binary), e.g. 32MB, 4KiB, \"2.74 MB\"; K, M, G, T alone are decimal too.",
 		OneOf: []*jsonschema.Schema{
 			{Type: "integer", Minimum: "0"},
 			{Type: "string", Pattern: sizePattern},
@@ -138,7 +140,7 @@ func (Rate) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:        "string",
 		Pattern:     ratePattern,
-		Description: "A line rate in bits per second with a unit, e.g. 400G, 400Gbps, 100Mbps.",
+		Description: "A line rate in bits per second with a unit, e.g. 400G, 400Gbps, 400Gb/s, \"400 Gb/s\", 1T, 100Mbps.",
 	}
 }
 

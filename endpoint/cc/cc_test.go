@@ -73,7 +73,9 @@ func TestParsers(t *testing.T) {
 		{"5Mbps", int64(5 * clock.Mbps), rate},
 		{"50Mb/s", int64(50 * clock.Mbps), rate},
 		{"2.5G", int64(2500 * clock.Mbps), rate},
-		{"800", 800, rate},
+		{"800bps", 800, rate},
+		{"400 Gb/s", int64(400 * clock.Gbps), rate},
+		{"1T", int64(1000 * clock.Gbps), rate},
 	} {
 		got, err := tc.f(tc.in)
 		if err != nil || got != tc.want {

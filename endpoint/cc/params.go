@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // Unlimited is the Allowance of a rate-only scheme: no window, no credit.
@@ -146,58 +147,14 @@ func parseFloat(s string) (float64, error) {
 	return f, nil
 }
 
-// splitUnit splits "12.5Mbps" into 12.5 and "Mbps".
-func splitUnit(s string) (float64, string, error) {
-	i := len(s)
-	for i > 0 && !(s[i-1] >= '0' && s[i-1] <= '9' || s[i-1] == '.') {
-		i--
-	}
-	f, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) {
-		return 0, "", fmt.Errorf("bad number in %q", s)
-	}
-	return f, strings.TrimSpace(s[i:]), nil
-}
+// Sizes, durations and rates are read with core/units, the grammar
+// topologies, faults and expectations share.
 
-// ParseBytes parses "4096", "64KiB", "10MB".
-func ParseBytes(s string) (int64, error) {
-	f, unit, err := splitUnit(s)
-	if err != nil {
-		return 0, err
-	}
-	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9,
-		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("unknown byte unit %q (want B, kB, MB, GB, KiB, MiB, GiB)", unit)
-	}
-	return int64(math.Round(f * mult)), nil
-}
+// ParseBytes parses "4096", "64KiB", "10MB", "2.74 MB".
+func ParseBytes(s string) (int64, error) { return units.ParseSize(s) }
 
 // ParseDuration parses "55us", "55µs", "1.5ms", "300ns", "20ps", "1s".
-func ParseDuration(s string) (clock.Duration, error) {
-	f, unit, err := splitUnit(s)
-	if err != nil {
-		return 0, err
-	}
-	units := map[string]clock.Duration{"ps": clock.Picosecond, "ns": clock.Nanosecond,
-		"us": clock.Microsecond, "µs": clock.Microsecond, "ms": clock.Millisecond, "s": clock.Second}
-	u, ok := units[unit]
-	if !ok {
-		return 0, fmt.Errorf("unknown time unit %q (want ps, ns, us, ms, s)", unit)
-	}
-	return clock.Duration(math.Round(f * float64(u))), nil
-}
+func ParseDuration(s string) (clock.Duration, error) { return units.ParseDuration(s) }
 
-// ParseRate parses "100G", "100Gbps", "5Mb/s", "800K", "1000" (bits/s).
-func ParseRate(s string) (clock.Rate, error) {
-	f, unit, err := splitUnit(s)
-	if err != nil {
-		return 0, err
-	}
-	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "bps"), "b/s")
-	mult := map[string]float64{"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("unknown rate unit in %q (want e.g. 100G, 5Mbps, 50Mb/s)", s)
-	}
-	return clock.Rate(math.Round(f * mult)), nil
-}
+// ParseRate parses "100G", "100Gbps", "5Mb/s", "800K", "1000bps".
+func ParseRate(s string) (clock.Rate, error) { return units.ParseRate(s) }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // Result is one line of an nccl-tests table, JSON-friendly.
@@ -107,7 +109,7 @@ func formatTime(us float64) string {
 // "MIN:MAX:xF" multiplies by F, "MIN:MAX:+STEP" adds STEP, and a comma list
 // ("1M,4M,64M") gives sizes as is; a single size is a one-element sweep.
 // Units follow nccl-tests' -b/-e flags and are powers of two: B, K/KB/KiB,
-// M/MB/MiB, G/GB/GiB (case-insensitive).
+// M/MB/MiB, G/GB/GiB, T/TB/TiB (case-insensitive); see ParseSize.
 func ParseSizes(spec string) ([]int64, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -178,30 +180,13 @@ func ParseSizes(spec string) ([]int64, error) {
 	return out, nil
 }
 
-// ParseSize parses one size with an optional binary unit: 8, 512K, 1MB,
-// 4MiB, 2G.
+// ParseSize parses one size as nccl-tests' -b/-e read it: 8, 512K, 1MB,
+// 4MiB, 2G — the one place rocelab's grammar (core/units) reads K, KB and
+// KiB alike as 1024, because nccl-tests defines them so.
 func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-		{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
-	} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
+	n, err := units.ParseSizeBinary(s)
+	if err != nil {
+		return 0, fmt.Errorf("message size: %w", err)
 	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("size %q: want a non-negative integer with an optional unit (K, M, G)", s)
-	}
-	if v > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: too large", s)
-	}
-	return v * mult, nil
+	return n, nil
 }

@@ -21,7 +21,11 @@ func TestParseSizes(t *testing.T) {
 		{"0:2K:+1k", []int64{0, 1024, 2048}, false},
 		{"3:20", []int64{3, 6, 12}, false}, // stops before passing MAX
 		{"1G", []int64{1 << 30}, false},
-		{"4b, 1 MiB ,2g", []int64{4, 1 << 20, 2 << 30}, false},
+		{"4B, 1 MiB ,2g", []int64{4, 1 << 20, 2 << 30}, false},
+		{"4b", nil, true}, // bits
+		{"1.5M", []int64{3 << 19}, false},
+		{"1 MiB:2 MiB", []int64{1 << 20, 2 << 20}, false},
+		{"1Mb", nil, true}, // megabits are no size
 		{"", nil, true},
 		{"1M:1K", nil, true},
 		{"1X", nil, true},

@@ -248,7 +248,7 @@ func TestParams(t *testing.T) {
 		{map[string]string{"grant_bytes": "200kB"}, "exceeds max_outstanding"},
 		{map[string]string{"total_outstanding": "1000"}, "below grant_bytes"},
 		{map[string]string{"regrant_timeout": "-5us"}, "regrant_timeout"},
-		{map[string]string{"base_rtt": "10"}, "unknown time unit"},
+		{map[string]string{"base_rtt": "10"}, "needs a unit"},
 	}
 	for _, tc := range bad {
 		env.Params = tc.params

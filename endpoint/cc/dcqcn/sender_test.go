@@ -272,13 +272,13 @@ func TestParams(t *testing.T) {
 		{map[string]string{"gain": "0.1"}, "unknown parameter(s) [gain]"},
 		{map[string]string{"g": "abc"}, `g="abc"`},
 		{map[string]string{"g": "2"}, "must be in"},
-		{map[string]string{"alpha_timer": "55"}, "unknown time unit"},
+		{map[string]string{"alpha_timer": "55"}, "needs a unit"},
 		{map[string]string{"increase_timer": "0us"}, "must be positive"},
 		{map[string]string{"rate_ai": "fast"}, "rate_ai"},
 		{map[string]string{"rate_hai": "200G"}, "must be in"},
 		{map[string]string{"g": "0"}, "must be in"},
 		{map[string]string{"byte_counter": "-1"}, "byte_counter"},
-		{map[string]string{"byte_counter": "10XB"}, "unknown byte unit"},
+		{map[string]string{"byte_counter": "10XB"}, `unknown unit "XB"`},
 		{map[string]string{"fast_recovery_steps": "five"}, "not an integer"},
 	}
 	for _, tc := range bad {

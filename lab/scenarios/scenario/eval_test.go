@@ -76,7 +76,7 @@ func TestEvaluate(t *testing.T) {
 		{"pfc_rx(node=rtsw1) > 0", true, "pfc_rx(node=rtsw1) = 112, wanted > 0"},
 		{"pfc_rx(node=rtsw1, class=3) == 12", true, ""},
 		{"pfc_rx(node=rtsw1, port=p5, class=lossless) == 7", true, ""},
-		{"max(queue_depth(node=rtsw1)) < 300KB", false, "max(queue_depth(node=rtsw1)) = 300KB, wanted < 300KB"},
+		{"max(queue_depth(node=rtsw1)) < 300KB", false, "max(queue_depth(node=rtsw1)) = 300 KB, wanted < 300 KB"},
 		{"queue_depth(node=rtsw1) <= 300KB", true, ""},
 		{"avg(queue_depth(node=rtsw1, port=p5)) == 150.5KB", true, ""},
 		{"last(queue_depth(node=rtsw1)) == 300KB", true, ""},

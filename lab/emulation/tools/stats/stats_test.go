@@ -85,7 +85,7 @@ func TestCompute(t *testing.T) {
 			if err := WriteTable(&b, r); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"rle1-1p1", "100G", "no_headroom=5", "0x11"} {
+			for _, want := range []string{"rle1-1p1", "100 Gb/s", "no_headroom=5", "0x11"} {
 				if !strings.Contains(b.String(), want) {
 					t.Errorf("table lacks %q:\n%s", want, b.String())
 				}
@@ -96,8 +96,8 @@ func TestCompute(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{Rate(0), "0"}, {Rate(400e9), "400G"}, {Rate(12.5e6), "12.5M"}, {Rate(999), "999"},
-		{Bytes(4096), "4K"}, {Bytes(12 << 20), "12M"}, {Seconds(3.4e-3), "3.4ms"}, {Seconds(2e-6), "2µs"},
+		{Rate(0), "0"}, {Rate(400e9), "400 Gb/s"}, {Rate(12.5e6), "12.5 Mb/s"}, {Rate(999), "999 b/s"},
+		{Bytes(0), "0"}, {Bytes(4096), "4 KiB"}, {Bytes(12 << 20), "12 MiB"}, {Bytes(2.74e6), "2.74 MB"}, {Bytes(9000), "9 KB"}, {Seconds(3.4e-3), "3.4ms"}, {Seconds(2e-6), "2µs"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

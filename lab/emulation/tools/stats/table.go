@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // Legend says the tables' units, for the line above them.
-const Legend = "RX, TX: bits/s of fabric time; DEPTH, PEAK: bytes; ECN, PFC, XOFF, CNP, RETX, DROPS, BAD-ICRC: totals since the node started; PAUSED: fabric time"
+const Legend = "RX, TX: rates in fabric time; DEPTH, PEAK: bytes (KB = 1000, KiB = 1024); ECN, PFC, XOFF, CNP, RETX, DROPS, BAD-ICRC: totals since the node started; PAUSED: fabric time"
 
 // WriteTable writes r as aligned tables: ports (when there are any),
 // active queues, and NICs and QPs when there are any.
@@ -95,30 +97,22 @@ func drops(m map[string]float64) string {
 	return strings.Join(out, ",")
 }
 
-// Rate formats bits per second with an SI prefix: "0", "12.5M", "400G".
+// Rate formats bits per second the way rocelab prints rates (core/units):
+// "0", "12.5 Mb/s", "400 Gb/s".
 func Rate(bps float64) string {
-	return si(bps, 1000, "")
+	if bps == 0 {
+		return "0"
+	}
+	return units.FormatRate(bps)
 }
 
-// Bytes formats a byte count: "0", "4.2K", "12M" (powers of 1024).
+// Bytes formats a byte count the way rocelab prints sizes (core/units):
+// "0", "4 KiB", "2.74 MB".
 func Bytes(b float64) string {
-	return si(b, 1024, "")
-}
-
-func si(v, base float64, unit string) string {
-	if v == 0 {
-		return "0" + unit
+	if b == 0 {
+		return "0"
 	}
-	prefixes := []string{"", "K", "M", "G", "T"}
-	i := 0
-	for v >= base && i < len(prefixes)-1 {
-		v /= base
-		i++
-	}
-	if v >= 100 || i == 0 {
-		return fmt.Sprintf("%.0f%s%s", v, prefixes[i], unit)
-	}
-	return fmt.Sprintf("%.3g%s%s", v, prefixes[i], unit)
+	return units.FormatBytes(b)
 }
 
 // Seconds formats a fabric-time span: "0", "12µs", "3.4ms", "1.2s".

@@ -2,16 +2,16 @@ package expect
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // The expectation language, lexically: numbers with an optional unit
-// written right after them (2ms, 400G, 1MB, 80%, 1e9), names
+// written right after them or after spaces (2ms, 400G, "400 Gb/s", 1MB,
+// 80%, 1e9; units are core/units' grammar), names
 // ([A-Za-z_][A-Za-z0-9_]*), the operators + - * / ( ) , = == != < <= > >=,
 // the words and, or, not (also && || !), and × − ≤ ≥ ≠ for * - <= >= !=.
 
@@ -129,13 +129,16 @@ func (l *lexer) number() (token, error) {
 	if l.off < len(s) && s[l.off] == '%' {
 		l.off++
 	} else {
-		for l.off < len(s) {
-			r, size := utf8.DecodeRuneInString(s[l.off:])
-			if r == 'µ' || r < utf8.RuneSelf && (isNameByte(byte(r)) || r == '/') {
-				l.off += size
-				continue
+		l.off = unitEnd(s, l.off)
+		if l.off == unitStart {
+			// "400 Gb/s", as rocelab prints it: a unit after one space
+			i := unitStart
+			for i < len(s) && s[i] == ' ' {
+				i++
 			}
-			break
+			if j := unitEnd(s, i); i > unitStart && units.IsUnit(s[i:j]) {
+				unitStart, l.off = i, j
+			}
 		}
 	}
 	t := token{kind: tNum, text: s[start:l.off], off: start, end: l.off}
@@ -155,29 +158,52 @@ func (l *lexer) number() (token, error) {
 	return t, nil
 }
 
-var (
-	sizeUnitNames     = []string{"B", "KB", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"}
-	rateUnitNames     = []string{"bps", "K", "k", "Kbps", "kbps", "M", "Mbps", "G", "Gbps", "T", "Tbps"}
-	durationUnitNames = []string{"ps", "ns", "us", "µs", "ms", "s"}
-)
+// unitEnd returns where the run of unit characters from i ends.
+func unitEnd(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == 'µ' || r == 'μ' || r < utf8.RuneSelf && (isNameByte(byte(r)) || r == '/') {
+			i += size
+			continue
+		}
+		break
+	}
+	return i
+}
 
-// unitQuantity converts a number with a unit, through the topology unit
-// parsers, to base units. known is false when the unit is unknown.
+// unitQuantity converts a number with a unit to base units through
+// core/units, the grammar topologies and faults read: a bare prefix (K, M,
+// G, T) or bps, b/s is a rate, B or iB a size. known is false when the
+// unit is unknown.
 func unitQuantity(numText string, v float64, u string) (q Quantity, known bool, err error) {
-	switch {
-	case u == "%":
+	if u == "%" {
 		return Quantity{Value: v / 100}, true, nil
-	case u == "Gb/s" || u == "Mb/s" || u == "Tb/s" || u == "Kb/s":
-		return unitQuantity(numText, v, strings.TrimSuffix(u, "b/s"))
-	case slices.Contains(sizeUnitNames, u):
-		n, err := topologies.ParseSize(numText + u)
-		return Quantity{Value: float64(n) * 8, Unit: Data}, true, err
-	case slices.Contains(rateUnitNames, u):
-		r, err := topologies.ParseRate(numText + u)
-		return Quantity{Value: float64(r), Unit: Rate}, true, err
-	case slices.Contains(durationUnitNames, u):
-		d, err := topologies.ParseDuration(numText + u)
-		return Quantity{Value: d.Seconds(), Unit: Time}, true, err
+	}
+	kinds := []func(string) (Quantity, error){
+		func(s string) (Quantity, error) {
+			r, err := units.ParseRate(s)
+			return Quantity{Value: float64(r), Unit: Rate}, err
+		},
+		func(s string) (Quantity, error) {
+			n, err := units.ParseSize(s)
+			return Quantity{Value: float64(n) * 8, Unit: Data}, err
+		},
+		func(s string) (Quantity, error) {
+			d, err := units.ParseDuration(s)
+			return Quantity{Value: d.Seconds(), Unit: Time}, err
+		},
+	}
+	for _, parse := range kinds {
+		if _, err := parse("1" + u); err == nil {
+			q, err := parse(numText + u)
+			return q, true, err
+		}
+	}
+	for _, parse := range kinds[:2] {
+		// "Mb" is bits, "GB/s" bytes per second: say so
+		if _, err := parse("1" + u); strings.Contains(err.Error(), " is b") {
+			return Quantity{}, false, fmt.Errorf("unit %q: %s", u, err.Error()[strings.Index(err.Error(), ": ")+2:])
+		}
 	}
 	return Quantity{}, false, fmt.Errorf("unknown unit %q (sizes B, KB, MB, GB, KiB, MiB; rates K, M, G, T, Gbps, Gb/s; times ps, ns, us, ms, s; or %%)", u)
 }

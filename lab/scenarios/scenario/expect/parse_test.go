@@ -46,14 +46,18 @@ func TestParsePrecedence(t *testing.T) {
 		{"a>=1 && b<=2 || !(c==3)", "(((a >= 1) and (b <= 2)) or (not (c == 3)))"},
 		{"busbw(job=train) >= 0.8 * line_rate", "(busbw[job=train] >= (0.8 * line_rate))"},
 		{"busbw(job=train) ≥ 0.8 × line_rate − 1G", "(busbw[job=train] >= ((0.8 * line_rate) - 1 Gb/s))"},
-		{"max(queue_depth(node=rtsw1, class=3)) < 1MB", "(max[queue_depth[node=rtsw1 class=3]] < 1MB)"},
+		{"max(queue_depth(node=rtsw1, class=3)) < 1MB", "(max[queue_depth[node=rtsw1 class=3]] < 1 MB)"},
 		{`drops(node="rtsw1", port=p9) == 0`, "(drops[node=rtsw1 port=p9] == 0)"},
 		{"p99(fct) < 2ms", "(p99[fct] < 2ms)"},
 		{"x() == 80%", "(x[] == 0.8)"},
 		{"a == 1e9", "(a == 1000000000)"},
 		{"a < 400Gbps + 400Gb/s", "(a < (400 Gb/s + 400 Gb/s))"},
 		{"a < 1.5us", "(a < 1.5us)"},
-		{"a < 4KiB", "(a < 4.096KB)"},
+		{"a < 4KiB", "(a < 4 KiB)"},
+		// issue 51: as rocelab prints them, and as topologies take them
+		{"a < 400 Gb/s", "(a < 400 Gb/s)"},
+		{"a < 1T", "(a < 1 Tb/s)"},
+		{"a < 2.74 MB + 2.74M", "(a < (2.74 MB + 2.74 Mb/s))"},
 		{"tx_bytes(nic=host1:gpu0) > 0", "(tx_bytes[nic=host1:gpu0] > 0)"},
 	} {
 		n, err := parseExpr(tc.src)
@@ -85,6 +89,9 @@ func TestParseErrors(t *testing.T) {
 		{`drops(node="rtsw1) > 0`, 11, `unclosed "`},
 		{"drops(node=x y) > 0", 13, "want , or ) in the arguments of drops"},
 		{"a > 1 b", 6, "unexpected name b"},
+		{"a > 1 Mb", 6, "unexpected name Mb"},
+		{"a > 1Mb", 5, `"Mb" is bits`},
+		{"a > 1GB/s", 5, `"GB/s" is bytes`},
 		{"a >", 3, "want a number, a metric or (, got end of expression"},
 		// Hostile nesting fails at the first level past the bound, not with
 		// a stack overflow (3 million parentheses crashed the runtime).
@@ -113,8 +120,10 @@ func TestQuantityString(t *testing.T) {
 	}{
 		{Quantity{312.4e9, Rate}, "312.4 Gb/s"},
 		{Quantity{320e9, Rate}, "320 Gb/s"},
-		{Quantity{8e6, Data}, "1MB"},
-		{Quantity{8 * 1536, Data}, "1.536KB"},
+		{Quantity{8e6, Data}, "1 MB"},
+		{Quantity{8 * 1536, Data}, "1.536 KB"},
+		{Quantity{8 * 2.74e6, Data}, "2.74 MB"},
+		{Quantity{8 * 4096, Data}, "4 KiB"},
 		{Quantity{0.002, Time}, "2ms"},
 		{Quantity{1.5e-6, Time}, "1.5us"},
 		{Quantity{0, Time}, "0s"},

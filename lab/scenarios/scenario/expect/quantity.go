@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/rocelab/rocelab/core/units"
 )
 
 // Unit is the dimension of a quantity as powers of bits and seconds:
@@ -50,21 +52,22 @@ type Quantity struct {
 	Unit  Unit
 }
 
-// String formats q for people: 312.4 Gb/s, 1.5MB, 2ms, 0.8, 12.
+// String formats q for people: 312.4 Gb/s, 1.5 MB (core/units' way for
+// sizes and rates), 2ms, 0.8, 12.
 func (q Quantity) String() string {
 	v := q.Value
 	switch q.Unit {
 	case Dimensionless:
 		return num(v)
 	case Data:
-		return scaled(v/8, "", []step{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}})
+		return units.FormatBytes(v / 8)
 	case Time:
 		if v == 0 {
 			return "0s"
 		}
 		return scaled(v, "", []step{{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}, {1e-12, "ps"}})
 	case Rate:
-		return scaled(v, " ", []step{{1e12, "Tb/s"}, {1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "Kb/s"}, {1, "b/s"}})
+		return units.FormatRate(v)
 	case Frequency:
 		return num(v) + "/s"
 	}
