@@ -65,6 +65,9 @@ func TestViewGeometry(t *testing.T) {
 			checkLinks(t, m, c.parallel)
 			checkQueues(t, m)
 			checkTimeline(t, m)
+			if len(m.Numbers) >= timelineEvents {
+				checkTimelineScrollsBack(t, br)
+			}
 			if errs := br.consoleErrors(); len(errs) > 0 {
 				t.Errorf("console errors: %v", errs)
 			}
@@ -203,5 +206,25 @@ func TestReplaySpeedControl(t *testing.T) {
 	slow, fast := rate(10e-6), rate(100e-6)
 	if fast < 3*slow || slow <= 0 {
 		t.Errorf("10× the speed played %g fabric s per s against %g: want ≥ 3×", fast, slow)
+	}
+}
+
+// checkTimelineScrollsBack: a reader who scrolled the timeline up to
+// older events stays there as new ones arrive.
+func checkTimelineScrollsBack(t *testing.T, br *browser) {
+	t.Helper()
+	top, err := chromedp.Run(br.ctx, chromedp.Evaluate[float64](`(async () => {
+  const ol = document.getElementById("timeline"), n = ol.lastElementChild.textContent;
+  ol.scrollTop = 0;
+  for (let i = 0; i < 100 && ol.lastElementChild.textContent === n; i++) await new Promise((r) => setTimeout(r, 50));
+  return ol.lastElementChild.textContent === n ? -1 : ol.scrollTop;
+})()`, chromedp.EvalAwaitPromise))
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case top < 0:
+		t.Error("no new event within 5 s")
+	case top > 0:
+		t.Errorf("a new event scrolled the timeline to %g px while the reader was at the top", top)
 	}
 }
