@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/rocelab/rocelab/internal/readcap"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/topologies/graph"
@@ -240,47 +238,4 @@ func LoadRecording(dir string) (*Recording, error) {
 	}
 	rec.Frames = frames
 	return rec, nil
-}
-
-// Info returns the slider's description of the recording.
-func (r *Recording) Info() *ReplayInfo {
-	return &ReplayInfo{Frames: len(r.Frames), Length: float64(len(r.Frames)) * r.Step}
-}
-
-// NewFeed returns a feed that plays the recording at one frame per
-// interval (0: 250 ms).
-func (r *Recording) NewFeed(interval time.Duration) Feed {
-	if interval <= 0 {
-		interval = 250 * time.Millisecond
-	}
-	return &replayFeed{rec: r, interval: interval}
-}
-
-type replayFeed struct {
-	rec      *Recording
-	interval time.Duration
-	i        int
-	started  bool
-}
-
-func (f *replayFeed) seekTo(t float64) {
-	f.i = min(max(int(t/f.rec.Step), 0), len(f.rec.Frames)-1)
-}
-
-func (f *replayFeed) Next(ctx context.Context) (Frame, error) {
-	if f.i >= len(f.rec.Frames) {
-		return Frame{}, errEnd
-	}
-	if f.started {
-		select {
-		case <-ctx.Done():
-			return Frame{}, ctx.Err()
-		case <-time.After(f.interval):
-		}
-	}
-	f.started = true
-	fr := f.rec.Frames[f.i]
-	fr.Wall = time.Now()
-	f.i++
-	return fr, nil
 }

@@ -51,6 +51,9 @@ type Options struct {
 type ReplayInfo struct {
 	Frames int     `json:"frames"`
 	Length float64 `json:"length_s"`
+	// Speed is the default replay speed, fabric seconds per wall second;
+	// an event stream takes ?speed= to play at another.
+	Speed float64 `json:"speed"`
 }
 
 // Server serves the page, its assets, the topology and the event stream.
@@ -93,7 +96,8 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request) {
 }
 
 // events streams frames as Server-Sent Events until the client goes away.
-// A replay stream takes ?from=SECONDS to start at that fabric time.
+// A replay stream takes ?from=SECONDS to start at that fabric time and
+// ?speed=S to play S fabric seconds per wall second.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -108,6 +112,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		var from float64
 		fmt.Sscanf(r.URL.Query().Get("from"), "%g", &from)
 		rf.seekTo(from)
+		var speed float64
+		fmt.Sscanf(r.URL.Query().Get("speed"), "%g", &speed)
+		rf.setSpeed(speed)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -12,9 +12,9 @@ const el = (name, attrs, parent) => {
 };
 
 let view = null;        // {title, layout, replay}
-const linkEls = [];     // per layout link: {line, pfcAB, pfcBA}
-const portDots = {};    // "node:port" → circle
-const boxByNode = {};   // node → box <g>
+let linkEls = [];       // per layout link: {line, pfcAB, pfcBA} (topo.js)
+let portDots = {};      // "node:port" → queue marker (topo.js)
+let boxByNode = {};     // node → box <g>
 const state = { pfc: {}, faults: {}, nodes: {}, frames: 0, events: 0 };
 const charts = {};
 let source = null;
@@ -27,38 +27,19 @@ function utilColor(u) {
   return `rgb(${lerp(a[0], b[0], t)},${lerp(a[1], b[1], t)},${lerp(a[2], b[2], t)})`;
 }
 
-function drawTopology(layout) {
-  const svg = $("topo");
-  svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
-  const boxes = {};
-  for (const b of layout.boxes) boxes[b.id] = b;
-  const gl = el("g", { id: "links" }, svg);
-  layout.links.forEach((l, i) => {
-    const a = boxes[l.a_box], b = boxes[l.b_box];
-    if (!a || !b) { linkEls.push(null); return; }
-    // Spread parallel links a little so each direction can be seen.
-    const off = ((i % 3) - 1) * 4;
-    const ax = a.x + off, ay = a.y - a.h / 2, bx = b.x + off, by = b.y + b.h / 2;
-    const line = el("line", { class: "link", x1: ax, y1: ay, x2: bx, y2: by, stroke: utilColor(0) }, gl);
-    const t = el("title", {}, line); t.textContent = `${l.a}:${l.a_port} ↔ ${l.b}:${l.b_port}`;
-    // PFC marks: near the paused sender of each direction.
-    const at = (f) => [ax + (bx - ax) * f, ay + (by - ay) * f];
-    const [pax, pay] = at(0.18), [pbx, pby] = at(0.82);
-    const pfcAB = el("circle", { class: "pfc", r: 6, cx: pax, cy: pay, "data-dir": `${l.a}:${l.a_port}->${l.b}:${l.b_port}` }, gl);
-    const pfcBA = el("circle", { class: "pfc", r: 6, cx: pbx, cy: pby, "data-dir": `${l.b}:${l.b_port}->${l.a}:${l.a_port}` }, gl);
-    linkEls.push({ line, pfcAB, pfcBA, l });
-    // Queue-depth dots at each switch end of the link.
-    for (const [node, port, x, y, box] of [[l.a, l.a_port, ax, ay, a], [l.b, l.b_port, bx, by, b]]) {
-      if (box.kind !== "switch" || box.nodes.length !== 1) continue;
-      portDots[`${node}:${port}`] = el("circle", { class: "qdot", cx: x, cy: y, r: 0 }, gl);
-    }
-  });
-  const gb = el("g", { id: "boxes" }, svg);
-  for (const b of layout.boxes) {
-    const g = el("g", { class: `box ${b.kind} ${b.plane || ""}`, "data-box": b.id }, gb);
-    if (b.nodes.length === 1) { g.setAttribute("data-node", b.nodes[0]); boxByNode[b.nodes[0]] = g; }
-    el("rect", { x: b.x - b.w / 2, y: b.y - b.h / 2, width: b.w, height: b.h }, g);
-    const t = el("text", { x: b.x, y: b.y }, g); t.textContent = b.label;
+// SPEEDS are the replay speeds offered, fabric seconds per wall second.
+const SPEEDS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
+
+// speedOptions fills the speed control, the server's default selected.
+function speedOptions(def) {
+  const sel = $("speed");
+  const all = SPEEDS.includes(def) ? SPEEDS : [...SPEEDS, def].sort((a, b) => a - b);
+  for (const s of all) {
+    const o = document.createElement("option");
+    o.value = String(s);
+    o.textContent = s < 1e-3 ? `${Math.round(s * 1e6)} µs/s` : `${Math.round(s * 1e3)} ms/s`;
+    o.selected = s === def;
+    sel.appendChild(o);
   }
 }
 
@@ -101,22 +82,31 @@ function pushChart(c, t, rates) {
   c.plot.setData(c.data);
 }
 
-// timeline appends an event: oldest first, so that an item keeps its
-// number as events arrive; beyond 200 the oldest go and the list starts
-// at the number of the first kept. t null: before this view opened.
+// timeline appends an event: oldest first, numbered, so that an item
+// keeps its number as events arrive; beyond MAX_EVENTS the oldest go. The
+// list follows the newest event unless scrolled up to read older ones.
+// t null: before this view opened.
+const MAX_EVENTS = 500;
 function timeline(cls, text, t) {
+  const ol = $("timeline");
+  const follow = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 8;
+  state.events++;
   const li = document.createElement("li");
   li.className = cls;
-  li.textContent = t === null ? `(before this view)  ${text}` : `${(t * 1e3).toFixed(3)} ms  ${text}`;
-  const ol = $("timeline");
+  for (const [c, s] of [["n", String(state.events)], ["t", t === null ? "before this view" : `${(t * 1e3).toFixed(3)} ms`], ["x", text]]) {
+    const span = document.createElement("span");
+    span.className = c;
+    span.textContent = s;
+    li.appendChild(span);
+  }
   ol.appendChild(li);
-  state.events++;
-  while (ol.children.length > 200) ol.removeChild(ol.firstChild);
-  ol.start = state.events - ol.children.length + 1;
+  while (ol.children.length > MAX_EVENTS) ol.removeChild(ol.firstChild);
+  if (follow) ol.scrollTop = ol.scrollHeight;
 }
 
 function apply(f) {
   $("ftime").textContent = `${(f.fabric_time_s * 1e3).toFixed(3)} ms`;
+  state.t = f.fabric_time_s;
   (f.links || []).forEach((ls, i) => {
     const e = linkEls[i];
     if (!e) return;
@@ -133,12 +123,7 @@ function apply(f) {
   let deepest = ["", 0];
   for (const [k, q] of Object.entries(f.queues || {})) if (q > deepest[1]) deepest = [k, q];
   $("qmax").textContent = deepest[1] > 0 ? `deepest queue: ${deepest[0]} ${(deepest[1] / 1024).toFixed(0)} KiB` : "";
-  for (const [k, dot] of Object.entries(portDots)) {
-    const q = (f.queues || {})[k] || 0;
-    dot.setAttribute("r", q > 0 ? Math.min(3 + Math.sqrt(q / 1024), 14) : 0);
-    const t = dot.querySelector("title") || el("title", {}, dot);
-    t.textContent = `${k}: ${(q / 1024).toFixed(0)} KiB queued`;
-  }
+  for (const [k, m] of Object.entries(portDots)) setQueue(m, k, (f.queues || {})[k] || 0);
   for (const [n, h] of Object.entries(f.nodes || {})) {
     const g = boxByNode[n];
     if (g) {
@@ -181,7 +166,10 @@ function apply(f) {
 
 function connect(from) {
   if (source) source.close();
-  source = new EventSource(from === undefined ? "api/events" : `api/events?from=${from}`);
+  const q = [];
+  if (from !== undefined) q.push(`from=${from}`);
+  if (view.replay) q.push(`speed=${$("speed").value}`);
+  source = new EventSource(q.length ? `api/events?${q.join("&")}` : "api/events");
   source.addEventListener("frame", (e) => { $("status").textContent = view.replay ? "replay" : "live"; apply(JSON.parse(e.data)); });
   source.addEventListener("problem", (e) => { $("status").textContent = JSON.parse(e.data); });
   source.onerror = () => { $("status").textContent = view.replay ? "stopped" : "reconnecting…"; if (view.replay) source.close(); };
@@ -191,18 +179,22 @@ async function main() {
   view = await (await fetch("api/view")).json();
   $("title").textContent = view.title;
   document.title = `rocelab — ${view.title}`;
-  drawTopology(view.layout);
+  ({ links: linkEls, ports: portDots, boxes: boxByNode } = drawTopology($("topo"), view.layout, el));
   charts.qp = chart("qpchart", "Gb/s", 1e9 / 8);
   charts.coll = chart("collchart", "GB/s", 1e9);
   if (view.replay) {
     $("replay").hidden = false;
+    speedOptions(view.replay.speed);
     let playing = true;
+    const from = () => Number($("slider").value) / 1000 * view.replay.length_s;
     $("play").onclick = () => {
       playing = !playing;
       $("play").textContent = playing ? "pause" : "play";
-      if (playing) connect(Number($("slider").value) / 1000 * view.replay.length_s); else source.close();
+      if (playing) connect(from()); else source.close();
     };
-    $("slider").onchange = () => { if (playing) connect(Number($("slider").value) / 1000 * view.replay.length_s); };
+    $("slider").onchange = () => { if (playing) connect(from()); };
+    // A new speed plays on from the frame shown.
+    $("speed").onchange = () => { if (playing) connect(state.t || 0); };
   }
   connect();
 }
