@@ -70,6 +70,18 @@ func (r *resolver) resolveLinks(specs []*LinkSpec) {
 			continue
 		}
 		at := s.at("link")
+		if len(s.Endpoints) > 0 {
+			at = s.at("endpoints")
+			switch {
+			case s.Link != "":
+				r.e.add(at, "link: give link or endpoints, not both")
+				continue
+			case len(s.Endpoints) != 2:
+				r.e.add(at, "endpoints: want the link's two ends, [\"node:port\", \"node:port\"]; got %d", len(s.Endpoints))
+				continue
+			}
+			s.Link = s.Endpoints[0] + " -- " + s.Endpoints[1]
+		}
 		if s.Link == "" {
 			r.e.add(s.At, "link: missing \"node:port -- node:port\"")
 			continue

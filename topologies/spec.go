@@ -127,6 +127,9 @@ type LinkSpec struct {
 	Where `yaml:"-"`
 	// The two ends: "node:port -- node:port".
 	Link string `yaml:"link"`
+	// The two ends as a list, as containerlab writes them
+	// (endpoints: ["host1:gpu0", "rtsw1:p1"]); instead of link.
+	Endpoints []string `yaml:"endpoints,omitempty" jsonschema:"minItems=2,maxItems=2"`
 	// Rate of this link; default from the plane's defaults.
 	Rate *Rate `yaml:"rate,omitempty"`
 	// One-way propagation delay; default from the plane's defaults.
