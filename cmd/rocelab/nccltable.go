@@ -32,7 +32,7 @@ func writeNCCLTable(w io.Writer, results []collective.Result) error {
 		wrong += r.Wrong
 		sum += r.BusBW
 		fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6s  %6s  %5s\n",
-			r.Size, r.Count, r.Type, r.RedOp, -1, ncclTime(r.TimeUs), r.AlgBW, r.BusBW, wr, "n/a", "n/a", "n/a", "n/a")
+			r.Size, r.Count, r.Type, r.RedOp, -1, collective.FormatTime(r.TimeUs), r.AlgBW, r.BusBW, wr, "n/a", "n/a", "n/a", "n/a")
 	}
 	b.WriteString("# in-place: not run (the lab runs each size out of place only)\n")
 	switch {
@@ -50,19 +50,6 @@ func writeNCCLTable(w io.Writer, results []collective.Result) error {
 	fmt.Fprintf(&b, "# Avg bus bandwidth    : %g (out-of-place)\n#\n", roundTo(avg, 4))
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// ncclTime prints microseconds as nccl-tests does: two decimals below
-// 10 ms, one below 100 ms, none above.
-func ncclTime(us float64) string {
-	switch {
-	case us < 10000:
-		return strconv.FormatFloat(us, 'f', 2, 64)
-	case us < 100000:
-		return strconv.FormatFloat(us, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(us, 'f', 0, 64)
-	}
 }
 
 // roundTo rounds v to places decimals, so %g prints no float noise.

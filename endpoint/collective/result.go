@@ -86,15 +86,15 @@ func WriteTable(w io.Writer, results []Result) error {
 			wrong = strconv.FormatInt(r.Wrong, 10)
 		}
 		fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %7s  %6.2f  %6.2f  %6s\n",
-			r.Size, r.Count, r.Type, r.RedOp, formatTime(r.TimeUs), r.AlgBW, r.BusBW, wrong)
+			r.Size, r.Count, r.Type, r.RedOp, FormatTime(r.TimeUs), r.AlgBW, r.BusBW, wrong)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// formatTime prints microseconds like nccl-tests: two decimals below 10 ms,
+// FormatTime prints microseconds like nccl-tests: two decimals below 10 ms,
 // one below 100 ms... kept to at most 7 characters.
-func formatTime(us float64) string {
+func FormatTime(us float64) string {
 	switch {
 	case us < 10000:
 		return strconv.FormatFloat(us, 'f', 2, 64)

@@ -99,6 +99,11 @@ func WriteJUnitWith(w io.Writer, suiteName string, results []Result, opts JUnitO
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	return writeSuite(w, s)
+}
+
+// writeSuite writes a JUnit document of one suite.
+func writeSuite(w io.Writer, s junitSuite) error {
 	doc := junitSuites{junitTotals: s.junitTotals, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)

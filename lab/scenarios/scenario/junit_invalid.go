@@ -1,10 +1,6 @@
 package scenario
 
-import (
-	"encoding/xml"
-	"fmt"
-	"io"
-)
+import "io"
 
 // WriteJUnitInvalid writes the JUnit report of a scenario file that could
 // not run because it does not validate (or cannot run as asked): one
@@ -16,17 +12,5 @@ func WriteJUnitInvalid(w io.Writer, suiteName, file string, err error) error {
 		Error: &junitProblem{Message: err.Error(), Type: "validation", Text: err.Error()},
 	}
 	s := junitSuite{junitTotals: junitTotals{Name: suiteName, Tests: 1, Errors: 1, Time: "0.000"}, Cases: []junitCase{c}}
-	doc := junitSuites{junitTotals: s.junitTotals, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	return nil
+	return writeSuite(w, s)
 }

@@ -522,6 +522,22 @@ static void conn_from_param(struct rl_cm_conn *c, const struct rdma_conn_param *
 	}
 }
 
+/* take_side keeps what this side asks for in p, clamped to the device
+ * (RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH mean its maximum), and puts
+ * the clamped values back into c. */
+static void take_side(struct rl_cm_id *p, struct rl_cm_conn *c)
+{
+	p->rr = c->responder_resources;
+	p->depth = c->initiator_depth;
+	p->retry = c->retry_count;
+	p->rnr = c->rnr_retry_count;
+	rl_clamp(p);
+	c->responder_resources = p->rr;
+	c->initiator_depth = p->depth;
+	c->retry_count = p->retry;
+	c->rnr_retry_count = p->rnr;
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct rl_cm_id *p = (struct rl_cm_id *)id;
@@ -537,15 +553,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		c.retry_count = c.rnr_retry_count = 7;
 	c.qpn = id->qp ? id->qp->qp_num : conn_param ? conn_param->qp_num : 0;
 	c.psn = p->psn;
-	p->rr = c.responder_resources;
-	p->depth = c.initiator_depth;
-	p->retry = c.retry_count;
-	p->rnr = c.rnr_retry_count;
-	rl_clamp(p);
-	c.responder_resources = p->rr;
-	c.initiator_depth = p->depth;
-	c.retry_count = p->retry;
-	c.rnr_retry_count = p->rnr;
+	take_side(p, &c);
 	if (rl_cm_call(RL_OP_CM_CONNECT, p->h, &c, sizeof(c), -1, NULL, 0) < 0)
 		return -1;
 	return sync_wait(p, RDMA_CM_EVENT_ESTABLISHED);
@@ -572,14 +580,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		c.rnr_retry_count = 7;
 	}
 	c.retry_count = p->retry ? p->retry : 7;
-	p->rr = c.responder_resources;
-	p->depth = c.initiator_depth;
-	p->rnr = c.rnr_retry_count;
-	p->retry = c.retry_count;
-	rl_clamp(p);
-	c.responder_resources = p->rr;
-	c.initiator_depth = p->depth;
-	c.rnr_retry_count = p->rnr;
+	take_side(p, &c);
 	c.qpn = id->qp ? id->qp->qp_num : conn_param ? conn_param->qp_num : 0;
 	c.psn = p->psn;
 	c.qkey = RDMA_UDP_QKEY;
