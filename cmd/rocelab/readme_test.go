@@ -117,6 +117,26 @@ func TestReadmeNumbers(t *testing.T) {
 	}
 }
 
+// TestDocsNumbers: docs/compliance.md's count of the suite's cases is the
+// registry's.
+func TestDocsNumbers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "compliance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	for _, re := range []string{`the (\d+) cases take`, `All (\d+) cases pass against the node`} {
+		m := regexp.MustCompile(re).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("docs/compliance.md: no %q (reworded? update this test)", re)
+			continue
+		}
+		if n, _ := number(m[1]); n != len(compliance.Cases()) {
+			t.Errorf("docs/compliance.md says %q: the code has %d cases", m[0], len(compliance.Cases()))
+		}
+	}
+}
+
 // number reads a count written in digits or as an English word.
 func number(s string) (int, bool) {
 	if n, err := strconv.Atoi(s); err == nil {
