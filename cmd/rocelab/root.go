@@ -96,6 +96,7 @@ through them, injects faults, and shows what the fabric did.`,
 		newRunCmd(opts),
 		newFaultCmd(opts),
 		newRestartCmd(opts),
+		newRedeployCmd(opts),
 		newAgentCmd(opts),
 	)
 	addCompletions(root)
