@@ -5,20 +5,19 @@
 // switchmodel.ControlPlane: the switch model punts the packets addressed to
 // it (switchmodel.Switch.AddLocal) and queues the reply Answer returns.
 //
-// Like the model it is pure: no goroutine, no clock. Replies are built with
-// gopacket's layers from the request's bytes, so a descriptor without bytes
-// (the simulator's) gets no answer, and the switch drops it (reason
+// Like the model it is pure: no goroutine, no clock. Replies are built
+// from the request's bytes (frames.go: a few fixed layouts, written by hand
+// so that the node binary does not link gopacket, whose initialisation
+// cost every node process 22 ms), so a descriptor without bytes (the
+// simulator's) gets no answer, and the switch drops it (reason
 // "to_switch").
 package ctlplane
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 	"github.com/rocelab/rocelab/wire"
 )
 
@@ -81,35 +80,25 @@ func (c *Plane) Answer(port int, p *wire.Packet) *wire.Packet {
 	if p.Raw == nil || port < 0 || port >= len(c.ports) || p.Len > len(p.Raw) {
 		return nil
 	}
-	pkt := gopacket.NewPacket(p.Raw[:p.Len], layers.LayerTypeEthernet, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
-	eth, _ := pkt.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
-	if eth == nil {
+	f, ok := parseFrame(p.Raw[:p.Len])
+	if !ok {
 		return nil
 	}
-	out := []gopacket.SerializableLayer{&layers.Ethernet{
-		SrcMAC: net.HardwareAddr(c.ports[port].MAC[:]), DstMAC: eth.SrcMAC, EthernetType: eth.EthernetType,
-	}}
-	if tag, ok := pkt.Layer(layers.LayerTypeDot1Q).(*layers.Dot1Q); ok {
-		out = append(out, &layers.Dot1Q{Priority: tag.Priority, VLANIdentifier: tag.VLANIdentifier, Type: tag.Type})
-	}
-	var ok bool
-	switch {
-	case pkt.Layer(layers.LayerTypeARP) != nil:
-		out, ok = c.arp(port, pkt.Layer(layers.LayerTypeARP).(*layers.ARP), out)
-	case pkt.Layer(layers.LayerTypeIPv4) != nil:
-		out, ok = c.echo4(pkt, out)
-	case pkt.Layer(layers.LayerTypeIPv6) != nil:
-		out, ok = c.icmp6(port, pkt, out)
+	var body []byte
+	ok = false
+	switch f.etherType {
+	case etherARP:
+		body, ok = c.arp(port, f.payload)
+	case etherIPv4:
+		body, ok = c.echo4(f.payload)
+	case etherIPv6:
+		body, ok = c.icmp6(port, f.payload)
 	}
 	if !ok {
 		return nil
 	}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, out...); err != nil {
-		return nil
-	}
 	r := &wire.Packet{}
-	if err := r.Decode(buf.Bytes()); err != nil {
+	if err := r.Decode(f.reply(c.ports[port].MAC, body)); err != nil {
 		return nil
 	}
 	return r
@@ -121,68 +110,81 @@ func (c *Plane) portHas(port int, a netip.Addr) bool {
 }
 
 // arp answers an ARP request for one of port's IPv4 addresses.
-func (c *Plane) arp(port int, req *layers.ARP, out []gopacket.SerializableLayer) ([]gopacket.SerializableLayer, bool) {
-	if req.Operation != layers.ARPRequest || req.AddrType != layers.LinkTypeEthernet ||
-		req.Protocol != layers.EthernetTypeIPv4 || len(req.DstProtAddress) != 4 || len(req.SourceHwAddress) != 6 {
+func (c *Plane) arp(port int, req []byte) ([]byte, bool) {
+	if len(req) < arpLen || be16(req[0:]) != 1 || be16(req[2:]) != etherIPv4 || req[4] != 6 || req[5] != 4 || be16(req[6:]) != arpRequest {
 		return nil, false
 	}
-	target := netip.AddrFrom4([4]byte(req.DstProtAddress))
-	if !c.portHas(port, target) {
+	if !c.portHas(port, netip.AddrFrom4([4]byte(req[24:28]))) {
 		return nil, false
 	}
-	return append(out, &layers.ARP{
-		AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
-		HwAddressSize: 6, ProtAddressSize: 4, Operation: layers.ARPReply,
-		SourceHwAddress: c.ports[port].MAC[:], SourceProtAddress: req.DstProtAddress,
-		DstHwAddress: req.SourceHwAddress, DstProtAddress: req.SourceProtAddress,
-	}), true
+	r := make([]byte, arpLen)
+	copy(r, req[:6])
+	put16(r[6:], arpReply)
+	mac := c.ports[port].MAC
+	copy(r[8:14], mac[:])      // sender: the port
+	copy(r[14:18], req[24:28]) // the address asked for
+	copy(r[18:24], req[8:14])  // target: the asker
+	copy(r[24:28], req[14:18])
+	return r, true
 }
 
 // echo4 answers an ICMP echo request to one of the switch's addresses.
-func (c *Plane) echo4(pkt gopacket.Packet, out []gopacket.SerializableLayer) ([]gopacket.SerializableLayer, bool) {
-	ip := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
-	icmp, _ := pkt.Layer(layers.LayerTypeICMPv4).(*layers.ICMPv4)
-	dst, _ := netip.AddrFromSlice(ip.DstIP)
-	if icmp == nil || icmp.TypeCode.Type() != layers.ICMPv4TypeEchoRequest || !c.own[dst.Unmap()] {
+func (c *Plane) echo4(ip []byte) ([]byte, bool) {
+	if len(ip) < 20 || ip[0]>>4 != 4 || ip[9] != protoICMP {
 		return nil, false
 	}
-	return append(out,
-		&layers.IPv4{Version: 4, IHL: 5, TOS: ip.TOS &^ 3, Id: ip.Id, TTL: ttl, Protocol: layers.IPProtocolICMPv4, SrcIP: ip.DstIP, DstIP: ip.SrcIP},
-		&layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(layers.ICMPv4TypeEchoReply, 0), Id: icmp.Id, Seq: icmp.Seq},
-		gopacket.Payload(icmp.Payload),
-	), true
+	ihl, total := int(ip[0]&15)*4, int(be16(ip[2:]))
+	if ihl < 20 || total < ihl+8 || total > len(ip) {
+		return nil, false
+	}
+	icmp := ip[ihl:total]
+	if icmp[0] != icmpEchoRequest || icmp[1] != 0 || !c.own[netip.AddrFrom4([4]byte(ip[16:20]))] {
+		return nil, false
+	}
+	r := make([]byte, 20+len(icmp))
+	r[0], r[1] = 0x45, ip[1]&^3 // TOS without ECN
+	put16(r[2:], uint16(len(r)))
+	copy(r[4:6], ip[4:6]) // the request's ID
+	r[8], r[9] = ttl, protoICMP
+	copy(r[12:16], ip[16:20])
+	copy(r[16:20], ip[12:16])
+	put16(r[10:], checksum(0, r[:20]))
+	m := r[20:]
+	copy(m, icmp)
+	m[0] = icmpEchoReply
+	put16(m[2:], 0)
+	put16(m[2:], checksum(0, m))
+	return r, true
 }
 
 // icmp6 answers an ICMPv6 echo request to one of the switch's addresses,
 // and a neighbour solicitation for one of port's addresses.
-func (c *Plane) icmp6(port int, pkt gopacket.Packet, out []gopacket.SerializableLayer) ([]gopacket.SerializableLayer, bool) {
-	ip := pkt.Layer(layers.LayerTypeIPv6).(*layers.IPv6)
-	icmp, _ := pkt.Layer(layers.LayerTypeICMPv6).(*layers.ICMPv6)
-	if icmp == nil {
+func (c *Plane) icmp6(port int, ip []byte) ([]byte, bool) {
+	if len(ip) < 40 || ip[0]>>4 != 6 || ip[6] != protoICMPv6 {
 		return nil, false
 	}
-	dst, _ := netip.AddrFromSlice(ip.DstIP)
-	reply := &layers.IPv6{Version: 6, TrafficClass: ip.TrafficClass &^ 3, HopLimit: ttl, NextHeader: layers.IPProtocolICMPv6, SrcIP: ip.DstIP, DstIP: ip.SrcIP}
-	switch icmp.TypeCode.Type() {
-	case layers.ICMPv6TypeEchoRequest:
-		echo, _ := pkt.Layer(layers.LayerTypeICMPv6Echo).(*layers.ICMPv6Echo)
-		if echo == nil || len(icmp.Payload) < 4 || !c.own[dst] {
+	n := int(be16(ip[4:]))
+	if n < 8 || 40+n > len(ip) {
+		return nil, false
+	}
+	icmp := ip[40 : 40+n]
+	src, dst := netip.AddrFrom16([16]byte(ip[8:24])), netip.AddrFrom16([16]byte(ip[24:40]))
+	var m []byte
+	var from, to netip.Addr
+	hop := uint8(ttl)
+	switch icmp[0] {
+	case icmp6EchoRequest:
+		if icmp[1] != 0 || !c.own[dst] {
 			return nil, false
 		}
-		// gopacket's ICMPv6Echo keeps no payload: the data follows its
-		// four bytes in the ICMPv6 layer's.
-		data := icmp.Payload[4:]
-		r := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeEchoReply, 0)}
-		if err := r.SetNetworkLayerForChecksum(reply); err != nil {
+		m = slices.Clone(icmp)
+		m[0] = icmp6EchoReply
+		from, to = dst, src
+	case icmp6NeighborSolicitation:
+		if ip[7] != 255 || len(icmp) < 24 {
 			return nil, false
 		}
-		return append(out, reply, r, &layers.ICMPv6Echo{Identifier: echo.Identifier, SeqNumber: echo.SeqNumber}, gopacket.Payload(data)), true
-	case layers.ICMPv6TypeNeighborSolicitation:
-		ns, _ := pkt.Layer(layers.LayerTypeICMPv6NeighborSolicitation).(*layers.ICMPv6NeighborSolicitation)
-		if ns == nil || ip.HopLimit != 255 {
-			return nil, false
-		}
-		target, _ := netip.AddrFromSlice(ns.TargetAddress)
+		target := netip.AddrFrom16([16]byte(icmp[8:24]))
 		if !c.portHas(port, target) {
 			return nil, false
 		}
@@ -190,20 +192,35 @@ func (c *Plane) icmp6(port int, pkt gopacket.Packet, out []gopacket.Serializable
 		// unspecified address (duplicate address detection), unsolicited
 		// to all nodes.
 		flags := uint8(0x80 | 0x20) // router, override
-		reply.SrcIP, reply.HopLimit = ns.TargetAddress, 255
-		if src, _ := netip.AddrFromSlice(ip.SrcIP); src.IsUnspecified() {
-			reply.DstIP = net.IP(netip.IPv6LinkLocalAllNodes().AsSlice())
+		from, to, hop = target, src, 255
+		if src.IsUnspecified() {
+			to = netip.IPv6LinkLocalAllNodes()
 		} else {
 			flags |= 0x40 // solicited
 		}
-		r := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeNeighborAdvertisement, 0)}
-		if err := r.SetNetworkLayerForChecksum(reply); err != nil {
-			return nil, false
-		}
-		na := &layers.ICMPv6NeighborAdvertisement{Flags: flags, TargetAddress: ns.TargetAddress, Options: layers.ICMPv6Options{
-			{Type: layers.ICMPv6OptTargetAddress, Data: c.ports[port].MAC[:]},
-		}}
-		return append(out, reply, r, na), true
+		m = make([]byte, 32)
+		m[0], m[4] = icmp6NeighborAdvertisement, flags
+		copy(m[8:24], icmp[8:24])
+		m[24], m[25] = 2, 1 // option: target link-layer address, 8 bytes
+		mac := c.ports[port].MAC
+		copy(m[26:32], mac[:])
+	default:
+		return nil, false
 	}
-	return nil, false
+	r := make([]byte, 40+len(m))
+	tc := (ip[0]&15)<<4 | ip[1]>>4
+	tc &^= 3 // without ECN
+	r[0], r[1] = 0x60|tc>>4, tc<<4
+	put16(r[4:], uint16(len(m)))
+	r[6], r[7] = protoICMPv6, hop
+	f16, t16 := from.As16(), to.As16()
+	copy(r[8:24], f16[:])
+	copy(r[24:40], t16[:])
+	copy(r[40:], m)
+	body := r[40:]
+	put16(body[2:], 0)
+	// The checksum covers the pseudo-header: addresses, length, next header.
+	pseudo := append(append(append([]byte{}, r[8:40]...), 0, 0, byte(len(m)>>8), byte(len(m))), 0, 0, 0, protoICMPv6)
+	put16(body[2:], checksum(sum(0, pseudo), body))
+	return r, true
 }
