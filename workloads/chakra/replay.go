@@ -211,8 +211,8 @@ func (r *Replay) collective(rank, i int) {
 	if m.arrived++; m.arrived < len(members) {
 		return
 	}
-	c := &Collective{Group: n.Group, Seq: seq, Type: n.CollType}
-	c.Ranks = slices.Sorted(maps.Keys(members))
+	c := &Collective{Group: n.Group, Seq: seq, Ranks: slices.Sorted(maps.Keys(members))}
+	c.Type = r.ranks[c.Ranks[0]].tr.Nodes[m.nodes[0]].CollType
 	now := r.opt.Sched.Now()
 	for _, rk := range c.Ranks {
 		o := r.ranks[rk].tr.Nodes[m.nodes[members[rk]]]
