@@ -44,14 +44,11 @@ type ErrorList []*Error
 
 // Error joins the errors, one a line.
 func (l ErrorList) Error() string {
-	var b strings.Builder
+	lines := make([]string, len(l))
 	for i, e := range l {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.Error())
+		lines[i] = e.Error()
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // err returns l as an error, nil when empty.

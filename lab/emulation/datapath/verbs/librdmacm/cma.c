@@ -358,6 +358,16 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 /* ---- ids ---- */
 
+/* channel_or_own is ch, or for a synchronous id (no channel) a channel of
+ * its own, made here and put in *own: NULL when it cannot be made. */
+static struct rdma_event_channel *channel_or_own(struct rdma_event_channel *ch, struct rdma_event_channel **own)
+{
+	if (ch)
+		return ch;
+	*own = rdma_create_event_channel();
+	return *own;
+}
+
 static struct rl_cm_id *new_id(struct rdma_event_channel *ch, void *context, enum rdma_port_space ps, enum ibv_qp_type qpt)
 {
 	struct rl_cm_id *p = calloc(1, sizeof(*p));
@@ -387,12 +397,9 @@ static int create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 		errno = EINVAL;
 		return -1;
 	}
-	if (!channel) {
-		sync = rdma_create_event_channel();
-		if (!sync)
-			return -1;
-		channel = sync;
-	}
+	channel = channel_or_own(channel, &sync);
+	if (!channel)
+		return -1;
 	req.channel = channel_handle(channel);
 	req.ps = ps;
 	req.qp_type = qpt;
@@ -631,12 +638,9 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct rl_cm_create_id req = {0};
 	struct rdma_event_channel *sync = NULL;
 
-	if (!channel) {
-		sync = rdma_create_event_channel();
-		if (!sync)
-			return -1;
-		channel = sync;
-	}
+	channel = channel_or_own(channel, &sync);
+	if (!channel)
+		return -1;
 	req.channel = channel_handle(channel);
 	if (rl_cm_call(RL_OP_CM_MIGRATE, p->h, &req, sizeof(req), -1, NULL, 0) < 0) {
 		if (sync)
