@@ -34,23 +34,28 @@ type validateResult struct {
 }
 
 func newValidateCmd(opts *options) *cobra.Command {
-	var file string
+	var file, chakraDir, chakraPrefix string
 	var schema bool
 	cmd := &cobra.Command{
-		Use:   "validate [FILE | -t FILE]",
-		Short: "Check a topology file and summarise it",
+		Use:   "validate [FILE | -t FILE | --chakra DIR]",
+		Short: "Check a topology file (or a folder of Chakra execution traces) and summarise it",
 		Long: `Validate reads a topology file, reports every problem as FILE:LINE:COL: message
 (exit code 2), or prints a short summary. The file is given as an argument or
 with -t (not both); without one it checks the built-in laptop topology. A
 built-in name (laptop, incast, ai-zone-64, two-zones) works too. --schema
-prints the JSON Schema of the format instead.
+prints the JSON Schema of the format instead. --chakra DIR checks the MLCommons
+Chakra execution traces PREFIX.RANK.et in DIR (--prefix, default the only
+prefix there): every rank's file, each node's type and fields, dependencies
+that point nowhere, cycles, sends without a peer — each problem named by its
+file and node (exit 2).
 
   rocelab validate topologies/laptop.yaml
   rocelab validate -t ai-zone-64`,
 		Example: `  rocelab validate
   rocelab validate my-lab.yaml
   rocelab validate -t ai-zone-64
-  rocelab validate --schema > topology.schema.json`,
+  rocelab validate --schema > topology.schema.json
+  rocelab validate --chakra workloads/chakra/testdata --prefix allreduce`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -62,6 +67,12 @@ prints the JSON Schema of the format instead.
 			if schema {
 				_, err := opts.stdout.Write(topologies.Schema())
 				return err
+			}
+			if chakraDir != "" {
+				if file != "" {
+					return badInput(fmt.Errorf("validate: a topology or --chakra, not both"))
+				}
+				return validateChakra(opts, chakraDir, chakraPrefix)
 			}
 			name := file
 			if name == "" {
@@ -99,6 +110,8 @@ prints the JSON Schema of the format instead.
 	}
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file or built-in name (default laptop)")
 	cmd.Flags().BoolVar(&schema, "schema", false, "print the JSON Schema of the topology format")
+	cmd.Flags().StringVar(&chakraDir, "chakra", "", "check the Chakra execution traces in this folder instead")
+	cmd.Flags().StringVar(&chakraPrefix, "prefix", "", "with --chakra: the traces' file prefix (PREFIX.RANK.et; default the only one there)")
 	return cmd
 }
 
