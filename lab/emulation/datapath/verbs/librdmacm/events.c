@@ -89,8 +89,17 @@ static bool process(struct rl_event *out, const struct rl_cm_event *e)
 	memset(ev, 0, sizeof(*ev));
 	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		l = rl_id_of(e->listen_id);
-		if (!l)
+		if (!l) {
+			/* Its listener is gone (destroyed while the request was on
+			 * its way, as perftest's server does between its two
+			 * connections): refuse it, as the kernel's rdma_cm does,
+			 * so that the peer does not wait out the MRA. */
+			struct rl_cm_conn none = {0};
+
+			rl_cm_call(RL_OP_CM_REJECT, e->id, &none, sizeof(none), -1, NULL, 0);
+			rl_cm_call(RL_OP_CM_DESTROY_ID, e->id, NULL, 0, -1, NULL, 0);
 			return false;
+		}
 		p = new_request(l, e);
 		if (!p)
 			return false;
