@@ -41,14 +41,7 @@ func (v *verbsLab) cmPair(srvArgv, cliArgv []string) (srv, cli string) {
 		code, out := v.exec(context.Background(), 150*time.Second, "host4", srvArgv...)
 		done <- result{code, out}
 	}()
-	code, out := -1, "never connected"
-	for try := 0; try < 40; try++ {
-		time.Sleep(300 * time.Millisecond)
-		code, out = v.exec(context.Background(), 120*time.Second, "host1", cliArgv...)
-		if code == 0 || !slices.ContainsFunc(notListeningCM, func(s string) bool { return strings.Contains(out, s) }) {
-			break
-		}
-	}
+	code, out := v.clientUntil(120*time.Second, "host1", notListeningCM, cliArgv...)
 	s := <-done
 	if code != 0 || s.code != 0 {
 		v.t.Fatalf("%v → %v: client exit %d, server exit %d\nclient:\n%s\nserver:\n%s", cliArgv, srvArgv, code, s.code, out, s.out)
@@ -198,15 +191,8 @@ func (v *verbsLab) qperfCM(t *testing.T) {
 		cancel()
 		<-srvDone
 	}()
-	code, cli := -1, ""
-	for try := 0; try < 40; try++ {
-		time.Sleep(300 * time.Millisecond)
-		code, cli = v.exec(context.Background(), 120*time.Second, "host1",
-			"qperf", "-lp", "19766", "-cm1", "-t", "2", "host4", "rc_bw", "rc_lat", "rc_rdma_write_bw")
-		if code == 0 || !slices.ContainsFunc(notListeningCM, func(s string) bool { return strings.Contains(cli, s) }) {
-			break
-		}
-	}
+	code, cli := v.clientUntil(120*time.Second, "host1", notListeningCM,
+		"qperf", "-lp", "19766", "-cm1", "-t", "2", "host4", "rc_bw", "rc_lat", "rc_rdma_write_bw")
 	if code != 0 {
 		t.Fatalf("qperf -cm1: exit %d\n%s", code, cli)
 	}

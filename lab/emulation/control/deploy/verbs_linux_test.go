@@ -127,11 +127,18 @@ const notListening = "Couldn't connect to"
 // beside it), again every 200 ms while the server does not listen yet, up
 // to 50 times; it returns the last run's exit code and output.
 func (v *verbsLab) client(limit time.Duration, node string, argv ...string) (int, string) {
+	return v.clientUntil(limit, node, []string{notListening}, argv...)
+}
+
+// clientUntil is client with notYet the outputs that say the server does
+// not listen yet.
+func (v *verbsLab) clientUntil(limit time.Duration, node string, notYet []string, argv ...string) (int, string) {
 	v.t.Helper()
 	code, out := -1, "never connected"
 	for try := 0; try < 50; try++ {
 		time.Sleep(200 * time.Millisecond)
-		if code, out = v.exec(context.Background(), limit, node, argv...); code == 0 || !strings.Contains(out, notListening) {
+		code, out = v.exec(context.Background(), limit, node, argv...)
+		if code == 0 || !slices.ContainsFunc(notYet, func(s string) bool { return strings.Contains(out, s) }) {
 			break
 		}
 	}
