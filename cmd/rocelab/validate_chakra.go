@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -25,7 +24,7 @@ type chakraSummary struct {
 // summary of the ranks and their nodes by kind.
 func validateChakra(opts *options, dir, prefix string) error {
 	if prefix == "" {
-		p, err := onlyPrefix(dir)
+		p, err := chakra.OnlyPrefix(dir)
 		if err != nil {
 			return badInput(err)
 		}
@@ -68,28 +67,4 @@ func validateChakra(opts *options, dir, prefix string) error {
 	sort.Strings(kinds)
 	fmt.Fprintf(opts.stdout, "%s/%s.*.et: ok — %d ranks; nodes: %s\n", dir, prefix, res.Ranks, strings.Join(kinds, ", "))
 	return nil
-}
-
-// onlyPrefix is the one PREFIX of the PREFIX.RANK.et files in dir.
-func onlyPrefix(dir string) (string, error) {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.et"))
-	seen := map[string]bool{}
-	for _, f := range files {
-		base := strings.TrimSuffix(filepath.Base(f), ".et")
-		if i := strings.LastIndexByte(base, '.'); i > 0 {
-			seen[base[:i]] = true
-		}
-	}
-	prefixes := make([]string, 0, len(seen))
-	for p := range seen {
-		prefixes = append(prefixes, p)
-	}
-	sort.Strings(prefixes)
-	switch len(prefixes) {
-	case 0:
-		return "", fmt.Errorf("%s: no Chakra traces (PREFIX.RANK.et)", dir)
-	case 1:
-		return prefixes[0], nil
-	}
-	return "", fmt.Errorf("%s: traces of %d prefixes (%s): say which with --prefix", dir, len(prefixes), strings.Join(prefixes, ", "))
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protodelim"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/rocelab/rocelab/workloads/chakra/etpb"
 )
 
@@ -49,14 +46,8 @@ func recv(id uint64, src, tag int32, size int64, deps ...uint64) *etpb.Node {
 func encode(t testing.TB, nodes ...*etpb.Node) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	msgs := []proto.Message{&etpb.GlobalMetadata{Version: "0.0.4"}}
-	for _, n := range nodes {
-		msgs = append(msgs, n)
-	}
-	for _, m := range msgs {
-		if _, err := protodelim.MarshalTo(&b, m); err != nil {
-			t.Fatal(err)
-		}
+	if err := Write(&b, nil, nodes); err != nil {
+		t.Fatal(err)
 	}
 	return b.Bytes()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,8 +24,16 @@ const (
 )
 
 // LoadDir loads the traces PREFIX.RANK.et in dir: every rank from 0 to the
-// highest present must have its file.
+// highest present must have its file. An empty prefix is the one the
+// folder's traces share (OnlyPrefix).
 func LoadDir(dir, prefix string) ([]*Trace, error) {
+	if prefix == "" {
+		p, err := OnlyPrefix(dir)
+		if err != nil {
+			return nil, err
+		}
+		prefix = p
+	}
 	pattern := filepath.Join(dir, prefix+".*.et")
 	files, err := filepath.Glob(pattern)
 	if err != nil {
@@ -209,4 +218,29 @@ func checkPeers(traces []*Trace) ErrorList {
 		}
 	}
 	return errs
+}
+
+// OnlyPrefix returns the PREFIX of the PREFIX.RANK.et files in dir, when
+// they all have the same.
+func OnlyPrefix(dir string) (string, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.et"))
+	seen := map[string]bool{}
+	for _, f := range files {
+		base := strings.TrimSuffix(filepath.Base(f), ".et")
+		if i := strings.LastIndexByte(base, '.'); i > 0 {
+			seen[base[:i]] = true
+		}
+	}
+	prefixes := make([]string, 0, len(seen))
+	for p := range seen {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	switch len(prefixes) {
+	case 0:
+		return "", fmt.Errorf("chakra: %s: no Chakra traces (PREFIX.RANK.et)", dir)
+	case 1:
+		return prefixes[0], nil
+	}
+	return "", fmt.Errorf("chakra: %s: traces of %d prefixes (%s): say which with --prefix", dir, len(prefixes), strings.Join(prefixes, ", "))
 }
