@@ -12,6 +12,7 @@ import (
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/workloads/chakra"
 )
 
 // Verdict is what a run of a scenario concluded, and what it cost.
@@ -53,6 +54,16 @@ type Job struct {
 	Flows []Flow
 	// Collective results, one per size.
 	Collective []collective.Result
+	// Chakra is a chakra workload's replay.
+	Chakra *ChakraRun
+}
+
+// ChakraRun is a chakra workload's replay: the trace, the NIC of each
+// rank, and each step's result (times in picoseconds of fabric time).
+type ChakraRun struct {
+	Trace, Prefix string
+	NICs          []string
+	Steps         []*chakra.Result
 }
 
 // Flow is one flow of a job.

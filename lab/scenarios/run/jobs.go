@@ -14,6 +14,7 @@ import (
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/workloads/chakra"
 )
 
 // sourceFunc is a telemetry.Source from a function.
@@ -40,6 +41,7 @@ type jobRun struct {
 	perf  *simlab.PerfJob
 	coll  *simlab.CollJob
 	hier  *simlab.HierJob
+	chak  *simlab.ChakraJob
 	gens  []*genFlow
 }
 
@@ -102,6 +104,13 @@ func (r *runner) start(w *scenario.Workload) error {
 			return err
 		}
 		j.coll = cj
+	case w.Kind == scenario.KindChakra:
+		cj, err := r.lab.Chakra(simlab.ChakraSpec{Name: w.Name, Traces: w.Chakra.Traces, Ranks: scenario.PortNames(w.Ranks),
+			Iters: w.Iters, Mode: w.Mode.String(), CC: w.CC, Paths: w.Paths, Start: clock.Time(w.Start)})
+		if err != nil {
+			return err
+		}
+		j.chak = cj
 	case w.Kind == scenario.KindBackground || w.Kind == scenario.KindFE:
 		for i, f := range j.flows {
 			g, spec, err := r.genSpec(w, i, f)
@@ -244,6 +253,10 @@ func (r *runner) finish() {
 			r.problems = append(r.problems, j.hier.Err().Error())
 		case j.hier != nil && !j.hier.Done():
 			r.problems = append(r.problems, fmt.Sprintf("collective %s: hierarchical all-reduce not finished at the end of the run", j.w.Name))
+		case j.chak != nil && j.chak.Err() != nil:
+			r.problems = append(r.problems, j.chak.Err().Error())
+		case j.chak != nil && !j.chak.Done():
+			r.problems = append(r.problems, fmt.Sprintf("chakra %s: not finished at the end of the run (%d of %d steps done)", j.w.Name, len(j.chak.Results()), j.w.Iters))
 		}
 		for _, g := range j.gens {
 			if g.target > 0 && g.done == 0 && g.src != nil && g.sent() >= g.target {
@@ -262,7 +275,8 @@ func (r *runner) jobsDone() bool {
 		switch {
 		case j.perf != nil && !j.perf.Done() && j.perf.Err() == nil,
 			j.coll != nil && !j.coll.Done() && j.coll.Err() == nil,
-			j.hier != nil && !j.hier.Done() && j.hier.Err() == nil:
+			j.hier != nil && !j.hier.Done() && j.hier.Err() == nil,
+			j.chak != nil && !j.chak.Done():
 			return false
 		}
 		for _, g := range j.gens {
@@ -343,8 +357,8 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 				}
 				emit(telemetry.Sample{Name: "collective_wrong_elements_total", Kind: telemetry.Counter, Labels: jl, Value: float64(wrong)})
 			}
-		case j.hier != nil:
-			// as for coll: simlab.HierJob.Collect
+		case j.hier != nil, j.chak != nil:
+			// as for coll: simlab.HierJob.Collect, simlab.ChakraJob.Collect
 		default:
 			var dist fct.Dist
 			for _, g := range j.gens {
@@ -414,6 +428,12 @@ func (j *jobRun) summary() report.Job {
 			s.Err = err.Error()
 		}
 		s.Collective = j.hierResults()
+	case j.chak != nil:
+		s.Done = j.chak.Done() && j.chak.Err() == nil
+		if err := j.chak.Err(); err != nil {
+			s.Err = err.Error()
+		}
+		s.Chakra = chakraRun(j.w, j.chak.Results())
 	default:
 		s.Done = true
 		for _, g := range j.gens {
@@ -430,4 +450,9 @@ func (j *jobRun) summary() report.Job {
 		}
 	}
 	return s
+}
+
+// chakraRun is a chakra workload's report.
+func chakraRun(w *scenario.Workload, steps []*chakra.Result) *report.ChakraRun {
+	return &report.ChakraRun{Trace: w.Chakra.Dir, Prefix: w.Chakra.Prefix, NICs: scenario.PortNames(w.Ranks), Steps: steps}
 }

@@ -487,13 +487,19 @@ func CheckWorkers(sc *scenario.Scenario, workers int) error {
 	if name == "" {
 		return nil
 	}
+	if w := sc.Workload(name); w != nil && w.Kind == scenario.KindChakra {
+		return fmt.Errorf("%d workers: chakra workload %s (a replay acts on every rank at once) runs on one worker only; run it without --workers", workers, name)
+	}
 	return fmt.Errorf("%d workers: collective %s (an all-to-all of more than 128 ranks) runs on one worker only; run it without --workers", workers, name)
 }
 
 // oneEngineCollective returns the name of sc's first collective workload
-// that needs one engine, or "".
+// that needs one engine (or chakra workload: simlab.Lab.Chakra), or "".
 func oneEngineCollective(sc *scenario.Scenario) string {
 	for _, w := range sc.Workloads {
+		if w.Kind == scenario.KindChakra {
+			return w.Name
+		}
 		if w.Kind == scenario.KindCollective && !w.Hierarchical && simlab.CollectiveOnOneEngine(w.CollectiveOp, len(w.Ranks)) {
 			return w.Name
 		}

@@ -29,6 +29,9 @@ const (
 	// KindFE is front-end traffic: a burst (a checkpoint to storage) or a
 	// steady stream (data ingestion).
 	KindFE WorkloadKind = "fe"
+	// KindChakra is training steps from MLCommons Chakra execution traces:
+	// compute, collectives and messages replayed per rank as a DAG.
+	KindChakra WorkloadKind = "chakra"
 )
 
 // Workload is one resolved workload. Fields that its kind does not use are
@@ -84,6 +87,10 @@ type Workload struct {
 	// Duration the workload lasts; 0 = until its iterations end, or until
 	// the run ends (background, fe stream).
 	Duration clock.Duration
+
+	// Chakra is a chakra workload's traces; Ranks are then the NICs of its
+	// ranks, in rank order, and Iters the steps it runs.
+	Chakra *ChakraWorkload
 }
 
 // Flow is one sender and receiver pair.
@@ -109,13 +116,14 @@ func (w *Workload) Ports() []*topologies.Port {
 	return out
 }
 
-var workloadKinds = []string{"perf", "collective", "background", "fe"}
+var workloadKinds = []string{"perf", "collective", "background", "fe", "chakra"}
 
 var kindKeys = map[WorkloadKind][]string{
 	KindPerf:       {"op", "pattern", "from", "to", "size", "qps", "paths", "iters", "duration", "latency", "mode", "cc"},
 	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "mode", "cc", "paths"},
 	KindBackground: {"pattern", "from", "to", "rate", "size", "interval", "duration", "mode", "cc"},
 	KindFE:         {"pattern", "from", "to", "size", "rate", "interval", "iters", "duration", "mode", "cc"},
+	KindChakra:     {"trace", "prefix", "ranks", "iters", "mode", "cc", "paths"},
 }
 
 var commonKeys = []string{"name", "kind", "start"}
@@ -237,6 +245,8 @@ func (r *resolver) workload(n *yaml.Node) *Workload {
 		r.collective(w, n, vals)
 	case KindBackground, KindFE:
 		r.traffic(w, n, vals)
+	case KindChakra:
+		r.chakra(w, n, vals)
 	}
 	return w
 }
