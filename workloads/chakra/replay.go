@@ -91,6 +91,9 @@ func Start(traces []*Trace, opt Options) (*Replay, error) {
 			spans: make([]Span, len(t.Nodes)), left: len(t.Nodes), collSeq: map[string]int{}}
 		for i, n := range t.Nodes {
 			rr.spans[i] = Span{Node: n.Ref(), Kind: n.Kind}
+			if n.Kind == Coll {
+				rr.spans[i].Op = n.CollType.String()
+			}
 			t.deps(n, func(p int) {
 				rr.waiting[i]++
 				rr.children[p] = append(rr.children[p], i)

@@ -14,8 +14,10 @@ import (
 // stream took it up or, for communication, when every participant had
 // issued its part and the Comm got it; ended when it completed.
 type Span struct {
-	Node   NodeRef    `json:"node"`
-	Kind   Kind       `json:"kind"`
+	Node NodeRef `json:"node"`
+	Kind Kind    `json:"kind"`
+	// Op is a collective's type (ALL_REDUCE, …), empty for other kinds.
+	Op     string     `json:"op,omitempty"`
 	Issued clock.Time `json:"issued_ps"`
 	Start  clock.Time `json:"start_ps"`
 	End    clock.Time `json:"end_ps"`

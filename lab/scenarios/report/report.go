@@ -59,11 +59,13 @@ type Job struct {
 }
 
 // ChakraRun is a chakra workload's replay: the trace, the NIC of each
-// rank, and each step's result (times in picoseconds of fabric time).
+// rank, and each step's result (times in picoseconds of fabric time,
+// from the step's start) and start (fabric time since the run began).
 type ChakraRun struct {
 	Trace, Prefix string
 	NICs          []string
 	Steps         []*chakra.Result
+	Starts        []clock.Time
 }
 
 // Flow is one flow of a job.

@@ -433,7 +433,7 @@ func (j *jobRun) summary() report.Job {
 		if err := j.chak.Err(); err != nil {
 			s.Err = err.Error()
 		}
-		s.Chakra = chakraRun(j.w, j.chak.Results())
+		s.Chakra = chakraRun(j.w, j.chak.Results(), j.chak.Starts())
 	default:
 		s.Done = true
 		for _, g := range j.gens {
@@ -453,6 +453,6 @@ func (j *jobRun) summary() report.Job {
 }
 
 // chakraRun is a chakra workload's report.
-func chakraRun(w *scenario.Workload, steps []*chakra.Result) *report.ChakraRun {
-	return &report.ChakraRun{Trace: w.Chakra.Dir, Prefix: w.Chakra.Prefix, NICs: scenario.PortNames(w.Ranks), Steps: steps}
+func chakraRun(w *scenario.Workload, steps []*chakra.Result, starts []clock.Time) *report.ChakraRun {
+	return &report.ChakraRun{Trace: w.Chakra.Dir, Prefix: w.Chakra.Prefix, NICs: scenario.PortNames(w.Ranks), Steps: steps, Starts: starts}
 }

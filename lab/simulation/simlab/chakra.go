@@ -48,6 +48,7 @@ type ChakraJob struct {
 	iter   int
 	start  clock.Time
 	res    []*chakra.Result // by iteration
+	starts []clock.Time     // by iteration
 	err    error
 	done   bool
 	colls  int // collectives run
@@ -242,6 +243,7 @@ func (j *ChakraJob) iterDone() {
 			return
 		}
 		j.res = append(j.res, res)
+		j.starts = append(j.starts, j.start)
 		if j.iter++; j.iter < j.spec.Iters {
 			j.begin()
 			return
@@ -365,6 +367,9 @@ func (j *ChakraJob) Err() error { return j.err }
 
 // Results returns each finished iteration's replay result.
 func (j *ChakraJob) Results() []*chakra.Result { return j.res }
+
+// Starts returns the fabric time each finished iteration started at.
+func (j *ChakraJob) Starts() []clock.Time { return j.starts }
 
 // Counts returns the collectives run and messages carried so far.
 func (j *ChakraJob) Counts() (collectives, messages int) { return j.colls, j.msgs }
