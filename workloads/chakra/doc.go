@@ -22,7 +22,9 @@
 // k-th of every other member, a send with the receive of the same (source,
 // destination, tag) in order — and handed, once every participant issued
 // its part, to the caller's Comm, which calls back when the operation is
-// done. IdealComm is the reference Comm of tests: every operation takes a
+// done. A process group's collectives run one at a time, in the order they
+// matched, as NCCL runs a communicator's operations on its one stream: a
+// collective's span starts when it was handed over. IdealComm is the reference Comm of tests: every operation takes a
 // time given by a function of its kind and size.
 //
 // The Result gives per rank the iteration time, the time in compute and in

@@ -23,16 +23,17 @@ type Options struct {
 
 // Replay is a replay in progress. It lives on the scheduler's goroutine.
 type Replay struct {
-	opt    Options
-	t0     clock.Time
-	ranks  []*rankRun
-	member map[string]map[int]int // group → rank → position in its member list
-	colls  map[string][]*collMatch
-	msgs   map[msgKey]*msgMatch
-	work   []nodeAt // completed nodes not yet propagated
-	busy   bool     // draining work
-	left   int      // ranks not finished
-	errs   []error
+	opt     Options
+	t0      clock.Time
+	ranks   []*rankRun
+	member  map[string]map[int]int // group → rank → position in its member list
+	colls   map[string][]*collMatch
+	msgs    map[msgKey]*msgMatch
+	streams map[string]*stream // by process group
+	work    []nodeAt           // completed nodes not yet propagated
+	busy    bool               // draining work
+	left    int                // ranks not finished
+	errs    []error
 }
 
 type nodeAt struct{ rank, node int }
@@ -53,6 +54,19 @@ type collMatch struct {
 	arrived int
 }
 
+// stream is a process group's collectives: one runs at a time, in the
+// order they matched, as NCCL runs a communicator's operations on its one
+// stream.
+type stream struct {
+	queue []*pendingColl
+	busy  bool
+}
+
+type pendingColl struct {
+	c     *Collective
+	nodes []int // by member position
+}
+
 type msgKey struct {
 	src, dst int
 	tag      int64
@@ -70,7 +84,7 @@ func Start(traces []*Trace, opt Options) (*Replay, error) {
 	if opt.Sched == nil || opt.Comm == nil {
 		return nil, errors.New("chakra: a replay needs a Sched and a Comm")
 	}
-	r := &Replay{opt: opt, t0: opt.Sched.Now(), colls: map[string][]*collMatch{}, msgs: map[msgKey]*msgMatch{}}
+	r := &Replay{opt: opt, t0: opt.Sched.Now(), colls: map[string][]*collMatch{}, msgs: map[msgKey]*msgMatch{}, streams: map[string]*stream{}}
 	groups := opt.Groups
 	if groups == nil {
 		groups = inferGroups(traces)
@@ -216,7 +230,6 @@ func (r *Replay) collective(rank, i int) {
 	}
 	c := &Collective{Group: n.Group, Seq: seq, Ranks: slices.Sorted(maps.Keys(members))}
 	c.Type = r.ranks[c.Ranks[0]].tr.Nodes[m.nodes[0]].CollType
-	now := r.opt.Sched.Now()
 	for _, rk := range c.Ranks {
 		o := r.ranks[rk].tr.Nodes[m.nodes[members[rk]]]
 		c.Nodes = append(c.Nodes, o.Ref())
@@ -227,13 +240,34 @@ func (r *Replay) collective(rank, i int) {
 			return
 		}
 	}
-	for _, rk := range c.Ranks {
-		r.ranks[rk].spans[m.nodes[members[rk]]].Start = now
+	st := r.streams[n.Group]
+	if st == nil {
+		st = &stream{}
+		r.streams[n.Group] = st
 	}
-	r.opt.Comm.Collective(c, func() {
-		for _, rk := range c.Ranks {
-			r.complete(rk, m.nodes[members[rk]])
+	st.queue = append(st.queue, &pendingColl{c: c, nodes: m.nodes})
+	r.runNext(st)
+}
+
+// runNext hands st's next collective to the Comm when none of its group
+// runs; the collective's spans start now.
+func (r *Replay) runNext(st *stream) {
+	if st.busy || len(st.queue) == 0 {
+		return
+	}
+	p := st.queue[0]
+	st.queue = st.queue[1:]
+	st.busy = true
+	now := r.opt.Sched.Now()
+	for k, rk := range p.c.Ranks {
+		r.ranks[rk].spans[p.nodes[k]].Start = now
+	}
+	r.opt.Comm.Collective(p.c, func() {
+		st.busy = false
+		for k, rk := range p.c.Ranks {
+			r.complete(rk, p.nodes[k])
 		}
+		r.runNext(st)
 	})
 }
 

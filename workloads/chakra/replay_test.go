@@ -154,3 +154,38 @@ func TestStartNotMember(t *testing.T) {
 		t.Errorf("Start: %v", err)
 	}
 }
+
+// TestGroupStream: two collectives of one group issued together run one after
+// the other; another group's runs beside them.
+func TestGroupStream(t *testing.T) {
+	e := sim.New(1)
+	cost := func(Kind, etpb.CollectiveCommType, int64, int) clock.Duration { return 10 * clock.Microsecond }
+	ideal := &IdealComm{Sched: e, Cost: cost}
+	tr := traces(t,
+		[]*etpb.Node{grouped(1, "dp"), grouped(2, "dp"), grouped(3, "tp")},
+		[]*etpb.Node{grouped(1, "dp"), grouped(2, "dp"), grouped(3, "tp")},
+	)
+	r, err := Start(tr, Options{Sched: e, Comm: ideal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Run()
+	res, err := r.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64][2]clock.Time{1: {0, 10e6}, 2: {10e6, 20e6}, 3: {0, 10e6}}
+	for _, rk := range res.Ranks {
+		for _, s := range rk.Timeline {
+			if w := want[s.Node.ID]; s.Start != w[0] || s.End != w[1] || s.Issued != 0 {
+				t.Errorf("rank %d node %d: issued %v start %v end %v, want start %v end %v", rk.Rank, s.Node.ID, s.Issued, s.Start, s.End, w[0], w[1])
+			}
+		}
+	}
+}
+
+func grouped(id uint64, group string) *etpb.Node {
+	n := coll(id, etpb.CollectiveCommType_ALL_REDUCE, 1<<20)
+	n.Attr = append(n.Attr, str("pg_name", group))
+	return n
+}

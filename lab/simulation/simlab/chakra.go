@@ -55,21 +55,13 @@ type ChakraJob struct {
 	msgs   int // messages carried
 }
 
-// chakraGroup is one process group: its communicators (a ring for the
-// ring collectives, a full mesh for all-to-all, made on first use) and
-// the collectives waiting for the group's one stream, as NCCL runs a
-// communicator's operations in order.
+// chakraGroup is one process group: its communicators, a ring for the
+// ring collectives and a full mesh for all-to-all, made on first use (the
+// replay runs a group's collectives one at a time).
 type chakraGroup struct {
 	ranks []int
 	ring  *collective.Comm
 	mesh  *collective.Comm
-	queue []groupOp
-	busy  bool
-}
-
-type groupOp struct {
-	c    *chakra.Collective
-	done func()
 }
 
 // chakraPair carries messages from one rank to another: a QP pair, the
@@ -261,40 +253,29 @@ func (j *ChakraJob) fail(err error) {
 	j.l.finished()
 }
 
-// Collective implements chakra.Comm: c runs on its group's stream.
+// Collective implements chakra.Comm: c runs on its group's communicator.
 func (j *ChakraJob) Collective(c *chakra.Collective, done func()) {
+	if j.err != nil {
+		return
+	}
 	g := j.groups[c.Group]
 	if g == nil {
 		g = &chakraGroup{ranks: c.Ranks}
 		j.groups[c.Group] = g
 	}
-	g.queue = append(g.queue, groupOp{c, done})
-	j.next(g)
-}
-
-// next starts g's next collective if its stream is idle.
-func (j *ChakraJob) next(g *chakraGroup) {
-	if g.busy || len(g.queue) == 0 || j.err != nil {
-		return
-	}
-	o := g.queue[0]
-	g.queue = g.queue[1:]
-	op, size, _ := ChakraOp(o.c.Type, o.c.Size(), len(o.c.Ranks))
+	op, size, _ := ChakraOp(c.Type, c.Size(), len(c.Ranks))
 	comm, err := j.comm(g, op)
 	if err != nil {
-		j.fail(fmt.Errorf("group %q: %w", o.c.Group, err))
+		j.fail(fmt.Errorf("group %q: %w", c.Group, err))
 		return
 	}
-	g.busy = true
 	j.colls++
 	comm.Run(op, size, 0, 1, func(_ collective.Result, err error) {
-		g.busy = false
 		if err != nil {
-			j.fail(fmt.Errorf("group %q collective %d (%s of %d B): %w", o.c.Group, o.c.Seq, o.c.Type, size, err))
+			j.fail(fmt.Errorf("group %q collective %d (%s of %d B): %w", c.Group, c.Seq, c.Type, size, err))
 			return
 		}
-		o.done()
-		j.next(g)
+		done()
 	})
 }
 
