@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/jobs"
@@ -181,6 +182,10 @@ type emuRun struct {
 	stopFaults func()
 	t0         time.Time // wall time of fabric time 0
 	origin     time.Time // wall time of the nodes' fabric time 0 (deploy.Options.Origin)
+	// lastProgress is when (Unix ns) a chakra job last measured an
+	// operation: its steps run on a clock of their own, so the run's end
+	// waits for them as long as they move on.
+	lastProgress atomic.Int64
 
 	mu       sync.Mutex // guards what follows
 	jobs     []*emuJob
@@ -296,6 +301,10 @@ func (e *emuRun) run(ctx context.Context) error {
 				e.logf("fabric time %v of %v", e.fabricNow()/clock.Microsecond*clock.Microsecond, e.sc.Duration)
 			}
 		case <-deadline.C:
+			if e.progressedWithin(chakraStallWall) {
+				deadline.Reset(chakraStallWall)
+				continue
+			}
 			e.problem("workloads still running %v of wall time after the run's end: stopped", time.Since(end).Round(time.Second))
 			cancel()
 			<-jobsDone

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/lab/emulation/jobs"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/fct"
@@ -18,6 +19,7 @@ import (
 	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/workloads/chakra"
 )
 
 func pid() int { return os.Getpid() }
@@ -39,6 +41,10 @@ type emuJob struct {
 	coll   []collective.Result
 	gens   []*emuGen
 	check  bool
+	// chakra: each step's result on the step clock, and the fabric time
+	// it started at.
+	chakra       []*chakra.Result
+	chakraStarts []clock.Time
 }
 
 // newEmuJob is workload w, the index-th of the file, in a run with seed.
@@ -94,6 +100,8 @@ func (e *emuRun) runJob(ctx context.Context, j *emuJob) {
 			err = e.runCollective(ctx, j)
 		case scenario.KindBackground:
 			err = e.runBackground(ctx, j)
+		case scenario.KindChakra:
+			err = e.runChakra(ctx, j)
 		default:
 			err = fmt.Errorf("kind %s is not supported in emulation yet", w.Kind)
 		}
@@ -253,6 +261,9 @@ func (j *emuJob) samples(emit func(telemetry.Sample), all *fct.Dist) {
 			emit(telemetry.Sample{Name: "collective_wrong_elements_total", Kind: telemetry.Counter, Labels: jl, Value: float64(wrong)})
 		}
 	}
+	if j.w.Kind == scenario.KindChakra {
+		simlab.ChakraSamples(emit, name, j.chakra)
+	}
 	for _, g := range j.gens {
 		emit(telemetry.Sample{Name: "flow_goodput_bytes_per_second", Kind: telemetry.Gauge, Labels: flowLabels(name, g.from, g.to), Value: g.rate() / 8})
 		emit(telemetry.Sample{Name: "generator_tx_bytes_total", Kind: telemetry.Counter, Labels: flowLabels(name, g.from, g.to), Value: float64(g.generated * int64(g.frameLen))})
@@ -298,6 +309,9 @@ func (j *emuJob) summary() report.Job {
 		s.Flows = append(s.Flows, f)
 	}
 	s.Collective = append(s.Collective, j.coll...)
+	if j.w.Kind == scenario.KindChakra {
+		s.Chakra = chakraRun(j.w, j.chakra, j.chakraStarts)
+	}
 	for _, g := range j.gens {
 		s.Flows = append(s.Flows, report.Flow{From: scenario.PortName(g.from), To: scenario.PortName(g.to),
 			Bytes: g.generated * int64(g.frameLen), GoodputBps: g.rate()})

@@ -355,15 +355,20 @@ func (j *ChakraJob) Starts() []clock.Time { return j.starts }
 // Counts returns the collectives run and messages carried so far.
 func (j *ChakraJob) Counts() (collectives, messages int) { return j.colls, j.msgs }
 
-// Collect emits, per finished iteration, the step time and, per rank, its
-// compute, communication and exposed communication time (seconds).
-func (j *ChakraJob) Collect(emit func(telemetry.Sample)) {
-	job := telemetry.Label{Name: "job", Value: j.spec.Name}
-	for i, r := range j.res {
+// Collect emits the job's samples (ChakraSamples).
+func (j *ChakraJob) Collect(emit func(telemetry.Sample)) { ChakraSamples(emit, j.spec.Name, j.res) }
+
+// ChakraSamples emits, per step of a chakra job, the step time and, per
+// rank, its compute, communication and exposed communication time
+// (seconds), labelled job, iter and rank: what both clocks give the
+// expectations.
+func ChakraSamples(emit func(telemetry.Sample), job string, steps []*chakra.Result) {
+	jl := telemetry.Label{Name: "job", Value: job}
+	for i, r := range steps {
 		it := telemetry.Label{Name: "iter", Value: strconv.Itoa(i)}
-		emit(telemetry.Sample{Name: "chakra_iteration_seconds", Kind: telemetry.Gauge, Labels: []telemetry.Label{job, it}, Value: r.Iteration.Seconds()})
+		emit(telemetry.Sample{Name: "chakra_iteration_seconds", Kind: telemetry.Gauge, Labels: []telemetry.Label{jl, it}, Value: r.Iteration.Seconds()})
 		for _, rk := range r.Ranks {
-			l := []telemetry.Label{job, it, {Name: "rank", Value: strconv.Itoa(rk.Rank)}}
+			l := []telemetry.Label{jl, it, {Name: "rank", Value: strconv.Itoa(rk.Rank)}}
 			emit(telemetry.Sample{Name: "chakra_compute_seconds", Kind: telemetry.Gauge, Labels: l, Value: rk.Compute.Seconds()})
 			emit(telemetry.Sample{Name: "chakra_comm_seconds", Kind: telemetry.Gauge, Labels: l, Value: rk.Comm.Seconds()})
 			emit(telemetry.Sample{Name: "chakra_exposed_comm_seconds", Kind: telemetry.Gauge, Labels: l, Value: rk.Exposed.Seconds()})
