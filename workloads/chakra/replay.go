@@ -19,6 +19,43 @@ type Options struct {
 	Groups map[string][]int
 	// OnDone, when set, is called once every rank completed its last node.
 	OnDone func()
+	// Roofline, when set, times GPU compute nodes as ASTRA-sim's roofline
+	// does instead of by their duration_micros.
+	Roofline *Roofline
+}
+
+// Roofline is a GPU's compute model, as ASTRA-sim's (its system
+// configuration's peak-perf and local-mem-bw): a compute node of num_ops
+// operations on tensor_size bytes runs at min(MemBytesPerSec ×
+// num_ops/tensor_size, PeakOpsPerSec) operations a second. A node without
+// a tensor_size completes at once (ASTRA-sim skips it); a CPU node
+// (is_cpu_op) keeps its duration_micros.
+type Roofline struct {
+	PeakOpsPerSec  float64
+	MemBytesPerSec float64 // 0: compute-bound, every node at the peak
+}
+
+// Time returns how long compute node n takes under the roofline.
+func (rl *Roofline) Time(n *Node) clock.Duration {
+	if n.CPUOp {
+		return n.Duration
+	}
+	if n.TensorSize == 0 || n.NumOps == 0 || rl.PeakOpsPerSec <= 0 {
+		return 0
+	}
+	perf := rl.PeakOpsPerSec
+	if rl.MemBytesPerSec > 0 {
+		perf = min(perf, rl.MemBytesPerSec*float64(n.NumOps)/float64(n.TensorSize))
+	}
+	return clock.Duration(float64(n.NumOps) / perf * float64(clock.Second))
+}
+
+// computeTime is how long compute node n takes in this replay.
+func (o *Options) computeTime(n *Node) clock.Duration {
+	if o.Roofline != nil {
+		return o.Roofline.Time(n)
+	}
+	return n.Duration
 }
 
 // Replay is a replay in progress. It lives on the scheduler's goroutine.
@@ -202,7 +239,7 @@ func (r *Replay) kick(rank int) {
 	rr.stream = rr.stream[1:]
 	rr.busy = true
 	rr.spans[i].Start = r.opt.Sched.Now()
-	r.opt.Sched.AfterFunc(rr.tr.Nodes[i].Duration, func() {
+	r.opt.Sched.AfterFunc(r.opt.computeTime(rr.tr.Nodes[i]), func() {
 		rr.busy = false
 		r.complete(rank, i)
 		r.kick(rank)

@@ -189,3 +189,46 @@ func grouped(id uint64, group string) *etpb.Node {
 	n.Attr = append(n.Attr, str("pg_name", group))
 	return n
 }
+
+// TestRoofline times compute nodes as ASTRA-sim's roofline does:
+// num_ops / min(mem × num_ops/tensor_size, peak); CPU nodes keep their
+// duration; a node without a tensor size takes no time.
+func TestRoofline(t *testing.T) {
+	rl := &Roofline{PeakOpsPerSec: 100e12, MemBytesPerSec: 1e12}
+	for _, c := range []struct {
+		name string
+		n    Node
+		want clock.Duration
+	}{
+		{"compute-bound", Node{NumOps: 1e9, TensorSize: 1e6}, 10 * us}, // intensity 1000: 1e15 > peak; 1e9/1e14 s
+		{"memory-bound", Node{NumOps: 1e9, TensorSize: 1e8}, 100 * us}, // intensity 10: 1e13 ops/s
+		{"cpu", Node{NumOps: 1e9, TensorSize: 1e6, CPUOp: true, Duration: 7 * us}, 7 * us},
+		{"no tensor", Node{NumOps: 1e9, Duration: 7 * us}, 0},
+	} {
+		if got := rl.Time(&c.n); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	compute := (&Roofline{PeakOpsPerSec: 1e12}).Time(&Node{NumOps: 5e6, TensorSize: 1})
+	if compute != 5*us {
+		t.Errorf("without memory bandwidth: %v, want 5µs", compute)
+	}
+	// In a replay: two roofline nodes back to back on the stream.
+	n := comp(1, 0)
+	n.Attr = append(n.Attr, i64("num_ops", 1e9), i64("tensor_size", 1e6))
+	m := comp(2, 0, 1)
+	m.Attr = append(m.Attr, i64("num_ops", 1e9), i64("tensor_size", 1e8))
+	e := sim.New(1)
+	r, err := Start(traces(t, []*etpb.Node{n, m}), Options{Sched: e, Comm: &IdealComm{Sched: e}, Roofline: rl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Run()
+	res, err := r.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Iteration != 110*us || res.Ranks[0].Compute != 110*us {
+		t.Errorf("step %v compute %v, want 110µs", res.Iteration, res.Ranks[0].Compute)
+	}
+}

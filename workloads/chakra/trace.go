@@ -57,6 +57,11 @@ type Node struct {
 	CtrlDeps []uint64
 	Duration clock.Duration // duration_micros
 
+	// Compute: num_ops and tensor_size (what a roofline times it by, as
+	// ASTRA-sim's does), and is_cpu_op (a CPU node keeps its duration).
+	NumOps, TensorSize uint64
+	CPUOp              bool
+
 	CollType etpb.CollectiveCommType // Coll: comm_type
 	Size     int64                   // Coll, Send, Recv: comm_size, bytes
 	Group    string                  // Coll: pg_name, the process group ("" is a group too)
@@ -145,10 +150,23 @@ func convert(pb *etpb.Node) (*Node, []string) {
 		return n, []string{fmt.Sprintf("unknown node type %d", int32(t))}
 	}
 	n.Kind = k
+	at := attrs(pb)
+	if k == Compute {
+		if v, ok := attrInt(at["num_ops"]); ok && v > 0 {
+			n.NumOps = uint64(v)
+		}
+		if v, ok := attrInt(at["tensor_size"]); ok && v > 0 {
+			n.TensorSize = uint64(v)
+		}
+		if v, ok := attrInt(at["is_cpu_op"]); ok {
+			n.CPUOp = v != 0
+		} else if a := at["is_cpu_op"]; a != nil {
+			n.CPUOp = a.GetBoolVal()
+		}
+	}
 	if !k.Comm() {
 		return n, nil
 	}
-	at := attrs(pb)
 	var bad []string
 	integer := func(name string) (int64, bool) {
 		a, ok := at[name]

@@ -80,7 +80,7 @@ func (e *emuRun) runChakra(ctx context.Context, j *emuJob) error {
 func (e *emuRun) chakraStep(ctx context.Context, j *emuJob, refs []jobs.NICRef) (*chakra.Result, int, error) {
 	eng := sim.New(e.sc.Seed)
 	comm := &emuComm{}
-	r, err := chakra.Start(j.w.Chakra.Traces, chakra.Options{Sched: eng, Comm: comm})
+	r, err := chakra.Start(j.w.Chakra.Traces, chakra.Options{Sched: eng, Comm: comm, Roofline: j.w.Chakra.Roofline})
 	if err != nil {
 		return nil, 0, err
 	}

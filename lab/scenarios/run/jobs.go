@@ -106,7 +106,7 @@ func (r *runner) start(w *scenario.Workload) error {
 		j.coll = cj
 	case w.Kind == scenario.KindChakra:
 		cj, err := r.lab.Chakra(simlab.ChakraSpec{Name: w.Name, Traces: w.Chakra.Traces, Ranks: scenario.PortNames(w.Ranks),
-			Iters: w.Iters, Mode: w.Mode.String(), CC: w.CC, Paths: w.Paths, Start: clock.Time(w.Start)})
+			Iters: w.Iters, Roofline: w.Chakra.Roofline, Mode: w.Mode.String(), CC: w.CC, Paths: w.Paths, Start: clock.Time(w.Start)})
 		if err != nil {
 			return err
 		}

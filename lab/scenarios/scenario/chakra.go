@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,6 +24,10 @@ type ChakraWorkload struct {
 	Prefix string
 	// Traces are the ranks' traces, by rank.
 	Traces []*chakra.Trace
+	// Roofline, if set (peak_tflops, mem_gbps), times GPU compute nodes
+	// from their num_ops and tensor_size, as ASTRA-sim's roofline does,
+	// instead of by duration_micros.
+	Roofline *chakra.Roofline
 }
 
 // maxTraceErrors bounds the trace problems a scenario's errors list.
@@ -30,7 +36,8 @@ const maxTraceErrors = 20
 // chakra resolves a chakra workload: trace (a folder, relative to the
 // scenario), prefix (when the folder holds several), ranks (the NIC of
 // each rank, in rank order; default the topology's first back-end NICs),
-// iters (steps, back to back; default 1).
+// iters (steps, back to back; default 1), peak_tflops and mem_gbps (a
+// roofline for compute nodes, ASTRA-sim's peak-perf and local-mem-bw).
 func (r *resolver) chakra(w *Workload, n *yaml.Node, vals map[string]*yaml.Node) {
 	e := r.e
 	r.paths(w, vals)
@@ -82,6 +89,20 @@ func (r *resolver) chakra(w *Workload, n *yaml.Node, vals map[string]*yaml.Node)
 	}
 	c.Traces = traces
 	w.Chakra = c
+	if pv := vals["peak_tflops"]; pv != nil {
+		if f, ok := e.positive(pv, "peak_tflops"); ok {
+			c.Roofline = &chakra.Roofline{PeakOpsPerSec: f * 1e12}
+		}
+	}
+	if mv := vals["mem_gbps"]; mv != nil {
+		f, ok := e.positive(mv, "mem_gbps")
+		switch {
+		case ok && c.Roofline == nil:
+			e.add(posOf(mv), "workload %s: mem_gbps needs peak_tflops (the roofline's peak)", w.Name)
+		case ok:
+			c.Roofline.MemBytesPerSec = f * 1e9
+		}
+	}
 	if rv := vals["ranks"]; rv != nil {
 		w.Ranks = r.endpoints(rv, "ranks", topologies.BE)
 		if len(w.Ranks) > 0 && len(w.Ranks) != len(traces) {
@@ -95,6 +116,16 @@ func (r *resolver) chakra(w *Workload, n *yaml.Node, vals map[string]*yaml.Node)
 		return
 	}
 	w.Ranks = nics[:len(traces)]
+}
+
+// positive reads a number above 0.
+func (e *errs) positive(n *yaml.Node, what string) (float64, bool) {
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if n.Kind != yaml.ScalarNode || err != nil || !(f > 0) || math.IsInf(f, 0) {
+		e.add(posOf(n), "%s: want a number above 0, got %q", what, n.Value)
+		return 0, false
+	}
+	return f, true
 }
 
 // backEndNICs returns the topology's back-end NIC ports in node order.

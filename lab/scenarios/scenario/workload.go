@@ -123,7 +123,7 @@ var kindKeys = map[WorkloadKind][]string{
 	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "mode", "cc", "paths"},
 	KindBackground: {"pattern", "from", "to", "rate", "size", "interval", "duration", "mode", "cc"},
 	KindFE:         {"pattern", "from", "to", "size", "rate", "interval", "iters", "duration", "mode", "cc"},
-	KindChakra:     {"trace", "prefix", "ranks", "iters", "mode", "cc", "paths"},
+	KindChakra:     {"trace", "prefix", "ranks", "iters", "peak_tflops", "mem_gbps", "mode", "cc", "paths"},
 }
 
 var commonKeys = []string{"name", "kind", "start"}

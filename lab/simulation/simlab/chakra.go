@@ -29,6 +29,8 @@ type ChakraSpec struct {
 	// Iters is how many times the step runs back to back (default 1):
 	// iteration i+1 starts when every rank finished iteration i.
 	Iters int
+	// Roofline, if set, times GPU compute nodes (chakra.Options.Roofline).
+	Roofline *chakra.Roofline
 	// Mode, CC and Paths configure every QP (defaults: the lab's).
 	Mode, CC string
 	Paths    int
@@ -216,7 +218,7 @@ func (p *chakraPair) settle(imm uint32) {
 // begin starts the next iteration.
 func (j *ChakraJob) begin() {
 	j.start = j.l.now()
-	r, err := chakra.Start(j.spec.Traces, chakra.Options{Sched: j.l, Comm: j, OnDone: j.iterDone})
+	r, err := chakra.Start(j.spec.Traces, chakra.Options{Sched: j.l, Comm: j, OnDone: j.iterDone, Roofline: j.spec.Roofline})
 	if err != nil {
 		j.fail(err)
 		return
