@@ -12,10 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocelab/rocelab/core/units"
 	"github.com/rocelab/rocelab/internal/hugepage"
+	"github.com/rocelab/rocelab/lab/scenarios/report"
 	labrun "github.com/rocelab/rocelab/lab/scenarios/run"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/workloads/chakra"
 )
 
 // runFlags are the flags of rocelab run.
@@ -38,12 +41,15 @@ type runFlags struct {
 	// retryBehind: rerun an emulated run that fell behind at a larger k.
 	retryBehind bool
 	socketLinks bool
+	// --chakra: a scenario of one chakra workload from flags.
+	chakra         scenario.ChakraRun
+	chakraDuration string
 }
 
 func newRunCmd(opts *options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE",
+		Use:   "run FILE | run --chakra DIR",
 		Short: "Run a scenario and check its expectations (exit 0 all hold, 1 some fail, 2 bad file)",
 		Long: `run runs a scenario file — a topology, workloads, a fault schedule and
 expectations (see docs/scenarios.md) — and prints each expectation with
@@ -80,14 +86,43 @@ by zone, with the same results as one (docs/design.md); a topology of
 fewer than two zones runs on one, and so does a scenario with an
 all-to-all of more than 128 ranks (--workers is refused for it).
 
+--chakra DIR runs MLCommons Chakra execution traces (DIR/PREFIX.RANK.et,
+one file per rank) as one training step — a scenario of one chakra
+workload (docs/scenarios.md) on --topology (default laptop), its ranks on
+the first back-end NICs or --ranks, for a duration three times what the
+step takes on an ideal fabric unless --duration says. The report gives the
+step time, each rank's compute, communication and exposed communication,
+and the timeline.
+
 Exit status: 0 when every expectation holds, 1 when one does not (or a job
 failed), 2 when the file does not validate.`,
 		Example: `  rocelab run --sim examples/01-incast-hol/scenario.yaml --report out/
   rocelab run --sim examples/04-ecmp/spray.yaml --junit results.xml
   rocelab run examples/01-incast-hol/scenario.yaml
-  rocelab run --sim --match-emulation examples/01-incast-hol/scenario.yaml`,
-		Args: cobra.ExactArgs(1),
+  rocelab run --sim --match-emulation examples/01-incast-hol/scenario.yaml
+  rocelab run --sim --chakra examples/09-chakra/microbenchmarks/all_reduce/8npus_1MB --report out/
+  rocelab run --sim --chakra examples/09-chakra/transformer/ai-zone-64 --topology ai-zone-64 --peak-tflops 312`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("chakra") && len(args) > 0 {
+				return badInput(fmt.Errorf("run takes a scenario FILE or --chakra DIR, not both (got %s)", strings.Join(args, " ")))
+			}
+			if cmd.Flags().Changed("chakra") {
+				return nil
+			}
+			if len(args) != 1 {
+				return badInput(fmt.Errorf("run takes a scenario FILE, or --chakra DIR (got %d arguments)", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("chakra") {
+				return runChakra(cmd, opts, f, cmd.Flags().Changed("seed"))
+			}
+			for _, fl := range chakraOnlyFlags {
+				if cmd.Flags().Changed(fl) {
+					return badInput(fmt.Errorf("--%s goes with --chakra", fl))
+				}
+			}
 			return runScenario(cmd, opts, args[0], f, cmd.Flags().Changed("seed"))
 		},
 	}
@@ -104,12 +139,57 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVar(&f.exactLinks, "exact-links", true, "emulation: frames between nodes carry their sender's lateness, so each link's delay is exact and the node loops may run ahead (see deploy; --exact-links=false turns it off)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "with --sim: run the fabric on this many goroutines, cut by zone (same results; topologies of two zones or more; default: the CPUs, one for a scenario with an all-to-all of more than 128 ranks)")
 	cmd.Flags().IntVar(&f.scale, "scale", 0, "emulation, or --sim --match-emulation: scale factor k (default: the scenario's scale, or auto)")
+	cmd.Flags().StringVar(&f.chakra.Dir, "chakra", "", "run the Chakra execution traces in this folder (PREFIX.RANK.et) instead of a scenario file")
+	cmd.Flags().StringVar(&f.chakra.Prefix, "prefix", "", "with --chakra: the traces' PREFIX, when the folder holds several")
+	cmd.Flags().StringVar(&f.chakra.Topology, "topology", "", "with --chakra: a built-in topology or a file (default laptop)")
+	cmd.Flags().StringVar(&f.chakra.Ranks, "ranks", "", `with --chakra: the NIC of each rank, in rank order (e.g. "host[1-4]:gpu[0-1]"; default the first back-end NICs)`)
+	cmd.Flags().IntVar(&f.chakra.Iters, "iters", 1, "with --chakra: steps to run, back to back")
+	cmd.Flags().Float64Var(&f.chakra.PeakTFLOPS, "peak-tflops", 0, "with --chakra: time compute nodes by a roofline of this peak (ASTRA-sim's peak-perf) from their num_ops, not by duration_micros")
+	cmd.Flags().Float64Var(&f.chakra.MemGBps, "mem-gbps", 0, "with --chakra and --peak-tflops: the roofline's memory bandwidth in GB/s (ASTRA-sim's local-mem-bw)")
+	cmd.Flags().StringVar(&f.chakraDuration, "duration", "", "with --chakra: fabric time the run lasts (default: three times the step on an ideal fabric, at least 1ms)")
+	limit(cmd.Flags(), "iters", 1, 1_000_000)
+	limit(cmd.Flags(), "peak-tflops", 0, unbounded)
+	limit(cmd.Flags(), "mem-gbps", 0, unbounded)
 	limit(cmd.Flags(), "node-groups", 0, 65535)
 	limit(cmd.Flags(), "workers", 0, 1024)
 	limit(cmd.Flags(), "scale", 1, maxScale)
 	limit(cmd.Flags(), "seed", 0, unbounded)
 	addRootFlag(cmd, &f.root)
 	return cmd
+}
+
+// chakraOnlyFlags go with --chakra only.
+var chakraOnlyFlags = []string{"prefix", "topology", "ranks", "iters", "peak-tflops", "mem-gbps", "duration"}
+
+// runChakra runs the scenario --chakra and its flags stand for.
+func runChakra(cmd *cobra.Command, opts *options, f runFlags, seedSet bool) error {
+	if f.chakraDuration != "" {
+		d, err := units.ParseDuration(f.chakraDuration)
+		if err != nil || d <= 0 {
+			return badInput(fmt.Errorf("--duration %q: want a fabric time above 0, like 2ms", f.chakraDuration))
+		}
+		f.chakra.Duration = d
+	}
+	if f.chakra.MemGBps > 0 && f.chakra.PeakTFLOPS == 0 {
+		return badInput(errors.New("--mem-gbps goes with --peak-tflops (the roofline's peak)"))
+	}
+	sc, err := scenario.ChakraScenario(f.chakra)
+	if err == nil {
+		err = checkRun(cmd, sc, "--chakra "+f.chakra.Dir, &f)
+	}
+	if err != nil {
+		return invalidScenario(f.junit, sc0(sc, f.chakra.Dir), err)
+	}
+	fmt.Fprintf(opts.stderr, "# %s: %d ranks on %s, %v of fabric time\n", f.chakra.Dir, len(sc.Workloads[0].Ranks), sc.Topology.Name, sc.Duration)
+	return runChecked(cmd, opts, sc, f, seedSet)
+}
+
+// sc0 names a scenario for an error's report: its source, else dir.
+func sc0(sc *scenario.Scenario, dir string) string {
+	if sc != nil {
+		return sc.Source
+	}
+	return dir
 }
 
 // errFailed is returned when the run completed and an expectation failed.
@@ -312,6 +392,9 @@ func printOutcome(w io.Writer, out *labrun.Outcome) {
 		}
 		fmt.Fprintf(w, "  %s  %s\n        %s\n", mark, r.Expectation, r.Message)
 	}
+	for _, j := range out.Jobs {
+		printChakra(w, j)
+	}
 	for _, p := range out.Problems {
 		fmt.Fprintf(w, "  PROBLEM  %s\n", p)
 	}
@@ -333,6 +416,24 @@ func printOutcome(w io.Writer, out *labrun.Outcome) {
 		fmt.Fprintf(w, "; report in %s", out.Report)
 	}
 	fmt.Fprintln(w)
+}
+
+// printChakra prints a chakra job's steps: the step time and, over the
+// ranks, the most exposed communication and the compute.
+func printChakra(w io.Writer, j report.Job) {
+	if j.Chakra == nil {
+		return
+	}
+	for i, st := range j.Chakra.Steps {
+		var worst chakra.RankResult
+		for _, r := range st.Ranks {
+			if r.Exposed >= worst.Exposed {
+				worst = r
+			}
+		}
+		fmt.Fprintf(w, "  STEP  %s %d: %v (%d ranks); most exposed communication %v on rank %d (%s), beside %v of compute\n",
+			j.Name, i, st.Iteration, len(st.Ranks), worst.Exposed, worst.Rank, j.Chakra.NICs[worst.Rank], worst.Compute)
+	}
 }
 
 type runResultJSON struct {

@@ -40,6 +40,13 @@ func TestRunCmd(t *testing.T) {
 		{name: "node groups with sim matching one group", args: []string{"run", "--sim", "-q", "--match-emulation", "--node-groups", "1", "testdata/run-unmet.yaml"}, code: 1,
 			stdout: []string{"PASS  drops(class=lossless) == 0"}},
 		{name: "workers for a collective", args: []string{"run", "--sim", "-q", "--workers", "2", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 0},
+		{name: "chakra", args: []string{"run", "--sim", "-q", "--chakra", "../../examples/09-chakra/microbenchmarks/all_reduce/4npus_1MB", "--iters", "2"}, code: 0,
+			stdout: []string{"scenario chakra-4npus_1MB (topology laptop", "STEP  step 0: 46.648us (4 ranks)", "STEP  step 1: "}},
+		{name: "chakra on too few NICs", args: []string{"run", "--sim", "--chakra", "../../examples/09-chakra/microbenchmarks/all_reduce/16npus_1MB"}, code: 2,
+			junit: []string{`errors="1"`, `has 16 ranks, the topology 8 back-end NICs`}},
+		{name: "chakra and a file", args: []string{"run", "--sim", "--chakra", "../../examples/09-chakra/microbenchmarks/all_reduce/4npus_1MB", "testdata/run-unmet.yaml"}, code: 2},
+		{name: "chakra flags without chakra", args: []string{"run", "--sim", "--peak-tflops", "3", "testdata/run-unmet.yaml"}, code: 2},
+		{name: "chakra bad duration", args: []string{"run", "--sim", "--chakra", "../../examples/09-chakra/microbenchmarks/all_reduce/4npus_1MB", "--duration", "soon"}, code: 2},
 		{name: "example", args: []string{"run", "--sim", "-q", "--seed", "3", "../../examples/02-dcqcn-vs-pfc/scenario.yaml"}, code: 0,
 			stdout: []string{"seed 3", "PASS: 4 of 4 expectations hold"}},
 	} {
