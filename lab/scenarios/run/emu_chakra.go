@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -19,12 +18,12 @@ import (
 // collective as jobs.RunCollective runs it (its time as the nodes
 // measure it in fabric time), a message as a one-message perf flow (its
 // completion time) — and completes that long after it started on the step
-// clock. Operations the replay starts at the same instant run on the lab
-// together; the QP setup and API calls between operations take wall time
-// the step clock does not count, so the step time does not depend on how
-// busy the machine is. One that starts while another is in flight runs
-// alone: their overlap on the fabric is not measured (docs/design.md,
-// "Chakra traces in the emulation").
+// clock. Each operation runs alone on the lab, so the QP setup and API
+// calls around it, which take wall time the step clock does not count,
+// leave the step time independent of how busy the machine is; the cost is
+// that operations that overlap in the step do not contend on the fabric,
+// as they do in the simulator (docs/design.md, "Chakra traces in the
+// emulation").
 
 // emuOp is one communication operation waiting to run on the lab.
 type emuOp struct {
@@ -112,16 +111,14 @@ func (e *emuRun) chakraStep(ctx context.Context, j *emuJob, refs []jobs.NICRef) 
 	return res, ops, err
 }
 
-// measure runs a batch of operations on the lab at once and records how
-// long each took in fabric time.
+// measure runs a batch of operations on the lab, one after another, and
+// records how long each took in fabric time. Each runs alone: operations
+// that jobs.RunCollective would start at different wall instants (its QP
+// setup takes a varying wall time) would overlap on the fabric by chance,
+// and the step time would depend on how busy the machine is.
 func (e *emuRun) measure(ctx context.Context, j *emuJob, refs []jobs.NICRef, batch []*emuOp) error {
-	var wg sync.WaitGroup
 	for _, op := range batch {
-		wg.Go(func() { op.took, op.err = e.runOp(ctx, j, refs, op) })
-	}
-	wg.Wait()
-	for _, op := range batch {
-		if op.err != nil {
+		if op.took, op.err = e.runOp(ctx, j, refs, op); op.err != nil {
 			return op.err
 		}
 	}

@@ -6,8 +6,11 @@
 // FILE:LINE:COL (topologies.Error, collected in a topologies.ErrorList), and
 // validated strictly: unknown keys, bad units, unknown workload kinds and
 // operations, node and port references that the resolved topology does not
-// have, bad endpoint patterns, fault kinds and targets. testdata/good holds
-// examples; docs/scenarios.md is the user's guide.
+// have, bad endpoint patterns, fault kinds and targets. A chakra workload's
+// traces are loaded and validated with the file (workloads/chakra), each
+// problem named by trace file and node at the line of its trace key;
+// ChakraScenario makes the scenario rocelab run --chakra runs.
+// testdata/good holds examples; docs/scenarios.md is the user's guide.
 //
 // Expectations are a small expression language:
 //
