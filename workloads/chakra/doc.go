@@ -7,8 +7,9 @@
 // (the framing Chakra's feeder reads). Load and LoadDir decode and validate
 // every file and return one Trace per rank, or an ErrorList naming the file
 // and node (id, name) of every problem: missing or non-contiguous ranks,
-// truncated files, duplicate node ids, dependencies on nodes that do not
-// exist, cycles, unknown node types, collectives without a known type or
+// truncated files, duplicate node ids, data dependencies on nodes that do
+// not exist (control dependencies on them are ignored, as Chakra's feeder
+// ignores control dependencies), cycles, unknown node types, collectives without a known type or
 // size, sends and receives without a peer.
 //
 // Start replays a set of traces against a clock.Scheduler (core/sim's

@@ -80,6 +80,9 @@ type Trace struct {
 	Rank  int
 	Meta  *etpb.GlobalMetadata
 	Nodes []*Node // in file order
+	// MissingCtrl counts control dependencies on nodes the trace does not
+	// hold, which the replay ignores (validate).
+	MissingCtrl int
 	index map[uint64]int
 }
 
