@@ -12,7 +12,6 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/internal/testenv"
-	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
 )
 
@@ -41,15 +40,7 @@ func TestEmulateChakra(t *testing.T) {
 		for _, p := range out.Problems {
 			t.Errorf("problem: %s", p)
 		}
-		names, err := netns.List()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			if strings.Contains(n, name) {
-				t.Errorf("namespace %s left behind", n)
-			}
-		}
+		checkNothingLeft(t, name)
 		return out
 	}
 	step := func(t *testing.T, o *Outcome) clock.Duration {

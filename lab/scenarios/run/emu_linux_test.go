@@ -102,16 +102,22 @@ func TestEmulateExamples(t *testing.T) {
 					t.Errorf("bw(job=victim): emulation %.2f Gb/s, simulation %.2f Gb/s: want within 5 %%", e/1e9, s/1e9)
 				}
 			}
-			names, err := netns.List()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range names {
-				if strings.Contains(n, name) {
-					t.Errorf("namespace %s left behind", n)
-				}
-			}
+			checkNothingLeft(t, name)
 		})
+	}
+}
+
+// checkNothingLeft fails t if a namespace of lab name is left.
+func checkNothingLeft(t *testing.T, name string) {
+	t.Helper()
+	names, err := netns.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if strings.Contains(n, name) {
+			t.Errorf("namespace %s left behind", n)
+		}
 	}
 }
 
