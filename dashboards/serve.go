@@ -77,6 +77,7 @@ func Replay(dir string, interval time.Duration) (http.Handler, string, error) {
 		Title:   rec.Title,
 		Layout:  rec.Layout,
 		Replay:  rec.Info(),
+		Chakra:  rec.Chakra,
 		NewFeed: func() web.Feed { return rec.NewFeed(interval) },
 	})
 	return s, rec.Title, nil

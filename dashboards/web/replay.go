@@ -27,6 +27,8 @@ type Recording struct {
 	Layout graph.Layout
 	Frames []Frame
 	Step   float64 // fabric seconds between frames
+	// Chakra are the timelines of the report's chakra jobs.
+	Chakra []report.Timeline
 }
 
 // seriesFile is the part of a report's metrics.json a replay reads.
@@ -42,6 +44,11 @@ type seriesFile struct {
 			Max float64 `json:"max"`
 		} `json:"points"`
 	} `json:"series"`
+	// Jobs' chakra runs (report.DecodeChakra reads them).
+	Jobs []struct {
+		Name   string          `json:"Name"`
+		Chakra json.RawMessage `json:"Chakra"`
+	} `json:"jobs"`
 }
 
 // check refuses a series file whose times or widths are not finite,
@@ -67,7 +74,8 @@ func (sf *seriesFile) check() error {
 
 // LoadRecording reads a report directory written by `rocelab run
 // --report` (either clock): its layout and its time series — queue depth,
-// PFC pause state per port and direction, per-flow rates.
+// PFC pause state per port and direction, per-flow rates — and the
+// timelines of its chakra jobs.
 func LoadRecording(dir string) (*Recording, error) {
 	var lay report.Layout
 	b, err := readcap.ReadFile(filepath.Join(dir, report.LayoutFile), readcap.Config, "report layout")
@@ -90,6 +98,16 @@ func LoadRecording(dir string) (*Recording, error) {
 		return nil, fmt.Errorf("replay %s: metrics.json: %w", dir, err)
 	}
 	rec := &Recording{Title: lay.Scenario + " (replay)", Layout: lay.Layout}
+	for _, j := range sf.Jobs {
+		if len(j.Chakra) == 0 || string(j.Chakra) == "null" {
+			continue
+		}
+		run, err := report.DecodeChakra(j.Chakra)
+		if err != nil {
+			return nil, fmt.Errorf("replay %s: metrics.json: job %s: %w", dir, j.Name, err)
+		}
+		rec.Chakra = append(rec.Chakra, report.NewTimeline(j.Name, run))
+	}
 	// The frame grid: the finest point width, at most MaxReplayFrames.
 	var end float64
 	for _, s := range sf.Series {

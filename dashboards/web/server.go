@@ -3,7 +3,8 @@
 // the fabric runs — links by utilisation, switch ports by queue depth, PFC
 // pauses per link direction — with per-QP and per-collective rate charts,
 // the active faults and a timeline; and the replay of a scenario report
-// with a time slider. The page gets one event stream (Server-Sent Events)
+// with a time slider (and its chakra jobs' per-rank timelines, the
+// replay's time marked on them). The page gets one event stream (Server-Sent Events)
 // of Frames, at 4 per second by default.
 package web
 
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rocelab/rocelab/lab/scenarios/report"
 	"github.com/rocelab/rocelab/topologies/graph"
 )
 
@@ -42,6 +44,9 @@ type Options struct {
 	// Replay, when set, says the feed is a recording of Length fabric
 	// seconds and the page shows a time slider (see ReplayFeed).
 	Replay *ReplayInfo
+	// Chakra are the timelines of a replayed report's chakra jobs, which
+	// the page draws as a Gantt chart with the replay's time on it.
+	Chakra []report.Timeline
 	// Metrics, if set, is served at /metrics.
 	Metrics http.Handler
 	Log     *slog.Logger
@@ -85,14 +90,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type viewInfo struct {
-	Title  string       `json:"title"`
-	Layout graph.Layout `json:"layout"`
-	Replay *ReplayInfo  `json:"replay,omitempty"`
+	Title  string            `json:"title"`
+	Layout graph.Layout      `json:"layout"`
+	Replay *ReplayInfo       `json:"replay,omitempty"`
+	Chakra []report.Timeline `json:"chakra,omitempty"`
 }
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(viewInfo{Title: s.opts.Title, Layout: s.opts.Layout, Replay: s.opts.Replay})
+	json.NewEncoder(w).Encode(viewInfo{Title: s.opts.Title, Layout: s.opts.Layout, Replay: s.opts.Replay, Chakra: s.opts.Chakra})
 }
 
 // events streams frames as Server-Sent Events until the client goes away.

@@ -18,6 +18,7 @@ let boxByNode = {};     // node → box <g>
 const state = { pfc: {}, faults: {}, nodes: {}, frames: 0, events: 0 };
 const charts = {};
 let source = null;
+let chakraAt = null;    // moves the chakra timelines' cursors (chakra.js)
 
 function utilColor(u) {
   // grey → orange → red as utilisation goes 0 → 0.5 → 1.
@@ -160,6 +161,7 @@ function apply(f) {
     if (!s.matches(":active")) s.value = Math.round((f.fabric_time_s / view.replay.length_s) * 1000);
     $("slidertime").textContent = `${(f.fabric_time_s * 1e3).toFixed(3)} / ${(view.replay.length_s * 1e3).toFixed(3)} ms`;
   }
+  if (chakraAt) chakraAt(f.fabric_time_s);
   document.body.dataset.frames = String(Number(document.body.dataset.frames || 0) + 1);
   window.rocelab = { lastFrame: f }; // for tests and the curious, from the console
 }
@@ -195,6 +197,13 @@ async function main() {
     $("slider").onchange = () => { if (playing) connect(from()); };
     // A new speed plays on from the frame shown.
     $("speed").onchange = () => { if (playing) connect(state.t || 0); };
+    if ((view.chakra || []).length) {
+      $("chakra").hidden = false;
+      chakraAt = drawChakra($("chakra"), view.chakra, view.replay.length_s, el, (t) => {
+        $("slider").value = Math.round((t / view.replay.length_s) * 1000);
+        if (playing) connect(t); else chakraAt(t);
+      });
+    }
   }
   connect();
 }

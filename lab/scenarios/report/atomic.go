@@ -16,7 +16,7 @@ import (
 // a replay) finds no report or this run's whole, never half of one.
 
 // reportNames are the entries a report directory holds.
-var reportNames = []string{"plots", "metrics.csv", "metrics.json", LayoutFile, "junit.xml", "summary.md"}
+var reportNames = []string{"plots", "metrics.csv", "metrics.json", LayoutFile, TimelineFile, "junit.xml", "summary.md"}
 
 // Clear removes the report in dir, if there is one. A directory that holds
 // anything else is refused: it is not rocelab's to empty.

@@ -2,13 +2,20 @@
 //
 //	summary.md    the scenario, topology and seed; every expectation with
 //	              its measured value; key numbers (busbw per job and size,
-//	              per-flow rates, PFC pauses, drops, ECN marks, peak
-//	              queues); the list of plots
+//	              per-flow rates, chakra step times and per-rank compute,
+//	              communication and exposed communication, PFC pauses,
+//	              drops, ECN marks, peak queues); the list of plots
 //	metrics.csv   time series points: time_s, series, labels, value
 //	metrics.json  the series (points and totals), the final telemetry
 //	              snapshot and the jobs
 //	plots/*.svg   queue depth of the hottest queues, per-flow rates, a PFC
-//	plots/*.png   pause timeline per link direction, busbw per size
+//	plots/*.png   pause timeline per link direction, busbw per size, and
+//	              per chakra job JOB-timeline: a Gantt chart per rank
+//	              (compute stream, each collective type, send, recv), on
+//	              the same fabric-time axis as the queue and PFC plots
+//	              (time figures are drawn with their data areas aligned)
+//	timeline.json the chakra jobs' timelines, every rank and node, in the
+//	              Chrome trace-event format (Perfetto, chrome://tracing)
 //	junit.xml     the expectations as JUnit test cases (scenario.WriteJUnit)
 //
 // The files are encoded record by record, never a whole document in

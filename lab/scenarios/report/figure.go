@@ -32,9 +32,16 @@ type figure struct {
 	// band kind (Row.Kind indexes it) in the legend.
 	Rows  []bandRow
 	Kinds []bandKind
+	// Lanes splits each band row into that many lanes, top first
+	// (bandRow.Lanes places a span); 0 or 1: one.
+	Lanes int
 	// Categories and Groups make a grouped bar chart.
 	Categories []string
 	Groups     []barGroup
+	// Aligned figures put their data area at the same place (alignGutter
+	// from the left, alignLegend from the right, on a wider canvas), so
+	// that time figures with the same x range line up when stacked.
+	Aligned bool
 }
 
 // lineSeries is one time series. Step draws it as a staircase that holds
@@ -47,11 +54,31 @@ type lineSeries struct {
 	Width float64
 }
 
-// bandRow is one row of on intervals [start, end].
+// bandRow is one row of on intervals [start, end], all of Kind, or,
+// when Kinds is set, span i of Kinds[i]; Lanes[i], if set, is span i's
+// lane (figure.Lanes).
 type bandRow struct {
 	Name  string
 	Spans [][2]float64
 	Kind  int
+	Kinds []int
+	Lanes []int
+}
+
+// kind returns the kind of span i.
+func (r bandRow) kind(i int) int {
+	if i < len(r.Kinds) {
+		return r.Kinds[i]
+	}
+	return r.Kind
+}
+
+// lane returns the lane of span i.
+func (r bandRow) lane(i int) int {
+	if i < len(r.Lanes) {
+		return r.Lanes[i]
+	}
+	return 0
 }
 
 // bandKind is the legend entry and colour of one kind of band.
@@ -76,19 +103,31 @@ var palette = []color.RGBA{
 // Figure sizes. PNGs are drawn at pngDPI, so a 10 × 5 in figure is
 // 960 × 480 pixels.
 const (
-	figW       = 10 * vg.Inch
-	figH       = 5 * vg.Inch
-	rowH       = 21 * vg.Length(1) // points per band row
-	pngDPI     = 96
-	legendRune = 44 // longest legend entry, in runes
+	figW        = 10 * vg.Inch
+	figH        = 5 * vg.Inch
+	rowH        = 21 * vg.Length(1)  // points per band row
+	laneH       = 13 * vg.Length(1)  // points per lane of a row of several
+	alignW      = 12 * vg.Inch       // the width of aligned figures
+	alignGutter = 170 * vg.Length(1) // from the canvas's left to the data area
+	alignLegend = 250 * vg.Length(1) // from the data area to the canvas's right
+	pngDPI      = 96
+	legendRune  = 44 // longest legend entry, in runes
 )
 
 // size returns the figure's width and height.
 func (f *figure) size() (vg.Length, vg.Length) {
-	if len(f.Rows) > 0 {
-		return figW, 1.2*vg.Inch + vg.Length(max(len(f.Rows), 3))*rowH
+	w := figW
+	if f.Aligned {
+		w = alignW
 	}
-	return figW, figH
+	if len(f.Rows) > 0 {
+		h := rowH
+		if f.Lanes > 1 {
+			h = max(rowH, vg.Length(f.Lanes)*laneH)
+		}
+		return w, 1.2*vg.Inch + vg.Length(max(len(f.Rows), 3))*h
+	}
+	return w, figH
 }
 
 // render draws the figure as an SVG document and a PNG image.
@@ -101,7 +140,7 @@ func (f *figure) render() (svg, pngData []byte, err error) {
 	sc := vgsvg.New(w, h)
 	ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
 	for _, c := range []vg.CanvasSizer{sc, ic} {
-		if err := drawFigure(draw.New(c), p, leg); err != nil {
+		if err := drawFigure(draw.New(c), p, leg, f.Aligned); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -141,9 +180,11 @@ func fixSVGText(svg []byte) []byte {
 }
 
 // drawFigure draws p on c with the legend (if any) to the right of the
-// plot area, top-aligned with it. gonum/plot recovers its own panics as
-// errors nowhere, so a drawing panic becomes an error here.
-func drawFigure(c draw.Canvas, p *plot.Plot, leg *plot.Legend) (err error) {
+// plot area, top-aligned with it; aligned, the data area starts
+// alignGutter from the left and ends alignLegend from the right (where
+// its y axis's labels or the legend fit). gonum/plot recovers its own
+// panics as errors nowhere, so a drawing panic becomes an error here.
+func drawFigure(c draw.Canvas, p *plot.Plot, leg *plot.Legend, aligned bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("draw %q: %v", p.Title.Text, r)
@@ -152,13 +193,27 @@ func drawFigure(c draw.Canvas, p *plot.Plot, leg *plot.Legend) (err error) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	c = draw.Crop(c, vg.Points(6), -vg.Points(6), vg.Points(4), -vg.Points(4)) // margin
-	if leg == nil {
+	if leg == nil && !aligned {
 		p.Draw(c)
 		return nil
 	}
-	lw := leg.Rectangle(c).Size().X + vg.Points(18)
+	lw := vg.Length(0)
+	if leg != nil {
+		lw = leg.Rectangle(c).Size().X + vg.Points(18)
+	}
+	if aligned {
+		lw = max(lw, alignLegend)
+	}
 	pc := draw.Crop(c, 0, -lw, 0, 0)
+	if aligned {
+		if axis := p.DataCanvas(pc).Min.X - pc.Min.X; axis < alignGutter {
+			pc.Min.X += alignGutter - axis
+		}
+	}
 	p.Draw(pc)
+	if leg == nil {
+		return nil
+	}
 	da := p.DataCanvas(pc)
 	lc := c
 	lc.Min = vg.Point{X: c.Max.X - lw + vg.Points(8), Y: da.Min.Y}
@@ -416,32 +471,40 @@ func (f *figure) plotBands(p *plot.Plot, leg *plot.Legend) int {
 	for i, r := range f.Rows {
 		names[n-1-i] = r.Name
 	}
-	p.Add(&bands{rows: f.Rows, kinds: f.Kinds})
+	p.Add(&bands{rows: f.Rows, kinds: f.Kinds, lanes: max(f.Lanes, 1)})
 	p.NominalY(names...)
 	p.Y.Tick.Label.Font = sans(9)
 	p.X.Min, p.X.Max = 0, math.Max(f.XMax, 1e-9)
 	p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
 	entries := 0
+	used := map[int]bool{}
+	for _, r := range f.Rows {
+		if r.Kinds == nil {
+			used[r.Kind] = true
+		}
+		for _, k := range r.Kinds {
+			used[k] = true
+		}
+	}
 	for k, kind := range f.Kinds {
-		for _, r := range f.Rows {
-			if r.Kind == k {
-				leg.Add(kind.Name, swatch(kind.Color))
-				entries++
-				break
-			}
+		if used[k] {
+			leg.Add(kind.Name, swatch(kind.Color))
+			entries++
 		}
 	}
 	return entries
 }
 
-// bands is a plot.Plotter of band rows: row i of n sits at y = n-1-i.
+// bands is a plot.Plotter of band rows: row i of n sits at y = n-1-i,
+// split into lanes (top first).
 type bands struct {
 	rows  []bandRow
 	kinds []bandKind
+	lanes int
 }
 
-// Plot draws a band per span; a span shorter than half a point is drawn
-// half a point wide, so that a short pause stays visible.
+// Plot draws a band per span in its lane; a span shorter than half a
+// point is drawn half a point wide, so that a short pause stays visible.
 func (b *bands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	n := len(b.rows)
@@ -450,14 +513,24 @@ func (b *bands) Plot(c draw.Canvas, p *plot.Plot) {
 		if i%2 == 1 {
 			c.FillPolygon(color.Gray{Y: 246}, c.ClipPolygonXY(rect(trX(p.X.Min), trX(p.X.Max), trY(y-0.5), trY(y+0.5))))
 		}
-		col := palette[0]
-		if r.Kind >= 0 && r.Kind < len(b.kinds) {
-			col = b.kinds[r.Kind].Color
+		half := 0.32 // half a band's height, in rows
+		if b.lanes > 1 {
+			half = 0.42
 		}
-		for _, s := range r.Spans {
+		lh := 2 * half / float64(b.lanes) // a lane's height
+		for j, s := range r.Spans {
+			col := palette[0]
+			if k := r.kind(j); k >= 0 && k < len(b.kinds) {
+				col = b.kinds[k].Color
+			}
+			top := y + half - float64(min(max(r.lane(j), 0), b.lanes-1))*lh
+			bot := top - lh
+			if b.lanes > 1 {
+				bot += 0.04 // a gap between lanes
+			}
 			x0, x1 := trX(s[0]), trX(s[1])
 			x1 = max(x1, x0+vg.Points(0.5))
-			c.FillPolygon(col, c.ClipPolygonXY(rect(x0, x1, trY(y-0.32), trY(y+0.32))))
+			c.FillPolygon(col, c.ClipPolygonXY(rect(x0, x1, trY(bot), trY(top))))
 		}
 	}
 }

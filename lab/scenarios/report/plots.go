@@ -44,15 +44,28 @@ func writePlots(dir string, d Data) ([]string, error) {
 	unit, mul := timeUnit(d.FabricTime)
 	xmax := d.FabricTime.Seconds() * mul
 	var out []string
-	for _, p := range []struct {
+	type named struct {
 		name string
 		fig  *figure
-	}{
+	}
+	figs := []named{
 		{"queues", d.queueChart(unit, mul, xmax)},
 		{"flows", d.flowChart(unit, mul, xmax)},
 		{"pfc", d.pfcChart(unit, mul, xmax)},
 		{"busbw", d.busbwChart()},
-	} {
+	}
+	for _, j := range d.Jobs {
+		if j.Chakra == nil {
+			continue
+		}
+		f := d.timelineChart(j, unit, mul, xmax, false)
+		figs = append(figs, named{timelinePlotName(j.Name), f})
+		// Steps that fill less than a quarter of the run get a close-up.
+		if f != nil && NewTimeline(j.Name, j.Chakra).End*mul < xmax/4 {
+			figs = append(figs, named{timelinePlotName(j.Name) + "-zoom", d.timelineChart(j, unit, mul, xmax, true)})
+		}
+	}
+	for _, p := range figs {
 		if p.fig == nil {
 			continue
 		}
@@ -96,7 +109,7 @@ func (d Data) queueChart(unit string, mul, xmax float64) *figure {
 		}
 		title += "\n(" + what + ": " + s + ")"
 	}
-	ch := &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax}
+	ch := &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "queue depth (" + yunit + ")", XMax: xmax, Aligned: true}
 	for _, s := range qs {
 		name := d.portName(s.Label("node"), s.Label("port")) + " tc" + s.Label("tc")
 		if peak := d.sum("switch_queue_peak_bytes", s.Labels...); peak > 0 {
@@ -155,7 +168,7 @@ func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 		lines = lines[:maxFlows]
 		title += fmt.Sprintf(" (%d busiest flows)", maxFlows)
 	}
-	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax}
+	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", YLabel: "rate (Gb/s)", Lines: lines, XMax: xmax, Aligned: true}
 }
 
 // pfcKinds name and colour the pause kinds (PauseXOFF, …).
@@ -190,7 +203,7 @@ func (d Data) pfcChart(unit string, mul, xmax float64) *figure {
 	if s := all[0].Sampling; s != "" {
 		title += "\n(pause time " + s + ")"
 	}
-	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, Kinds: pfcKinds, XMax: xmax}
+	return &figure{Title: title, XLabel: "fabric time (" + unit + ")", Rows: rows, Kinds: pfcKinds, XMax: xmax, Aligned: true}
 }
 
 // busbwChart draws busbw per size for every collective job.

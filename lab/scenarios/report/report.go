@@ -99,6 +99,9 @@ func write(dir string, d Data) error {
 	if err := writeMetrics(dir, d, det); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	if err := writeTimeline(dir, d); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	if err := writeLayout(dir, d); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -114,6 +114,9 @@ func summary(d Data, plots []string, det *detail) string {
 		if len(j.Flows) > 0 {
 			flowTable(&b, j.Flows)
 		}
+		if j.Chakra != nil {
+			chakraSection(&b, j, plots)
+		}
 	}
 
 	b.WriteString("## Fabric\n\n| | |\n|---|---|\n")
@@ -151,7 +154,14 @@ func summary(d Data, plots []string, det *detail) string {
 	for _, p := range plots {
 		fmt.Fprintf(&b, "- [%s](plots/%s.svg) ([png](plots/%s.png))\n", p, p, p)
 	}
-	b.WriteString("\nFiles: `metrics.csv` (time_s, series, labels, value), `metrics.json`, `junit.xml`.\n")
+	b.WriteString("\nFiles: `metrics.csv` (time_s, series, labels, value), `metrics.json`, `junit.xml`")
+	for _, j := range d.Jobs {
+		if j.Chakra != nil {
+			b.WriteString(", `" + TimelineFile + "` (the chakra jobs' timelines: Perfetto, chrome://tracing)")
+			break
+		}
+	}
+	b.WriteString(".\n")
 	if det.summarized {
 		fmt.Fprintf(&b, "\nThe metrics files are summarized (a lab this size would write every point of %d series): "+
 			"every series keeps its totals, and the %d series of each metric with the highest peak keep their points "+
