@@ -83,7 +83,7 @@ type Trace struct {
 	// MissingCtrl counts control dependencies on nodes the trace does not
 	// hold, which the replay ignores (validate).
 	MissingCtrl int
-	index map[uint64]int
+	index       map[uint64]int
 }
 
 // Node returns the node with id, or nil.
