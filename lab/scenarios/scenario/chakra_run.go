@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/core/sim"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/workloads/chakra"
 	"github.com/rocelab/rocelab/workloads/chakra/etpb"
@@ -105,6 +106,7 @@ func ChakraDuration(w *Workload) clock.Duration {
 		f := 1.0
 		steps := 1
 		if kind == chakra.Coll {
+			_, size, _ = simlab.ChakraOp(typ, size, n)
 			f, steps = float64(n-1)/float64(n), n-1
 			if typ == etpb.CollectiveCommType_ALL_REDUCE {
 				f, steps = 2*f, 2*(n-1)

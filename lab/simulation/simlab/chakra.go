@@ -79,18 +79,21 @@ type msgInFlight struct {
 	done func()
 }
 
-// ChakraOp returns the collective engine's operation and size for a
-// Chakra collective of type t and comm_size size on n ranks. comm_size is
-// read as nccl-tests reads its size (the larger buffer of one rank): an
-// all-gather's output, a reduce-scatter's input, as ASTRA-sim reads it.
-// BARRIER is a 4-byte-per-rank all-reduce, as NCCL's barrier is. REDUCE,
-// GATHER, SCATTER and BROADCAST are not run: ok is false.
+// ChakraOp returns the collective engine's operation and size (nccl-tests'
+// size: the larger buffer of one rank) for a Chakra collective of type t
+// and comm_size size on n ranks. comm_size is each rank's input, as
+// Chakra's converter writes it from the collective's input tensor and as
+// ASTRA-sim reads it: the size itself for an all-reduce, a reduce-scatter
+// (its whole input) and an all-to-all, n times it for an all-gather (its
+// output gathers n inputs). BARRIER is a 4-byte-per-rank all-reduce, as
+// NCCL's barrier is. REDUCE, GATHER, SCATTER and BROADCAST are not run:
+// ok is false.
 func ChakraOp(t etpb.CollectiveCommType, size int64, n int) (op collective.Op, bytes int64, ok bool) {
 	switch t {
 	case etpb.CollectiveCommType_ALL_REDUCE:
 		return collective.AllReduce, size, true
 	case etpb.CollectiveCommType_ALL_GATHER:
-		return collective.AllGather, size, true
+		return collective.AllGather, size * int64(n), true
 	case etpb.CollectiveCommType_REDUCE_SCATTER, etpb.CollectiveCommType_REDUCE_SCATTER_BLOCK:
 		return collective.ReduceScatter, size, true
 	case etpb.CollectiveCommType_ALL_TO_ALL:

@@ -60,7 +60,11 @@ func TestChakraMicrobenchmarks(t *testing.T) {
 				}
 
 				l2 := build(t, "laptop", Options{Seed: 1, CC: "dcqcn"})
-				cj, err := l2.Collective(CollSpec{Op: ops[op], Ranks: ranks, Sizes: []int64{1 << 20}, Warmup: -1, Iters: 1})
+				size := int64(1 << 20)
+				if op == "all_gather" {
+					size *= int64(npus) // comm_size is each rank's input (ChakraOp)
+				}
+				cj, err := l2.Collective(CollSpec{Op: ops[op], Ranks: ranks, Sizes: []int64{size}, Warmup: -1, Iters: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
