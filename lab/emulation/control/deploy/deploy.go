@@ -21,6 +21,11 @@ import (
 // ErrExists is returned by Deploy for a lab that already exists.
 var ErrExists = errors.New("lab exists")
 
+// MaxLinks is the most links one machine's part of a lab may have: a
+// 1,024-host three-tier Clos has about 3,100; the seed's 24,576-GPU
+// cluster (75,264) is the simulator's.
+const MaxLinks = 16384
+
 // ErrOptions marks options that do not go together (the caller's mistake).
 var ErrOptions = errors.New("options")
 
@@ -149,6 +154,9 @@ func Deploy(ctx context.Context, o Options) (*Lab, error) {
 	switch {
 	case o.NodeGroups < 0:
 		return nil, fmt.Errorf("deploy: %w: node groups %d: want a count of processes, or 0 for a process per node", ErrOptions, o.NodeGroups)
+	case o.Topology != nil && len(o.Topology.Links) > MaxLinks:
+		return nil, fmt.Errorf("deploy: %w: topology %s has %d links; one machine deploys at most %d (a veth pair and a forwarding port each): run it in the simulator (rocelab run --sim), or split it over machines (docs/multi-machine.md)",
+			ErrOptions, o.Topology.Name, len(o.Topology.Links), MaxLinks)
 	}
 	d, err := newDeployer(o)
 	if err != nil {

@@ -79,9 +79,16 @@ func checkDeployed(t *testing.T, root string, l *deploy.Lab, tp *topologies.Topo
 	}
 }
 
+// simulatorOnly are the built-in topologies too large to deploy on one
+// machine: seed-24k's 4,280 nodes are the simulator's (issue 54).
+var simulatorOnly = map[string]bool{"seed-24k": true}
+
 func TestDeployBuiltins(t *testing.T) {
 	requireRoot(t)
 	for _, topo := range topologies.BuiltinNames() {
+		if simulatorOnly[topo] {
+			continue
+		}
 		t.Run(topo, func(t *testing.T) {
 			root := runRoot(t)
 			before := snap(t)
