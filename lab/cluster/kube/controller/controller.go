@@ -125,7 +125,7 @@ func (r *Reconciler) refuse(ctx context.Context, lab *kube.Lab, why error, log *
 	if !lab.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	msg := fmt.Sprintf("not deployed: the Lab's name is the lab's, and %v (at most %d characters)", why, kube.MaxNameLength)
+	msg := fmt.Sprintf("not deployed: %v (a Lab's name is its lab's); delete this Lab and make it again under a name that fits", why)
 	if lab.Status.Phase == kube.PhaseFailed && lab.Status.ObservedGeneration == lab.Generation && lab.Status.Message == msg {
 		return nil
 	}
