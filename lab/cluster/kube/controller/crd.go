@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -171,15 +172,17 @@ func ptr[T any](v T) *T { return &v }
 func InstallCRD(ctx context.Context, c client.Client) error {
 	want := CRD()
 	var have apiextv1.CustomResourceDefinition
-	err := c.Get(ctx, types.NamespacedName{Name: want.Name}, &have)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := c.Create(ctx, want); err != nil {
-			return fmt.Errorf("create CRD %s: %w", want.Name, err)
+	// Replicas start at once: a create or an update may meet another's.
+	err := retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)
+	}, func() error {
+		err := c.Get(ctx, types.NamespacedName{Name: want.Name}, &have)
+		switch {
+		case apierrors.IsNotFound(err):
+			return c.Create(ctx, want.DeepCopy())
+		case err != nil:
+			return err
 		}
-	case err != nil:
-		return fmt.Errorf("get CRD %s: %w", want.Name, err)
-	default:
 		have.Spec = want.Spec
 		if have.Labels == nil {
 			have.Labels = map[string]string{}
@@ -187,9 +190,10 @@ func InstallCRD(ctx context.Context, c client.Client) error {
 		for k, v := range want.Labels {
 			have.Labels[k] = v
 		}
-		if err := c.Update(ctx, &have); err != nil {
-			return fmt.Errorf("update CRD %s: %w", want.Name, err)
-		}
+		return c.Update(ctx, &have)
+	})
+	if err != nil {
+		return fmt.Errorf("install CRD %s: %w", want.Name, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -158,7 +158,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 func getLab(t *testing.T, c client.Client, ns, name string) (*kube.Lab, error) {
 	t.Helper()
 	var l kube.Lab
-	err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &l)
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &l)
 	return &l, err
 }
 
@@ -176,7 +176,7 @@ func condition(l *kube.Lab, typ string) (metav1.ConditionStatus, string) {
 func labEvents(t *testing.T, c client.Client, ns, name string) []corev1.Event {
 	t.Helper()
 	var evs corev1.EventList
-	if err := c.List(t.Context(), &evs, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": name, "involvedObject.kind": "Lab"}); err != nil {
+	if err := c.List(context.Background(), &evs, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": name, "involvedObject.kind": "Lab"}); err != nil {
 		t.Fatal(err)
 	}
 	return evs.Items

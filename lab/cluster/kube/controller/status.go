@@ -42,11 +42,11 @@ func ready(st *kube.LabStatus, gen int64, phase, msg string, isReady bool, reaso
 	if degraded != "" {
 		setCondition(st, gen, kube.ConditionDegraded, metav1.ConditionTrue, degraded, msg)
 	} else {
-		why := kube.ReasonHealthy
+		why, how := kube.ReasonHealthy, "every node answers"
 		if !isReady {
-			why = reason // nothing deployed is not degraded: say why not
+			why, how = reason, "nothing deployed to degrade" // say why not
 		}
-		setCondition(st, gen, kube.ConditionDegraded, metav1.ConditionFalse, why, "")
+		setCondition(st, gen, kube.ConditionDegraded, metav1.ConditionFalse, why, how)
 	}
 }
 
