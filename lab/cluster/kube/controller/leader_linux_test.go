@@ -39,9 +39,8 @@ func TestLeaderElection(t *testing.T) {
 	c := newClient(t, restConfig(t, u, cp))
 	ctx := t.Context()
 	kc := []string{"--kubeconfig", cp.Kubeconfig}
-	for _, m := range u.Machines {
-		m.StartAgent(t, bin, kc...)
-	}
+	u.Machines[0].StartAgent(t, bin, kc...)
+	a2 := u.Machines[1].StartAgent(t, bin, kc...)
 	// Short lease timing so that a leader that dies without giving up the
 	// Lease is replaced in seconds; a stopped one gives it up at once.
 	ctls := map[string]*ctlProc{}
@@ -132,6 +131,28 @@ func TestLeaderElection(t *testing.T) {
 	if got := ctls[second].deploys(); len(got) != 1 || got["default/"+labs[3]] != 1 {
 		t.Errorf("the new leader deployed %v, want only %s", got, labs[3])
 	}
+
+	// m2's agent goes: the leader's check finds its nodes unreachable and
+	// the Labs Degraded, AgentLost, with a Warning Event; a new agent
+	// brings them back to Ready.
+	a2.Stop()
+	waitFor(t, time.Minute, "Lab "+labs[0]+" Degraded with its agent lost", func() (bool, string) {
+		l, err := getLab(t, c, "default", labs[0])
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason := condition(l, kube.ConditionDegraded)
+		rst, _ := condition(l, kube.ConditionReady)
+		return st == metav1.ConditionTrue && reason == kube.ReasonAgentLost && rst == metav1.ConditionFalse && l.Status.Phase == kube.PhaseDegraded &&
+			reasons(labEvents(t, c, "default", labs[0]))[kube.ReasonAgentLost] > 0, fmt.Sprintf("%s %s %+v", l.Status.Phase, l.Status.Message, l.Status.Conditions)
+	})
+	l, _ = getLab(t, c, "default", labs[0])
+	t.Logf("m2's agent stopped: %s: %s%s", l.Status.Phase, l.Status.Message, describe(labEvents(t, c, "default", labs[0])))
+	u.Machines[1].StartAgent(t, bin, kc...)
+	for _, name := range labs {
+		waitReady(t, c, name)
+	}
+	once("after m2's agent came back")
 	deleteLabs(t, c, u, labs)
 }
 
