@@ -50,28 +50,70 @@ type Lab struct {
 	Status            LabStatus `json:"status,omitempty"`
 }
 
-// LabSpec is what to deploy.
+// LabSpec is what to deploy. The doc comments of its fields are the
+// descriptions the CRD serves (kubectl explain lab.spec): the controller's
+// CRD schema (kube/controller) carries them, and its test keeps the two
+// alike.
 type LabSpec struct {
-	// Topology is the topology file's text; Source names it.
+	// Topology is the topology file's text (YAML, as rocelab deploy -t
+	// reads it).
 	Topology string `json:"topology"`
-	Source   string `json:"source,omitempty"`
-	// Scale is the scale factor k (0: auto); Seed the lab's seed.
-	Scale int    `json:"scale,omitempty"`
-	Seed  uint64 `json:"seed,omitempty"`
+	// Source names the topology file (error messages cite it).
+	Source string `json:"source,omitempty"`
+	// Scale is the scale factor k (wall clock per fabric time); 0 lets
+	// the controller choose from the machines' capacity.
+	Scale int `json:"scale,omitempty"`
+	// Seed is the lab's seed (ECMP hashes, fault models); 0 picks one.
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // LabStatus is how the lab is doing.
 type LabStatus struct {
-	Phase   string `json:"phase,omitempty"`
+	// Phase is Deploying, Running, Degraded or Failed ("" before the
+	// controller has looked at the Lab).
+	Phase string `json:"phase,omitempty"`
+	// Message says what the phase is about, in a line.
 	Message string `json:"message,omitempty"`
 	// ObservedGeneration is the spec generation the phase is about.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready and Degraded (metav1.Condition conventions).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Machines and Nodes count the deployed lab's machines and nodes.
+	Machines int `json:"machines,omitempty"`
+	Nodes    int `json:"nodes,omitempty"`
 	// Deployed is when the parts were all up.
 	Deployed *metav1.Time `json:"deployed,omitempty"`
 	// Lab is the deployed lab's record (deploy.Lab, JSON): machines,
 	// placement, nodes and the URLs their agents serve them at.
 	Lab json.RawMessage `json:"lab,omitempty"`
 }
+
+// Condition types of a Lab, and their reasons (CamelCase, as
+// metav1.Condition wants them).
+const (
+	// Ready is True when every node of the lab runs.
+	ConditionReady = "Ready"
+	// Degraded is True when a deployed lab has nodes down or an agent
+	// that does not answer.
+	ConditionDegraded = "Degraded"
+
+	ReasonPending      = "Pending"      // not looked at yet
+	ReasonNoAgents     = "NoAgents"     // no agent announced itself in the namespace
+	ReasonDeploying    = "Deploying"    // the agents are deploying their parts
+	ReasonDeployed     = "Deployed"     // every part is up
+	ReasonDeployFailed = "DeployFailed" // the deploy failed and was rolled back
+	ReasonInvalidName  = "InvalidName"  // the Lab's name cannot be a lab's
+	ReasonInvalidSpec  = "InvalidSpec"  // the topology does not parse or validate
+	ReasonNodesDown    = "NodesDown"    // nodes do not answer; the agents restart them
+	ReasonAgentLost    = "AgentLost"    // a machine's agent does not answer
+	ReasonRepaired     = "Repaired"     // dead nodes were restarted
+	ReasonHealthy      = "Healthy"      // nothing is down
+	ReasonDeleting     = "Deleting"     // the parts are being destroyed
+)
+
+// MaxNameLength is the longest Lab name: a lab's name is part of its
+// namespaces' and files' names (state.ValidName).
+const MaxNameLength = 48
 
 // LabList is a list of Labs.
 type LabList struct {
@@ -90,6 +132,12 @@ func (l *Lab) DeepCopyInto(out *Lab) {
 	if l.Status.Deployed != nil {
 		t := *l.Status.Deployed
 		out.Status.Deployed = &t
+	}
+	if l.Status.Conditions != nil {
+		out.Status.Conditions = make([]metav1.Condition, len(l.Status.Conditions))
+		for i := range l.Status.Conditions {
+			l.Status.Conditions[i].DeepCopyInto(&out.Status.Conditions[i])
+		}
 	}
 	if l.Status.Lab != nil {
 		out.Status.Lab = append(json.RawMessage(nil), l.Status.Lab...)

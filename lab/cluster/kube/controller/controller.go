@@ -1,8 +1,11 @@
 // Package controller is the Kubernetes controller of Lab resources
 // (package kube): it deploys each Lab across the agents that announce
 // themselves in its namespace, repairs it, and destroys it behind a
-// finalizer when the Lab is deleted. It runs in its own binary,
-// rocelab-controller, so that controller-runtime stays out of rocelab.
+// finalizer when the Lab is deleted; it tells how each Lab is doing in
+// its status (a phase, the Ready and Degraded conditions) and in Events.
+// Replicas of it elect a leader with a Lease, so that only one acts on
+// Labs (run.go). It runs in its own binary, rocelab-controller, so that
+// controller-runtime stays out of rocelab.
 package controller
 
 import (
@@ -11,20 +14,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/cluster"
 
-	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -52,6 +52,8 @@ type Reconciler struct {
 	Client client.Client
 	// Kube lists the agents' leases.
 	Kube *kube.Client
+	// Events, if set, records the Labs' Events.
+	Events events.EventRecorder
 	// Root is where the controller keeps the labs' records (the run
 	// directory of a lab that spans machines: its parts and agents); a
 	// controller that lost it rebuilds it from the Lab's status.
@@ -66,32 +68,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := r.Log.With("lab", req.String())
+	// The name first: a Lab whose name cannot be a lab's never gets a
+	// finalizer (nothing of it is ever deployed), so that deleting it
+	// needs nobody; one that got a finalizer from an older controller
+	// loses it.
+	if err := state.ValidName(lab.Name); err != nil {
+		return ctrl.Result{}, r.refuse(ctx, &lab, err, log)
+	}
 	if !lab.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(&lab, kube.Finalizer) {
-			return ctrl.Result{}, nil
-		}
-		if err := r.destroy(ctx, &lab); err != nil {
-			log.Warn("destroy", "err", err)
-			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-		log.Info("destroyed")
-		controllerutil.RemoveFinalizer(&lab, kube.Finalizer)
-		return ctrl.Result{}, r.Client.Update(ctx, &lab)
+		return r.delete(ctx, &lab, log)
 	}
 	if controllerutil.AddFinalizer(&lab, kube.Finalizer) {
 		if err := r.Client.Update(ctx, &lab); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("finalizer of Lab %s: %w", req, err)
 		}
-	}
-	if err := state.ValidName(lab.Name); err != nil {
-		return r.fail(ctx, &lab, fmt.Errorf("the Lab's name is the lab's: %w", err))
 	}
 	if lab.Status.Phase != kube.PhasePending && lab.Status.ObservedGeneration != lab.Generation && lab.Status.Phase != kube.PhaseFailed {
 		// The spec changed under a deployed lab: take it down, deploy anew.
+		r.event(&lab, false, EventRedeploying, "Destroy", "the spec changed (generation %d): destroying the lab to deploy it anew", lab.Generation)
 		if err := r.destroy(ctx, &lab); err != nil {
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
-		lab.Status = kube.LabStatus{}
+		lab.Status = kube.LabStatus{Conditions: lab.Status.Conditions}
 	}
 	switch lab.Status.Phase {
 	case kube.PhasePending:
@@ -115,70 +113,126 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.check(ctx, &lab, log)
 }
 
+// refuse marks a Lab whose name cannot be a lab's as Failed (Ready False,
+// InvalidName), with a Warning Event, and removes a finalizer it has: it
+// can be deleted at once.
+func (r *Reconciler) refuse(ctx context.Context, lab *kube.Lab, why error, log *slog.Logger) error {
+	if controllerutil.RemoveFinalizer(lab, kube.Finalizer) {
+		if err := r.Client.Update(ctx, lab); err != nil {
+			return fmt.Errorf("finalizer of Lab %s/%s: %w", lab.Namespace, lab.Name, err)
+		}
+	}
+	if !lab.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	msg := fmt.Sprintf("not deployed: %v (a Lab's name is its lab's); delete this Lab and make it again under a name that fits", why)
+	if lab.Status.Phase == kube.PhaseFailed && lab.Status.ObservedGeneration == lab.Generation && lab.Status.Message == msg {
+		return nil
+	}
+	log.Warn("refused", "err", why)
+	r.event(lab, true, kube.ReasonInvalidName, "Deploy", "%s", msg)
+	return r.writeStatus(ctx, lab, func(st *kube.LabStatus) {
+		ready(st, lab.Generation, kube.PhaseFailed, msg, false, kube.ReasonInvalidName, "")
+	})
+}
+
+// delete destroys a deleted Lab's parts and then lets it go.
+func (r *Reconciler) delete(ctx context.Context, lab *kube.Lab, log *slog.Logger) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(lab, kube.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	r.event(lab, false, EventDestroying, "Destroy", "destroying the lab's parts on every machine")
+	if err := r.destroy(ctx, lab); err != nil {
+		log.Warn("destroy", "err", err)
+		r.event(lab, true, EventDestroyFailed, "Destroy", "destroy: %v (retrying)", err)
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	log.Info("destroyed")
+	r.event(lab, false, EventDestroyed, "Destroy", "every part of the lab is gone")
+	controllerutil.RemoveFinalizer(lab, kube.Finalizer)
+	if err := r.Client.Update(ctx, lab); err != nil {
+		return ctrl.Result{}, fmt.Errorf("finalizer of Lab %s/%s: %w", lab.Namespace, lab.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
 // deploy deploys lab across its namespace's agents.
 func (r *Reconciler) deploy(ctx context.Context, lab *kube.Lab, log *slog.Logger) (ctrl.Result, error) {
 	agents, err := r.Kube.Agents(ctx, lab.Namespace)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("agents of namespace %s: %w", lab.Namespace, err)
 	}
 	if len(agents) == 0 {
-		lab.Status.Phase, lab.Status.Message = kube.PhasePending, fmt.Sprintf("no rocelab agent announced itself in namespace %s (is the agent DaemonSet running?)", lab.Namespace)
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, r.Client.Status().Update(ctx, lab)
+		msg := fmt.Sprintf("no rocelab agent announced itself in namespace %s (is the agent DaemonSet running?)", lab.Namespace)
+		if lab.Status.Message != msg {
+			r.event(lab, true, kube.ReasonNoAgents, "Deploy", "%s", msg)
+		}
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, r.writeStatus(ctx, lab, func(st *kube.LabStatus) {
+			ready(st, lab.Generation, kube.PhasePending, msg, false, kube.ReasonNoAgents, "")
+		})
 	}
 	t, err := topologies.Parse(or(lab.Spec.Source, lab.Name+".yaml"), []byte(lab.Spec.Topology))
 	if err != nil {
-		return r.fail(ctx, lab, err)
+		return r.fail(ctx, lab, kube.ReasonInvalidSpec, err)
 	}
-	lab.Status = kube.LabStatus{Phase: kube.PhaseDeploying, Message: fmt.Sprintf("deploying across %d machines", len(agents)), ObservedGeneration: lab.Generation}
+	// The write of Deploying is the deploy's claim: on a conflict (a
+	// write in between) it is not made, and the Lab is looked at anew.
+	msg := fmt.Sprintf("deploying across %d machines", len(agents))
+	st := kube.LabStatus{Conditions: lab.Status.Conditions}
+	ready(&st, lab.Generation, kube.PhaseDeploying, msg, false, kube.ReasonDeploying, "")
+	lab.Status = st
 	if err := r.Client.Status().Update(ctx, lab); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("status of Lab %s/%s: %w", lab.Namespace, lab.Name, err)
 	}
-	log.Info("deploy", "agents", len(agents))
+	log.Info("deploy", "agents", len(agents), "generation", lab.Generation)
+	r.event(lab, false, kube.ReasonDeploying, "Deploy", "deploying %s across %d machines (generation %d)", or(lab.Spec.Source, "the topology"), len(agents), lab.Generation)
 	start := time.Now()
 	dl, err := cluster.Deploy(ctx, deploy.Options{Topology: t, LabName: lab.Name, Root: r.Root, Scale: lab.Spec.Scale, Seed: lab.Spec.Seed}, agents)
 	if err != nil {
-		return r.fail(ctx, lab, err)
+		if ctx.Err() != nil {
+			// The controller stops (it lost or gave up the lead): the
+			// deploy rolled back, and Deploying tells the next leader to
+			// deploy again.
+			return ctrl.Result{}, fmt.Errorf("deploy Lab %s/%s: %w", lab.Namespace, lab.Name, err)
+		}
+		return r.fail(ctx, lab, kube.ReasonDeployFailed, err)
 	}
-	log.Info("deployed", "in", time.Since(start).Round(time.Millisecond))
-	return ctrl.Result{RequeueAfter: Recheck}, r.running(ctx, lab, dl, fmt.Sprintf("deployed in %v", time.Since(start).Round(time.Millisecond)))
+	took := time.Since(start).Round(time.Millisecond)
+	log.Info("deployed", "in", took)
+	r.event(lab, false, kube.ReasonDeployed, "Deploy", "%d nodes on %d machines deployed in %v", len(dl.Nodes), len(dl.Machines), took)
+	return ctrl.Result{RequeueAfter: Recheck}, r.running(ctx, lab, dl, fmt.Sprintf("deployed in %v", took))
 }
 
-// running writes the status of lab deployed as dl, retrying on conflicts
-// with writes of the Lab in between (the status is the controller's
-// alone).
+// running writes the status of lab deployed as dl.
 func (r *Reconciler) running(ctx context.Context, lab *kube.Lab, dl *deploy.Lab, how string) error {
 	dl.Kubernetes = lab.Namespace + "/" + lab.Name
 	rec, err := json.Marshal(dl)
 	if err != nil {
-		return err
+		return fmt.Errorf("record of Lab %s/%s: %w", lab.Namespace, lab.Name, err)
 	}
-	st := kube.LabStatus{Phase: kube.PhaseRunning, Message: fmt.Sprintf("%d nodes on %d machines, k = %d, %s", len(dl.Nodes), len(dl.Machines), dl.Scale, how),
-		ObservedGeneration: lab.Generation, Deployed: kube.Now(), Lab: rec}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(lab), lab); err != nil {
-			return err
-		}
-		lab.Status = st
-		return r.Client.Status().Update(ctx, lab)
+	gen := lab.Generation
+	msg := fmt.Sprintf("%d nodes on %d machines, k = %d, %s", len(dl.Nodes), len(dl.Machines), dl.Scale, how)
+	return r.writeStatus(ctx, lab, func(st *kube.LabStatus) {
+		ready(st, gen, kube.PhaseRunning, msg, true, kube.ReasonDeployed, "")
+		st.Machines, st.Nodes, st.Deployed, st.Lab = len(dl.Machines), len(dl.Nodes), kube.Now(), rec
 	})
 }
 
 // fail records err as the Lab's failure (a failed deploy has rolled
-// back: nothing of it is left).
-func (r *Reconciler) fail(ctx context.Context, lab *kube.Lab, err error) (ctrl.Result, error) {
-	st := kube.LabStatus{Phase: kube.PhaseFailed, Message: err.Error(), ObservedGeneration: lab.Generation}
-	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(lab), lab); err != nil {
-			return err
-		}
-		lab.Status = st
-		return r.Client.Status().Update(ctx, lab)
+// back: nothing of it is left), with a Warning Event.
+func (r *Reconciler) fail(ctx context.Context, lab *kube.Lab, reason string, err error) (ctrl.Result, error) {
+	r.event(lab, true, reason, "Deploy", "%v", err)
+	gen := lab.Generation
+	return ctrl.Result{}, r.writeStatus(ctx, lab, func(st *kube.LabStatus) {
+		ready(st, gen, kube.PhaseFailed, err.Error(), false, reason, "")
+		st.Machines, st.Nodes, st.Deployed, st.Lab = 0, 0, nil, nil
 	})
 }
 
 // record returns the lab's record under the controller's root, adopting
-// it from the status when the root lost it (a restarted controller).
-func (r *Reconciler) record(ctx context.Context, lab *kube.Lab) (*deploy.Lab, error) {
+// it from the status when the root lost it (a restarted controller, or
+// a new leader).
+func (r *Reconciler) record(lab *kube.Lab) (*deploy.Lab, error) {
 	if len(lab.Status.Lab) == 0 {
 		return nil, nil
 	}
@@ -187,48 +241,73 @@ func (r *Reconciler) record(ctx context.Context, lab *kube.Lab) (*deploy.Lab, er
 		return nil, fmt.Errorf("the Lab's status record: %w", err)
 	}
 	if err := cluster.Adopt(r.Root, &dl, []byte(lab.Spec.Topology)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adopt Lab %s/%s: %w", lab.Namespace, lab.Name, err)
 	}
 	return &dl, nil
 }
 
-// check looks at a running lab's nodes; the agents restart dead ones.
+// check looks at a running lab's nodes and has the agents restart dead
+// ones: Degraded (NodesDown, or AgentLost when an agent does not answer)
+// until every node answers again.
 func (r *Reconciler) check(ctx context.Context, lab *kube.Lab, log *slog.Logger) (ctrl.Result, error) {
-	if _, err := r.record(ctx, lab); err != nil {
+	if _, err := r.record(lab); err != nil {
 		return ctrl.Result{}, err
 	}
 	st, err := deploy.OnlyLab(ctx, r.Root, lab.Name)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: Recheck}, nil
 	}
-	phase, msg := kube.PhaseRunning, lab.Status.Message
-	if st.Status != "running" {
-		fixed, err := cluster.Repair(ctx, r.Root, lab.Name, deploy.RestartOptions{})
-		phase, msg = kube.PhaseDegraded, fmt.Sprintf("restarted %v", fixed)
-		if err != nil {
-			msg = fmt.Sprintf("repair: %v", err)
-		}
-		log.Info("repair", "restarted", fixed, "err", err)
-	}
-	if phase != lab.Status.Phase || msg != lab.Status.Message {
-		lab.Status.Phase, lab.Status.Message = phase, msg
-		if err := r.Client.Status().Update(ctx, lab); err != nil && !apierrors.IsConflict(err) {
-			return ctrl.Result{}, err
+	var dead []string
+	for _, n := range st.Nodes {
+		if !n.Alive() {
+			dead = append(dead, fmt.Sprintf("%s on %s (%s)", n.Name, or(n.Machine, "this machine"), n.Health))
 		}
 	}
-	return ctrl.Result{RequeueAfter: Recheck}, nil
+	gen, was := lab.Generation, lab.Status.Phase
+	if len(dead) == 0 {
+		if was == kube.PhaseRunning {
+			return ctrl.Result{RequeueAfter: Recheck}, nil
+		}
+		msg := fmt.Sprintf("%d nodes on %d machines, k = %d, repaired", len(st.Nodes), len(st.Machines), st.Scale)
+		return ctrl.Result{RequeueAfter: Recheck}, r.writeStatus(ctx, lab, func(s *kube.LabStatus) {
+			ready(s, gen, kube.PhaseRunning, msg, true, kube.ReasonDeployed, "")
+		})
+	}
+	fixed, err := cluster.Repair(ctx, r.Root, lab.Name, deploy.RestartOptions{})
+	log.Info("repair", "down", dead, "restarted", fixed, "err", err)
+	reason, msg := kube.ReasonNodesDown, fmt.Sprintf("down: %s; restarted %v", strings.Join(dead, ", "), fixed)
+	switch {
+	case err != nil && agentLost(err):
+		reason, msg = kube.ReasonAgentLost, fmt.Sprintf("down: %s; an agent does not answer: %v", strings.Join(dead, ", "), err)
+		r.event(lab, true, reason, "Repair", "%s", msg)
+	case err != nil:
+		msg = fmt.Sprintf("down: %s; repair: %v", strings.Join(dead, ", "), err)
+		r.event(lab, true, reason, "Repair", "%s", msg)
+	default:
+		r.event(lab, true, reason, "Repair", "down: %s", strings.Join(dead, ", "))
+		r.event(lab, false, kube.ReasonRepaired, "Repair", "restarted %s", strings.Join(fixed, ", "))
+	}
+	if was == kube.PhaseDegraded && lab.Status.Message == msg {
+		return ctrl.Result{RequeueAfter: Recheck}, nil
+	}
+	return ctrl.Result{RequeueAfter: Recheck}, r.writeStatus(ctx, lab, func(s *kube.LabStatus) {
+		ready(s, gen, kube.PhaseDegraded, msg, false, reason, reason)
+	})
 }
 
 // destroy removes the lab's parts from every machine.
 func (r *Reconciler) destroy(ctx context.Context, lab *kube.Lab) error {
-	if _, err := r.record(ctx, lab); err != nil {
+	if _, err := r.record(lab); err != nil {
 		return err
 	}
 	_, err := cluster.Destroy(ctx, r.Root, lab.Name)
 	if errors.Is(err, deploy.ErrNoLab) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("destroy Lab %s/%s: %w", lab.Namespace, lab.Name, err)
+	}
+	return nil
 }
 
 func or(s, d string) string {
@@ -236,35 +315,4 @@ func or(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// Run installs the Lab CRD and runs the controller on cfg's
-// cluster until ctx ends, keeping lab records under root.
-func Run(ctx context.Context, cfg *rest.Config, root string, log *slog.Logger) error {
-	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
-	if err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	if err := InstallCRD(ctx, c); err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	kc, err := kube.NewClient(cfg)
-	if err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	r := &Reconciler{Client: mgr.GetClient(), Kube: kc, Root: root, Log: log}
-	if err := ctrl.NewControllerManagedBy(mgr).For(&kube.Lab{}).Named("lab").Complete(r); err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	log.Info("controller running", "root", root)
-	return mgr.Start(ctx)
 }
