@@ -159,15 +159,20 @@ type qpEnd struct {
 	qpn uint32
 }
 
-// newQP builds the flow-level QP that sends from a to b: one path per
-// source port (paths of a MetaRoCE QP, else one), each routed as the
-// switches route its packets.
+// newQP builds the flow-level QP that sends from a to b over its source
+// ports (the paths of a MetaRoCE QP, else one), each routed as the
+// switches route its packets. The QP is one flow whose bytes split evenly
+// over its paths — its packets go round-robin over them, as a MetaRoCE QP
+// sends when its paths' rates are equal — so a link its paths share
+// carries their shares summed (a QP spraying over 64 ports is one flow on
+// a few dozen links, not 64 flows).
 func (l *Lab) newQP(a, b qpEnd, mode endpoint.Mode, paths int) (*QP, error) {
 	if mode != endpoint.ModeMetaRoCE || paths < 1 {
 		paths = 1
 	}
 	paths = min(paths, endpoint.MaxPaths)
-	var uses [][]Use
+	var uses []Use
+	at := map[int32]int{}
 	var oneWay, back float64
 	for i := range paths {
 		sport := endpoint.PathPort(a.qpn, a.n.port.Addr.Addr(), i)
@@ -176,11 +181,16 @@ func (l *Lab) newQP(a, b qpEnd, mode endpoint.Mode, paths int) (*QP, error) {
 		if err != nil {
 			return nil, err
 		}
-		us := make([]Use, len(hops))
 		frame := wire.OnWireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + a.n.mtu + wire.ICRCLen)
 		var ow, bk float64
 		for k, h := range hops {
-			us[k] = Use{Link: l.links[h.From], Share: h.Share}
+			li := l.links[h.From]
+			if i, ok := at[li]; ok {
+				uses[i].Share += h.Share / float64(paths)
+			} else {
+				at[li] = len(uses)
+				uses = append(uses, Use{Link: li, Share: h.Share / float64(paths)})
+			}
 			// The last frame is stored and forwarded at every hop after
 			// the NIC's own link; each link adds its propagation delay
 			// both ways (the acknowledgement returns the same way).
@@ -191,11 +201,10 @@ func (l *Lab) newQP(a, b qpEnd, mode endpoint.Mode, paths int) (*QP, error) {
 				ow += h.Share * float64(h.From.Rate.Serialize(frame))
 			}
 		}
-		uses = append(uses, us)
 		oneWay = max(oneWay, ow)
 		back = max(back, bk)
 	}
-	return l.net.NewQP(uses, clock.Duration(oneWay), clock.Duration(back)), nil
+	return l.net.NewQP([][]Use{uses}, clock.Duration(oneWay), clock.Duration(back)), nil
 }
 
 // LinkPort returns the port link i leaves by.

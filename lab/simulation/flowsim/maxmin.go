@@ -25,7 +25,8 @@ type filler struct {
 	rem    []float64 // capacity left on each link
 	weight []float64 // summed shares of the unfrozen flows on each link
 	users  [][]int32 // flows on each link
-	links  []int32   // links some flow uses
+	used   []int32   // links some flow uses
+	links  []int32   // those of them some unfrozen flow uses
 	frozen []bool
 }
 
@@ -41,10 +42,10 @@ func (f *filler) fill(caps []float64, uses [][]Use, demands, rates []float64) {
 		f.users = make([][]int32, nl)
 	}
 	f.rem, f.weight, f.users = f.rem[:nl], f.weight[:nl], f.users[:nl]
-	for _, l := range f.links {
+	for _, l := range f.used {
 		f.weight[l], f.users[l] = 0, f.users[l][:0]
 	}
-	f.links = f.links[:0]
+	f.used = f.used[:0]
 	if cap(f.frozen) < len(uses) {
 		f.frozen = make([]bool, len(uses))
 	}
@@ -63,13 +64,14 @@ func (f *filler) fill(caps []float64, uses [][]Use, demands, rates []float64) {
 		unfrozen++
 		for _, u := range us {
 			if len(f.users[u.Link]) == 0 && f.weight[u.Link] == 0 {
-				f.links = append(f.links, u.Link)
+				f.used = append(f.used, u.Link)
 				f.rem[u.Link] = caps[u.Link]
 			}
 			f.weight[u.Link] += u.Share
 			f.users[u.Link] = append(f.users[u.Link], int32(i))
 		}
 	}
+	f.links = append(f.links[:0], f.used...)
 	level := 0.0
 	for unfrozen > 0 {
 		// The next increment: the first link to fill, or the first
@@ -99,6 +101,7 @@ func (f *filler) fill(caps []float64, uses [][]Use, demands, rates []float64) {
 			f.rem[l] -= inc * f.weight[l]
 		}
 		// Freeze the flows of full links and met demands.
+		live := f.links[:0]
 		for _, l := range f.links {
 			if f.weight[l] > 0 && f.rem[l] <= saturated*caps[l] {
 				for _, i := range f.users[l] {
@@ -108,6 +111,13 @@ func (f *filler) fill(caps []float64, uses [][]Use, demands, rates []float64) {
 				}
 			}
 		}
+		// Links left with no unfrozen flow drop out of the scans.
+		for _, l := range f.links {
+			if f.weight[l] > 0 {
+				live = append(live, l)
+			}
+		}
+		f.links = live
 		if demands != nil {
 			for i, d := range demands {
 				if !f.frozen[i] && d > 0 && level >= d*(1-saturated) {
