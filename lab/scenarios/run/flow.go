@@ -203,6 +203,8 @@ func startFlow(lab *flowsim.Lab, j *fmJob) error {
 // problem says what did not finish.
 func (j *fmJob) problem() string {
 	switch {
+	case j.perf != nil && j.perf.Err() != nil:
+		return j.perf.Err().Error()
 	case j.perf != nil && !j.perf.Done() && j.w.Duration == 0:
 		return fmt.Sprintf("perf %s: not finished at the end of the run (%d of %d messages per QP)", j.w.Name, j.perf.Messages(), j.w.Iters)
 	case j.coll != nil && j.coll.Err() != nil:

@@ -1,7 +1,6 @@
 package flowsim
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -37,6 +36,7 @@ type PerfJob struct {
 	start    clock.Time
 	deadline clock.Time
 	started  bool
+	err      error
 }
 
 // Flow is one From → To stream of a perf job.
@@ -118,9 +118,6 @@ func (l *Lab) Perf(spec PerfSpec) (*PerfJob, error) {
 	return j, nil
 }
 
-// ErrNotRun is a job's error when it could not start.
-var ErrNotRun = errors.New("not run")
-
 func (j *PerfJob) begin() {
 	j.started = true
 	j.start = j.l.Now()
@@ -136,9 +133,9 @@ func (j *PerfJob) begin() {
 			sb := qpEnd{b, b.newQPN()}
 			q, err := j.l.newQP(ca, sb, j.mode, j.spec.Paths)
 			if err != nil {
-				// Routing is the topology's: a path that cannot be
-				// found is a broken fabric, reported as the job's.
-				panic(fmt.Sprintf("flowsim: perf %s: %s → %s: %v", j.spec.Name, f.From, f.To, err))
+				// A flow with no path fails the job; it never finishes.
+				j.err = fmt.Errorf("perf %s: %s → %s: %w", j.spec.Name, f.From, f.To, err)
+				return
 			}
 			f.qps = append(f.qps, &perfQP{f: f, q: q, wire: wire.MessageOnWire(j.spec.Size, a.mtu, wire.RETHLen)})
 		}
@@ -211,6 +208,9 @@ func (j *PerfJob) atDeadline() {
 
 // Name returns the job's name.
 func (j *PerfJob) Name() string { return j.spec.Name }
+
+// Err returns why the job could not run (a flow with no path), if so.
+func (j *PerfJob) Err() error { return j.err }
 
 // Done reports whether every flow finished.
 func (j *PerfJob) Done() bool { return j.left == 0 }
