@@ -88,7 +88,7 @@ const SpareDescriptors = 256
 func (o *Options) setDefaults() {
 	o.LineRate = cmp.Or(o.LineRate, 100*clock.Gbps)
 	o.MTU = cmp.Or(o.MTU, 4096)
-	o.DataDSCP = cmp.Or(o.DataDSCP, 26)
+	o.DataDSCP = cmp.Or(o.DataDSCP, DefaultDataDSCP)
 	o.AckDSCP = cmp.Or(o.AckDSCP, 26)
 	o.CNPDSCP = cmp.Or(o.CNPDSCP, 48)
 	o.CtrlDSCP = cmp.Or(o.CtrlDSCP, 48)
@@ -472,3 +472,11 @@ func (n *NIC) sendGrant(g cc.Grant) {
 	}
 	qp.sendCredit(metaroce.OpCreditGrant, g.Flow&0xFF, g.Bytes)
 }
+
+// DefaultDataDSCP is the DSCP of data packets when Options.DataDSCP is 0.
+const DefaultDataDSCP = 26
+
+// NextQPN returns the number the NIC's next QP will get (numbers are
+// handed out in sequence from a first one drawn from the NIC's random
+// stream): a flow-level simulator numbers its QPs as the NIC would.
+func (n *NIC) NextQPN() uint32 { return (n.nextQPN + 1) & psnMask }

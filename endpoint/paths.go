@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/cc"
@@ -100,7 +101,17 @@ func (qp *QP) creditDriven() bool {
 // pathPort derives the UDP source port of path i, generation gen, from the
 // QPN: a port in 0xC000–0xFFFF (the dynamic range).
 func (qp *QP) pathPort(i int, gen uint32) uint16 {
-	x := uint64(qp.qpn)<<20 ^ uint64(i)<<8 ^ uint64(gen)<<40 ^ uint64(qp.nic.opts.IP.As16()[15])<<56
+	return pathPort(qp.qpn, qp.nic.opts.IP, i, gen)
+}
+
+// PathPort is the UDP source port of path i of the QP numbered qpn on the
+// NIC whose address is ip, before any re-selection: the port its packets
+// carry, hence their ECMP path (a flow-level simulator routes a QP's
+// flow by it).
+func PathPort(qpn uint32, ip netip.Addr, i int) uint16 { return pathPort(qpn, ip, i, 0) }
+
+func pathPort(qpn uint32, ip netip.Addr, i int, gen uint32) uint16 {
+	x := uint64(qpn)<<20 ^ uint64(i)<<8 ^ uint64(gen)<<40 ^ uint64(ip.As16()[15])<<56
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33

@@ -2,6 +2,7 @@ package switchmodel
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"net/netip"
 	"slices"
@@ -258,8 +259,14 @@ func (s *Switch) route(p *wire.Packet) (int, bool) {
 		*r = (*r + 1) % int32(n)
 		return ports[i], true
 	}
-	hi, _ := bits.Mul64(s.flowHash(p), uint64(n))
-	return ports[hi], true
+	return s.hashPick(p, ports), true
+}
+
+// hashPick is the port of ports (one route's equal-cost set) that p's flow
+// hash picks.
+func (s *Switch) hashPick(p *wire.Packet, ports []int) int {
+	hi, _ := bits.Mul64(s.flowHash(p), uint64(len(ports)))
+	return ports[hi]
 }
 
 // flowHash hashes the 5-tuple (and the destination QP when QP-aware) with
@@ -301,4 +308,31 @@ type Route struct {
 	// switch's ports (topology port Index − 1), which are also the switch
 	// model's port numbers.
 	Ports []int
+}
+
+// NextHops returns the egress ports the switch sends p's flow on, without
+// forwarding anything: the one port the flow hash picks (the same lookup
+// and hash as forwarding), or, when p's class is sprayed per packet, every
+// equal-cost port (sprayed true; the round-robin is not advanced), over
+// which the flow's packets spread evenly. It is what a flow-level
+// simulator asks for a flow's path.
+func (s *Switch) NextHops(p *wire.Packet) (ports []int, sprayed bool, err error) {
+	if !p.DstIP.IsValid() {
+		return nil, false, errors.New("no route")
+	}
+	c := s.fib.lookup(p.DstIP)
+	if c.idx == 0 {
+		return nil, false, errors.New("no route")
+	}
+	if c.one == localPort {
+		return nil, false, errors.New("addressed to the switch")
+	}
+	if c.one >= 0 {
+		return []int{int(c.one)}, false, nil
+	}
+	set := s.fib.sets[c.set]
+	if s.spray[p.DSCP&63] {
+		return slices.Clone(set), true, nil
+	}
+	return []int{s.hashPick(p, set)}, false, nil
 }

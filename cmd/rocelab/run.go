@@ -30,6 +30,8 @@ type runFlags struct {
 	quiet  bool
 	// match: --sim runs as the emulation does (labrun.Options.MatchEmulation).
 	match bool
+	// flow: --sim runs the flow-level mode (labrun.Options.Flow).
+	flow bool
 	// Emulation, and --sim with --match-emulation.
 	scale int
 	// --sim only: goroutines the simulator runs the fabric on.
@@ -86,6 +88,15 @@ by zone, with the same results as one (docs/design.md); a topology of
 fewer than two zones runs on one, and so does a scenario with an
 all-to-all of more than 128 ranks (--workers is refused for it).
 
+--sim --flow runs the flow-level mode instead of packets: each flow (a
+perf QP, each of its MetaRoCE paths, a collective's writes) takes the path
+the packet simulator's switches route it on, at its max-min fair share of
+the link capacities, recomputed as flows start and end — answers in
+seconds for sweeps. Queues, PFC, ECN and drops are not modelled:
+expectations on them fail as "not measured in flow mode"; faults,
+background, fe and chakra workloads are refused. Its error against the
+packet mode is in docs/performance.md ("Flow-level mode").
+
 --chakra DIR runs MLCommons Chakra execution traces (DIR/PREFIX.RANK.et,
 one file per rank) as one training step — a scenario of one chakra
 workload (docs/scenarios.md) on --topology (default laptop), its ranks on
@@ -100,6 +111,7 @@ failed), 2 when the file does not validate.`,
   rocelab run --sim examples/04-ecmp/spray.yaml --junit results.xml
   rocelab run examples/01-incast-hol/scenario.yaml
   rocelab run --sim --match-emulation examples/01-incast-hol/scenario.yaml
+  rocelab run --sim --flow examples/08-scale-permutation/scenario.yaml
   rocelab run --sim --chakra examples/09-chakra/microbenchmarks/all_reduce/8npus_1MB --report out/
   rocelab run --sim --chakra examples/09-chakra/transformer/ai-zone-64 --topology ai-zone-64 --peak-tflops 312`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -133,6 +145,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&f.retryBehind, "retry-behind", false, fmt.Sprintf("emulation: when the lab falls behind its dilated clock, run again at twice the k (up to %d times)", maxBehindRetries))
 	cmd.Flags().StringVar(&f.name, "name", "", "emulation: lab name (default: the scenario's name and the pid)")
+	cmd.Flags().BoolVar(&f.flow, "flow", false, "with --sim: the flow-level mode (flows as max-min fair rates over the same paths; no queues, PFC or ECN)")
 	cmd.Flags().BoolVar(&f.match, "match-emulation", false, "with --sim: run as the emulation does (its switches' configuration at the scale for the lab's shape, until every workload finished)")
 	cmd.Flags().IntVar(&f.nodeGroups, "node-groups", 1, "emulation, or --sim --match-emulation: run the lab's nodes in this many processes, each group's models on one loop, links inside a group in memory (0: a process per node, as deploy does by default)")
 	cmd.Flags().BoolVar(&f.socketLinks, "socket-links", false, "emulation, or --sim --match-emulation: links between two nodes of one group carry their frames through their veths, not in memory (see deploy)")
@@ -261,6 +274,17 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 	if f.match && !f.sim {
 		return errors.New("--match-emulation goes with --sim (it makes the simulator run as the emulation does)")
 	}
+	if f.flow && !f.sim {
+		return errors.New("--flow goes with --sim (the flow-level mode is a simulator)")
+	}
+	if f.flow && f.match {
+		return errors.New("--flow and --match-emulation do not go together (the flow-level mode has no switch queues to match)")
+	}
+	if f.flow {
+		if err := labrun.CheckFlow(sc); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
 	if f.sim && !f.match && (cmd.Flags().Changed("node-groups") || cmd.Flags().Changed("socket-links")) {
 		return errors.New("--node-groups and --socket-links shape the emulated lab: with --sim they go with --match-emulation (which then plans its switches and scale as that lab's)")
 	}
@@ -293,7 +317,7 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 // runChecked runs a scenario checkRun accepted.
 func runChecked(cmd *cobra.Command, opts *options, sc *scenario.Scenario, f runFlags, seedSet bool) error {
 	var err error
-	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers,
+	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers, Flow: f.flow,
 		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks}
 	var out *labrun.Outcome
 	if f.sim {
@@ -385,6 +409,9 @@ func printOutcome(w io.Writer, out *labrun.Outcome) {
 	sc := out.Scenario
 	fmt.Fprintf(w, "scenario %s (topology %s, seed %d): %v of fabric time in %v, %d events\n",
 		sc.Name, sc.Topology.Name, out.Seed, out.FabricTime, out.Wall.Round(time.Millisecond), out.Events)
+	if out.Mode == labrun.ModeFlow {
+		fmt.Fprintf(w, "  mode: %s\n", out.Mode)
+	}
 	for _, r := range out.Results {
 		mark := "PASS"
 		if !r.Pass {

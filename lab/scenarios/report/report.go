@@ -27,6 +27,9 @@ type Verdict struct {
 	// Behind, if set, says the emulated lab fell behind its dilated clock
 	// (a sentence): the results are reported, but not as the fabric's.
 	Behind string
+	// Mode names what produced the run ("packet-level simulator",
+	// "flow-level mode", "emulation"); the summary says it.
+	Mode string
 	// FabricTime simulated, Wall time it took, Events run (the
 	// simulator's; an emulated run counts none).
 	FabricTime clock.Duration

@@ -70,6 +70,9 @@ func summary(d Data, plots []string, det *detail) string {
 	}
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| scenario | `%s` |\n| topology | %s (%s) |\n| seed | %d |\n", sc.Source, sc.Topology.Name, sc.TopologyRef, d.Seed)
+	if d.Mode != "" {
+		fmt.Fprintf(&b, "| mode | %s |\n", d.Mode)
+	}
 	events := fmt.Sprint(d.Events)
 	if d.Events == 0 {
 		events = "— (an emulated run: the nodes count frames, not events)"

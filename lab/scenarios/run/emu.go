@@ -130,7 +130,7 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	out = &Outcome{
-		Verdict:   report.Verdict{Scenario: sc, Seed: seed, FabricTime: e.fabricNow(), Wall: time.Since(wallStart)},
+		Verdict:   report.Verdict{Scenario: sc, Seed: seed, Mode: ModeEmulation, FabricTime: e.fabricNow(), Wall: time.Since(wallStart)},
 		Snapshots: e.snaps, Problems: e.problems,
 	}
 	out.Metrics = &Metrics{Snapshots: e.snaps}

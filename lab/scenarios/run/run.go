@@ -74,6 +74,9 @@ type Options struct {
 	// than 128 ranks runs on one engine: Sim refuses more workers for it,
 	// naming why (CheckWorkers).
 	Workers, Partitions int
+	// Flow makes Sim run the flow-level mode instead (Flow:
+	// lab/simulation/flowsim): flows as rates, no packets.
+	Flow bool
 }
 
 // Progress is what Options.Progress is told.
@@ -175,6 +178,9 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if sc == nil || sc.Topology == nil {
 		return nil, errors.New("run: no scenario")
 	}
+	if opts.Flow {
+		return Flow(ctx, sc, opts)
+	}
 	if err := clearReport(opts.ReportDir); err != nil {
 		return nil, err
 	}
@@ -273,7 +279,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.finish()
 	r.snapshot(true)
 	out := &Outcome{
-		Verdict: report.Verdict{Scenario: sc, Seed: seed, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
+		Verdict: report.Verdict{Scenario: sc, Seed: seed, Mode: ModePacket, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
 			Events: lab.Executed()},
 		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems, Workers: lab.Workers(), Partitions: lab.Partitions(),
 	}

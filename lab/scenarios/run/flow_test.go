@@ -1,0 +1,160 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+)
+
+// flowFigures are what the flow-level mode is compared on: per perf job
+// the mean and p99 of its message completion times and its flows' summed
+// goodput, per collective job and size the time of one iteration
+// (seconds; goodput in Gb/s × 1e-6, so that all print ×1e6).
+func flowFigures(out *Outcome) map[string]float64 {
+	m := map[string]float64{}
+	for _, s := range out.Snapshots[len(out.Snapshots)-1].Samples {
+		job := s.Label("job")
+		switch {
+		case s.Name == "flow_fct_seconds" && job != "" && (s.Label("stat") == "avg" || s.Label("stat") == "p99"):
+			m[job+" fct "+s.Label("stat")] = s.Value
+		case s.Name == "collective_time_seconds":
+			m[job+" time "+s.Label("size")] = s.Value
+		case s.Name == "flow_goodput_bytes_per_second":
+			m[job+" bw (sum, Gb/s)"] += s.Value * 8 / 1e9 * 1e-6 // printed ×1e6
+		}
+	}
+	return m
+}
+
+func loadScenario(t *testing.T, file string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestFlowMatchesPackets runs a small incast in both modes: the
+// flow-level mode's completion times must stay near the packet
+// simulator's (docs/performance.md, "Flow-level mode", has the figures of
+// every kind of scenario).
+func TestFlowMatchesPackets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the packet simulator on a 64-host zone")
+	}
+	sc := loadScenario(t, "testdata/flow/incast.yaml")
+	pkt, err := Sim(context.Background(), sc, Options{Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := Sim(context.Background(), sc, Options{Flow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pkt.Pass || !fl.Pass {
+		t.Fatalf("pass: packet %v, flow %v (%v %v)", pkt.Pass, fl.Pass, pkt.Problems, fl.Problems)
+	}
+	want, got := flowFigures(pkt), flowFigures(fl)
+	for _, k := range []string{"incast fct avg", "incast fct p99"} {
+		if want[k] == 0 || math.Abs(got[k]/want[k]-1) > 0.10 {
+			t.Errorf("%s: flow %.4g s, packet %.4g s: off by more than 10 %%", k, got[k], want[k])
+		}
+	}
+}
+
+// TestFlowNotMeasured checks that an expectation on what the flow-level
+// mode does not model fails, saying so, and that the mode is named.
+func TestFlowNotMeasured(t *testing.T) {
+	sc := loadScenario(t, "../../../examples/04-ecmp/qp.yaml")
+	out, err := Flow(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Mode != ModeFlow {
+		t.Errorf("mode %q", out.Mode)
+	}
+	for _, r := range out.Results {
+		drops := strings.HasPrefix(r.Expectation, "drops(")
+		if drops && (r.Pass || !strings.Contains(r.Message, "not measured in flow mode")) {
+			t.Errorf("%s: pass %v, %q", r.Expectation, r.Pass, r.Message)
+		}
+		if !drops && !r.Pass {
+			t.Errorf("%s: %s", r.Expectation, r.Message)
+		}
+	}
+	if out.Pass {
+		t.Error("the run passed with an expectation not measured")
+	}
+}
+
+// TestFlowRefuses checks that what the flow-level mode does not model is
+// refused by name.
+func TestFlowRefuses(t *testing.T) {
+	sc := loadScenario(t, "../../../examples/01-incast-hol/scenario.yaml")
+	sc.Workloads[0].PerfOp = 1 // read
+	if err := CheckFlow(sc); err == nil || !strings.Contains(err.Error(), "reads") {
+		t.Errorf("read: %v", err)
+	}
+	sc = loadScenario(t, "../../../examples/06-pfc-storm/"+firstYAML(t, "../../../examples/06-pfc-storm"))
+	if err := CheckFlow(sc); err == nil {
+		t.Error("a scenario with faults or generators was accepted")
+	}
+}
+
+func firstYAML(t *testing.T, dir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(m) == 0 {
+		t.Fatalf("no scenario in %s", dir)
+	}
+	return filepath.Base(m[0])
+}
+
+// TestFlowCompare prints the flow-level mode's figures beside the packet
+// simulator's, with both wall times, for the scenario files in
+// ROCELAB_FLOW_COMPARE (comma-separated): how docs/performance.md's
+// table was measured.
+func TestFlowCompare(t *testing.T) {
+	files := os.Getenv("ROCELAB_FLOW_COMPARE")
+	if files == "" {
+		t.Skip("set ROCELAB_FLOW_COMPARE=file.yaml,… to compare")
+	}
+	for _, f := range strings.Split(files, ",") {
+		sc := loadScenario(t, f)
+		t0 := time.Now()
+		fl, err := Sim(context.Background(), sc, Options{Flow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flowWall := time.Since(t0)
+		t0 = time.Now()
+		pkt, err := Sim(context.Background(), sc, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pktWall := time.Since(t0)
+		want, got := flowFigures(pkt), flowFigures(fl)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: flow %v, packet %v (%d events)\n", f, flowWall.Round(time.Millisecond), pktWall.Round(time.Millisecond), pkt.Events)
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range want {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %-28s packet %10.2f  flow %10.2f  %+6.1f %%\n", k, want[k]*1e6, got[k]*1e6, 100*(got[k]/want[k]-1))
+		}
+		t.Log(b.String())
+	}
+}

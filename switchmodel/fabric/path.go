@@ -1,0 +1,97 @@
+package fabric
+
+import (
+	"fmt"
+
+	"github.com/rocelab/rocelab/topologies"
+	"github.com/rocelab/rocelab/wire"
+)
+
+// Hop is one link direction of a flow's path: the port the flow leaves
+// by (toward From.Peer), and the share of the flow's bytes that cross it
+// (1 unless a switch on the way sprays the flow's class per packet).
+type Hop struct {
+	From  *topologies.Port
+	Share float64
+}
+
+// maxHops bounds a path (a routing loop is a bug, not a path).
+const maxHops = 64
+
+// Path returns the link directions a flow from the NIC port src, whose
+// packets carry p's headers (addresses, UDP ports, DSCP, destination QP),
+// crosses to its destination, in order from src's own link, without
+// sending a packet: each switch on the way answers with
+// switchmodel.Switch.NextHops — the same FIB lookup and ECMP hash as
+// forwarding. Where a switch sprays the class per packet the flow splits
+// evenly over the equal-cost ports, and the shares of the hops after it
+// say how much of it each carries; a link reached along several branches
+// appears once, with the shares summed. The path ends at the ports of
+// non-switch nodes (the destination NIC).
+func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
+	if src == nil || src.Peer == nil {
+		return nil, fmt.Errorf("path: the source port is not cabled")
+	}
+	if src.Node.Kind == topologies.KindSwitch || src.Peer.Node.Kind != topologies.KindSwitch {
+		return nil, fmt.Errorf("path: %s:%s is not a NIC cabled to a switch", src.Node.Name, src.Name)
+	}
+	hops := []Hop{{From: src, Share: 1}}
+	at := map[*topologies.Port]int{src: 0}
+	// frontier: switches reached and the share of the flow entering each.
+	type entry struct {
+		n     *topologies.Node
+		share float64
+	}
+	frontier := []entry{{src.Peer.Node, 1}}
+	for depth := 0; len(frontier) > 0; depth++ {
+		if depth >= maxHops {
+			return nil, fmt.Errorf("path %s:%s → %v: longer than %d hops (a routing loop?)", src.Node.Name, src.Name, p.DstIP, maxHops)
+		}
+		var next []entry
+		idx := map[*topologies.Node]int{}
+		for _, e := range frontier {
+			sw := f.byName[e.n.Name]
+			ports, _, err := sw.NextHops(p)
+			if err != nil {
+				return nil, fmt.Errorf("path %s:%s → %v: at %s: %w", src.Node.Name, src.Name, p.DstIP, e.n.Name, err)
+			}
+			share := e.share / float64(len(ports))
+			for _, i := range ports {
+				out := e.n.Ports[i]
+				if k, ok := at[out]; ok {
+					hops[k].Share += share
+				} else {
+					at[out] = len(hops)
+					hops = append(hops, Hop{From: out, Share: share})
+				}
+				peer := out.Peer
+				if peer == nil {
+					return nil, fmt.Errorf("path %s:%s → %v: %s:%s is not cabled", src.Node.Name, src.Name, p.DstIP, e.n.Name, out.Name)
+				}
+				if peer.Node.Kind != topologies.KindSwitch {
+					continue // delivered
+				}
+				if k, ok := idx[peer.Node]; ok {
+					next[k].share += share
+				} else {
+					idx[peer.Node] = len(next)
+					next = append(next, entry{peer.Node, share})
+				}
+			}
+		}
+		frontier = next
+	}
+	return hops, nil
+}
+
+// FlowPacket is the header of the data packets a RoCEv2 queue pair sends
+// from the NIC port src to dst: what Path needs of a flow (sport is the
+// UDP source port the NIC gives the QP's path, dstQP the peer's QP number,
+// dscp the data class).
+func FlowPacket(src, dst *topologies.Port, sport uint16, dstQP uint32, dscp uint8) *wire.Packet {
+	return &wire.Packet{
+		Kind: wire.KindRoCE, EtherType: wire.EtherTypeIPv4, IPVersion: 4,
+		SrcIP: src.Addr.Addr(), DstIP: dst.Addr.Addr(), DSCP: dscp, TTL: wire.DefaultTTL,
+		Protocol: wire.ProtoUDP, SrcPort: sport, DstPort: wire.RoCEPort, DestQP: dstQP,
+	}
+}
