@@ -9,9 +9,11 @@
  *   cmtest server PORT        serves the three clients below, then exits
  *   cmtest client ADDR PORT   prints "cmtest: ok" when every check passed
  */
+#define _GNU_SOURCE /* REG_RIP */
 #include <errno.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -356,21 +358,36 @@ static void client(const char *host, int port)
 	printf("cmtest: ok\n");
 }
 
-/* crashed says where, for a test log. */
-static void crashed(int sig)
+/* crashed says where, for a test log: the faulting address, the
+ * instruction's address and the mapping it is in, and a backtrace. */
+static void crashed(int sig, siginfo_t *si, void *uc)
 {
 	void *pcs[32];
 	int n = backtrace(pcs, 32);
+	uintptr_t ip = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	uintptr_t sp = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+	char line[512];
+	FILE *maps;
 
-	fprintf(stderr, "cmtest: signal %d at:\n", sig);
+	fprintf(stderr, "cmtest: signal %d, address %p, ip %#lx, sp %#lx, at:\n", sig, si->si_addr, (unsigned long)ip, (unsigned long)sp);
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && ((ip >= lo && ip < hi) || (sp >= lo && sp < hi) ||
+							      ((uintptr_t)si->si_addr >= lo && (uintptr_t)si->si_addr < hi)))
+			fprintf(stderr, "cmtest: map %s", line);
+	}
 	backtrace_symbols_fd(pcs, n, 2);
 	_exit(3);
 }
 
 int main(int argc, char **argv)
 {
-	signal(SIGSEGV, crashed);
-	signal(SIGBUS, crashed);
+	struct sigaction sa = {.sa_sigaction = crashed, .sa_flags = SA_SIGINFO};
+
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 	if (argc == 3 && strcmp(argv[1], "server") == 0) {
 		struct rdma_event_channel *ch = rdma_create_event_channel();
 		int port = atoi(argv[2]);
