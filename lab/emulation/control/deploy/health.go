@@ -27,7 +27,7 @@ func PickLab(root, lab string) (*Lab, error) {
 	if lab != "" {
 		l, err := readLab(root, lab)
 		if err != nil {
-			return nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs)", lab, ErrNoLab)
+			return nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs; a Lab made with kubectl: rocelab attach --name %s)", lab, ErrNoLab, lab)
 		}
 		return l, nil
 	}

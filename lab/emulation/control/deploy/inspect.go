@@ -41,7 +41,7 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	for _, name := range labs {
 		f, err := readState(root, name)
 		if errors.Is(err, os.ErrNotExist) && lab != "" {
-			return nil, fmt.Errorf("lab %s: %w", lab, ErrNoLab)
+			return nil, fmt.Errorf("lab %s: %w (a Lab made with kubectl: rocelab attach --name %s)", lab, ErrNoLab, lab)
 		}
 		st := LabStatus{Name: name, Status: "incomplete", Objects: len(f.Objects)}
 		l, err := readLab(root, name)
