@@ -83,9 +83,9 @@ kubectl, or one a killed deploy left behind. Needs root.`,
 				existed := state.Exists(root, name)
 				// A lab on Kubernetes goes with its Lab resource.
 				ask := cmd.Flags().Changed("namespace") || cmd.Flags().Changed("kubeconfig")
-				ref, err := destroyOnKube(cmd, kf, root, name, ask)
-				if err != nil {
-					return err
+				ref, kerr := destroyOnKube(cmd, kf, root, name, ask)
+				if kerr != nil {
+					return kerr
 				}
 				if ref != "" && !existed {
 					fmt.Fprintf(opts.stdout, "deleted Lab %s: its parts are destroyed on every machine\n", ref)
