@@ -138,7 +138,7 @@ died while it was away. Needs root.`,
 	cmd.Flags().StringVar(&underlay, "underlay", "", "this machine's address toward the other machines (required)")
 	cmd.Flags().StringVar(&listen, "listen", "", "address:port of the API (default: the underlay address, port 7470)")
 	cmd.Flags().StringVar(&machine, "machine", "", "this machine's name (default: the host name)")
-	cmd.Flags().StringVar(&dev, "underlay-dev", "", "interface the tunnels leave by (default: by route); its MTU is checked")
+	cmd.Flags().StringVar(&dev, "underlay-dev", "", "interface the tunnels leave by (default: the one the route to each far machine leaves by); its MTU is checked either way")
 	cmd.Flags().Uint16Var(&port, "vxlan-port", links.DefaultVXLANPort, "UDP port of the VXLAN tunnels")
 	limit(cmd.Flags(), "vxlan-port", 1, 65535)
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file whose first line is the token every request must carry (default $ROCELAB_AGENT_TOKEN or $ROCELAB_AGENT_TOKEN_FILE; none: no check)")

@@ -100,9 +100,10 @@ table of nodes to stdout (-o json: the whole lab as JSON).
 machines become VXLAN tunnels, and every node shares one fabric clock. The
 other commands then reach the nodes through the agents.
 
---runtime kubernetes creates a Lab resource (--kubeconfig, --namespace) that
-rocelab-controller deploys across the agents announced in that namespace,
-and waits until it runs; destroy deletes it.
+--runtime kubernetes creates a Lab resource (--kubeconfig, --namespace,
+default rocelab) that rocelab-controller deploys across the agents announced
+in that namespace, and waits until it runs; Ctrl-C deletes it again, and
+destroy deletes it. A Lab made with kubectl: rocelab attach.
 
 --node-groups N runs the lab's nodes in N processes (fewer with fewer
 nodes) whose members' models share one loop, instead of a process per

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocelab/rocelab/lab/cluster"
+	"github.com/rocelab/rocelab/lab/cluster/kube"
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 
 	"github.com/spf13/cobra"
@@ -30,8 +31,15 @@ stays in the engine's image cache after destroy --all, so the next docker
 deploy starts at once; destroy --all --images also removes every one that
 no container uses (run it while no docker deploy is in progress). -t names the
 lab after the topology (as deploy does without --name); --all destroys every
-lab on the machine, including those known only by their leftovers. Needs root.`,
+lab on the machine, including those known only by their leftovers.
+
+A lab on Kubernetes (deployed with --runtime kubernetes, or attached) goes
+with its Lab resource: destroy deletes the Lab and waits until the
+controller has destroyed its parts. --namespace (or --kubeconfig) also
+deletes a Lab of that name that this machine does not know: one made with
+kubectl, or one a killed deploy left behind. Needs root.`,
 		Example: `  rocelab destroy --name laptop
+  rocelab destroy --name laptop --namespace rocelab   # a Lab on Kubernetes, known here or not
   rocelab destroy -t ai-zone-64
   rocelab destroy --all          # every lab on this machine, also other people's`,
 		Args: cobra.NoArgs,
@@ -73,13 +81,23 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 				rep, err = cluster.DestroyAll(cmd.Context(), root, o)
 			} else {
 				existed := state.Exists(root, name)
-				// A lab deployed on Kubernetes goes with its Lab resource.
-				if err := destroyOnKube(cmd, kf, root, name); err != nil {
-					return err
+				// A lab on Kubernetes goes with its Lab resource.
+				ask := cmd.Flags().Changed("namespace") || cmd.Flags().Changed("kubeconfig")
+				ref, kerr := destroyOnKube(cmd, kf, root, name, ask)
+				if kerr != nil {
+					return kerr
+				}
+				if ref != "" && !existed {
+					fmt.Fprintf(opts.stdout, "deleted Lab %s: its parts are destroyed on every machine\n", ref)
+					return nil
 				}
 				rep, err = cluster.Destroy(cmd.Context(), root, name)
 				if err == nil && !existed && len(rep.Removed) == 0 {
-					return badInput(fmt.Errorf("lab %s is not deployed: nothing to destroy (rocelab inspect lists the labs)", name))
+					hint := "rocelab inspect lists the labs here"
+					if !ask {
+						hint += "; a Lab on Kubernetes: give --namespace or --kubeconfig"
+					}
+					return badInput(fmt.Errorf("lab %s is not deployed: nothing to destroy (%s)", name, hint))
 				}
 			}
 			if opts.wantJSON() {
@@ -106,7 +124,8 @@ lab on the machine, including those known only by their leftovers. Needs root.`,
 	cmd.Flags().StringVar(&name, "name", "", "lab name")
 	cmd.Flags().BoolVar(&all, "all", false, "destroy every lab")
 	cmd.Flags().BoolVar(&images, "images", false, "with --all: also remove the docker runtime's node images no container uses")
-	cmd.Flags().StringVar(&kf.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster of a lab deployed with --runtime kubernetes")
+	cmd.Flags().StringVar(&kf.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster of a lab on Kubernetes (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	cmd.Flags().StringVar(&kf.namespace, "namespace", kube.DefaultNamespace, "with --name: also delete the Lab of that name in this Kubernetes namespace, recorded here or not (made with kubectl, or left by a killed deploy)")
 	addRootFlag(cmd, &root)
 	cmd.Flags().StringVar(&onlyPrefix, "only-prefix", "", "with --all, only labs whose names start with this (tests)")
 	cmd.Flags().MarkHidden("only-prefix")

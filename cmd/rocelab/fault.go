@@ -137,6 +137,10 @@ Kinds and parameters are those of scenario files (docs/scenarios.md):
 				return opts.printJSON(rows)
 			}
 			for _, d := range dead {
+				if why, ok := strings.CutPrefix(d.Reason, deploy.HealthUnreachable); ok {
+					fmt.Fprintf(opts.stdout, "%s: UNREACHABLE: its faults are unknown: %s\n", d.Node, why)
+					continue
+				}
 				fmt.Fprintf(opts.stdout, "%s: DEAD (%s): its faults are unknown; rocelab restart %s brings it back\n", d.Node, d.Reason, d.Node)
 			}
 			tw := tabwriter.NewWriter(opts.stdout, 0, 4, 2, ' ', 0)

@@ -32,12 +32,21 @@ its socket) and of each user container and its endpoint sidecar. Needs root.`,
 				if labs == nil {
 					labs = []deploy.LabStatus{}
 				}
-				return opts.printJSON(labs)
+				if err := opts.printJSON(labs); err != nil {
+					return err
+				}
+				for _, l := range labs {
+					if len(l.Unreachable) > 0 {
+						return fmt.Errorf("lab %s: %s", l.Name, l.Unreachable[0].String())
+					}
+				}
+				return nil
 			}
 			if len(labs) == 0 {
 				fmt.Fprintln(opts.stdout, "no labs")
 				return nil
 			}
+			cut := 0 // machines unreachable
 			for i, l := range labs {
 				if i > 0 {
 					fmt.Fprintln(opts.stdout)
@@ -57,6 +66,14 @@ its socket) and of each user container and its endpoint sidecar. Needs root.`,
 				if err := deploy.WriteTable(opts.stdout, l.Nodes, true); err != nil {
 					return err
 				}
+				for _, p := range l.Unreachable {
+					fmt.Fprintf(opts.stdout, "machine %s UNREACHABLE: %s\n", p.Machine, p.String())
+					cut++
+				}
+			}
+			if cut > 0 {
+				// The lab is not known to be whole: a script hears it.
+				return fmt.Errorf("%d machine%s of the labs above cannot be reached through %s agent%s", cut, plural(cut), map[bool]string{true: "its", false: "their"}[cut == 1], plural(cut))
 			}
 			return nil
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/rocelab/rocelab/lab/cluster"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/rocelab/rocelab/lab/cluster/kube"
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
@@ -24,7 +25,7 @@ type kubeFlags struct {
 
 func (k *kubeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	cmd.Flags().StringVar(&k.namespace, "namespace", "default", "Kubernetes namespace of the Lab resources and agent leases")
+	cmd.Flags().StringVar(&k.namespace, "namespace", kube.DefaultNamespace, "Kubernetes namespace of the Lab resources and agent leases")
 }
 
 // client connects to the cluster.
@@ -40,7 +41,7 @@ func (k *kubeFlags) client() (*kube.Client, error) {
 func splitRef(ref string) (ns, name string) {
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok {
-		return "default", ref
+		return kube.DefaultNamespace, ref
 	}
 	return ns, name
 }
@@ -76,19 +77,31 @@ func deployOnKube(cmd *cobra.Command, opts *options, kf kubeFlags, t *topologies
 	return deploy.WriteTable(opts.stdout, lab.Nodes, false)
 }
 
-// destroyOnKube deletes the Lab resource of lab, a lab deployed with
-// --runtime kubernetes, if it has one, and waits until it is gone.
-func destroyOnKube(cmd *cobra.Command, kf kubeFlags, root, lab string) error {
-	l, err := deploy.Deployed(root, lab)
-	if err != nil || l.Kubernetes == "" {
-		return nil
+// destroyOnKube deletes the Lab resource of lab and waits until it is
+// gone: the one its record here names (a lab deployed with --runtime
+// kubernetes, or attached), else, when asked (ask: --namespace or
+// --kubeconfig given), the Lab of that name in kf's namespace if the
+// cluster has one (made with kubectl, or left by a deploy killed before it
+// could delete it). It returns the Lab's "namespace/name" ("" if none).
+func destroyOnKube(cmd *cobra.Command, kf kubeFlags, root, lab string, ask bool) (string, error) {
+	ns, name := "", ""
+	if l, err := deploy.Deployed(root, lab); err == nil && l.Kubernetes != "" {
+		ns, name = splitRef(l.Kubernetes)
+	} else if ask {
+		ns, name = kf.namespace, lab
+	} else {
+		return "", nil
 	}
 	c, err := kf.client()
 	if err != nil {
-		return err
+		return "", err
 	}
-	ns, name := splitRef(l.Kubernetes)
 	ctx, cancel := context.WithTimeout(cmdContext(cmd), 5*time.Minute)
 	defer cancel()
-	return c.Destroy(ctx, ns, name)
+	if _, err := c.GetLab(ctx, ns, name); apierrors.IsNotFound(err) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("Lab %s/%s: %w", ns, name, err)
+	}
+	return ns + "/" + name, c.Destroy(ctx, ns, name)
 }

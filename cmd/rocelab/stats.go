@@ -50,7 +50,13 @@ interval until Ctrl-C. Needs root.`,
 			}
 			var targets []stats.Target
 			for _, n := range nodes {
-				targets = append(targets, stats.Target{Node: n.Name, Socket: n.Socket})
+				t := stats.Target{Node: n.Name, Socket: n.Socket, Lab: l.Name, Machine: n.Machine}
+				for _, m := range l.Machines {
+					if m.Name == n.Machine {
+						t.Agent = m.Agent
+					}
+				}
+				targets = append(targets, t)
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -125,6 +131,11 @@ func runStats(ctx context.Context, opts *options, lab string, targets []stats.Ta
 			if len(dead) > 0 {
 				// The report is out, with the dead marked; the exit
 				// code tells a script the lab is not whole.
+				for _, d := range dead {
+					if d.Agent != "" {
+						return fmt.Errorf("%d of %d nodes did not answer: %s", len(dead), len(targets), d.Agent)
+					}
+				}
 				return fmt.Errorf("%d of %d nodes did not answer: %w", len(dead), len(targets), deploy.ErrNodeDead)
 			}
 			return nil

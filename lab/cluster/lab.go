@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/rocelab/rocelab/internal/jsonapi"
+	"github.com/rocelab/rocelab/lab/cluster/agentapi"
 
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox"
 	"github.com/rocelab/rocelab/lab/emulation/base/state"
@@ -87,7 +91,42 @@ func removeAgentParts(ctx context.Context, root, lab string) error {
 	if books.Info("runtime") != deploy.RuntimeMachines {
 		return nil
 	}
+	if err := askParts(ctx, books); err != nil {
+		return err
+	}
 	return removeParts(ctx, books)
+}
+
+// askParts asks the agent of every part l records for its machine before
+// a destroy touches any: an agent that is down or refuses the token would
+// leave its part behind while the others went, and the lab half gone.
+// Then nothing is destroyed, the lab is kept whole and usable, and the
+// error names each machine, its agent and what is wrong.
+func askParts(ctx context.Context, l *state.Lab) error {
+	var parts []state.Object
+	for _, o := range l.Objects() {
+		if o.Kind == state.KindPart {
+			parts = append(parts, o)
+		}
+	}
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, o := range parts {
+		wg.Go(func() {
+			a := agentapi.NewClient(o.Agent)
+			defer a.Close()
+			cctx, cancel := context.WithTimeout(ctx, agentTimeout)
+			defer cancel()
+			if _, err := a.Info(cctx); err != nil {
+				errs[i] = fmt.Errorf("machine %s: %w", o.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w\nnothing was destroyed: the lab is kept, whole and usable; destroy it again once every agent answers (a token: $%s or $%s as the agents have it)", err, jsonapi.TokenEnv, jsonapi.TokenFileEnv)
+	}
+	return nil
 }
 
 // Restart brings node of lab (lab "": the only lab that has it) back

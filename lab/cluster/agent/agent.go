@@ -82,6 +82,10 @@ type Server struct {
 	// connections, so that a node never closes one under a request body
 	// still being written (a connection per call did, now and then).
 	toNode map[string]*http.Transport
+	// captures ends the captures in progress that a client named
+	// (CaptureRequest.ID, "lab/id"), for it to stop them early and still
+	// get their frames (DELETE /v1/labs/{lab}/captures/{id}).
+	captures map[string]context.CancelFunc
 }
 
 // New checks cfg and returns the agent.
@@ -102,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log.With("machine", cfg.Machine), toNode: map[string]*http.Transport{}}, nil
+	return &Server{cfg: cfg, log: log.With("machine", cfg.Machine), toNode: map[string]*http.Transport{}, captures: map[string]context.CancelFunc{}}, nil
 }
 
 // Handler serves the agent's API (agentapi).
@@ -126,6 +130,7 @@ func (s *Server) Handler() http.Handler {
 	h("POST /v1/labs/{lab}/restart/{node}", s.restart)
 	h("POST /v1/labs/{lab}/exec/{node}", s.exec)
 	mux.HandleFunc("POST /v1/labs/{lab}/capture/{node}", s.capture)
+	h("DELETE /v1/labs/{lab}/captures/{id}", s.stopCapture)
 	mux.HandleFunc("/v1/labs/{lab}/nodes/{node}/{rest...}", s.proxy)
 	return jsonapi.RequireBearer(s.cfg.Token, mux)
 }
@@ -478,7 +483,20 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request) {
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	res, err := deploy.Capture(r.Context(), s.cfg.Root, lab, r.PathValue("node")+":"+req.Port,
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	if req.ID != "" {
+		key := lab + "/" + req.ID
+		s.mu.Lock()
+		s.captures[key] = stop
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.captures, key)
+			s.mu.Unlock()
+		}()
+	}
+	res, err := deploy.Capture(ctx, s.cfg.Root, lab, r.PathValue("node")+":"+req.Port,
 		deploy.CaptureOptions{File: f.Name(), Frames: req.Frames, Dir: req.Dir, Duration: req.Duration})
 	if err != nil {
 		jsonapi.WriteError(w, http.StatusInternalServerError, err)
@@ -493,4 +511,21 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
 	w.Header().Set(agentapi.FramesHeader, strconv.Itoa(res.Frames))
 	io.Copy(w, pcap)
+}
+
+// stopCapture ends the capture the client named id early: it answers with
+// the frames it has (deploy.Capture stops at the end of its context).
+func (s *Server) stopCapture(r *http.Request) (any, int, error) {
+	lab, code, err := s.partName(r, false)
+	if err != nil {
+		return nil, code, err
+	}
+	s.mu.Lock()
+	stop, ok := s.captures[lab+"/"+r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		return nil, http.StatusNotFound, fmt.Errorf("lab %s: no capture %q in progress", lab, r.PathValue("id"))
+	}
+	stop()
+	return struct{}{}, 0, nil
 }

@@ -15,6 +15,7 @@
 //	POST   /v1/labs/{lab}/restart/{node}  restart one node (deploy.Node)
 //	POST   /v1/labs/{lab}/exec/{node}     run a command in a node (ExecRequest → ExecResult)
 //	POST   /v1/labs/{lab}/capture/{node}  record a port's frames (CaptureRequest → the pcap)
+//	DELETE /v1/labs/{lab}/captures/{id}   end that capture now: it answers with the frames it has
 //	ANY    /v1/labs/{lab}/nodes/{node}/…  the node's own API (package node), proxied
 //
 // Errors are an ErrorBody with a 4xx (the request is wrong: bad topology,
@@ -101,6 +102,9 @@ type CaptureRequest struct {
 	Frames   int           `json:"frames,omitempty"`
 	Dir      string        `json:"dir,omitempty"`
 	Duration time.Duration `json:"duration,omitempty"`
+	// ID names the capture for DELETE /v1/labs/{lab}/captures/{id}, which
+	// ends it early with the frames it has (Client.Capture sets one).
+	ID string `json:"id,omitempty"`
 }
 
 // FramesHeader carries a capture's frame count.

@@ -138,6 +138,9 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	return fmt.Errorf("agent %s: %s %s: %w", c.base, method, path, err)
 }
 
+// agentStopTimeout bounds the call that ends a capture early.
+const agentStopTimeout = 5 * time.Second
+
 // ExecTimeout bounds a command run through an agent whose context has no
 // deadline.
 const ExecTimeout = time.Hour
@@ -153,8 +156,14 @@ func (c *Client) Exec(ctx context.Context, lab, node string, req ExecRequest) (E
 	return r, c.call(ctx, http.MethodPost, "/v1/labs/"+url.PathEscape(lab)+"/exec/"+url.PathEscape(node), req, &r)
 }
 
+// StopWait bounds how long an interrupted Capture waits for the frames
+// captured so far.
+const StopWait = 20 * time.Second
+
 // Capture is POST /v1/labs/{lab}/capture/{node}: the pcap goes to w, and
-// Capture returns its frame count.
+// Capture returns its frame count. When ctx ends first (Ctrl-C), the
+// capture is ended early (DELETE /v1/labs/{lab}/captures/{id}) and its
+// frames so far still come back, within StopWait: the error is then nil.
 func (c *Client) Capture(ctx context.Context, lab, node string, req CaptureRequest, w io.Writer) (int, error) {
 	if req.Frames <= 0 && req.Duration <= 0 {
 		return 0, fmt.Errorf("agent %s: a capture through an agent needs a frame count or a duration", c.base)
@@ -162,11 +171,39 @@ func (c *Client) Capture(ctx context.Context, lab, node string, req CaptureReque
 	if c.err != nil {
 		return 0, fmt.Errorf("agent %s: %w", c.base, c.err)
 	}
+	if req.ID == "" {
+		req.ID = strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.Itoa(os.Getpid())
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		return 0, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/labs/"+url.PathEscape(lab)+"/capture/"+url.PathEscape(node), bytes.NewReader(b))
+	// The call outlives ctx by a stop and StopWait: ctx's end asks the
+	// agent to end the capture, which then answers with what it has.
+	callCtx, cancelCall := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCall()
+	answered := make(chan struct{})
+	defer close(answered)
+	go func() {
+		select {
+		case <-answered:
+			return
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(callCtx, agentStopTimeout)
+		err := c.call(sctx, http.MethodDelete, "/v1/labs/"+url.PathEscape(lab)+"/captures/"+url.PathEscape(req.ID), nil, nil)
+		cancel()
+		if err != nil {
+			cancelCall()
+			return
+		}
+		select {
+		case <-answered:
+		case <-time.After(StopWait):
+			cancelCall()
+		}
+	}()
+	hr, err := http.NewRequestWithContext(callCtx, http.MethodPost, c.base+"/v1/labs/"+url.PathEscape(lab)+"/capture/"+url.PathEscape(node), bytes.NewReader(b))
 	if err != nil {
 		return 0, err
 	}

@@ -26,6 +26,16 @@ const CallTimeout = 10 * time.Second
 // CRDWait is how long Deploy waits for the Lab resource to appear.
 const CRDWait = 10 * time.Second
 
+// DefaultNamespace is where Labs and the agents' Leases live unless told
+// otherwise: the namespace the documented install makes for the agents,
+// so that a Lab made there finds them (the controller deploys a Lab across
+// the agents of its own namespace; "default" would find none).
+const DefaultNamespace = "rocelab"
+
+// UndoWait bounds how long an interrupted Deploy waits for the Lab it
+// created to go (its finalizer: the parts made so far destroyed).
+const UndoWait = time.Minute
+
 // Resources of the API server this package uses.
 var (
 	LabsResource   = GroupVersion.WithResource("labs")
@@ -131,15 +141,35 @@ func (c *Client) Deploy(ctx context.Context, ns, name string, t *topologies.Topo
 		if apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("Lab %s/%s: %w", ns, name, deploy.ErrExists)
 		}
-		if apierrors.IsNotFound(err) && time.Now().Before(wait) {
+		if apierrors.IsNotFound(err) && !noNamespace(err, ns) && time.Now().Before(wait) {
 			time.Sleep(200 * time.Millisecond)
 			continue
+		}
+		if apierrors.IsNotFound(err) && noNamespace(err, ns) {
+			return nil, fmt.Errorf("create Lab %s/%s: the cluster has no namespace %s (the chart makes it, with the agents in it; --namespace names another): %w", ns, name, ns, err)
 		}
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("create Lab %s/%s: the cluster has no Lab resource (labs.%s): is rocelab-controller running? %w", ns, name, Group, err)
 		}
 		return nil, fmt.Errorf("create Lab %s/%s: %w", ns, name, err)
 	}
+	l, err := c.await(ctx, ns, name, progress)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, a deadline): the Lab goes with the deploy
+		// that made it, as a failed one does, parts and all.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), UndoWait)
+		defer cancel()
+		if derr := c.Destroy(dctx, ns, name); derr != nil {
+			return nil, errors.Join(err, fmt.Errorf("the interrupted deploy's Lab is left behind (rocelab destroy --name %s --namespace %s removes it): %w", name, ns, derr))
+		}
+		return nil, fmt.Errorf("%w (the Lab it created is deleted again)", err)
+	}
+	return l, err
+}
+
+// await waits until the Lab ns/name runs (returning its record) or fails
+// (deleting it again).
+func (c *Client) await(ctx context.Context, ns, name string, progress func(phase, msg string)) (*deploy.Lab, error) {
 	var seen string
 	for {
 		lab, err := c.GetLab(ctx, ns, name)
@@ -193,6 +223,53 @@ func (c *Client) Destroy(ctx context.Context, ns, name string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// noNamespace reports whether err, a NotFound, is about namespace ns
+// rather than the Lab resource.
+func noNamespace(err error, ns string) bool {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
+}
+
+// Labs lists the Labs of namespace ns.
+func (c *Client) Labs(ctx context.Context, ns string) ([]Lab, error) {
+	ul, err := c.dyn.Resource(LabsResource).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list Labs in namespace %s: %w", ns, err)
+	}
+	out := make([]Lab, len(ul.Items))
+	for i := range ul.Items {
+		if err := fromUnstructured(&ul.Items[i], &out[i]); err != nil {
+			return nil, fmt.Errorf("Lab %s/%s: %w", ns, ul.Items[i].GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+// Record returns the deployed lab's record of lab, a Lab the controller
+// runs (made by rocelab deploy or by kubectl), for this machine's commands
+// to reach its nodes through their agents (cluster.Adopt records it); an
+// error says what the Lab is doing instead.
+func Record(lab *Lab) (*deploy.Lab, error) {
+	ref := lab.Namespace + "/" + lab.Name
+	st := lab.Status
+	if st.Phase != PhaseRunning && st.Phase != PhaseDegraded || len(st.Lab) == 0 {
+		return nil, fmt.Errorf("Lab %s is %s (%s): nothing to attach yet", ref, or(st.Phase, "pending"), or(st.Message, "the controller has not deployed it"))
+	}
+	var dl deploy.Lab
+	if err := json.Unmarshal(st.Lab, &dl); err != nil {
+		return nil, fmt.Errorf("Lab %s: its record: %w", ref, err)
+	}
+	if dl.Name != lab.Name {
+		return nil, fmt.Errorf("Lab %s: its record is of lab %q", ref, dl.Name)
+	}
+	dl.Kubernetes = ref
+	return &dl, nil
 }
 
 func or(s, d string) string {

@@ -278,3 +278,61 @@ func Agents(agents ...*Agent) string {
 	}
 	return s
 }
+
+// Command is a rocelab command the harness started in the client
+// namespace and has not waited for yet (Start).
+type Command struct {
+	Proc proc.Process
+	out  *bytes.Buffer
+	done chan struct{}
+	code int
+}
+
+// Start starts `bin args…` in the client namespace without waiting for
+// it: a test signals it (Proc.Signal, as Ctrl-C would) and then Waits.
+// It is killed, by PID, at the end of the test if it still runs.
+func (u *Underlay) Start(t *testing.T, bin string, args ...string) *Command {
+	t.Helper()
+	c := &Command{out: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = c.out, c.out
+	p, err := netns.Start(u.Client.NetNS, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Proc = p
+	go func() {
+		err := cmd.Wait()
+		c.code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			c.code = ee.ExitCode()
+		} else if err != nil {
+			c.code = -1
+		}
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			p.Signal(unix.SIGKILL)
+			<-c.done
+		}
+	})
+	return c
+}
+
+// Wait waits up to timeout for the command to end and returns its exit
+// code and combined output; it fails the test if it runs on.
+func (c *Command) Wait(t *testing.T, timeout time.Duration) (int, string) {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.code, c.out.String()
+	case <-time.After(timeout):
+		c.Proc.Signal(unix.SIGKILL)
+		<-c.done
+		t.Fatalf("command ran over %v:\n%s", timeout, c.out.String())
+		return 0, ""
+	}
+}

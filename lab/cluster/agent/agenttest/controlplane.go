@@ -148,7 +148,41 @@ current-context: harness
 		t.Fatal(err)
 	}
 	u.waitReady(t, cp.URL+"/readyz", token, 60*time.Second)
+	// The namespace the agents and Labs live in by default
+	// (kube.DefaultNamespace), as the chart makes it.
+	u.post(t, cp.URL+"/api/v1/namespaces", token, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"rocelab"}}`)
 	return cp
+}
+
+// DialContext dials addr from the client namespace: a client in the test
+// process reaches the control plane with it (rest.Config's Dial).
+func (u *Underlay) DialContext(ctx context.Context, network, addr string) (c net.Conn, err error) {
+	err = netns.Do(u.Client.NetNS, func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}
+
+// post sends body (JSON) to url from the client namespace with token and
+// fails the test unless it answers 201 or 409 (there already).
+func (u *Underlay) post(t *testing.T, url, token, body string) {
+	t.Helper()
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DialContext: u.DialContext}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %s: %s", url, resp.Status, b)
+	}
 }
 
 // start starts a daemon of the harness in the client namespace, stopped
@@ -195,17 +229,7 @@ func (u *Underlay) Get(t *testing.T, url string, timeout time.Duration) string {
 // returns the body.
 func (u *Underlay) waitReady(t *testing.T, url, token string, timeout time.Duration) string {
 	t.Helper()
-	tr := &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
-			err = netns.Do(u.Client.NetNS, func() (err error) {
-				var d net.Dialer
-				c, err = d.DialContext(ctx, network, addr)
-				return err
-			})
-			return c, err
-		},
-	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DialContext: u.DialContext}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 2 * time.Second}
 	deadline := time.Now().Add(timeout)

@@ -198,7 +198,7 @@ func FindNode(root, lab, node string) (*Lab, *Node, error) {
 		l, err := readLab(root, name)
 		if err != nil {
 			if lab != "" {
-				return nil, nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs)", lab, ErrNoLab)
+				return nil, nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs; a Lab made with kubectl: rocelab attach --name %s)", lab, ErrNoLab, lab)
 			}
 			continue
 		}

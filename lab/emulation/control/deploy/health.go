@@ -27,7 +27,7 @@ func PickLab(root, lab string) (*Lab, error) {
 	if lab != "" {
 		l, err := readLab(root, lab)
 		if err != nil {
-			return nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs)", lab, ErrNoLab)
+			return nil, fmt.Errorf("lab %s: %w (rocelab inspect lists the labs; a Lab made with kubectl: rocelab attach --name %s)", lab, ErrNoLab, lab)
 		}
 		return l, nil
 	}
@@ -62,12 +62,17 @@ type Problem struct {
 	// Fault is the fault holding a link down (node/id), for "down", or
 	// holding frames back (delay, rate), for "slow".
 	Fault string `json:"fault,omitempty"`
+	// Machine is the machine whose agent cannot be reached or refuses,
+	// for "unreachable" (Node then lists its nodes).
+	Machine string `json:"machine,omitempty"`
 }
 
 func (p Problem) String() string {
 	switch p.What {
 	case "dead":
 		return fmt.Sprintf("node %s is dead (%s): rocelab restart %s brings it back", p.Node, p.Detail, p.Node)
+	case "unreachable":
+		return fmt.Sprintf("%s (nodes %s)", p.Detail, p.Node)
 	case "behind":
 		return fmt.Sprintf("node %s is %s: the machine does not keep up with the lab's dilated clock; results measured now are not the fabric's (deploy again with a larger --scale, or stop what else runs)", p.Node, p.Detail)
 	}
@@ -77,7 +82,7 @@ func (p Problem) String() string {
 // nodeAlive asks n's process for /health within timeout; "" is healthy,
 // else why not. behind is the node's own word that its loop has fallen
 // behind the dilated clock ("" when on time).
-func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) (why, behind string) {
+func nodeAlive(ctx context.Context, l *Lab, n *Node, timeout time.Duration) (why, behind string) {
 	if n.Socket == "" {
 		return "", ""
 	}
@@ -89,6 +94,9 @@ func nodeAlive(ctx context.Context, n *Node, timeout time.Duration) (why, behind
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	h, err := c.Health(cctx)
+	if t := AgentTrouble(l.Name, n.Machine, agentOf(l, n.Machine), err); t != "" {
+		return HealthUnreachable + t, ""
+	}
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("no answer within %v", timeout), ""
@@ -120,9 +128,12 @@ func Diagnose(ctx context.Context, root, lab string) ([]Problem, error) {
 		return nil, err
 	}
 	health(ctx, l)
-	var out []Problem
+	out := unreachable(l)
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
+		if strings.HasPrefix(n.Health, HealthUnreachable) {
+			continue
+		}
 		if n.Health == HealthBehind {
 			out = append(out, Problem{Node: n.Name, What: "behind", Detail: n.BehindDetail})
 			continue

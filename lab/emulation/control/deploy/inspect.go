@@ -24,6 +24,10 @@ type LabStatus struct {
 	// now (alive, so the status stays running): what the lab measures now
 	// is not the fabric's.
 	Behind []string `json:"behind,omitempty"`
+	// Unreachable are the machines whose agent cannot be asked about
+	// their nodes (a lab that spans machines), and why: the lab is not
+	// known to be whole, and inspect exits 1.
+	Unreachable []Problem `json:"unreachable,omitempty"`
 	*Lab
 }
 
@@ -41,7 +45,7 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 	for _, name := range labs {
 		f, err := readState(root, name)
 		if errors.Is(err, os.ErrNotExist) && lab != "" {
-			return nil, fmt.Errorf("lab %s: %w", lab, ErrNoLab)
+			return nil, fmt.Errorf("lab %s: %w (a Lab made with kubectl: rocelab attach --name %s)", lab, ErrNoLab, lab)
 		}
 		st := LabStatus{Name: name, Status: "incomplete", Objects: len(f.Objects)}
 		l, err := readLab(root, name)
@@ -50,6 +54,7 @@ func Inspect(ctx context.Context, root, lab string) ([]LabStatus, error) {
 			st.Status = "running"
 			health(ctx, l)
 			userHealth(ctx, l)
+			st.Unreachable = unreachable(l)
 			for _, n := range l.Nodes {
 				switch {
 				case !n.Alive():
@@ -80,7 +85,7 @@ func health(ctx context.Context, l *Lab) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			h := "ok"
-			why, behind := nodeAlive(ctx, n, 2*time.Second)
+			why, behind := nodeAlive(ctx, l, n, 2*time.Second)
 			switch {
 			case why != "":
 				h = why

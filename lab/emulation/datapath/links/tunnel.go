@@ -41,7 +41,8 @@ type Tunnel struct {
 	// caller's): the machine's own network.
 	Underlay string
 	// Device, if set, is the underlay interface the datagrams leave by;
-	// the device's MTU then bounds the link's.
+	// else the underlay namespace's route to Remote picks it. Either
+	// way its MTU bounds the link's (the route's own MTU too, if lower).
 	Device string
 	// VNI is the link's VXLAN network identifier (1 … 2^24−1): one per
 	// link, the same at both ends.

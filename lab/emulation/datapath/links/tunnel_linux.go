@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,7 +15,9 @@ import (
 // namespace (which keeps its UDP socket) straight into the node's
 // namespace (IFLA_NET_NS_FD), so that it never holds a name on the
 // machine itself; then IPv6, offloads and the alias are set as for a veth
-// end and it is brought up. A VXLAN device has a carrier as soon as it is
+// end, Don't Fragment on its datagrams (setDF), and it is brought up.
+// Before anything is made, the underlay interface (t.Device, or the one
+// the route to t.Remote leaves by) must carry the link's frames whole. A VXLAN device has a carrier as soon as it is
 // up, so there is nothing to wait for. If a step fails the device is
 // deleted again.
 func (m *Maker) CreateTunnel(t Tunnel) (err error) {
@@ -44,15 +47,15 @@ func (m *Maker) CreateTunnel(t Tunnel) (err error) {
 		PortHigh: int(t.port()),
 		TTL:      64,
 	}
+	dev, how, err := underlayDev(tu, t)
+	if err != nil {
+		return fmt.Errorf("create %v: %w", t, err)
+	}
+	if need := UnderlayMTU(mtu, t.Local.Is6()); dev.mtu < need {
+		return fmt.Errorf("create %v: underlay %s%s has MTU %d, the link needs %d (link MTU %d + %d bytes of VXLAN): raise the underlay's MTU or lower the link's", t, dev.name, how, dev.mtu, need, mtu, need-mtu)
+	}
 	if t.Device != "" {
-		dev, err := tu.h.LinkByName(t.Device)
-		if err != nil {
-			return fmt.Errorf("create %v: underlay device %s: %w", t, t.Device, err)
-		}
-		if need := UnderlayMTU(mtu, t.Local.Is6()); dev.Attrs().MTU < need {
-			return fmt.Errorf("create %v: underlay %s has MTU %d, the link needs %d (link MTU %d + %d bytes of VXLAN): raise the underlay's MTU or lower the link's", t, t.Device, dev.Attrs().MTU, need, mtu, need-mtu)
-		}
-		vx.VtepDevIndex = dev.Attrs().Index
+		vx.VtepDevIndex = dev.index
 	}
 	if err := m.addTunnel(tu, tn, t, vx); err != nil {
 		return fmt.Errorf("create %v: %w", t, err)
@@ -67,10 +70,70 @@ func (m *Maker) CreateTunnel(t Tunnel) (err error) {
 	if err := m.prepare(tn, t.End, !t.KeepOffloads); err != nil {
 		return fmt.Errorf("create %v: %w", t, err)
 	}
+	if err := tn.setDF(t.End.Name); err != nil {
+		return fmt.Errorf("create %v: set DF on the tunnel's datagrams: %w", t, err)
+	}
 	if err := tn.setLink(t.End.Name, t.End.Alias, true); err != nil {
 		return fmt.Errorf("create %v: alias and up: %w", t, err)
 	}
 	return nil
+}
+
+// underlay is the interface a tunnel's datagrams leave by.
+type underlay struct {
+	name       string
+	index, mtu int
+}
+
+// underlayDev finds the interface t's datagrams leave by: t.Device, or
+// the one the underlay namespace's route to t.Remote goes out of (how
+// says which route; a route with an MTU of its own bounds the device's).
+func underlayDev(tu *nsTools, t Tunnel) (underlay, string, error) {
+	if t.Device != "" {
+		dev, err := tu.h.LinkByName(t.Device)
+		if err != nil {
+			return underlay{}, "", fmt.Errorf("underlay device %s: %w", t.Device, err)
+		}
+		return underlay{dev.Attrs().Name, dev.Attrs().Index, dev.Attrs().MTU}, "", nil
+	}
+	rs, err := tu.h.RouteGet(net.IP(t.Remote.AsSlice()))
+	if err != nil {
+		return underlay{}, "", fmt.Errorf("no route to the far machine's underlay address %v: %w", t.Remote, err)
+	}
+	if len(rs) == 0 || rs[0].LinkIndex == 0 {
+		return underlay{}, "", fmt.Errorf("the route to the far machine's underlay address %v leaves by no interface", t.Remote)
+	}
+	dev, err := tu.h.LinkByIndex(rs[0].LinkIndex)
+	if err != nil {
+		return underlay{}, "", fmt.Errorf("the route to %v: its interface %d: %w", t.Remote, rs[0].LinkIndex, err)
+	}
+	u := underlay{dev.Attrs().Name, dev.Attrs().Index, dev.Attrs().MTU}
+	how := fmt.Sprintf(" (the route to %v leaves by it)", t.Remote)
+	if r := rs[0].MTU; r > 0 && r < u.mtu {
+		u.mtu = r
+		how = fmt.Sprintf(" (the route to %v leaves by it, with a route MTU of its own)", t.Remote)
+	}
+	return u, how, nil
+}
+
+// vxlanDFSet is the kernel's VXLAN_DF_SET (enum ifla_vxlan_df).
+const vxlanDFSet = 1
+
+// setDF has the VXLAN device name (in t's namespace) set Don't Fragment
+// on the datagrams it sends (IFLA_VXLAN_DF, which vishvananda/netlink's
+// Vxlan does not carry): a frame that does not fit the underlay is then
+// dropped and counted, never cut into IP fragments that arrive
+// reassembled, slower and out of the fabric's accounting.
+func (t *nsTools) setDF(name string) error {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_ACK)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(name)))
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("vxlan"))
+	data := info.AddRtAttr(nl.IFLA_INFO_DATA, nil)
+	data.AddRtAttr(unix.IFLA_VXLAN_DF, nl.Uint8Attr(vxlanDFSet))
+	req.AddData(info)
+	return t.exec(req)
 }
 
 // CreateTunnel makes one tunnel end (see Maker.CreateTunnel).

@@ -170,6 +170,27 @@ func TestTunnelUnderlayMTU(t *testing.T) {
 	if _, err := h.LinkByName(tun.End.Name); err == nil {
 		t.Error("a refused tunnel left its device")
 	}
+	// No Device given (the agent's DaemonSet passes none): the device the
+	// route to the far machine leaves by is checked, and named.
+	tun.Device = ""
+	err = links.CreateTunnel(tun)
+	if err == nil || !strings.Contains(err.Error(), "underlay "+dev1+" (the route to "+under2.String()+" leaves by it) has MTU 1500, the link needs 4314") {
+		t.Fatalf("CreateTunnel by route over a 1500 underlay = %v, want an MTU error naming %s, 1500 and 4314", err, dev1)
+	}
+	if _, err := h.LinkByName(tun.End.Name); err == nil {
+		t.Error("a refused tunnel left its device")
+	}
+	// A link that fits is made by route too.
+	tun.MTU = 1400
+	if err := links.CreateTunnel(tun); err != nil {
+		t.Fatalf("CreateTunnel by route of a 1400 link over a 1500 underlay: %v", err)
+	}
+	// An underlay address no route reaches is an error that says so.
+	far := tun
+	far.End.Name, far.Remote = "rlxn"+netnstest.Unique(""), netip.MustParseAddr("203.0.113.9")
+	if err := links.CreateTunnel(far); err == nil || !strings.Contains(err.Error(), "203.0.113.9") {
+		t.Errorf("CreateTunnel to an unrouted address = %v, want an error naming it", err)
+	}
 	for _, bad := range []links.Tunnel{
 		{End: links.End{NetNS: n1, Name: "x"}, VNI: 0, Local: under1, Remote: under2},
 		{End: links.End{NetNS: n1, Name: "x"}, VNI: 1 << 24, Local: under1, Remote: under2},
@@ -179,6 +200,52 @@ func TestTunnelUnderlayMTU(t *testing.T) {
 		if err := links.CreateTunnel(bad); err == nil {
 			t.Errorf("CreateTunnel(%v) accepted", bad)
 		}
+	}
+}
+
+// TestTunnelDontFragment: a tunnel sets DF on its datagrams, so a frame
+// that the underlay cannot carry whole (its MTU lowered under a running
+// link) is dropped where it would have crossed as IP fragments and come
+// out reassembled; frames that fit still cross.
+func TestTunnelDontFragment(t *testing.T) {
+	m1, m2, dev1, dev2 := machines(t, 9000)
+	a, b := tunnelPair(t, m1, m2, dev1, dev2, 4343, 4264)
+	for _, e := range []struct{ ns, dev string }{{m1, dev1}, {m2, dev2}} {
+		h, err := netns.Handle(e.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := h.LinkByName(e.dev)
+		if err == nil {
+			err = h.LinkSetMTU(l, 1500)
+		}
+		h.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := afpacket.Open(a.End.NetNS, a.End.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	rx, err := afpacket.Open(b.End.NetNS, b.End.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	frame := func(n int) []byte {
+		f := make([]byte, n)
+		copy(f, b.End.MAC)
+		copy(f[6:], a.End.MAC)
+		binary.BigEndian.PutUint16(f[12:], 0x0800)
+		return f
+	}
+	if got := readFrames(t, rx, tx, [][]byte{frame(14 + 4200)}, time.Second); len(got) != 0 {
+		t.Fatalf("a 4214-byte frame crossed a 1500 underlay (%d bytes): the tunnel fragments", len(got[0]))
+	}
+	if got := readFrames(t, rx, tx, [][]byte{frame(14 + 1400)}, 2*time.Second); len(got) != 1 {
+		t.Fatalf("a 1414-byte frame did not cross a 1500 underlay")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 	"sync"
 	"time"
 
@@ -13,12 +14,19 @@ import (
 // Target is a node whose telemetry to read.
 type Target struct {
 	Node, Socket string
+	// Lab, Machine and Agent, for a node of a lab that spans machines:
+	// a call that fails for its agent's sake says so (Dead.Agent).
+	Lab, Machine, Agent string
 }
 
 // Dead is a target that did not answer.
 type Dead struct {
 	Node   string `json:"node"`
 	Reason string `json:"reason"`
+	// Agent says what is wrong with the agent the node is reached
+	// through, when that is why (deploy.AgentTrouble): restarting the
+	// node cannot help then.
+	Agent string `json:"agent,omitempty"`
 }
 
 // collectTimeout bounds one node's answer: a node that is wedged, not
@@ -52,7 +60,8 @@ func Collect(ctx context.Context, targets []Target) (snaps []Snapshot, dead []De
 	}
 	for i, err := range errs {
 		if err != nil {
-			dead = append(dead, Dead{Node: targets[i].Node, Reason: why(err)})
+			t := targets[i]
+			dead = append(dead, Dead{Node: t.Node, Reason: why(err), Agent: deploy.AgentTrouble(t.Lab, t.Machine, t.Agent, err)})
 			continue
 		}
 		snaps = append(snaps, out[i])

@@ -17,6 +17,10 @@ const Legend = "RX, TX: rates in fabric time; DEPTH, PEAK: bytes (KB = 1000, KiB
 // active queues, and NICs and QPs when there are any.
 func WriteTable(w io.Writer, r Report) error {
 	for _, d := range r.Dead {
+		if d.Agent != "" {
+			fmt.Fprintf(w, "%s: UNREACHABLE: its rows are missing: %s\n", d.Node, d.Agent)
+			continue
+		}
 		fmt.Fprintf(w, "%s: DEAD (%s): its rows are missing; rocelab restart %s brings it back\n", d.Node, d.Reason, d.Node)
 	}
 	if len(r.Dead) > 0 {
