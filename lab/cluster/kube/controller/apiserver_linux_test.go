@@ -47,7 +47,7 @@ func TestLabResourceOnAPIServer(t *testing.T) {
 
 	// Refused up front.
 	lab := func(name string, spec kube.LabSpec) *kube.Lab {
-		return &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: spec}
+		return &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: labNS, Name: name}, Spec: spec}
 	}
 	long := strings.Repeat("l", kube.MaxNameLength+1)
 	for _, bad := range []struct {
@@ -98,19 +98,19 @@ func TestLabResourceOnAPIServer(t *testing.T) {
 	startController(t, u, "ctl", ctl, "--kubeconfig", cp.Kubeconfig, "--root", u.Client.Root+"/ctl", "--install-crd=false")
 	for _, name := range []string{long, older.Name} {
 		waitFor(t, time.Minute, "long name refused", func() (bool, string) {
-			l, err := getLab(t, c, "default", name)
+			l, err := getLab(t, c, labNS, name)
 			if err != nil {
 				return false, err.Error()
 			}
 			st, reason := condition(l, kube.ConditionReady)
 			return l.Status.Phase == kube.PhaseFailed && st == metav1.ConditionFalse && reason == kube.ReasonInvalidName &&
-				len(l.Finalizers) == 0 && reasons(labEvents(t, c, "default", name))[kube.ReasonInvalidName] == 1, fmt.Sprintf("%+v %v", l.Status, l.Finalizers)
+				len(l.Finalizers) == 0 && reasons(labEvents(t, c, labNS, name))[kube.ReasonInvalidName] == 1, fmt.Sprintf("%+v %v", l.Status, l.Finalizers)
 		})
-		l, _ := getLab(t, c, "default", name)
-		t.Logf("%.20s…: %s: %s%s", name, l.Status.Phase, l.Status.Message, describe(labEvents(t, c, "default", name)))
+		l, _ := getLab(t, c, labNS, name)
+		t.Logf("%.20s…: %s: %s%s", name, l.Status.Phase, l.Status.Message, describe(labEvents(t, c, labNS, name)))
 	}
 	waitFor(t, time.Minute, "no agents", func() (bool, string) {
-		l, err := getLab(t, c, "default", "lonely")
+		l, err := getLab(t, c, labNS, "lonely")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -118,14 +118,14 @@ func TestLabResourceOnAPIServer(t *testing.T) {
 		dst, _ := condition(l, kube.ConditionDegraded)
 		return st == metav1.ConditionFalse && reason == kube.ReasonNoAgents && dst == metav1.ConditionFalse &&
 			l.Status.ObservedGeneration == l.Generation && len(l.Finalizers) == 1 &&
-			reasons(labEvents(t, c, "default", "lonely"))[kube.ReasonNoAgents] == 1, fmt.Sprintf("%+v", l.Status)
+			reasons(labEvents(t, c, labNS, "lonely"))[kube.ReasonNoAgents] == 1, fmt.Sprintf("%+v", l.Status)
 	})
 	for _, name := range []string{long, older.Name, "lonely", ok.Name} {
 		if err := c.Delete(ctx, lab(name, kube.LabSpec{})); err != nil {
 			t.Fatalf("delete %.20s…: %v", name, err)
 		}
 		waitFor(t, 30*time.Second, "deleted Lab gone", func() (bool, string) {
-			_, err := getLab(t, c, "default", name)
+			_, err := getLab(t, c, labNS, name)
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
 		})
 	}

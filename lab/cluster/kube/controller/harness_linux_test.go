@@ -46,6 +46,11 @@ links:
 
 // restConfig reaches the harness's API server from the test process:
 // its connections are dialled in the client namespace.
+
+// labNS is where the tests make their Labs: the namespace the agents
+// announce themselves in (their default, rocelab), which the harness makes.
+const labNS = "rocelab"
+
 func restConfig(t *testing.T, u *agenttest.Underlay, cp *agenttest.ControlPlane) *rest.Config {
 	t.Helper()
 	cfg, err := kube.Config(cp.Kubeconfig)

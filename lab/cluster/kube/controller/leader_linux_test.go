@@ -69,7 +69,7 @@ func TestLeaderElection(t *testing.T) {
 	labs := []string{"le1-" + id, "le2-" + id, "le3-" + id}
 	t.Cleanup(func() { deleteLabs(t, c, u, labs) })
 	for _, name := range labs {
-		l := &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: kube.LabSpec{Topology: tiny, Source: "tiny.yaml"}}
+		l := &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: labNS, Name: name}, Spec: kube.LabSpec{Topology: tiny, Source: "tiny.yaml"}}
 		if err := c.Create(ctx, l); err != nil {
 			t.Fatal(err)
 		}
@@ -89,10 +89,10 @@ func TestLeaderElection(t *testing.T) {
 			}
 		}
 		for _, name := range labs {
-			if k := all["default/"+name]; k != 1 {
+			if k := all[labNS+"/"+name]; k != 1 {
 				t.Errorf("%s: Lab %s deployed %d times, want once", what, name, k)
 			}
-			evs := labEvents(t, c, "default", name)
+			evs := labEvents(t, c, labNS, name)
 			if r := reasons(evs); r[kube.ReasonDeploying] != 1 || r[kube.ReasonDeployed] != 1 {
 				t.Errorf("%s: Lab %s has Events %v, want one Deploying and one Deployed:%s", what, name, r, describe(evs))
 			}
@@ -104,9 +104,9 @@ func TestLeaderElection(t *testing.T) {
 			t.Errorf("controller %s, not the leader, deployed %v", n, p.deploys())
 		}
 	}
-	l, _ := getLab(t, c, "default", labs[0])
+	l, _ := getLab(t, c, labNS, labs[0])
 	t.Logf("kubectl describe lab %s: %s %s, %d machines, %d nodes; conditions %+v%s", l.Name, l.Status.Phase, l.Status.Message,
-		l.Status.Machines, l.Status.Nodes, l.Status.Conditions, describe(labEvents(t, c, "default", l.Name)))
+		l.Status.Machines, l.Status.Nodes, l.Status.Conditions, describe(labEvents(t, c, labNS, l.Name)))
 
 	// The leader stops (the old pod of a rolling update): the other leads.
 	lp.Stop()
@@ -117,7 +117,7 @@ func TestLeaderElection(t *testing.T) {
 	})
 	t.Logf("controller %s leads after %s stopped (Lease holder %s)", second, first, leaseHolder(t, c))
 	labs = append(labs, "le4-"+id)
-	if err := c.Create(ctx, &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: labs[3]}, Spec: kube.LabSpec{Topology: tiny}}); err != nil {
+	if err := c.Create(ctx, &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: labNS, Name: labs[3]}, Spec: kube.LabSpec{Topology: tiny}}); err != nil {
 		t.Fatal(err)
 	}
 	waitReady(t, c, labs[3])
@@ -128,7 +128,7 @@ func TestLeaderElection(t *testing.T) {
 		waitReady(t, c, name)
 	}
 	once("after the handover")
-	if got := ctls[second].deploys(); len(got) != 1 || got["default/"+labs[3]] != 1 {
+	if got := ctls[second].deploys(); len(got) != 1 || got[labNS+"/"+labs[3]] != 1 {
 		t.Errorf("the new leader deployed %v, want only %s", got, labs[3])
 	}
 
@@ -137,17 +137,17 @@ func TestLeaderElection(t *testing.T) {
 	// brings them back to Ready.
 	a2.Stop()
 	waitFor(t, time.Minute, "Lab "+labs[0]+" Degraded with its agent lost", func() (bool, string) {
-		l, err := getLab(t, c, "default", labs[0])
+		l, err := getLab(t, c, labNS, labs[0])
 		if err != nil {
 			return false, err.Error()
 		}
 		st, reason := condition(l, kube.ConditionDegraded)
 		rst, _ := condition(l, kube.ConditionReady)
 		return st == metav1.ConditionTrue && reason == kube.ReasonAgentLost && rst == metav1.ConditionFalse && l.Status.Phase == kube.PhaseDegraded &&
-			reasons(labEvents(t, c, "default", labs[0]))[kube.ReasonAgentLost] > 0, fmt.Sprintf("%s %s %+v", l.Status.Phase, l.Status.Message, l.Status.Conditions)
+			reasons(labEvents(t, c, labNS, labs[0]))[kube.ReasonAgentLost] > 0, fmt.Sprintf("%s %s %+v", l.Status.Phase, l.Status.Message, l.Status.Conditions)
 	})
-	l, _ = getLab(t, c, "default", labs[0])
-	t.Logf("m2's agent stopped: %s: %s%s", l.Status.Phase, l.Status.Message, describe(labEvents(t, c, "default", labs[0])))
+	l, _ = getLab(t, c, labNS, labs[0])
+	t.Logf("m2's agent stopped: %s: %s%s", l.Status.Phase, l.Status.Message, describe(labEvents(t, c, labNS, labs[0])))
 	u.Machines[1].StartAgent(t, bin, kc...)
 	for _, name := range labs {
 		waitReady(t, c, name)
@@ -161,7 +161,7 @@ func TestLeaderElection(t *testing.T) {
 func waitReady(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	waitFor(t, 3*time.Minute, "Lab "+name+" Ready", func() (bool, string) {
-		l, err := getLab(t, c, "default", name)
+		l, err := getLab(t, c, labNS, name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -192,14 +192,14 @@ func deleteLabs(t *testing.T, c client.Client, u *agenttest.Underlay, labs []str
 	t.Helper()
 	ctx := context.Background() // also a cleanup's, after t.Context ended
 	for _, name := range labs {
-		err := c.Delete(ctx, &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+		err := c.Delete(ctx, &kube.Lab{ObjectMeta: metav1.ObjectMeta{Namespace: labNS, Name: name}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete Lab %s: %v", name, err)
 		}
 	}
 	for _, name := range labs {
 		waitFor(t, 2*time.Minute, "Lab "+name+" gone", func() (bool, string) {
-			_, err := getLab(t, c, "default", name)
+			_, err := getLab(t, c, labNS, name)
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
 		})
 		names, err := netns.List()
