@@ -8,6 +8,7 @@ package helm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +23,15 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 )
 
 // ChartDir is the chart's folder in the source tree.
@@ -143,4 +150,38 @@ func Lint(dir, namespace string, values map[string]any) (bad, all []support.Mess
 		}
 	}
 	return bad, l.Messages
+}
+
+// Apply applies objs to the cluster of cfg by server-side apply (field
+// manager "rocelab-helm-test"), in order, as `kubectl apply
+// --server-side` would: CRDs first, then the objects of a Rendered.
+func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			mapper.Reset() // a CRD applied just now
+			if m, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
+			}
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		force := true
+		if _, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "rocelab-helm-test", Force: force}); err != nil {
+			return fmt.Errorf("apply %s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+	}
+	return nil
 }
