@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rocelab/rocelab/internal/labca"
@@ -24,6 +26,7 @@ import (
 	"github.com/rocelab/rocelab/lab/cluster/kube"
 	"github.com/rocelab/rocelab/lab/emulation/base/sandbox/netns"
 	"github.com/rocelab/rocelab/lab/emulation/base/state"
+	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
 // TestNodeReady makes a machine of the harness a Kubernetes node — a
@@ -147,6 +150,8 @@ func TestChartOnKubelet(t *testing.T) {
 		t.Errorf("perf across machines did not check its data:\n%s", out)
 	}
 
+	rollController(t, n, ns, lab, m1.Root, m2.Root)
+
 	// The agent's pod deleted: the DaemonSet's new pod repairs m1's part.
 	start = time.Now()
 	if err := n.Client.CoreV1().Pods(ns).Delete(ctx, agentPod, metav1.DeleteOptions{}); err != nil {
@@ -203,6 +208,81 @@ func TestChartOnKubelet(t *testing.T) {
 		return nil
 	})
 	t.Logf("whole test: %v", time.Since(begin).Round(time.Second))
+}
+
+// rollController restarts the controller's Deployment as `kubectl
+// rollout restart` does — a rolling update, new pods beside old ones —
+// and checks that the Lab stayed Running throughout, that no node of it
+// was started again (the same PIDs on both machines), and that the leader
+// Lease passed to a new pod.
+func rollController(t *testing.T, n *Node, ns, lab string, roots ...string) {
+	t.Helper()
+	ctx := t.Context()
+	pids := func() string {
+		var b strings.Builder
+		for _, r := range roots {
+			l, err := deploy.Deployed(r, lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, nd := range l.Nodes {
+				fmt.Fprintf(&b, "%s=%d ", nd.Name, nd.PID)
+			}
+		}
+		return b.String()
+	}
+	holder := func() string {
+		l, err := n.Client.CoordinationV1().Leases(ns).Get(ctx, "rocelab-controller", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return fmt.Sprint("none: ", err)
+		}
+		return *l.Spec.HolderIdentity
+	}
+	dyn, err := dynamic.NewForConfig(n.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labs := dyn.Resource(kube.LabsResource).Namespace(ns)
+	before, leader := pids(), holder()
+	start := time.Now()
+	deps := n.Client.AppsV1().Deployments(ns)
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"rocelab.test/restarted":%q}}}}}`, start.Format(time.RFC3339Nano))
+	if _, err := deps.Patch(ctx, "rocelab-controller", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]int{}
+	waitFor(t, 3*time.Minute, "the controller's rolling update", func() error {
+		if u, err := labs.Get(ctx, lab, metav1.GetOptions{}); err == nil {
+			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			phases[p]++
+		}
+		d, err := deps.Get(ctx, "rocelab-controller", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		st := d.Status
+		if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != 2 || st.ReadyReplicas != 2 || st.Replicas != 2 {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	var newLeader string
+	waitFor(t, time.Minute, "a new pod leading", func() error {
+		if newLeader = holder(); newLeader == leader {
+			return fmt.Errorf("still %s", leader)
+		}
+		return nil
+	})
+	t.Logf("controller rolled (two replicas, one surging): %v; leader %s -> %s; the Lab's phase while it rolled %v",
+		time.Since(start).Round(time.Millisecond), leader, newLeader, phases)
+	for p := range phases {
+		if p != kube.PhaseRunning {
+			t.Errorf("the Lab was %s during the rolling update (%v)", p, phases)
+		}
+	}
+	if after := pids(); after != before {
+		t.Errorf("the rolling update restarted nodes: before %s, after %s", before, after)
+	}
 }
 
 // waitPods waits until want pods match selector in ns, all Running and
