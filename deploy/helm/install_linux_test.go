@@ -268,8 +268,8 @@ func rollController(t *testing.T, n *Node, ns, lab string, roots ...string) {
 	})
 	var newLeader string
 	waitFor(t, time.Minute, "a new pod leading", func() error {
-		if newLeader = holder(); newLeader == leader {
-			return fmt.Errorf("still %s", leader)
+		if newLeader = holder(); newLeader == leader || newLeader == "" {
+			return fmt.Errorf("held by %q (was %s)", newLeader, leader)
 		}
 		return nil
 	})
