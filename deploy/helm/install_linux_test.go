@@ -29,20 +29,6 @@ import (
 	"github.com/rocelab/rocelab/lab/emulation/control/deploy"
 )
 
-// TestNodeReady makes a machine of the harness a Kubernetes node — a
-// kubelet and containerd on this machine — and waits for it to be Ready.
-func TestNodeReady(t *testing.T) {
-	testenv.RequireRoot(t)
-	k8sBinaries(t)
-	requireNodeTools(t)
-	testenv.Exclusive(t)
-	u := agenttest.New(t, 1)
-	cp := u.StartControlPlane(t)
-	start := time.Now()
-	StartNode(t, u, u.Machines[0], cp)
-	t.Logf("node Ready %v after containerd and the kubelet started", time.Since(start).Round(time.Millisecond))
-}
-
 // rocelabImage builds rocelab's image as `make image` does (the programs
 // statically; the verbs libraries when they can be built) into dir, and
 // returns the docker archive's path.

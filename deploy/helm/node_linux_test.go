@@ -53,16 +53,46 @@ type Node struct {
 	m      agenttest.Machine
 }
 
-// k8sBinaries is agenttest.K8sBinaries with the node's binaries too.
+// k8sBinaries is agenttest.K8sBinaries with the node's binaries too:
+// scripts/k8s-bin.sh builds them after kube-apiserver, so it waits (up
+// to agenttest.BuildWait) while the build that makes them still runs.
 func k8sBinaries(t *testing.T) string {
 	t.Helper()
 	dir := agenttest.K8sBinaries(t)
-	for _, b := range []string{"kubelet", "kube-controller-manager", "kube-scheduler"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			testenv.Missing(t, b+" in "+dir+" (scripts/k8s-bin.sh builds it)")
+	deadline := time.Now().Add(agenttest.BuildWait)
+	for logged := false; ; {
+		var missing []string
+		for _, b := range []string{"kubelet", "kube-controller-manager", "kube-scheduler"} {
+			if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+				missing = append(missing, b)
+			}
 		}
+		if len(missing) == 0 {
+			return dir
+		}
+		if !building(dir) || time.Now().After(deadline) {
+			testenv.Missing(t, strings.Join(missing, ", ")+" in "+dir+" (scripts/k8s-bin.sh builds them)")
+			return ""
+		}
+		if !logged {
+			t.Logf("waiting for scripts/k8s-bin.sh to build %v (up to %v)", missing, agenttest.BuildWait)
+			logged = true
+		}
+		time.Sleep(5 * time.Second)
 	}
-	return dir
+}
+
+// building reports whether scripts/k8s-bin.sh is building into dir: its
+// PID is in dir.building.
+func building(dir string) bool {
+	b, err := os.ReadFile(dir + ".building")
+	if err != nil {
+		return false
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	p, err := proc.Lookup(pid)
+	return pid > 0 && err == nil && p.Alive()
 }
 
 // requireNodeTools skips or fails t unless containerd, its runc shim,
@@ -305,7 +335,7 @@ func daemon(t *testing.T, m agenttest.Machine, name, path string, args ...string
 	waited := make(chan struct{})
 	go func() { cmd.Wait(); close(waited) }()
 	t.Cleanup(func() {
-		stop(p, 10*time.Second)
+		p.Stop(10 * time.Second)
 		<-waited
 		if t.Failed() {
 			out := log.String()
@@ -316,8 +346,6 @@ func daemon(t *testing.T, m agenttest.Machine, name, path string, args ...string
 		}
 	})
 }
-
-func stop(p proc.Process, grace time.Duration) { p.Stop(grace) }
 
 func route(t *testing.T, ns, dst, via string) {
 	t.Helper()
