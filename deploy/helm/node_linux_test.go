@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -170,7 +172,7 @@ func StartNode(t *testing.T, u *agenttest.Underlay, m agenttest.Machine, cp *age
 	if n.Client, err = kubernetes.NewForConfig(n.Config); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) }) // runs last: after every process below stopped
+	t.Cleanup(func() { unmountUnder(t, dir); os.RemoveAll(dir) }) // runs last: after every process below stopped
 
 	ca := filepath.Join(dir, "root-ca.pem")
 	write(t, ca, rootCA(t, u, cp))
@@ -345,6 +347,30 @@ func daemon(t *testing.T, m agenttest.Machine, name, path string, args ...string
 			t.Logf("%s:\n%s", name, out)
 		}
 	})
+}
+
+// unmountUnder detaches every mount at or below dir, deepest first: the
+// kubelet bind-mounts its root directory onto itself (and pods' volumes
+// below it) and leaves that mount when it stops.
+func unmountUnder(t *testing.T, dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			points = append(points, f[4])
+		}
+	}
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+			t.Logf("unmount %s: %v", p, err)
+		}
+	}
 }
 
 func route(t *testing.T, ns, dst, via string) {
