@@ -172,7 +172,11 @@ func StartNode(t *testing.T, u *agenttest.Underlay, m agenttest.Machine, cp *age
 	if n.Client, err = kubernetes.NewForConfig(n.Config); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unmountUnder(t, dir); os.RemoveAll(dir) }) // runs last: after every process below stopped
+	t.Cleanup(func() { // runs last: after every process below stopped
+		unmountUnder(t, dir)
+		os.RemoveAll(dir)
+		removeCgroups("kubepods")
+	})
 
 	ca := filepath.Join(dir, "root-ca.pem")
 	write(t, ca, rootCA(t, u, cp))
@@ -369,6 +373,26 @@ func unmountUnder(t *testing.T, dir string) {
 	for _, p := range points {
 		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
 			t.Logf("unmount %s: %v", p, err)
+		}
+	}
+}
+
+// removeCgroups removes the kubelet's cgroups named name under every
+// hierarchy, deepest first, once no process is left in them (rmdir fails
+// on a cgroup in use, which stays).
+func removeCgroups(name string) {
+	roots, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
+	for _, r := range roots {
+		var dirs []string
+		filepath.WalkDir(r, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		slices.Reverse(dirs)
+		for _, d := range dirs {
+			unix.Rmdir(d)
 		}
 	}
 }
