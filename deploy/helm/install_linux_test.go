@@ -132,6 +132,24 @@ func TestChartOnKubelet(t *testing.T) {
 			t.Errorf("deploy output lacks %q", want)
 		}
 	}
+	dyn, err := dynamic.NewForConfig(n.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labs := dyn.Resource(kube.LabsResource).Namespace(ns)
+	if l, err := labs.Get(ctx, lab, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if conds, _, _ := unstructured.NestedSlice(l.Object, "status", "conditions"); len(conds) > 0 {
+		ready := ""
+		for _, c := range conds {
+			if at(c, "type") == "Ready" {
+				ready = fmt.Sprint(at(c, "status"), " ", at(c, "reason"))
+			}
+		}
+		if !strings.HasPrefix(ready, "True") {
+			t.Errorf("the Lab's Ready condition: %q (%v)", ready, conds)
+		}
+	}
 	if out := run(t, u, bin, "perf", "write", "--from", "host1", "--to", "host4", "--name", lab, "--iters", "100"); !strings.Contains(out, "Data check: ok") {
 		t.Errorf("perf across machines did not check its data:\n%s", out)
 	}
@@ -158,11 +176,6 @@ func TestChartOnKubelet(t *testing.T) {
 
 	// kubectl delete of the Lab: the finalizer's parts go, then the Lab.
 	start = time.Now()
-	dyn, err := dynamic.NewForConfig(n.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labs := dyn.Resource(kube.LabsResource).Namespace(ns)
 	if err := labs.Delete(ctx, lab, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
