@@ -9,7 +9,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 3s
 DEMO_OUT  ?= demo-out
 
-.PHONY: all build install test unit race fuzz-short lint demo bench clean
+.PHONY: all build install image test unit race fuzz-short lint demo bench clean
 .PHONY: rocelab rocelab-node rocelab-controller verbs-lib
 
 all: build
@@ -33,6 +33,16 @@ verbs-lib:
 	@scripts/build-verbs-lib.sh bin/lib/libibverbs.so.1 || \
 		echo "note: bin/lib/libibverbs.so.1 or librdmacm.so.1 not built: verbs programs (perftest, ibv_*, rping) will find no lab NIC"
 
+## image: rocelab's OCI image from make build's output — the three
+## programs in /usr/local/bin, the verbs libraries in /usr/local/lib/rocelab —
+## as bin/rocelab-image.tar (`docker load -i`, `ctr -n k8s.io images import`),
+## tagged $(IMAGE). Reproducible: every file and the image dated
+## SOURCE_DATE_EPOCH (the commit's time), entries sorted, owned by root.
+IMAGE     ?= rocelab:$(VERSION)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+image: build
+	$(GO) run ./cmd/imagegen -bin bin -o bin/rocelab-image.tar -tag $(IMAGE) -version $(VERSION) -source-date-epoch $(SOURCE_DATE_EPOCH)
+
 ## install: put rocelab on the PATH ($(PREFIX)/bin, /usr/local/bin by default).
 PREFIX    ?= /usr/local
 install: build
@@ -50,8 +60,11 @@ test: lint unit race fuzz-short
 # take it add up to about 8 minutes.
 # The compliance mutation tests need the endpoint's mutants, compiled in
 # only with the rocelab_mutants tag (the shipped binary has none).
+# On a machine without the Kubernetes build cached, deploy/helm's test
+# waits for scripts/k8s-bin.sh to build kube-apiserver and then the node's
+# binaries (about 30 minutes cold, beside the tests): hence 50m.
 unit:
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 50m ./...
 	$(GO) test -count=1 -timeout 30m -tags rocelab_mutants -run 'Mutant|FailedCaseEvidence' ./endpoint/ ./lab/compliance/... ./lab/emulation/node/
 
 # The parallel simulator under the race detector: engines of a group, pipes

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes control plane the multi-machine tests run against —
-# kube-apiserver from the k8s.io/kubernetes module and etcd through its embed
-# package, both from the Go module proxy — into a cache keyed by version, and
-# prints the directory. A cached build is reused: the first build costs about
-# 10 minutes of a 2-core machine (kube-apiserver), later runs nothing.
+# Builds the Kubernetes the multi-machine tests run against — kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubelet from the k8s.io/kubernetes
+# module and etcd through its embed package, all from the Go module proxy —
+# into a cache keyed by version, and prints the directory. A cached build is
+# reused: the first build costs about 10 minutes of a 2-core machine for
+# kube-apiserver and as much again for the other three (they share most
+# packages), later runs nothing. A cache holding only the older pair
+# (apiserver, etcd) gains the missing binaries.
 #   scripts/k8s-bin.sh            # build if missing; print the directory
 # ROCELAB_K8S_CACHE overrides the cache root (/var/cache/rocelab/k8s).
 set -euo pipefail
@@ -11,7 +14,12 @@ K8S=v1.37.2
 STAGING=v0.37.2
 ETCD=v3.7.3
 cache="${ROCELAB_K8S_CACHE:-/var/cache/rocelab/k8s}/kubernetes-$K8S-etcd-$ETCD"
-if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ]; then
+bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+missing() {
+	for b in "${bins[@]}"; do [ -x "$cache/$b" ] || return 0; done
+	return 1
+}
+if ! missing; then
 	echo "$cache"
 	exit 0
 fi
@@ -79,19 +87,11 @@ GO
 	(cd "$work/etcd" && go get "go.etcd.io/etcd/server/v3@$ETCD" >/dev/null && go mod tidy >/dev/null && go build -o "$cache/etcd" .)
 fi
 
-if [ ! -x "$cache/kube-apiserver" ]; then
-	mkdir -p "$work/apiserver"
-	cd "$work/apiserver"
-	# go install …@K8S is refused (the module has replace directives):
-	# a scratch module replaces each staging module by its release.
-	gomod="$(go mod download -json "k8s.io/kubernetes@$K8S" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
-	{
-		printf 'module rocelab.test/kube\n\ngo 1.26\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S"
-		grep -E '=> \./staging' "$gomod" | awk -v v="$STAGING" '{print "\t" $1 " => " $1 " " v}'
-		printf ')\n'
-	} >go.mod
-	cat >main.go <<'GO'
-// Command kube-apiserver is Kubernetes' API server, for rocelab's test harness.
+# cmd NAME IMPORT CONSTRUCTOR: a main package running one Kubernetes command.
+cmd() {
+	mkdir -p "cmd/$1"
+	cat >"cmd/$1/main.go" <<GO
+// Command $1 is Kubernetes' $1, for rocelab's test harness.
 package main
 
 import (
@@ -100,12 +100,32 @@ import (
 	_ "time/tzdata"
 
 	"k8s.io/component-base/cli"
-	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"$2"
 )
 
-func main() { os.Exit(cli.Run(app.NewAPIServerCommand())) }
+func main() { os.Exit(cli.Run($3)) }
 GO
+}
+
+if missing; then
+	mkdir -p "$work/kube"
+	cd "$work/kube"
+	# go install …@K8S is refused (the module has replace directives):
+	# a scratch module replaces each staging module by its release.
+	gomod="$(go mod download -json "k8s.io/kubernetes@$K8S" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
+	{
+		printf 'module rocelab.test/kube\n\ngo 1.26\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S"
+		grep -E '=> \./staging' "$gomod" | awk -v v="$STAGING" '{print "\t" $1 " => " $1 " " v}'
+		printf ')\n'
+	} >go.mod
+	cmd kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver/app 'app.NewAPIServerCommand()'
+	cmd kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager/app 'app.NewControllerManagerCommand()'
+	cmd kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler/app 'app.NewSchedulerCommand()'
+	cmd kubelet k8s.io/kubernetes/cmd/kubelet/app 'app.NewKubeletCommand(context.Background())'
+	sed -i 's/^import (/import (\n\t"context"/' cmd/kubelet/main.go
 	go mod tidy >/dev/null 2>&1
-	go build -o "$cache/kube-apiserver" .
+	for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
+		[ -x "$cache/$b" ] || go build -o "$cache/$b" "./cmd/$b"
+	done
 fi
 echo "$cache"

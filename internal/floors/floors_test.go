@@ -26,6 +26,7 @@ var floorOf = map[string]int{
 	"lab":         3,
 	"dashboards":  4,
 	"cmd":         5,
+	"deploy":      5,
 }
 
 // labGroupOf orders lab/'s groups: the two drivers side by side; above

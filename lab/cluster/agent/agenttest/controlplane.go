@@ -129,6 +129,8 @@ func (u *Underlay) StartControlPlane(t *testing.T) *ControlPlane {
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", saKey, "--service-account-signing-key-file", saKey,
 		"--service-cluster-ip-range", "10.96.0.0/16",
+		// As kubeadm's: privileged containers allowed (the chart's agent).
+		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false")
 	cp := &ControlPlane{URL: "https://" + net.JoinHostPort(addr, "6443"), Kubeconfig: filepath.Join(dir, "kubeconfig")}
 	kc := fmt.Sprintf(`apiVersion: v1
