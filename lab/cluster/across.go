@@ -301,6 +301,23 @@ func partTimeout(o deploy.Options) time.Duration {
 // parallel, and forgets the parts that are gone. An agent that does not
 // answer keeps its part recorded, and the error says which.
 func removeParts(ctx context.Context, l *state.Lab) error {
+	parts, errs := eachPart(ctx, l, 2*time.Minute, func(ctx context.Context, a *agentapi.Client) error {
+		var rep json.RawMessage
+		return a.Destroy(ctx, l.Name(), &rep)
+	})
+	var gone []int
+	for i, o := range parts {
+		if errs[i] == nil {
+			gone = append(gone, o.ID)
+		}
+	}
+	return errors.Join(append(errs, l.ForgetAll(gone))...)
+}
+
+// eachPart calls call with the agent of every part l records, in
+// parallel, each within timeout, and returns the parts and, by part, what
+// went wrong (named by its machine).
+func eachPart(ctx context.Context, l *state.Lab, timeout time.Duration, call func(context.Context, *agentapi.Client) error) ([]state.Object, []error) {
 	var parts []state.Object
 	for _, o := range l.Objects() {
 		if o.Kind == state.KindPart {
@@ -313,22 +330,15 @@ func removeParts(ctx context.Context, l *state.Lab) error {
 		wg.Go(func() {
 			a := agentapi.NewClient(o.Agent)
 			defer a.Close()
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			var rep json.RawMessage
-			if err := a.Destroy(cctx, l.Name(), &rep); err != nil {
+			if err := call(cctx, a); err != nil {
 				errs[i] = fmt.Errorf("machine %s: %w", o.Name, err)
 			}
 		})
 	}
 	wg.Wait()
-	var gone []int
-	for i, o := range parts {
-		if errs[i] == nil {
-			gone = append(gone, o.ID)
-		}
-	}
-	return errors.Join(append(errs, l.ForgetAll(gone))...)
+	return parts, errs
 }
 
 // agentOf returns the agent of the machine that runs node n of l, a lab

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/rocelab/rocelab/internal/jsonapi"
 	"github.com/rocelab/rocelab/lab/cluster/agentapi"
@@ -103,26 +102,10 @@ func removeAgentParts(ctx context.Context, root, lab string) error {
 // Then nothing is destroyed, the lab is kept whole and usable, and the
 // error names each machine, its agent and what is wrong.
 func askParts(ctx context.Context, l *state.Lab) error {
-	var parts []state.Object
-	for _, o := range l.Objects() {
-		if o.Kind == state.KindPart {
-			parts = append(parts, o)
-		}
-	}
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, o := range parts {
-		wg.Go(func() {
-			a := agentapi.NewClient(o.Agent)
-			defer a.Close()
-			cctx, cancel := context.WithTimeout(ctx, agentTimeout)
-			defer cancel()
-			if _, err := a.Info(cctx); err != nil {
-				errs[i] = fmt.Errorf("machine %s: %w", o.Name, err)
-			}
-		})
-	}
-	wg.Wait()
+	_, errs := eachPart(ctx, l, agentTimeout, func(ctx context.Context, a *agentapi.Client) error {
+		_, err := a.Info(ctx)
+		return err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w\nnothing was destroyed: the lab is kept, whole and usable; destroy it again once every agent answers (a token: $%s or $%s as the agents have it)", err, jsonapi.TokenEnv, jsonapi.TokenFileEnv)
 	}
