@@ -378,6 +378,12 @@ static void crashed(int sig, siginfo_t *si, void *uc)
 							      ((uintptr_t)si->si_addr >= lo && (uintptr_t)si->si_addr < hi)))
 			fprintf(stderr, "cmtest: map %s", line);
 	}
+	if (maps)
+		fclose(maps);
+	/* The words around the stack pointer: a return address lost shows as
+	 * the zero the instruction pointer took. */
+	for (int k = -4; k < 12; k++)
+		fprintf(stderr, "cmtest: sp%+d: %#lx\n", 8 * k, ((unsigned long *)sp)[k]);
 	backtrace_symbols_fd(pcs, n, 2);
 	_exit(3);
 }
