@@ -22,6 +22,11 @@ type Case struct {
 	// Timeouts marks a case in which the IUT's retransmission timer fires
 	// by design: a failure of it is not run again (see TimeoutCounter).
 	Timeouts bool
+	// Prompt marks a case whose verdict needs the tester to answer within
+	// the IUT's reordering window (a few round trips of fabric time): on
+	// a live IUT a host stall between the tester's frames can make them
+	// late in fabric time, so a failure is run once more, as a timeout's.
+	Prompt bool
 }
 
 // Cases returns the suite's cases in order.

@@ -120,7 +120,7 @@ var metaCases = []Case{
 			c.SACK(p(1), p(7), 0, p(3), p(4), p(5), p(6), p(7))
 			c.onlyHoleResent(p(2), p(7))
 		}},
-	{ID: "meta/reorder-window", Mode: endpoint.ModeMetaRoCE,
+	{ID: "meta/reorder-window", Mode: endpoint.ModeMetaRoCE, Prompt: true,
 		Title: "a PSN overtaken on its path is not resent within the reordering window; a hole that stays is resent before the timeout",
 		Cites: []string{"MR-4.10", "MR-4.20"},
 		Run: func(t *T) {

@@ -66,7 +66,7 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 		if err != nil {
 			return nil, err
 		}
-		if res.Verdict == "fail" && timedOut && !cases[i].Timeouts {
+		if res.Verdict == "fail" && (timedOut && !cases[i].Timeouts || cases[i].Prompt) {
 			first := res
 			if res, _, err = runOne(ctx, &cases[i], opts, newEnv); err != nil {
 				return nil, err
@@ -74,7 +74,11 @@ func RunCases(ctx context.Context, all []Case, opts Options, newEnv NewEnv) (*Re
 			if first.Pcap != "" && res.Pcap == "" {
 				os.Remove(first.Pcap) // run 2 passed: no evidence of a failure
 			}
-			res.Log = append([]string{fmt.Sprintf("run 1 failed after the IUT's retransmission timer fired (%s); run 2:", first.Detail)}, res.Log...)
+			why := "after the IUT's retransmission timer fired"
+			if !timedOut {
+				why = "in a case that needs the tester's answers within the IUT's reordering window"
+			}
+			res.Log = append([]string{fmt.Sprintf("run 1 failed %s (%s); run 2:", why, first.Detail)}, res.Log...)
 			res.Reruns = 1
 		}
 		rep.Results = append(rep.Results, res)
