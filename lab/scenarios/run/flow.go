@@ -151,18 +151,7 @@ func (out *Outcome) concludeFlow(reportDir string) error {
 			r.Message = fmt.Sprintf("%s: %v", x.Text, r.Err)
 		}
 	}
-	out.Pass = len(out.Problems) == 0
-	for _, res := range out.Results {
-		out.Pass = out.Pass && res.Pass
-	}
-	if reportDir == "" {
-		return nil
-	}
-	if err := report.Write(reportDir, out.reportData()); err != nil {
-		return fmt.Errorf("run %s: %w", out.Scenario.Name, err)
-	}
-	out.Report = reportDir
-	return nil
+	return out.decide(reportDir)
 }
 
 // startFlow schedules workload j on lab, as start does on the packet

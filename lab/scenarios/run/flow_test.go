@@ -48,9 +48,6 @@ func loadScenario(t *testing.T, file string) *scenario.Scenario {
 // simulator's (docs/performance.md, "Flow-level mode", has the figures of
 // every kind of scenario).
 func TestFlowMatchesPackets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the packet simulator on a 64-host zone")
-	}
 	sc := loadScenario(t, "testdata/flow/incast.yaml")
 	pkt, err := Sim(context.Background(), sc, Options{Partitions: 1})
 	if err != nil {

@@ -305,6 +305,12 @@ func clearReport(dir string) error {
 // their runs with it.
 func (out *Outcome) conclude(reportDir string) error {
 	out.Results = out.Scenario.Evaluate(out.Metrics)
+	return out.decide(reportDir)
+}
+
+// decide sets Pass from the Results and the Problems and writes the
+// report directory if one was asked for.
+func (out *Outcome) decide(reportDir string) error {
 	out.Pass = len(out.Problems) == 0
 	for _, res := range out.Results {
 		out.Pass = out.Pass && res.Pass
