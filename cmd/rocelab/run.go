@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -46,6 +47,8 @@ type runFlags struct {
 	// --chakra: a scenario of one chakra workload from flags.
 	chakra         scenario.ChakraRun
 	chakraDuration string
+	// cpuProfile: write a CPU profile of the whole command here.
+	cpuProfile string
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -127,6 +130,13 @@ failed), 2 when the file does not validate.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.cpuProfile != "" {
+				stop, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			if cmd.Flags().Changed("chakra") {
 				return runChakra(cmd, opts, f, cmd.Flags().Changed("seed"))
 			}
@@ -160,6 +170,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().Float64Var(&f.chakra.PeakTFLOPS, "peak-tflops", 0, "with --chakra: time compute nodes by a roofline of this peak (ASTRA-sim's peak-perf) from their num_ops, not by duration_micros")
 	cmd.Flags().Float64Var(&f.chakra.MemGBps, "mem-gbps", 0, "with --chakra and --peak-tflops: the roofline's memory bandwidth in GB/s (ASTRA-sim's local-mem-bw)")
 	cmd.Flags().StringVar(&f.chakraDuration, "duration", "", "with --chakra: fabric time the run lasts (default: three times the step on an ideal fabric, at least 1ms)")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	limit(cmd.Flags(), "iters", 1, 1_000_000)
 	limit(cmd.Flags(), "peak-tflops", 0, unbounded)
 	limit(cmd.Flags(), "mem-gbps", 0, unbounded)
@@ -503,4 +514,21 @@ func followHugePages(opts *options, reserve int64) (stop func()) {
 		r := f.Stop()
 		opts.log.Debug("huge pages", "advised", r.Bytes, "huge", r.Huge)
 	}
+}
+
+// startCPUProfile writes a CPU profile of what follows into path until
+// the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	}, nil
 }
