@@ -74,7 +74,7 @@ type HierJob struct {
 	phase  int // phases started; len(phases)+1 once done
 	left   int // comms of the running phase still running
 	start  clock.Time
-	last   clock.Time     // start of the running phase
+	last   clock.Time // start of the running phase
 	spent  [3]clock.Duration
 	end    clock.Time
 	err    error
