@@ -31,9 +31,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/rocelab/rocelab/lab/simulation/simbench"
@@ -82,6 +84,16 @@ func main() {
 			fail(err)
 		}
 		defer pprof.StopCPUProfile()
+		// Ctrl-C ends a long run with its profile so far.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sig
+			pprof.StopCPUProfile()
+			f.Close()
+			fmt.Fprintln(os.Stderr, "simbench: interrupted; the CPU profile so far is in", *cpu)
+			os.Exit(130)
+		}()
 	}
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10
