@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -383,15 +384,19 @@ func idealTime(size, mtu int, r clock.Rate) clock.Duration {
 // time, the collective lines, packet and event counts, fabric time — one
 // line each; wall-clock figures are left out.
 func (r *Report) Table() string {
-	s := fmt.Sprintf("%s on %s: nics=%d switches=%d links=%d fabric=%d ps data_packets=%d events=%d pfc=%d peak_queue=%d drops=%d\n",
+	// A builder: with 24,576 flows, adding line by line to a string made
+	// ~9 GB of garbage, which took the process's peak RSS from 9 GB to
+	// 16 GB after the run.
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s: nics=%d switches=%d links=%d fabric=%d ps data_packets=%d events=%d pfc=%d peak_queue=%d drops=%d\n",
 		r.Name, r.Topology, r.NICs, r.Switches, r.Links, r.Fabric, r.DataPackets, r.Events, r.PFCFrames, r.PeakQueue, r.Drops)
 	for i, d := range r.FCTs {
-		s += fmt.Sprintf("flow %d fct %d\n", i, d)
+		fmt.Fprintf(&b, "flow %d fct %d\n", i, d)
 	}
 	for _, c := range r.Coll {
-		s += fmt.Sprintf("coll %s size %d time_us %.6f algbw %.6f busbw %.6f\n", c.Op, c.Size, c.TimeUs, c.AlgBW, c.BusBW)
+		fmt.Fprintf(&b, "coll %s size %d time_us %.6f algbw %.6f busbw %.6f\n", c.Op, c.Size, c.TimeUs, c.AlgBW, c.BusBW)
 	}
-	return s
+	return b.String()
 }
 
 // Digest returns the SHA-256 of Table, in hex.
