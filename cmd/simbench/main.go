@@ -35,6 +35,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +60,7 @@ func main() {
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
 	workers := flag.Int("workers", runtime.NumCPU(), "goroutines a scenario runs on, side by side (results are the same for any number; the all-to-all runs on one)")
 	partitions := flag.Int("partitions", 0, "engines the fabric is cut into, by pod or by groups of racks (0: 16, or 8 per worker if more; 1: one engine; results are the same)")
-	zoneGroups := flag.Int("hier-zone", 0, "hier-allreduce: groups (hosts) per zone, for an all-reduce in three levels (0: a ring per rail across every host)")
+	levels := flag.String("hier-levels", "", "hier-allreduce: sizes of the levels above the hosts, innermost first (e.g. 4,96: racks of 4 hosts, zones of 96 racks; default a ring per rail across every host)")
 	nvlink := flag.String("nvlink", "", "hier-allreduce: the groups' rate inside a host (e.g. 3600G): their phases off the fabric (default: on it)")
 	topo := flag.String("topology", "", "run the scenario on this topology (a built-in such as seed-24k, or a file) instead of its generated Clos")
 	progress := flag.Duration("progress", 0, "print the run's fabric time, events/s and heap to stderr this often (0: never; with it the run ends on a microsecond of fabric time, so its digest differs)")
@@ -99,7 +101,16 @@ func main() {
 		runtime.MemProfileRate = 64 << 10
 	}
 	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers, Partitions: *partitions,
-		Progress: progressPrinter(*progress), HierZone: *zoneGroups}
+		Progress: progressPrinter(*progress)}
+	if *levels != "" {
+		for _, f := range strings.Split(*levels, ",") {
+			z, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				fail(fmt.Errorf("-hier-levels %q: %w", *levels, err))
+			}
+			cfg.HierLevels = append(cfg.HierLevels, z)
+		}
+	}
 	if *nvlink != "" {
 		r, err := topologies.ParseRate(*nvlink)
 		if err != nil {

@@ -67,10 +67,11 @@ type Workload struct {
 	// index), all-gather inside each group. CollectiveOp is then AllReduce.
 	Hierarchical bool
 	Group        int
-	// Zone (hier-allreduce): groups per zone, for the cross-group step in
-	// two levels (simlab.HierSpec.Zone); 0 a ring per rail across all.
+	// Levels (hier-allreduce): the sizes of the levels above the groups,
+	// innermost first, for the cross-group step in levels
+	// (simlab.HierSpec.Levels); none: a ring per rail across all.
 	// NVLink: the groups' phases off the fabric at this rate per rank.
-	Zone   int
+	Levels []int
 	NVLink clock.Rate
 
 	// Pattern: perf pairs (default), permutation or all-to-all;
@@ -125,7 +126,7 @@ var workloadKinds = []string{"perf", "collective", "background", "fe", "chakra"}
 
 var kindKeys = map[WorkloadKind][]string{
 	KindPerf:       {"op", "pattern", "from", "to", "size", "qps", "paths", "iters", "duration", "latency", "mode", "cc"},
-	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "zone", "nvlink", "mode", "cc", "paths"},
+	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "levels", "nvlink", "mode", "cc", "paths"},
 	KindBackground: {"pattern", "from", "to", "rate", "size", "interval", "duration", "mode", "cc"},
 	KindFE:         {"pattern", "from", "to", "size", "rate", "interval", "iters", "duration", "mode", "cc"},
 	KindChakra:     {"trace", "prefix", "ranks", "iters", "peak_tflops", "mem_gbps", "mode", "cc", "paths"},
@@ -347,7 +348,7 @@ func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.N
 		r.hier(w, vals)
 		return
 	}
-	for _, k := range []string{"group", "zone", "nvlink"} {
+	for _, k := range []string{"group", "levels", "nvlink"} {
 		if v := vals[k]; v != nil {
 			e.add(posOf(v), "workload %s: %s is for op hier-allreduce", w.Name, k)
 		}
@@ -403,12 +404,23 @@ func (r *resolver) hier(w *Workload, vals map[string]*yaml.Node) {
 		w.NVLink, _ = e.rate(v, "nvlink")
 	}
 	unit := w.Group
-	if v := vals["zone"]; v != nil {
-		w.Zone, _ = e.integer(v, "zone", 2)
-		if n, g := len(w.Ranks), w.Group; g > 0 && w.Zone > 1 && (n%(g*w.Zone) != 0 || n/(g*w.Zone) < 2) {
-			e.add(posOf(v), "workload %s: %d ranks are not at least two zones of %d groups of %d", w.Name, n, w.Zone, g)
+	if v := vals["levels"]; v != nil {
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			e.add(posOf(v), "workload %s: levels: want a list of level sizes, innermost first (e.g. [4, 96])", w.Name)
+		} else {
+			for _, c := range v.Content {
+				z, ok := e.integer(c, "levels", 2)
+				if !ok {
+					unit = 0
+					continue
+				}
+				w.Levels = append(w.Levels, z)
+				unit *= z
+			}
 		}
-		unit *= max(w.Zone, 1)
+		if n := len(w.Ranks); unit > 0 && (n%unit != 0 || n/unit < 2) {
+			e.add(posOf(v), "workload %s: %d ranks are not at least two units of %d (groups of %d, levels %v)", w.Name, n, unit, w.Group, w.Levels)
+		}
 	}
 	if len(w.Sizes) == 1 && unit > 0 && w.Sizes[0] < int64(4*unit) {
 		e.add(posOf(vals["sizes"]), "workload %s: size %d is below %d bytes (4 per rank of a group)", w.Name, w.Sizes[0], 4*unit)

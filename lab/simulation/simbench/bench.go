@@ -51,11 +51,11 @@ type Config struct {
 	// connect on first use). The results, and so the digest, do not
 	// depend on them.
 	Workers, Partitions int
-	// HierZone and NVLink shape the hierarchical all-reduce
-	// (simlab.HierSpec's Zone and NVLink; 0: a flat ring per rail, and
-	// the groups' phases on the fabric).
-	HierZone int
-	NVLink   clock.Rate
+	// HierLevels and NVLink shape the hierarchical all-reduce
+	// (simlab.HierSpec's Levels and NVLink; none: a flat ring per rail,
+	// and the groups' phases on the fabric).
+	HierLevels []int
+	NVLink     clock.Rate
 	// Progress, if set, is the lab's progress callback (simlab.Options).
 	Progress func(simlab.Progress)
 }
@@ -297,13 +297,13 @@ func HierAllReduce(spec ClosSpec, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer r.stopHugePages()
-	job, err := l.Hierarchical(simlab.HierSpec{Name: "hier", GroupSize: spec.GPUs, Zone: cfg.HierZone, NVLink: cfg.NVLink, Size: cfg.CollBytes, Paths: cfg.Paths})
+	job, err := l.Hierarchical(simlab.HierSpec{Name: "hier", GroupSize: spec.GPUs, Levels: cfg.HierLevels, NVLink: cfg.NVLink, Size: cfg.CollBytes, Paths: cfg.Paths})
 	if err != nil {
 		return nil, fmt.Errorf("simbench: %w", err)
 	}
 	r.Name = fmt.Sprintf("hierarchical all_reduce %s %d ranks", cfg.Mode, r.NICs)
-	if cfg.HierZone > 1 {
-		r.Name += fmt.Sprintf(" zones of %d groups", cfg.HierZone)
+	if len(cfg.HierLevels) > 0 {
+		r.Name += fmt.Sprintf(" levels %v", cfg.HierLevels)
 	}
 	if cfg.NVLink > 0 {
 		r.Name += " nvlink " + cfg.NVLink.String()

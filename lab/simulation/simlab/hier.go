@@ -19,24 +19,26 @@ import (
 // fabric (the simulator has no NVLink: intra-host traffic crosses the
 // host's leaf) unless NVLink is set.
 //
-// With Zone, the cross-group step is itself hierarchical, as a cluster of
-// AI zones would run it: a reduce-scatter of Size/GroupSize among the
-// Zone consecutive groups of each rail (a zone), an all-reduce of
-// Size/GroupSize/Zone across the zones (a ring per rail and position in
-// the zone), an all-gather back inside the zone. A flat ring across 3,072
-// hosts takes 6,142 steps; this one 2 × (Zone-1) + 2 × (zones-1).
+// With Levels, the cross-group step is itself hierarchical, as a cluster
+// of racks and AI zones could run it: for Levels [4, 96], a
+// reduce-scatter among the 4 consecutive groups of each rail (a rack),
+// then among the 96 consecutive racks (a zone) on each rail and position,
+// an all-reduce across the zones, and the all-gathers back in reverse
+// order, each level a ring over Size divided by the levels below it. A
+// flat ring across 3,072 hosts takes 6,142 latency-bound steps; Levels
+// [384] 2 × 383 + 2 × 7, Levels [4, 96] 2 × (3 + 95 + 7).
 type HierSpec struct {
 	// Name labels the job's samples (default "hierN").
 	Name string
 	// Ranks are NIC names in rank order (default every BE NIC in node
-	// order); their number must be a multiple of GroupSize (× Zone).
+	// order); their number must be a multiple of GroupSize × Levels.
 	Ranks []string
 	// GroupSize is the ranks per group (default 8).
 	GroupSize int
-	// Zone, if above 1, is the groups per zone: the cross-group
-	// all-reduce runs in two levels (see above); ranks must then be at
-	// least two zones.
-	Zone int
+	// Levels are the sizes of the levels above the groups, innermost
+	// first (see above; each at least 2): ranks must then be at least two
+	// of the outermost level's units.
+	Levels []int
 	// NVLink, if set, is the rate of each rank's link inside its group:
 	// the group's reduce-scatter and all-gather run off the fabric, as
 	// ring steps of Size/GroupSize bytes at that rate, each after
@@ -45,7 +47,7 @@ type HierSpec struct {
 	NVLink        clock.Rate
 	NVLinkLatency clock.Duration
 	// Size is the all-reduce size in nccl-tests bytes (default 64 MiB); it
-	// is rounded down to a multiple of 4 × GroupSize (× Zone).
+	// is rounded down to a multiple of 4 × GroupSize × Levels.
 	Size int64
 	// Mode, CC and Paths configure every QP (defaults: the lab's).
 	Mode, CC string
@@ -91,9 +93,6 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.GroupSize <= 0 {
 		spec.GroupSize = 8
 	}
-	if spec.Zone < 1 {
-		spec.Zone = 1
-	}
 	if spec.NVLink > 0 && spec.NVLinkLatency <= 0 {
 		spec.NVLinkLatency = clock.Microsecond
 	}
@@ -101,14 +100,21 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		spec.Size = 64 << 20
 	}
 	l.defaultModeCC(&spec.Mode, &spec.CC)
-	g, z, n := spec.GroupSize, spec.Zone, len(spec.Ranks)
+	g, n := spec.GroupSize, len(spec.Ranks)
 	if n%g != 0 || n/g < 2 {
 		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two groups of %d", spec.Name, n, g)
 	}
-	if z > 1 && (n%(g*z) != 0 || n/(g*z) < 2) {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two zones of %d groups of %d", spec.Name, n, z, g)
+	span := g // ranks in one unit of the outermost level
+	for _, z := range spec.Levels {
+		if z < 2 {
+			return nil, fmt.Errorf("hierarchical %s: level of %d: want at least 2", spec.Name, z)
+		}
+		span *= z
 	}
-	unit := int64(4 * g * z)
+	if n%span != 0 || n/span < 2 {
+		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two units of %d (groups of %d, levels %v)", spec.Name, n, span, g, spec.Levels)
+	}
+	unit := int64(4 * span)
 	spec.Size = spec.Size / unit * unit
 	if spec.Size == 0 {
 		return nil, fmt.Errorf("hierarchical %s: size below %d bytes", spec.Name, unit)
@@ -171,18 +177,18 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		up = append(up, hierPhase{comms: intra, op: collective.AllGather, size: size, bucket: 2})
 	}
 	size /= int64(g)
-	top := 1
-	if z > 1 {
-		zone, err := level("zone", g, z)
+	stride := g
+	for i, z := range spec.Levels {
+		comms, err := level("level "+strconv.Itoa(i+1), stride, z)
 		if err != nil {
 			return nil, err
 		}
-		down = append(down, hierPhase{comms: zone, op: collective.ReduceScatter, size: size, bucket: 0})
-		up = append(up, hierPhase{comms: zone, op: collective.AllGather, size: size, bucket: 2})
+		down = append(down, hierPhase{comms: comms, op: collective.ReduceScatter, size: size, bucket: 0})
+		up = append(up, hierPhase{comms: comms, op: collective.AllGather, size: size, bucket: 2})
 		size /= int64(z)
-		top = z
+		stride *= z
 	}
-	rails, err := level("rail", g*top, n/(g*top))
+	rails, err := level("rail", stride, n/stride)
 	if err != nil {
 		return nil, err
 	}
@@ -278,8 +284,8 @@ func (j *HierJob) Err() error { return j.err }
 // HierResult is what a hierarchical all-reduce measured.
 type HierResult struct {
 	Ranks, GroupSize int
-	// Zone is the groups per zone (1: no zone level).
-	Zone int
+	// Levels are the sizes of the levels above the groups (HierSpec).
+	Levels []int
 	Size int64
 	// Phases are the fabric times of the reduce-scatters, the
 	// all-reduce across the groups (or zones) and the all-gathers.
@@ -296,7 +302,7 @@ func (j *HierJob) Result() HierResult {
 		return HierResult{}
 	}
 	n := len(j.spec.Ranks)
-	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Zone: j.spec.Zone, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
+	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Levels: j.spec.Levels, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
 	r.AlgBW = float64(r.Size) / r.Time.Seconds() / 1e9
 	r.BusBW = r.AlgBW * 2 * float64(n-1) / float64(n)
 	return r

@@ -1,6 +1,7 @@
 package simlab
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
@@ -76,9 +77,10 @@ generate: {zones: 2, hosts: 4, gpus: 8, rtsw: 1, ctsw: 2, atsw: 2, fe: off}
 		nvWait clock.Duration // the exact reduce-scatter and all-gather, or 0
 	}{
 		{"flat rails", HierSpec{GroupSize: 8, Size: size}, 0},
-		{"zones", HierSpec{GroupSize: 8, Zone: 4, Size: size}, 0},
+		{"zones", HierSpec{GroupSize: 8, Levels: []int{4}, Size: size}, 0},
+		{"racks and zones", HierSpec{GroupSize: 8, Levels: []int{2, 2}, Size: size}, 0},
 		{"nvlink", HierSpec{GroupSize: 8, Size: size, NVLink: nv}, 7 * step},
-		{"zones and nvlink", HierSpec{GroupSize: 8, Zone: 4, Size: size, NVLink: nv}, 0},
+		{"zones and nvlink", HierSpec{GroupSize: 8, Levels: []int{4}, Size: size, NVLink: nv}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := Build(topo, Options{Seed: 1, Workers: 2})
@@ -94,7 +96,7 @@ generate: {zones: 2, hosts: 4, gpus: 8, rtsw: 1, ctsw: 2, atsw: 2, fe: off}
 				t.Fatal(err, j.Err())
 			}
 			r := j.Result()
-			if r.Ranks != 64 || r.Size != size || r.Zone != max(tc.spec.Zone, 1) {
+			if r.Ranks != 64 || r.Size != size || !slices.Equal(r.Levels, tc.spec.Levels) {
 				t.Fatalf("result %+v", r)
 			}
 			var sum clock.Duration
@@ -110,7 +112,7 @@ generate: {zones: 2, hosts: 4, gpus: 8, rtsw: 1, ctsw: 2, atsw: 2, fe: off}
 			if tc.nvWait > 0 && (r.Phases[0] != tc.nvWait || r.Phases[2] != tc.nvWait) {
 				t.Errorf("NVLink phases %v and %v, want %v each", r.Phases[0], r.Phases[2], tc.nvWait)
 			}
-			if tc.spec.NVLink > 0 && tc.spec.Zone > 1 && r.Phases[0] <= 7*step {
+			if tc.spec.NVLink > 0 && len(tc.spec.Levels) > 0 && r.Phases[0] <= 7*step {
 				t.Errorf("reduce-scatters %v: no zone step after the NVLink's %v", r.Phases[0], 7*step)
 			}
 		})
@@ -120,7 +122,7 @@ generate: {zones: 2, hosts: 4, gpus: 8, rtsw: 1, ctsw: 2, atsw: 2, fe: off}
 		t.Fatal(err)
 	}
 	defer l.Close()
-	for _, bad := range []HierSpec{{GroupSize: 8, Zone: 3}, {GroupSize: 8, Zone: 8}, {GroupSize: 8, Zone: 2, Size: 8}} {
+	for _, bad := range []HierSpec{{GroupSize: 8, Levels: []int{3}}, {GroupSize: 8, Levels: []int{8}}, {GroupSize: 8, Levels: []int{2}, Size: 8}, {GroupSize: 8, Levels: []int{1}}, {GroupSize: 8, Levels: []int{2, 4}}} {
 		if _, err := l.Hierarchical(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
