@@ -320,6 +320,9 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 			if w.Kind == scenario.KindFE {
 				return fmt.Errorf("%s: workload %s: kind fe is not supported in emulation yet: run it with --sim", file, w.Name)
 			}
+			if w.Hierarchical {
+				return fmt.Errorf("%s: workload %s: op hier-allreduce is not supported in emulation yet: run it with --sim", file, w.Name)
+			}
 		}
 	}
 	return nil

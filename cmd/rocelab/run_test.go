@@ -34,6 +34,8 @@ func TestRunCmd(t *testing.T) {
 			junit: []string{`errors="1"`, `negative duration`}},
 		{name: "fe in emulation", args: []string{"run", "../../examples/07-fe-checkpoint/scenario.yaml"}, code: 2,
 			junit: []string{`errors="1"`, `kind fe is not supported in emulation yet`}},
+		{name: "hier-allreduce in emulation", args: []string{"run", "../../examples/10-seed-24k/small.yaml"}, code: 2,
+			junit: []string{`errors="1"`, `op hier-allreduce is not supported in emulation yet`}},
 		{name: "workers without sim", args: []string{"run", "--workers", "2", "testdata/run-unmet.yaml"}, code: 2},
 		{name: "workers for a large all-to-all", args: []string{"run", "--sim", "--workers", "2", "testdata/run-a2a-512.yaml"}, code: 2},
 		{name: "node groups with a plain sim", args: []string{"run", "--sim", "--node-groups", "1", "testdata/run-unmet.yaml"}, code: 2},

@@ -71,6 +71,12 @@ func Emulate(ctx context.Context, sc *scenario.Scenario, opts EmuOptions) (out *
 		if w.Kind == scenario.KindFE {
 			return nil, fmt.Errorf("run %s: workload %s: kind fe is not supported in emulation yet (the FE NICs are the kernel's); run it with --sim", sc.Name, w.Name)
 		}
+		if w.Hierarchical {
+			// Its phases would need the endpoints' collective in levels;
+			// run as one all-reduce across every rank, it measured another
+			// algorithm under the same name.
+			return nil, fmt.Errorf("run %s: workload %s: op hier-allreduce is not supported in emulation yet; run it with --sim", sc.Name, w.Name)
+		}
 	}
 	seed := sc.Seed
 	if opts.SeedSet {
