@@ -51,6 +51,11 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 		idx := map[*topologies.Node]int{}
 		for _, e := range frontier {
 			sw := f.byName[e.n.Name]
+			if f.onDemand != nil {
+				if err := f.onDemand.install(f, e.n, p.DstIP); err != nil {
+					return nil, fmt.Errorf("path %s:%s → %v: %w", src.Node.Name, src.Name, p.DstIP, err)
+				}
+			}
 			ports, _, err := sw.NextHops(p)
 			if err != nil {
 				return nil, fmt.Errorf("path %s:%s → %v: at %s: %w", src.Node.Name, src.Name, p.DstIP, e.n.Name, err)
