@@ -1,18 +1,18 @@
 package fabric
 
 import (
-	"fmt"
+	"errors"
 	"net/netip"
 	"slices"
 
 	"github.com/rocelab/rocelab/topologies"
 )
 
-// onDemand installs a switch's route to a destination prefix the first
-// time Path asks the switch about it (SimOptions.RoutesOnDemand): the
-// route eachRoute would install — the same equal-cost ports, in the same
-// order — for the one prefix, so the switch's lookup and hash pick what
-// they pick in a fully routed fabric.
+// onDemand routes without forwarding tables (SimOptions.RoutesOnDemand):
+// the route a switch's table would hold for a destination — the same
+// equal-cost ports, in the same order, as eachRoute computes them — found
+// when Path first needs it, and handed to the switch's own ECMP choice
+// (switchmodel.Switch.NextHopsAmong).
 type onDemand struct {
 	g     *switchGraph
 	index map[*topologies.Node]int32
@@ -20,14 +20,17 @@ type onDemand struct {
 	// lens4 and lens6 the lengths of those prefixes, longest first.
 	owner        map[netip.Prefix]int32
 	lens4, lens6 []int
-	dist         map[int32][]int32 // hop counts to a destination switch, by its index
-	have         []map[netip.Prefix]bool
+	// sets[d][s]: switch s's ports toward switch d (nil: not computed yet),
+	// from dist[d], the hop counts to d.
+	sets map[int32][][]int
+	dist map[int32][]int32
 }
+
+var errNoRoute = errors.New("no route")
 
 func newOnDemand(t *topologies.Topology) *onDemand {
 	o := &onDemand{g: newSwitchGraph(t), index: map[*topologies.Node]int32{}, owner: map[netip.Prefix]int32{},
-		dist: map[int32][]int32{}}
-	o.have = make([]map[netip.Prefix]bool, len(o.g.switches))
+		sets: map[int32][][]int{}, dist: map[int32][]int32{}}
 	for i, n := range o.g.switches {
 		o.index[n] = int32(i)
 		for _, p := range ownedPrefixes(n) {
@@ -46,10 +49,10 @@ func newOnDemand(t *topologies.Topology) *onDemand {
 	return o
 }
 
-// install gives switch node n its route toward dst, if dst is in a prefix
-// some switch owns and n has none to it yet; install(n, dst) leaves n as
-// it is when dst has no route there (NextHops then says so).
-func (o *onDemand) install(f *SimFabric, n *topologies.Node, dst netip.Addr) error {
+// ports returns switch n's route toward dst: its equal-cost egress ports,
+// as its full table would list them; errNoRoute when it has none (or dst
+// is one of its own addresses, which its table does not route).
+func (o *onDemand) ports(n *topologies.Node, dst netip.Addr) ([]int, error) {
 	dst = dst.Unmap()
 	lens := o.lens6
 	if dst.Is4() {
@@ -65,43 +68,44 @@ func (o *onDemand) install(f *SimFabric, n *topologies.Node, dst netip.Addr) err
 		}
 	}
 	si, ok := o.index[n]
-	if d < 0 || !ok || o.have[si][pfx] {
-		return nil
+	if d < 0 || !ok {
+		return nil, errNoRoute
 	}
-	var ports []int
 	if si == d {
 		// A connected route (eachRoute's last loop); the switch's own
-		// addresses are local (AddLocal), not routes.
+		// addresses are local, not routes.
 		for i, pt := range n.Ports {
 			if pt.Peer != nil && pt.Peer.Node.Kind != topologies.KindSwitch &&
 				(pt.Peer.Addr.IsValid() && pt.Peer.Addr.Masked() == pfx || pt.Peer.Addr6.IsValid() && pt.Peer.Addr6.Masked() == pfx) {
-				ports = append(ports, i)
+				return []int{i}, nil
 			}
 		}
-	} else {
+		return nil, errNoRoute
+	}
+	sets := o.sets[d]
+	if sets == nil {
+		sets = make([][]int, len(o.g.switches))
+		o.sets[d] = sets
+	}
+	if sets[si] == nil {
 		dist := o.dist[d]
 		if dist == nil {
 			dist = make([]int32, len(o.g.switches))
 			o.g.distancesTo(d, dist, nil)
 			o.dist[d] = dist
 		}
+		set := []int{}
 		if ds := dist[si]; ds > 0 {
 			for _, l := range o.g.links[si] {
 				if dist[l.peer] == ds-1 {
-					ports = append(ports, int(l.port))
+					set = append(set, int(l.port))
 				}
 			}
 		}
+		sets[si] = set
 	}
-	if o.have[si] == nil {
-		o.have[si] = map[netip.Prefix]bool{}
+	if len(sets[si]) == 0 {
+		return nil, errNoRoute
 	}
-	o.have[si][pfx] = true
-	if len(ports) == 0 {
-		return nil
-	}
-	if err := f.byName[n.Name].AddRoutes([]netip.Prefix{pfx}, ports...); err != nil {
-		return fmt.Errorf("switch %s: install route %v: %w", n.Name, pfx, err)
-	}
-	return nil
+	return sets[si], nil
 }

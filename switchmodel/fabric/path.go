@@ -50,13 +50,7 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 		var next []entry
 		idx := map[*topologies.Node]int{}
 		for _, e := range frontier {
-			sw := f.byName[e.n.Name]
-			if f.onDemand != nil {
-				if err := f.onDemand.install(f, e.n, p.DstIP); err != nil {
-					return nil, fmt.Errorf("path %s:%s → %v: %w", src.Node.Name, src.Name, p.DstIP, err)
-				}
-			}
-			ports, _, err := sw.NextHops(p)
+			ports, err := f.nextHops(e.n, p)
 			if err != nil {
 				return nil, fmt.Errorf("path %s:%s → %v: at %s: %w", src.Node.Name, src.Name, p.DstIP, e.n.Name, err)
 			}
@@ -87,6 +81,22 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 		frontier = next
 	}
 	return hops, nil
+}
+
+// nextHops is the ports switch n sends p's flow on: its NextHops, or
+// with RoutesOnDemand its choice among the route's ports found on demand.
+func (f *SimFabric) nextHops(n *topologies.Node, p *wire.Packet) ([]int, error) {
+	sw := f.byName[n.Name]
+	if f.onDemand == nil {
+		ports, _, err := sw.NextHops(p)
+		return ports, err
+	}
+	set, err := f.onDemand.ports(n, p.DstIP)
+	if err != nil {
+		return nil, err
+	}
+	ports, _ := sw.NextHopsAmong(p, set)
+	return ports, nil
 }
 
 // FlowPacket is the header of the data packets a RoCEv2 queue pair sends

@@ -32,14 +32,15 @@ type SimOptions struct {
 	// over several (the simulator's workers). A link between nodes on two
 	// engines is a pipe.NewAcross.
 	EngineOf func(n *topologies.Node) *sim.Engine
-	// RoutesOnDemand, if set, installs no routes up front: Path installs,
-	// at each switch it asks, the route to the flow's destination prefix
-	// — the one the full tables have (same ports, same order), so the
-	// answer is the same — the first time it is needed. For a flow-level
-	// simulator that only asks for paths: routing every switch of a large
-	// fabric about every prefix is most of its build. A fabric built so
-	// forwards only toward destinations Path was asked about (it drops
-	// the rest, "no route"): do not send packets through it.
+	// RoutesOnDemand, if set, installs no routes: Path computes, at each
+	// switch it asks, the route to the flow's destination the full tables
+	// hold (same ports, same order) the first time it needs it and lets
+	// the switch choose among them (switchmodel.Switch.NextHopsAmong: the
+	// same hash and spraying), so the paths are the same. For a
+	// flow-level simulator that only asks for paths: routing every switch
+	// of a large fabric about every prefix is most of its build. A fabric
+	// built so has empty tables: packets sent through it are dropped ("no
+	// route").
 	RoutesOnDemand bool
 }
 
