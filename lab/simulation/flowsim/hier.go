@@ -35,18 +35,29 @@ type HierSpec struct {
 	Paths int
 	// Start is the fabric time the job starts at.
 	Start clock.Time
+	// Rings, if not "", times every phase by the ring recurrence (ring.go)
+	// at fixed rates instead of running the collective engine: "alone"
+	// (each QP at its narrowest link's rate) or "shared" (the max-min rates
+	// of all the phase's QPs sending at once). "auto" is "shared" when the
+	// rails' rings make more than RecurrenceWrites writes or have more
+	// ranks than the engine takes (collective.MaxRanks), the engine
+	// otherwise. The recurrence sees no other job's flows, nor do they see
+	// its: for a job alone on the fabric.
+	Rings string
 }
 
 // HierJob is a running hierarchical all-reduce.
 type HierJob struct {
-	l      *Lab
-	spec   HierSpec
-	intra  []*collective.Comm // one per group
-	rails  []*collective.Comm // one per local index
-	phase  int                // 0 not started, 1–3 running, 4 done
-	left   int                // comms of the phase still running
-	starts [4]clock.Time      // start of phases 1–3, and the end
-	err    error
+	l     *Lab
+	spec  HierSpec
+	intra []*collective.Comm // one per group
+	rails []*collective.Comm // one per local index
+	// Their transports, for the ring recurrence.
+	intraTr, railTr []*transport
+	phase           int           // 0 not started, 1–3 running, 4 done
+	left            int           // comms of the phase still running
+	starts          [4]clock.Time // start of phases 1–3, and the end
+	err             error
 }
 
 // Hierarchical adds a hierarchical all-reduce job.
@@ -85,10 +96,27 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 			return nil, fmt.Errorf("hierarchical %s: %w", spec.Name, err)
 		}
 	}
+	switch spec.Rings {
+	case "", "alone", "shared":
+	case "auto":
+		spec.Rings = ""
+		if m := n / g; m > collective.MaxRanks || railWrites(m, g, spec.Size/int64(g)) > RecurrenceWrites {
+			spec.Rings = "shared"
+		}
+	default:
+		return nil, fmt.Errorf("hierarchical %s: rings %q: want alone, shared or auto", spec.Name, spec.Rings)
+	}
+	var trs []*transport
 	comm := func(members []*nic) (*collective.Comm, error) {
 		tr, err := l.newTransport(members, mode, spec.Paths, false, false)
 		if err != nil {
 			return nil, err
+		}
+		trs = append(trs, tr)
+		if spec.Rings != "" {
+			// The recurrence needs no engine (nor its limit of
+			// collective.MaxRanks ranks, from its immediates).
+			return nil, nil
 		}
 		return collective.New(l.e, tr, collective.Config{Ranks: len(members), Type: collective.Float32, Seed: l.opts.Seed})
 	}
@@ -100,6 +128,7 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		}
 		j.intra = append(j.intra, c)
 	}
+	j.intraTr, trs = trs, nil
 	for i := range g {
 		var members []*nic
 		for k := i; k < n; k += g {
@@ -111,9 +140,23 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		}
 		j.rails = append(j.rails, c)
 	}
+	j.railTr = trs
 	l.addJob(j)
 	l.At(spec.Start, j.next)
 	return j, nil
+}
+
+// RecurrenceWrites is the most writes the rails' rings of a hierarchical
+// all-reduce make under the engine with HierSpec.Rings "auto": about half
+// a minute of the collective engine over flow-level writes (~3 µs a write).
+const RecurrenceWrites = 10_000_000
+
+// railWrites is the writes of g ring all-reduces of size bytes over m
+// ranks each: 2(m−1) steps of a chunk in slices, per rank.
+func railWrites(m, g int, size int64) int64 {
+	elems := (size/4 + int64(m) - 1) / int64(m)
+	slices := (elems + collective.DefaultSliceBytes/4 - 1) / (collective.DefaultSliceBytes / 4)
+	return int64(g) * int64(m) * 2 * int64(m-1) * slices
 }
 
 // next starts the next phase (or finishes the job).
@@ -121,17 +164,22 @@ func (j *HierJob) next() {
 	j.starts[j.phase] = j.l.Now()
 	j.phase++
 	var comms []*collective.Comm
+	var trs []*transport
 	var op collective.Op
 	size := j.spec.Size
 	switch j.phase {
 	case 1:
-		comms, op = j.intra, collective.ReduceScatter
+		comms, trs, op = j.intra, j.intraTr, collective.ReduceScatter
 	case 2:
-		comms, op, size = j.rails, collective.AllReduce, size/int64(j.spec.GroupSize)
+		comms, trs, op, size = j.rails, j.railTr, collective.AllReduce, size/int64(j.spec.GroupSize)
 	case 3:
-		comms, op = j.intra, collective.AllGather
+		comms, trs, op = j.intra, j.intraTr, collective.AllGather
 	default:
 		j.l.finished()
+		return
+	}
+	if j.spec.Rings != "" {
+		j.recur(trs, op, size)
 		return
 	}
 	j.left = len(comms)
@@ -218,4 +266,53 @@ func (j *HierJob) Collect(emit func(telemetry.Sample)) {
 	emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
 	emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.AlgBW * 1e9})
 	emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.Time.Seconds()})
+}
+
+// recur times the phase's rings by the recurrence (ringEnd) and goes on
+// to the next phase when the last one ends.
+func (j *HierJob) recur(trs []*transport, op collective.Op, size int64) {
+	now := j.l.Now()
+	edges := make([][]ringEdge, len(trs))
+	var qps []*QP
+	for i, tr := range trs {
+		n := len(tr.ranks)
+		for r := range n {
+			q := tr.conns[[2]int{r, (r + 1) % n}]
+			rate := 0.0
+			for _, p := range q.paths {
+				rate += j.l.net.solver.ubOf(p)
+			}
+			edges[i] = append(edges[i], ringEdge{rate: rate, oneWay: q.oneWay, back: q.back, mtu: tr.ranks[r].mtu})
+			qps = append(qps, q)
+		}
+	}
+	if j.spec.Rings == "shared" {
+		var uses [][]Use
+		for _, q := range qps {
+			uses = append(uses, q.paths...)
+		}
+		rates := make([]float64, len(uses))
+		MaxMin(j.l.net.caps, uses, nil, rates)
+		k := 0
+		for i := range edges {
+			for r := range edges[i] {
+				edges[i][r].rate = 0
+				for range qps[k].paths {
+					edges[i][r].rate += rates[0]
+					rates = rates[1:]
+				}
+				k++
+			}
+		}
+	}
+	end := now
+	for _, es := range edges {
+		e, err := ringEnd(ringConfig{op: op, size: size, slice: collective.DefaultSliceBytes, window: collective.DefaultWindow}, es, now)
+		if err != nil {
+			j.phaseDone(nil, err)
+			return
+		}
+		end = max(end, e)
+	}
+	j.l.At(end, j.next)
 }

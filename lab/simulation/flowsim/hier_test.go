@@ -1,6 +1,9 @@
 package flowsim
 
 import (
+	"fmt"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -19,12 +22,21 @@ import (
 // and the all-gather one step of 256 KiB, the cross-group all-reduce of
 // 256 KiB two steps of 128 KiB; a step waits for the previous one's
 // arrival, and a phase ends with its last write's completion.
+//
+// The collective engine and the ring recurrence (both rates: with no
+// link shared they are the same) must give that time.
 func TestHierarchicalByHand(t *testing.T) {
+	for _, rings := range []string{"", "alone", "shared", "auto"} {
+		t.Run("rings="+rings, func(t *testing.T) { testHierByHand(t, rings) })
+	}
+}
+
+func testHierByHand(t *testing.T, rings string) {
 	l, err := Build(oneSwitch(t), Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := l.Hierarchical(HierSpec{GroupSize: 2, Size: 512 << 10})
+	j, err := l.Hierarchical(HierSpec{GroupSize: 2, Size: 512 << 10, Rings: rings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +86,7 @@ func TestHierarchicalRefuses(t *testing.T) {
 		{HierSpec{GroupSize: 2, Size: 4}, "size below 8 bytes"},
 		{HierSpec{GroupSize: 2, Ranks: []string{"host1:gpu0", "host1:gpu1", "host2:gpu0", "host9:gpu0"}}, `no back-end NIC "host9:gpu0"`},
 		{HierSpec{GroupSize: 2, Mode: "tcp"}, "tcp"},
+		{HierSpec{GroupSize: 2, Rings: "fast"}, `rings "fast": want alone, shared or auto`},
 	} {
 		_, err := l.Hierarchical(tc.spec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -89,4 +102,90 @@ func oneSwitch(t *testing.T) *topologies.Topology {
 		t.Fatal(err)
 	}
 	return tp
+}
+
+// TestRingsMatchEngine runs hierarchical all-reduces under the collective
+// engine and by the ring recurrence. Where the rings keep their QPs busy
+// (large chunks: many slices, the window full) every QP sends all the
+// time, so the recurrence at the max-min rates of all of them ("shared")
+// is the engine's schedule, to the picosecond. Where writes are short
+// against the latency they overlap less than "shared" assumes: the
+// engine lies between "alone" (no write ever slowed by another: a lower
+// bound, each write at its fastest) and "shared", within 5 % of it.
+func TestRingsMatchEngine(t *testing.T) {
+	for _, tc := range []struct {
+		topo  string
+		group int
+		size  int64
+		exact bool
+	}{
+		{"far", 2, 64 << 20, true},         // 50 µs links: the window of 8 writes binds
+		{"laptop", 2, 64 << 20, true},      // 64 slices a chunk in phase 1
+		{"two-zones", 8, 64 << 20, true},   // cross-zone rails at 2:1
+		{"two-zones", 8, 8 << 20, false},   // 64 KiB writes, 4 µs paths
+		{"ai-zone-64", 8, 16 << 20, false}, // 32 KiB writes
+	} {
+		t.Run(fmt.Sprintf("%s/%dMB", tc.topo, tc.size>>20), func(t *testing.T) {
+			var tp *topologies.Topology
+			var err error
+			if tc.topo == "far" {
+				text, _ := os.ReadFile("testdata/one-switch.yaml")
+				tp, err = topologies.Parse("far.yaml", []byte(strings.ReplaceAll(string(text), "delay: 1us", "delay: 50us")))
+			} else {
+				tp, err = topologies.Builtin(tc.topo)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			phases := map[string][3]clock.Duration{}
+			for _, rings := range []string{"", "shared", "alone"} {
+				l, err := Build(tp, Options{Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				j, err := l.Hierarchical(HierSpec{GroupSize: tc.group, Size: tc.size, Rings: rings})
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.RunUntil(clock.Time(clock.Second))
+				if j.Result().Time == 0 {
+					t.Fatalf("rings %q: not done", rings)
+				}
+				phases[rings] = j.Result().Phases
+			}
+			eng, sh, al := phases[""], phases["shared"], phases["alone"]
+			for i := range eng {
+				if d := sh[i] - eng[i]; tc.exact && (d < -3 || d > 3) {
+					t.Errorf("phase %d: engine %v, recurrence %v", i+1, eng[i], sh[i])
+				}
+				if al[i] > eng[i]+3 || math.Abs(float64(sh[i])/float64(eng[i])-1) > 0.05 {
+					t.Errorf("phase %d: engine %v, not within [alone %v, shared %v + 5 %%]", i+1, eng[i], al[i], sh[i])
+				}
+			}
+		})
+	}
+}
+
+// TestRingsAuto checks when Rings "auto" leaves the engine: past
+// RecurrenceWrites writes in the rails, or rails longer than the engine
+// takes.
+func TestRingsAuto(t *testing.T) {
+	for _, tc := range []struct {
+		m, g int
+		size int64
+		want int64
+	}{
+		{2, 2, 256 << 10, 2 * 2 * 2 * 1},    // one slice a chunk
+		{4, 2, 8 << 20, 2 * 4 * 6 * 4},      // 2 MiB chunks: 4 slices
+		{256, 8, 1 << 20, 8 * 256 * 510},    // the 2,048-GPU cluster at 8 MB: engine
+		{3072, 8, 1 << 20, 8 * 3072 * 6142}, // 24,576 GPUs: recurrence
+		{3, 1, 0, 0},                        // empty chunks
+	} {
+		if got := railWrites(tc.m, tc.g, tc.size); got != tc.want {
+			t.Errorf("railWrites(%d, %d, %d) = %d, want %d", tc.m, tc.g, tc.size, got, tc.want)
+		}
+	}
+	if railWrites(256, 8, 1<<20) > RecurrenceWrites || railWrites(3072, 8, 1<<20) <= RecurrenceWrites {
+		t.Error("the threshold does not part the 2,048- and 24,576-GPU clusters")
+	}
 }

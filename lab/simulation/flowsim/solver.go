@@ -118,6 +118,21 @@ func (s *solver) add(uses []Use, q *QP, path int) int32 {
 	return id
 }
 
+// ubOf is the most a flow over uses could get: its narrowest link's
+// capacity over its share there.
+func (s *solver) ubOf(uses []Use) float64 {
+	ub := math.Inf(1)
+	for _, u := range uses {
+		if u.Share > 0 {
+			ub = min(ub, s.caps[u.Link]/u.Share)
+		}
+	}
+	if math.IsInf(ub, 1) {
+		return 0
+	}
+	return ub
+}
+
 // remove takes flow id off its links.
 func (s *solver) remove(id int32) {
 	f := &s.flows[id]
