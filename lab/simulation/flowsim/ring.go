@@ -105,51 +105,103 @@ func ringEnd(cfg ringConfig, edges []ringEdge, t0 clock.Time) (clock.Time, error
 	}
 	w := cfg.window
 	// By rank: arrivals of the previous step's slices (from the rank
-	// before), this step's, the end of its QP's last write, its writes so
-	// far and the completions of its last w writes.
+	// before), this step's, the end of its QP's last write, and the
+	// completions of its last w writes (a ring; t0 before there are w),
+	// with the slot of the next.
 	prev := make([]clock.Time, n*perChunk)
 	next := make([]clock.Time, n*perChunk)
 	lastEnd := make([]clock.Time, n)
-	count := make([]int, n)
 	done := make([]clock.Time, n*w)
+	for i := range done {
+		done[i] = t0
+	}
+	slot := make([]int, n)
 	end := t0
-	for s := range steps {
-		// The chunk rank 0 sends; rank r sends the next r-th.
+	// write posts rank r's next write, of d on the wire, no earlier than
+	// post, and returns when it lands.
+	write := func(r int, post clock.Time, d clock.Duration) clock.Time {
+		e := &edges[r]
+		sl := &done[r*w+slot[r]]
+		if slot[r]++; slot[r] == w {
+			slot[r] = 0
+		}
+		last := max(post, *sl, lastEnd[r]) + clock.Time(d)
+		lastEnd[r] = last
+		landed := last + clock.Time(e.oneWay)
+		*sl = landed + clock.Time(e.back)
+		return landed
+	}
+	// firstChunk is the chunk rank 0 sends at step s; rank r sends the
+	// r-th after it.
+	firstChunk := func(s int) int {
 		c := -(s - nRS)
 		if s < nRS {
 			c = -1 - s
 		}
-		c = ((c % n) + n) % n
+		return ((c % n) + n) % n
+	}
+	if perChunk == 1 {
+		// One write a chunk (the rails of a large cluster): its time on
+		// the wire by edge and chunk length, read from two tables.
+		short := lay.Count / int64(n)
+		serShort, serLong := make([]clock.Duration, n), make([]clock.Duration, n)
 		for r := range n {
-			length := chunkLen[c]
-			if c++; c == n {
-				c = 0
+			if short > 0 {
+				serShort[r] = ser(r, short)
 			}
-			e := &edges[r]
-			to := r + 1
-			if to == n {
-				to = 0
-			}
-			for j := 0; int64(j)*sliceElems < length; j++ {
+			serLong[r] = ser(r, short+1)
+		}
+		for s := range steps {
+			c := firstChunk(s)
+			for r := range n {
+				length := chunkLen[c]
+				if c++; c == n {
+					c = 0
+				}
+				if length == 0 {
+					continue
+				}
+				d := serShort[r]
+				if length > short {
+					d = serLong[r]
+				}
 				post := t0
 				if s > 0 {
-					post = prev[r*perChunk+j]
+					post = prev[r]
 				}
-				k := count[r]
-				slot := &done[r*w+k%w]
-				if k >= w {
-					post = max(post, *slot)
+				to := r + 1
+				if to == n {
+					to = 0
 				}
-				last := max(post, lastEnd[r]).Add(ser(r, min(sliceElems, length-int64(j)*sliceElems)))
-				lastEnd[r] = last
-				landed := last.Add(e.oneWay)
-				next[to*perChunk+j] = landed
-				*slot = landed.Add(e.back)
-				end = max(end, *slot)
-				count[r]++
+				next[to] = write(r, post, d)
 			}
+			prev, next = next, prev
 		}
-		prev, next = next, prev
+	} else {
+		for s := range steps {
+			c := firstChunk(s)
+			for r := range n {
+				length := chunkLen[c]
+				if c++; c == n {
+					c = 0
+				}
+				to := r + 1
+				if to == n {
+					to = 0
+				}
+				for j := 0; int64(j)*sliceElems < length; j++ {
+					post := t0
+					if s > 0 {
+						post = prev[r*perChunk+j]
+					}
+					next[to*perChunk+j] = write(r, post, ser(r, min(sliceElems, length-int64(j)*sliceElems)))
+				}
+			}
+			prev, next = next, prev
+		}
+	}
+	for _, d := range done {
+		end = max(end, d)
 	}
 	return end, nil
 }
