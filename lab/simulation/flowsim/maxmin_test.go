@@ -3,10 +3,12 @@ package flowsim
 import (
 	"math"
 	"testing"
+
+	"github.com/rocelab/rocelab/core/sim"
 )
 
 // TestMaxMin checks progressive filling against allocations worked out by
-// hand.
+// hand, and the Net's rates for the same flows (no demands).
 func TestMaxMin(t *testing.T) {
 	u := func(links ...int32) []Use {
 		var out []Use
@@ -69,6 +71,30 @@ func TestMaxMin(t *testing.T) {
 			for i := range got {
 				if math.Abs(got[i]-tc.want[i]) > 1e-9*max(1, tc.want[i]) {
 					t.Fatalf("rates %v, want %v", got, tc.want)
+				}
+			}
+			if tc.demands != nil {
+				return // the Net's flows have no demands
+			}
+			// The same flows as QPs of a Net (capacities in Gb/s), each
+			// with a long message posted: their rates once it has solved
+			// (incrementally).
+			e := sim.New(1)
+			caps := make([]float64, len(tc.caps))
+			for i, c := range tc.caps {
+				caps[i] = c * 1e9
+			}
+			n := NewNet(e, caps)
+			var qps []*QP
+			for _, us := range tc.uses {
+				q := n.NewQP([][]Use{us}, 0, 0)
+				q.Post(1<<20, nil, nil)
+				qps = append(qps, q)
+			}
+			e.RunUntil(1)
+			for i, q := range qps {
+				if math.Abs(q.Rate()/1e9-tc.want[i]) > 1e-9*max(1, tc.want[i]) {
+					t.Fatalf("Net: QP %d at %g, want %v", i, q.Rate(), tc.want)
 				}
 			}
 		})

@@ -47,6 +47,11 @@ func TieTolerance(t clock.Time) clock.Duration {
 	return max(clock.Duration(1), clock.Duration(float64(t)*1e-9))
 }
 
+// maxEnd bounds how far ahead a message's end is set (picoseconds, about
+// 53 days of fabric time): a message that would take longer (a link of a
+// few bits per second) ends then instead of overflowing the clock.
+const maxEnd = 1 << 62
+
 // NewNet returns a network of links of capacities caps (bits per second)
 // on engine e.
 func NewNet(e *sim.Engine, caps []float64) *Net {
@@ -204,7 +209,7 @@ func (q *QP) schedule() {
 		return
 	}
 	left := q.msgs[q.head].left
-	d := clock.Duration(math.Ceil(left * 8 / q.rate * float64(clock.Second)))
+	d := clock.Duration(math.Ceil(min(left*8/q.rate*float64(clock.Second), maxEnd)))
 	n.seq++
 	q.end, q.endSeq = n.e.Now().Add(d), n.seq
 	n.ends.set(q)
