@@ -111,7 +111,10 @@ soak:
 ## 2,048-GPU ring all-reduce, each on one core and on two (two workers);
 ## wall time, packets per second, peak RSS and digests side by side, failing
 ## when a digest differs. BASELINE=<rev> adds that revision's simulator, one
-## core, before each scenario. Takes minutes; not part of `make test`.
+## core, before each scenario. HTSIM=<path to htsim_roce> then pairs
+## permutation-ecmp with htsim_roce's same permutation, alternated, ROUNDS
+## (3) rounds with the load of each (docs/performance.md says how to build
+## htsim). Takes minutes; not part of `make test`.
 .PHONY: bench-sim
 bench-sim:
 	scripts/bench-sim.sh

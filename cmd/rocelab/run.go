@@ -390,10 +390,14 @@ func runChecked(cmd *cobra.Command, opts *options, sc *scenario.Scenario, f runF
 	return nil
 }
 
+// quietLog is the longest a log (not a terminal) goes without a progress
+// line: a run on a large fabric can take minutes for a tenth of itself.
+const quietLog = 30 * time.Second
+
 // progressPrinter writes fabric time / duration and events/s to w, at
 // most every 200 ms: redrawn on one line of a terminal; elsewhere (a CI
-// log, a pipe) a line each time another tenth of the run is done, with no
-// control characters.
+// log, a pipe) a line each time another tenth of the run is done, or
+// quietLog passed since the last, with no control characters.
 func progressPrinter(w io.Writer, tty bool) func(labrun.Progress) {
 	var last time.Duration
 	var lastEvents uint64
@@ -404,7 +408,7 @@ func progressPrinter(w io.Writer, tty bool) func(labrun.Progress) {
 		}
 		frac := p.Now.Seconds() / p.Duration.Seconds()
 		tenth := int(10 * frac)
-		if !tty && tenth <= lastTenth {
+		if !tty && tenth <= lastTenth && p.Wall-last < quietLog {
 			return
 		}
 		rate := float64(p.Events-lastEvents) / (p.Wall - last).Seconds()
@@ -414,7 +418,7 @@ func progressPrinter(w io.Writer, tty bool) func(labrun.Progress) {
 			fmt.Fprint(w, "\r\033[K"+line)
 			return
 		}
-		lastTenth = tenth
+		lastTenth = max(lastTenth, tenth)
 		fmt.Fprintln(w, "# "+line)
 	}
 }

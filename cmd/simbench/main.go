@@ -31,10 +31,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"syscall"
+	"time"
 
 	"github.com/rocelab/rocelab/lab/simulation/simbench"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/topologies"
 )
 
 var scenarios = []string{"permutation-ecmp", "permutation-spray", "allreduce"}
@@ -52,6 +58,10 @@ func main() {
 	noHuge := flag.Bool("no-hugepages", false, "leave the heap on default pages (no transparent huge page advice before the run)")
 	workers := flag.Int("workers", runtime.NumCPU(), "goroutines a scenario runs on, side by side (results are the same for any number; the all-to-all runs on one)")
 	partitions := flag.Int("partitions", 0, "engines the fabric is cut into, by pod or by groups of racks (0: 16, or 8 per worker if more; 1: one engine; results are the same)")
+	zoneGroups := flag.Int("hier-zone", 0, "hier-allreduce: groups (hosts) per zone, for an all-reduce in three levels (0: a ring per rail across every host)")
+	nvlink := flag.String("nvlink", "", "hier-allreduce: the groups' rate inside a host (e.g. 3600G): their phases off the fabric (default: on it)")
+	topo := flag.String("topology", "", "run the scenario on this topology (a built-in such as seed-24k, or a file) instead of its generated Clos")
+	progress := flag.Duration("progress", 0, "print the run's fabric time, events/s and heap to stderr this often (0: never; with it the run ends on a microsecond of fabric time, so its digest differs)")
 	flag.Parse()
 	if *scenario == "" {
 		for _, s := range scenarios {
@@ -74,14 +84,39 @@ func main() {
 			fail(err)
 		}
 		defer pprof.StopCPUProfile()
+		// Ctrl-C ends a long run with its profile so far.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sig
+			pprof.StopCPUProfile()
+			f.Close()
+			fmt.Fprintln(os.Stderr, "simbench: interrupted; the CPU profile so far is in", *cpu)
+			os.Exit(130)
+		}()
 	}
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
-	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers, Partitions: *partitions}
+	cfg := simbench.Config{Seed: *seed, CollBytes: *collBytes, CC: *cc, NoHugePages: *noHuge, Workers: *workers, Partitions: *partitions,
+		Progress: progressPrinter(*progress), HierZone: *zoneGroups}
+	if *nvlink != "" {
+		r, err := topologies.ParseRate(*nvlink)
+		if err != nil {
+			fail(fmt.Errorf("-nvlink: %w", err))
+		}
+		cfg.NVLink = r
+	}
 	fat, cluster := simbench.FatTree1024(), simbench.Cluster2048()
 	if *zones > 0 {
 		fat.Zones, cluster.Zones = *zones, *zones
+	}
+	if *topo != "" {
+		t, err := loadTopology(*topo)
+		if err != nil {
+			fail(err)
+		}
+		fat, cluster = simbench.Of(t), simbench.Of(t)
 	}
 	var r *simbench.Report
 	var err error
@@ -122,4 +157,33 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "simbench:", err)
 	os.Exit(1)
+}
+
+// loadTopology reads a built-in topology by name, or a file.
+func loadTopology(name string) (*topologies.Topology, error) {
+	if slices.Contains(topologies.BuiltinNames(), name) {
+		return topologies.Builtin(name)
+	}
+	return topologies.Load(name)
+}
+
+// progressPrinter returns a progress callback printing fabric time,
+// events/s and the heap to stderr at most every period of wall clock.
+func progressPrinter(period time.Duration) func(simlab.Progress) {
+	if period <= 0 {
+		return nil
+	}
+	start := time.Now()
+	last, lastEvents := start, uint64(0)
+	return func(p simlab.Progress) {
+		now := time.Now()
+		if now.Sub(last) < period {
+			return
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(os.Stderr, "# %6.1fs: fabric time %v, %.2fM events/s, heap %.1f GB\n",
+			now.Sub(start).Seconds(), p.Now, float64(p.Events-lastEvents)/now.Sub(last).Seconds()/1e6, float64(ms.HeapAlloc)/1e9)
+		last, lastEvents = now, p.Events
+	}
 }

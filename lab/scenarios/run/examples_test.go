@@ -13,6 +13,11 @@ import (
 // are validated here and run by hand; a smaller copy of each runs.
 var byHand = map[string]bool{
 	"08-scale-permutation/scenario.yaml": true, // 1,024 hosts; small.yaml is its 128-host copy
+	// 24,576 GPUs, minutes each; small.yaml runs the three on seed-24k's
+	// tiers in small.
+	"10-seed-24k/permutation-ecmp.yaml":  true,
+	"10-seed-24k/permutation-spray.yaml": true,
+	"10-seed-24k/hier-allreduce.yaml":    true,
 }
 
 // TestExamples runs every shipped example (examples/*/*.yaml but the

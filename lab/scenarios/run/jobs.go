@@ -82,7 +82,7 @@ func (r *runner) start(w *scenario.Workload) error {
 		}
 		j.perf = pj
 	case w.Kind == scenario.KindCollective && w.Hierarchical:
-		spec := simlab.HierSpec{Name: w.Name, GroupSize: w.Group, Size: w.Sizes[0], Mode: w.Mode.String(), CC: w.CC,
+		spec := simlab.HierSpec{Name: w.Name, GroupSize: w.Group, Zone: w.Zone, NVLink: w.NVLink, Size: w.Sizes[0], Mode: w.Mode.String(), CC: w.CC,
 			Paths: w.Paths, Start: clock.Time(w.Start)}
 		spec.Ranks = scenario.PortNames(w.Ranks)
 		hj, err := r.lab.Hierarchical(spec)

@@ -67,6 +67,11 @@ type Workload struct {
 	// index), all-gather inside each group. CollectiveOp is then AllReduce.
 	Hierarchical bool
 	Group        int
+	// Zone (hier-allreduce): groups per zone, for the cross-group step in
+	// two levels (simlab.HierSpec.Zone); 0 a ring per rail across all.
+	// NVLink: the groups' phases off the fabric at this rate per rank.
+	Zone   int
+	NVLink clock.Rate
 
 	// Pattern: perf pairs (default), permutation or all-to-all;
 	// background elephant or incast; fe burst or stream.
@@ -120,7 +125,7 @@ var workloadKinds = []string{"perf", "collective", "background", "fe", "chakra"}
 
 var kindKeys = map[WorkloadKind][]string{
 	KindPerf:       {"op", "pattern", "from", "to", "size", "qps", "paths", "iters", "duration", "latency", "mode", "cc"},
-	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "mode", "cc", "paths"},
+	KindCollective: {"op", "ranks", "sizes", "iters", "warmup", "group", "zone", "nvlink", "mode", "cc", "paths"},
 	KindBackground: {"pattern", "from", "to", "rate", "size", "interval", "duration", "mode", "cc"},
 	KindFE:         {"pattern", "from", "to", "size", "rate", "interval", "iters", "duration", "mode", "cc"},
 	KindChakra:     {"trace", "prefix", "ranks", "iters", "peak_tflops", "mem_gbps", "mode", "cc", "paths"},
@@ -342,8 +347,10 @@ func (r *resolver) collective(w *Workload, n *yaml.Node, vals map[string]*yaml.N
 		r.hier(w, vals)
 		return
 	}
-	if v := vals["group"]; v != nil {
-		e.add(posOf(v), "workload %s: group is for op hier-allreduce", w.Name)
+	for _, k := range []string{"group", "zone", "nvlink"} {
+		if v := vals[k]; v != nil {
+			e.add(posOf(v), "workload %s: %s is for op hier-allreduce", w.Name, k)
+		}
 	}
 	if w.Iters == 0 {
 		w.Iters = 20
@@ -392,8 +399,19 @@ func (r *resolver) hier(w *Workload, vals map[string]*yaml.Node) {
 	if n := len(w.Ranks); w.Group > 0 && (n%w.Group != 0 || n/w.Group < 2) {
 		e.add(at, "workload %s: %d ranks are not at least two groups of %d", w.Name, n, w.Group)
 	}
-	if len(w.Sizes) == 1 && w.Group > 0 && w.Sizes[0] < int64(4*w.Group) {
-		e.add(posOf(vals["sizes"]), "workload %s: size %d is below %d bytes (4 per rank of a group)", w.Name, w.Sizes[0], 4*w.Group)
+	if v := vals["nvlink"]; v != nil {
+		w.NVLink, _ = e.rate(v, "nvlink")
+	}
+	unit := w.Group
+	if v := vals["zone"]; v != nil {
+		w.Zone, _ = e.integer(v, "zone", 2)
+		if n, g := len(w.Ranks), w.Group; g > 0 && w.Zone > 1 && (n%(g*w.Zone) != 0 || n/(g*w.Zone) < 2) {
+			e.add(posOf(v), "workload %s: %d ranks are not at least two zones of %d groups of %d", w.Name, n, w.Zone, g)
+		}
+		unit *= max(w.Zone, 1)
+	}
+	if len(w.Sizes) == 1 && unit > 0 && w.Sizes[0] < int64(4*unit) {
+		e.add(posOf(vals["sizes"]), "workload %s: size %d is below %d bytes (4 per rank of a group)", w.Name, w.Sizes[0], 4*unit)
 	}
 }
 

@@ -17,6 +17,24 @@ type ClosSpec struct {
 	Delay              string // per link, e.g. "1us"
 	MTU                int    // IP MTU of every link
 	Attach             string // rack (default) or rail
+	// Topology, when set, is run instead of the generated Clos (a
+	// built-in such as seed-24k, or a file): the fields above are then
+	// ignored but GPUs, the hierarchical all-reduce's group size (the
+	// NICs of one host).
+	Topology *topologies.Topology
+}
+
+// Of returns the spec that runs t (its name, its hosts' NIC count as the
+// hierarchical all-reduce's group size) instead of a generated Clos.
+func Of(t *topologies.Topology) ClosSpec {
+	gpus := 1
+	for _, n := range t.Nodes {
+		if n.Kind == topologies.KindHost && n.GPUs > 0 {
+			gpus = n.GPUs
+			break
+		}
+	}
+	return ClosSpec{Name: t.Name, GPUs: gpus, Topology: t}
 }
 
 // FatTree1024 is the 1,024-host three-tier Clos at 100G: 16 pods of 64
@@ -60,6 +78,9 @@ func (c ClosSpec) YAML() string {
 
 // Build parses and validates the topology of c.
 func (c ClosSpec) Build() (*topologies.Topology, error) {
+	if c.Topology != nil {
+		return c.Topology, nil
+	}
 	t, err := topologies.Parse(c.Name+".yaml", []byte(c.YAML()))
 	if err != nil {
 		return nil, fmt.Errorf("simbench: topology %s: %w", c.Name, err)
