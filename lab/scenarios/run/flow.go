@@ -155,9 +155,10 @@ func (out *Outcome) concludeFlow(reportDir string) error {
 // startFlow schedules workload j on lab, as start does on the packet
 // simulator. A hierarchical all-reduce that is the scenario's only
 // workload (alone) may be timed by the ring recurrence instead of the
-// collective engine, when its rails would make too many writes for it
-// (flowsim.HierSpec.Rings "auto": 24,576 GPUs make 151 million) — nothing
-// else shares the fabric with it then.
+// collective engine, when its rings would make too many writes for it
+// (flowsim.HierSpec.Rings "auto": 24,576 GPUs make 19 million in zones of
+// 384, 151 million in rails of 3,072) — nothing else shares the fabric
+// with it then.
 func startFlow(lab *flowsim.Lab, j *fmJob, alone bool) error {
 	w := j.w
 	switch w.Kind {
@@ -178,7 +179,7 @@ func startFlow(lab *flowsim.Lab, j *fmJob, alone bool) error {
 		j.perf = pj
 	case scenario.KindCollective:
 		if w.Hierarchical {
-			spec := flowsim.HierSpec{Name: w.Name, GroupSize: w.Group, Size: w.Sizes[0], Mode: w.Mode.String(),
+			spec := flowsim.HierSpec{Name: w.Name, GroupSize: w.Group, Zone: w.Zone, NVLink: w.NVLink, Size: w.Sizes[0], Mode: w.Mode.String(),
 				Paths: w.Paths, Start: clock.Time(w.Start), Ranks: scenario.PortNames(w.Ranks)}
 			if alone {
 				spec.Rings = "auto"

