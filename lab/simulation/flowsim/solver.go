@@ -29,7 +29,8 @@ type solver struct {
 	caps  []float64
 	flows []sflow
 	free  []int32
-	users [][]int32 // flows on each link
+	users [][]int32   // flows on each link
+	share [][]float64 // their shares there (users[l][i]'s is share[l][i])
 
 	// Since the last solve: the level the refill starts at (+Inf: none),
 	// the flows added, and the links of the flows removed.
@@ -80,7 +81,7 @@ const (
 
 func newSolver(caps []float64) *solver {
 	n := len(caps)
-	s := &solver{caps: caps, users: make([][]int32, n), lambda: math.Inf(1),
+	s := &solver{caps: caps, users: make([][]int32, n), share: make([][]float64, n), lambda: math.Inf(1),
 		linkMark: make([]uint32, n), seedMark: make([]uint32, n), sat: make([]bool, n),
 		rem: make([]float64, n), at: make([]float64, n), weight: make([]float64, n), addW: make([]float64, n)}
 	s.heap.pos = make([]int32, n)
@@ -107,6 +108,7 @@ func (s *solver) add(uses []Use, q *QP, path int) int32 {
 	for _, u := range uses {
 		f.pos = append(f.pos, int32(len(s.users[u.Link])))
 		s.users[u.Link] = append(s.users[u.Link], id)
+		s.share[u.Link] = append(s.share[u.Link], u.Share)
 		if u.Share > 0 {
 			f.ub = min(f.ub, s.caps[u.Link]/u.Share)
 		}
@@ -143,9 +145,9 @@ func (s *solver) remove(id int32) {
 		}
 	}
 	for k, u := range f.uses {
-		us := s.users[u.Link]
+		us, sh := s.users[u.Link], s.share[u.Link]
 		i, last := f.pos[k], us[len(us)-1]
-		us[i] = last
+		us[i], sh[i] = last, sh[len(sh)-1]
 		if last != id {
 			lf := &s.flows[last]
 			for k2, u2 := range lf.uses {
@@ -155,7 +157,7 @@ func (s *solver) remove(id int32) {
 				}
 			}
 		}
-		s.users[u.Link] = us[:len(us)-1]
+		s.users[u.Link], s.share[u.Link] = us[:len(us)-1], sh[:len(sh)-1]
 	}
 	f.live = false
 	f.owner = nil
@@ -225,9 +227,9 @@ func (s *solver) solve() []int32 {
 	for qi := 0; qi < len(s.queue); qi++ {
 		l := s.queue[qi]
 		var fixed, wU, ubU float64
-		for _, id := range s.users[l] {
+		for i, id := range s.users[l] {
 			f := &s.flows[id]
-			share := shareOn(f, l)
+			share := s.share[l][i]
 			if inU(id) {
 				wU += share
 				ubU += share * f.ub
@@ -280,10 +282,10 @@ func (s *solver) solve() []int32 {
 func (s *solver) levelWith(l int32) float64 {
 	s.pairs = s.pairs[:0]
 	w := s.addW[l]
-	for _, id := range s.users[l] {
+	for i, id := range s.users[l] {
 		f := &s.flows[id]
 		if !f.added {
-			sh := shareOn(f, l)
+			sh := s.share[l][i]
 			s.pairs = append(s.pairs, rateShare{f.rate, sh})
 			w += sh
 		}
@@ -342,14 +344,4 @@ func (s *solver) setRate(id int32, r float64) {
 	}
 	f.rate = r
 	s.changed = append(s.changed, id)
-}
-
-// shareOn is f's share on link l.
-func shareOn(f *sflow, l int32) float64 {
-	for _, u := range f.uses {
-		if u.Link == l {
-			return u.Share
-		}
-	}
-	return 0
 }
