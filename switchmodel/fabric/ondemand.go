@@ -22,15 +22,20 @@ type onDemand struct {
 	lens4, lens6 []int
 	// sets[d][s]: switch s's ports toward switch d (nil: not computed yet),
 	// from dist[d], the hop counts to d.
-	sets map[int32][][]int
-	dist map[int32][]int32
+	sets [][][]int
+	dist [][]int32
+	// The last destination looked up (a path asks every hop about one).
+	lastDst netip.Addr
+	lastPfx netip.Prefix
+	lastD   int32
 }
 
 var errNoRoute = errors.New("no route")
 
 func newOnDemand(t *topologies.Topology) *onDemand {
-	o := &onDemand{g: newSwitchGraph(t), index: map[*topologies.Node]int32{}, owner: map[netip.Prefix]int32{},
-		sets: map[int32][][]int{}, dist: map[int32][]int32{}}
+	o := &onDemand{g: newSwitchGraph(t), index: map[*topologies.Node]int32{}, owner: map[netip.Prefix]int32{}, lastD: -1}
+	o.sets = make([][][]int, len(o.g.switches))
+	o.dist = make([][]int32, len(o.g.switches))
 	for i, n := range o.g.switches {
 		o.index[n] = int32(i)
 		for _, p := range ownedPrefixes(n) {
@@ -49,11 +54,13 @@ func newOnDemand(t *topologies.Topology) *onDemand {
 	return o
 }
 
-// ports returns switch n's route toward dst: its equal-cost egress ports,
-// as its full table would list them; errNoRoute when it has none (or dst
-// is one of its own addresses, which its table does not route).
-func (o *onDemand) ports(n *topologies.Node, dst netip.Addr) ([]int, error) {
+// owning returns the prefix dst is in and the switch that owns it (-1:
+// none).
+func (o *onDemand) owning(dst netip.Addr) (netip.Prefix, int32) {
 	dst = dst.Unmap()
+	if dst == o.lastDst {
+		return o.lastPfx, o.lastD
+	}
 	lens := o.lens6
 	if dst.Is4() {
 		lens = o.lens4
@@ -67,6 +74,15 @@ func (o *onDemand) ports(n *topologies.Node, dst netip.Addr) ([]int, error) {
 			break
 		}
 	}
+	o.lastDst, o.lastPfx, o.lastD = dst, pfx, d
+	return pfx, d
+}
+
+// ports returns switch n's route toward dst: its equal-cost egress ports,
+// as its full table would list them; errNoRoute when it has none (or dst
+// is one of its own addresses, which its table does not route).
+func (o *onDemand) ports(n *topologies.Node, dst netip.Addr) ([]int, error) {
+	pfx, d := o.owning(dst)
 	si, ok := o.index[n]
 	if d < 0 || !ok {
 		return nil, errNoRoute

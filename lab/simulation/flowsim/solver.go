@@ -31,6 +31,7 @@ type solver struct {
 	free  []int32
 	users [][]int32   // flows on each link
 	share [][]float64 // their shares there (users[l][i]'s is share[l][i])
+	useAt [][]int32   // and which of their uses it is (flows[users[l][i]].uses[useAt[l][i]])
 
 	// Since the last solve: the level the refill starts at (+Inf: none),
 	// the flows added, and the links of the flows removed.
@@ -81,7 +82,7 @@ const (
 
 func newSolver(caps []float64) *solver {
 	n := len(caps)
-	s := &solver{caps: caps, users: make([][]int32, n), share: make([][]float64, n), lambda: math.Inf(1),
+	s := &solver{caps: caps, users: make([][]int32, n), share: make([][]float64, n), useAt: make([][]int32, n), lambda: math.Inf(1),
 		linkMark: make([]uint32, n), seedMark: make([]uint32, n), sat: make([]bool, n),
 		rem: make([]float64, n), at: make([]float64, n), weight: make([]float64, n), addW: make([]float64, n)}
 	s.heap.pos = make([]int32, n)
@@ -105,10 +106,11 @@ func (s *solver) add(uses []Use, q *QP, path int) int32 {
 	}
 	f := &s.flows[id]
 	*f = sflow{uses: uses, pos: f.pos[:0], owner: q, path: path, live: true, added: true, ub: math.Inf(1)}
-	for _, u := range uses {
+	for k, u := range uses {
 		f.pos = append(f.pos, int32(len(s.users[u.Link])))
 		s.users[u.Link] = append(s.users[u.Link], id)
 		s.share[u.Link] = append(s.share[u.Link], u.Share)
+		s.useAt[u.Link] = append(s.useAt[u.Link], int32(k))
 		if u.Share > 0 {
 			f.ub = min(f.ub, s.caps[u.Link]/u.Share)
 		}
@@ -145,19 +147,14 @@ func (s *solver) remove(id int32) {
 		}
 	}
 	for k, u := range f.uses {
-		us, sh := s.users[u.Link], s.share[u.Link]
-		i, last := f.pos[k], us[len(us)-1]
-		us[i], sh[i] = last, sh[len(sh)-1]
-		if last != id {
-			lf := &s.flows[last]
-			for k2, u2 := range lf.uses {
-				if u2.Link == u.Link {
-					lf.pos[k2] = i
-					break
-				}
-			}
+		l := u.Link
+		us, sh, at := s.users[l], s.share[l], s.useAt[l]
+		i, end := f.pos[k], len(us)-1
+		us[i], sh[i], at[i] = us[end], sh[end], at[end]
+		if i != int32(end) {
+			s.flows[us[i]].pos[at[i]] = i
 		}
-		s.users[u.Link], s.share[u.Link] = us[:len(us)-1], sh[:len(sh)-1]
+		s.users[l], s.share[l], s.useAt[l] = us[:end], sh[:end], at[:end]
 	}
 	f.live = false
 	f.owner = nil
