@@ -336,3 +336,18 @@ func (s *Switch) NextHops(p *wire.Packet) (ports []int, sprayed bool, err error)
 	}
 	return []int{s.hashPick(p, set)}, false, nil
 }
+
+// NextHopsAmong returns what NextHops answers for p when the switch's
+// table routes p's destination over set (the route's equal-cost egress
+// ports, in the table's order), without looking the route up: for a
+// caller that computed the route itself (fabric.SimOptions.RoutesOnDemand).
+// The same hash and spraying as forwarding.
+func (s *Switch) NextHopsAmong(p *wire.Packet, set []int) (ports []int, sprayed bool) {
+	switch {
+	case len(set) == 1:
+		return []int{set[0]}, false
+	case s.spray[p.DSCP&63]:
+		return slices.Clone(set), true
+	}
+	return []int{s.hashPick(p, set)}, false
+}

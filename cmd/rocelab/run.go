@@ -97,8 +97,11 @@ the packet simulator's switches route it on, at its max-min fair share of
 the link capacities, recomputed as flows start and end — answers in
 seconds for sweeps. Queues, PFC, ECN and drops are not modelled:
 expectations on them fail as "not measured in flow mode"; faults,
-background, fe and chakra workloads are refused. Its error against the
-packet mode is in docs/performance.md ("Flow-level mode").
+background, fe and chakra workloads and perf reads are refused. A
+hier-allreduce alone in its scenario whose rings are too long for the
+collective engine (more than 10 million writes, or 2,048 ranks: seed-24k)
+is timed by a ring recurrence at its QPs' max-min rates. Its error
+against the packet mode is in docs/performance.md ("Flow-level mode").
 
 --chakra DIR runs MLCommons Chakra execution traces (DIR/PREFIX.RANK.et,
 one file per rank) as one training step — a scenario of one chakra

@@ -36,7 +36,7 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 		return nil, fmt.Errorf("path: %s:%s is not a NIC cabled to a switch", src.Node.Name, src.Name)
 	}
 	hops := []Hop{{From: src, Share: 1}}
-	at := map[*topologies.Port]int{src: 0}
+	var at map[*topologies.Port]int // hops by port, once there are many
 	// frontier: switches reached and the share of the flow entering each.
 	type entry struct {
 		n     *topologies.Node
@@ -48,20 +48,21 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 			return nil, fmt.Errorf("path %s:%s → %v: longer than %d hops (a routing loop?)", src.Node.Name, src.Name, p.DstIP, maxHops)
 		}
 		var next []entry
-		idx := map[*topologies.Node]int{}
+		var idx map[*topologies.Node]int // next by node, once it is long
 		for _, e := range frontier {
-			sw := f.byName[e.n.Name]
-			ports, _, err := sw.NextHops(p)
+			ports, err := f.nextHops(e.n, p)
 			if err != nil {
 				return nil, fmt.Errorf("path %s:%s → %v: at %s: %w", src.Node.Name, src.Name, p.DstIP, e.n.Name, err)
 			}
 			share := e.share / float64(len(ports))
 			for _, i := range ports {
 				out := e.n.Ports[i]
-				if k, ok := at[out]; ok {
+				if k := find(hops, &at, out, func(h Hop) *topologies.Port { return h.From }); k >= 0 {
 					hops[k].Share += share
 				} else {
-					at[out] = len(hops)
+					if at != nil {
+						at[out] = len(hops)
+					}
 					hops = append(hops, Hop{From: out, Share: share})
 				}
 				peer := out.Peer
@@ -71,10 +72,12 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 				if peer.Node.Kind != topologies.KindSwitch {
 					continue // delivered
 				}
-				if k, ok := idx[peer.Node]; ok {
+				if k := find(next, &idx, peer.Node, func(e entry) *topologies.Node { return e.n }); k >= 0 {
 					next[k].share += share
 				} else {
-					idx[peer.Node] = len(next)
+					if idx != nil {
+						idx[peer.Node] = len(next)
+					}
 					next = append(next, entry{peer.Node, share})
 				}
 			}
@@ -82,6 +85,52 @@ func (f *SimFabric) Path(src *topologies.Port, p *wire.Packet) ([]Hop, error) {
 		frontier = next
 	}
 	return hops, nil
+}
+
+// findScan is how long a list find searches in turn before it indexes it
+// in a map: a hashed path has a handful of hops, a sprayed one may have
+// hundreds.
+const findScan = 16
+
+// find returns the index of the element of list whose key is k, -1 if
+// none: by a scan while the list is short, then by *index, which it
+// builds the first time the list is longer (the caller adds later
+// elements to it once it exists).
+func find[E any, K comparable](list []E, index *map[K]int, k K, key func(E) K) int {
+	if *index == nil && len(list) <= findScan {
+		for i, e := range list {
+			if key(e) == k {
+				return i
+			}
+		}
+		return -1
+	}
+	if *index == nil {
+		*index = make(map[K]int, 2*len(list))
+		for i, e := range list {
+			(*index)[key(e)] = i
+		}
+	}
+	if i, ok := (*index)[k]; ok {
+		return i
+	}
+	return -1
+}
+
+// nextHops is the ports switch n sends p's flow on: its NextHops, or
+// with RoutesOnDemand its choice among the route's ports found on demand.
+func (f *SimFabric) nextHops(n *topologies.Node, p *wire.Packet) ([]int, error) {
+	sw := f.byName[n.Name]
+	if f.onDemand == nil {
+		ports, _, err := sw.NextHops(p)
+		return ports, err
+	}
+	set, err := f.onDemand.ports(n, p.DstIP)
+	if err != nil {
+		return nil, err
+	}
+	ports, _ := sw.NextHopsAmong(p, set)
+	return ports, nil
 }
 
 // FlowPacket is the header of the data packets a RoCEv2 queue pair sends

@@ -32,6 +32,16 @@ type SimOptions struct {
 	// over several (the simulator's workers). A link between nodes on two
 	// engines is a pipe.NewAcross.
 	EngineOf func(n *topologies.Node) *sim.Engine
+	// RoutesOnDemand, if set, installs no routes: Path computes, at each
+	// switch it asks, the route to the flow's destination the full tables
+	// hold (same ports, same order) the first time it needs it and lets
+	// the switch choose among them (switchmodel.Switch.NextHopsAmong: the
+	// same hash and spraying), so the paths are the same. For a
+	// flow-level simulator that only asks for paths: routing every switch
+	// of a large fabric about every prefix is most of its build. A fabric
+	// built so has empty tables: packets sent through it are dropped ("no
+	// route").
+	RoutesOnDemand bool
 }
 
 // SimFabric is a topology's switches wired together in the simulator. Host
@@ -45,6 +55,7 @@ type SimFabric struct {
 	switches []*switchmodel.Switch // node order
 	attached map[*topologies.Port]bool
 	local    [][]netip.Addr // each switch's own addresses, while building
+	onDemand *onDemand      // SimOptions.RoutesOnDemand
 }
 
 var _ telemetry.Source = (*SimFabric)(nil)
@@ -63,8 +74,13 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 	}
 	// Every switch routes about every prefix a switch owns: the prefixes
 	// are numbered once for all of them, and each table sized for all.
-	n4, n6 := countOwned(t)
-	prefixes := switchmodel.NewPrefixes(n4, n6)
+	// On demand, each switch numbers the few prefixes it is asked about.
+	var n4, n6 int
+	var prefixes *switchmodel.Prefixes
+	if !opts.RoutesOnDemand {
+		n4, n6 = countOwned(t)
+		prefixes = switchmodel.NewPrefixes(n4, n6)
+	}
 	for _, n := range t.Nodes {
 		if n.Kind != topologies.KindSwitch {
 			continue
@@ -103,20 +119,10 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		f.byName[n.Name] = sw
 		f.switches = append(f.switches, sw)
 	}
-	// Routes go in as they are computed: a large fabric has millions.
-	for _, sw := range f.switches {
-		sw.ReserveRoutes(n4, n6)
-	}
-	var rerr error
-	eachRoute(t, func(n *topologies.Node, prefixes []netip.Prefix, ports []int) {
-		if rerr == nil {
-			if err := f.byName[n.Name].AddRoutes(prefixes, ports...); err != nil {
-				rerr = fmt.Errorf("build sim fabric: switch %s: install routes: %w", n.Name, err)
-			}
-		}
-	})
-	if rerr != nil {
-		return nil, rerr
+	if opts.RoutesOnDemand {
+		f.onDemand = newOnDemand(t)
+	} else if err := f.installRoutes(n4, n6); err != nil {
+		return nil, err
 	}
 	// A switch's own addresses, more specific than the /31 of their
 	// link, are delivered to its control plane, not forwarded.
@@ -136,6 +142,23 @@ func BuildSim(e *sim.Engine, t *topologies.Topology, opts SimOptions) (*SimFabri
 		swB.Attach(b.Index-1, f.wrap(b, f.pipe(b, l.Delay, swA.Port(a.Index-1))))
 	}
 	return f, nil
+}
+
+// installRoutes installs every switch's routes (Routes), as they are
+// computed: a large fabric has millions.
+func (f *SimFabric) installRoutes(n4, n6 int) error {
+	for _, sw := range f.switches {
+		sw.ReserveRoutes(n4, n6)
+	}
+	var rerr error
+	eachRoute(f.t, func(n *topologies.Node, prefixes []netip.Prefix, ports []int) {
+		if rerr == nil {
+			if err := f.byName[n.Name].AddRoutes(prefixes, ports...); err != nil {
+				rerr = fmt.Errorf("build sim fabric: switch %s: install routes: %w", n.Name, err)
+			}
+		}
+	})
+	return rerr
 }
 
 // engine returns the engine node n runs on.

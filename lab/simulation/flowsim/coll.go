@@ -80,26 +80,18 @@ func (l *Lab) Collective(spec CollSpec) (*CollJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
-	tr := &transport{l: l, mode: mode, paths: spec.Paths, conns: map[[2]int]*QP{}}
-	for _, r := range spec.Ranks {
-		n, err := l.nic(r)
-		if err != nil {
+	ranks := make([]*nic, len(spec.Ranks))
+	for i, r := range spec.Ranks {
+		if ranks[i], err = l.nic(r); err != nil {
 			return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 		}
-		tr.ranks = append(tr.ranks, n)
-		tr.listen = append(tr.listen, nil)
 	}
-	n := len(tr.ranks)
-	tr.onDemand = j.op == collective.AllToAll && n > onDemandRanks
-	for a := range n {
-		for b := a + 1; b < n && !tr.onDemand; b++ {
-			if j.op == collective.AllToAll || b == a+1 || a == 0 && b == n-1 {
-				if err := tr.connect(a, b); err != nil {
-					return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
-				}
-			}
-		}
+	all := j.op == collective.AllToAll
+	tr, err := l.newTransport(ranks, mode, spec.Paths, all, all && len(ranks) > onDemandRanks)
+	if err != nil {
+		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
 	}
+	n := len(ranks)
 	j.tr = tr
 	if j.comm, err = collective.New(l.e, tr, collective.Config{Ranks: n, Type: collective.Float32, Seed: l.opts.Seed}); err != nil {
 		return nil, fmt.Errorf("collective %s: %w", spec.Name, err)
@@ -157,6 +149,25 @@ type transport struct {
 }
 
 var _ collective.Transport = (*transport)(nil)
+
+// newTransport returns the transport of ranks with their pairs connected
+// as rdmacomm.New connects them: ring neighbours, or every pair (all),
+// or none yet (onDemand: at a pair's first write).
+func (l *Lab) newTransport(ranks []*nic, mode endpoint.Mode, paths int, all, onDemand bool) (*transport, error) {
+	tr := &transport{l: l, mode: mode, paths: paths, conns: map[[2]int]*QP{}, ranks: ranks,
+		listen: make([]collective.ArrivalFunc, len(ranks)), onDemand: onDemand}
+	n := len(ranks)
+	for a := range n {
+		for b := a + 1; b < n && !onDemand; b++ {
+			if all || b == a+1 || a == 0 && b == n-1 {
+				if err := tr.connect(a, b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return tr, nil
+}
 
 // connect numbers the QPs a→b and b→a as rdmacomm creates them (a's,
 // then b's) and routes both.

@@ -64,7 +64,7 @@ func Build(t *topologies.Topology, opts Options) (*Lab, error) {
 	}
 	l := &Lab{opts: opts, e: sim.New(opts.Seed), topo: t, links: map[*topologies.Port]int32{}, nics: map[string]*nic{}}
 	var err error
-	if l.fab, err = fabric.BuildSim(l.e, t, fabric.SimOptions{}); err != nil {
+	if l.fab, err = fabric.BuildSim(l.e, t, fabric.SimOptions{RoutesOnDemand: true}); err != nil {
 		return nil, fmt.Errorf("flowsim: %w", err)
 	}
 	var caps []float64
