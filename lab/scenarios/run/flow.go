@@ -179,7 +179,7 @@ func startFlow(lab *flowsim.Lab, j *fmJob, alone bool) error {
 		j.perf = pj
 	case scenario.KindCollective:
 		if w.Hierarchical {
-			spec := flowsim.HierSpec{Name: w.Name, GroupSize: w.Group, Zone: w.Zone, NVLink: w.NVLink, Size: w.Sizes[0], Mode: w.Mode.String(),
+			spec := flowsim.HierSpec{Name: w.Name, GroupSize: w.Group, Levels: w.Levels, NVLink: w.NVLink, Size: w.Sizes[0], Mode: w.Mode.String(),
 				Paths: w.Paths, Start: clock.Time(w.Start), Ranks: scenario.PortNames(w.Ranks)}
 			if alone {
 				spec.Rings = "auto"

@@ -157,7 +157,7 @@ func TestFlowHierarchical(t *testing.T) {
 topology: ../../../examples/topologies/seed-2zones.yaml
 duration: 5ms
 workloads:
-  - {name: hier, kind: collective, op: hier-allreduce, ranks: all, sizes: 8MB, group: 8, zone: 16, nvlink: 3600G, cc: none}
+  - {name: hier, kind: collective, op: hier-allreduce, ranks: all, sizes: 8MB, group: 8, levels: [16], nvlink: 3600G, cc: none}
 expect:
   - busbw(job=hier) > 0
 `, "hier time 8388608"},

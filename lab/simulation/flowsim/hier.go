@@ -17,28 +17,30 @@ import (
 // group — every phase a ring of the collective engine over flow-level
 // writes, every communicator connected as the packet simulator connects
 // it (groups, zones, then rails), so its QPs are numbered and routed
-// alike. With Zone the cross-group step runs in two levels (a
-// reduce-scatter among the Zone groups of a zone, an all-reduce across
-// the zones, an all-gather back); with NVLink the groups' phases run off
+// alike. With Levels the cross-group step runs level by level (as
+// simlab.HierSpec.Levels: reduce-scatters among consecutive groups, then
+// among consecutive units of those, an all-reduce across the outermost,
+// the all-gathers back); with NVLink the groups' phases run off
 // the fabric.
 type HierSpec struct {
 	// Name labels the job's samples (default "hierN").
 	Name string
 	// Ranks are NIC names in rank order (default every BE NIC in node
-	// order); their number must be a multiple of GroupSize (× Zone), at
-	// least two groups (zones).
+	// order); their number must be a multiple of GroupSize × Levels, at
+	// least two of the outermost units.
 	Ranks []string
 	// GroupSize is the ranks per group (default 8).
 	GroupSize int
-	// Zone, if above 1, is the groups per zone (simlab.HierSpec.Zone).
-	Zone int
+	// Levels are the sizes of the levels above the groups, innermost
+	// first (simlab.HierSpec.Levels; each at least 2).
+	Levels []int
 	// NVLink, if set, is the rate of each rank's link inside its group:
 	// the group's phases take g−1 steps of Size/GroupSize bytes at that
 	// rate, each after NVLinkLatency (default 1 µs), off the fabric.
 	NVLink        clock.Rate
 	NVLinkLatency clock.Duration
 	// Size is the all-reduce size in nccl-tests bytes (default 64 MiB),
-	// rounded down to a multiple of 4 × GroupSize (× Zone).
+	// rounded down to a multiple of 4 × GroupSize × Levels.
 	Size int64
 	// Mode and Paths configure every QP (defaults: the lab's).
 	Mode  string
@@ -57,9 +59,11 @@ type HierSpec struct {
 }
 
 // RecurrenceWrites is the most writes the rings of a hierarchical
-// all-reduce make under the engine with HierSpec.Rings "auto": about half
-// a minute of the collective engine over flow-level writes (~3 µs a write).
-const RecurrenceWrites = 10_000_000
+// all-reduce make under the engine with HierSpec.Rings "auto": a write
+// costs the engine ~3 µs on a quiet fabric and ~22 µs when 24,576 QPs
+// share it (seed-24k's all-reduce in levels [4, 96], 5.2 M writes: 116 s
+// under the engine, 4 s by the recurrence, 1.02 against 1.03 ms).
+const RecurrenceWrites = 2_000_000
 
 // hierPhase is one step of a hierarchical all-reduce: a collective of
 // size bytes on each communicator (trs, and comms under the engine), or
@@ -100,9 +104,6 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.GroupSize <= 0 {
 		spec.GroupSize = 8
 	}
-	if spec.Zone < 1 {
-		spec.Zone = 1
-	}
 	if spec.NVLink > 0 && spec.NVLinkLatency <= 0 {
 		spec.NVLinkLatency = clock.Microsecond
 	}
@@ -112,14 +113,21 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if spec.Mode == "" {
 		spec.Mode = l.opts.Mode
 	}
-	g, z, n := spec.GroupSize, spec.Zone, len(spec.Ranks)
+	g, n := spec.GroupSize, len(spec.Ranks)
 	if n%g != 0 || n/g < 2 {
 		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two groups of %d", spec.Name, n, g)
 	}
-	if z > 1 && (n%(g*z) != 0 || n/(g*z) < 2) {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two zones of %d groups of %d", spec.Name, n, z, g)
+	span := g // ranks in one unit of the outermost level
+	for _, z := range spec.Levels {
+		if z < 2 {
+			return nil, fmt.Errorf("hierarchical %s: level of %d: want at least 2", spec.Name, z)
+		}
+		span *= z
 	}
-	unit := int64(4 * g * z)
+	if n%span != 0 || n/span < 2 {
+		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two units of %d (groups of %d, levels %v)", spec.Name, n, span, g, spec.Levels)
+	}
+	unit := int64(4 * span)
 	spec.Size = spec.Size / unit * unit
 	if spec.Size == 0 {
 		return nil, fmt.Errorf("hierarchical %s: size below %d bytes", spec.Name, unit)
@@ -187,18 +195,18 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		up = append(up, hierPhase{comms: comms, trs: trs, op: collective.AllGather, size: size, bucket: 2})
 	}
 	size /= int64(g)
-	top := 1
-	if z > 1 {
-		comms, trs, err := level("zone", g, z)
+	stride := g
+	for i, z := range spec.Levels {
+		comms, trs, err := level("level "+strconv.Itoa(i+1), stride, z)
 		if err != nil {
 			return nil, err
 		}
 		down = append(down, hierPhase{comms: comms, trs: trs, op: collective.ReduceScatter, size: size, bucket: 0})
 		up = append(up, hierPhase{comms: comms, trs: trs, op: collective.AllGather, size: size, bucket: 2})
 		size /= int64(z)
-		top = z
+		stride *= z
 	}
-	comms, trs, err := level("rail", g*top, n/(g*top))
+	comms, trs, err := level("rail", stride, n/stride)
 	if err != nil {
 		return nil, err
 	}
@@ -224,18 +232,18 @@ func nvlinkWait(spec HierSpec) clock.Duration {
 // hierRings lists the ring phases of spec over n ranks, once each: ring
 // length, steps, and bytes reduced.
 func hierRings(spec HierSpec, n int) (rings [][3]int64) {
-	g, z, size := spec.GroupSize, spec.Zone, spec.Size
+	g, size := spec.GroupSize, spec.Size
 	if spec.NVLink <= 0 {
 		rings = append(rings, [3]int64{int64(g), int64(2 * (g - 1)), size}) // reduce-scatter and all-gather
 	}
 	size /= int64(g)
-	top := 1
-	if z > 1 {
+	stride := g
+	for _, z := range spec.Levels {
 		rings = append(rings, [3]int64{int64(z), int64(2 * (z - 1)), size})
 		size /= int64(z)
-		top = z
+		stride *= z
 	}
-	m := n / (g * top)
+	m := n / stride
 	return append(rings, [3]int64{int64(m), int64(2 * (m - 1)), size})
 }
 
@@ -371,8 +379,8 @@ func (j *HierJob) Err() error { return j.err }
 // simlab.HierResult.
 type HierResult struct {
 	Ranks, GroupSize int
-	// Zone is the groups per zone (1: no zone level).
-	Zone int
+	// Levels are the sizes of the levels above the groups (HierSpec).
+	Levels []int
 	Size int64
 	// Phases are the fabric times of the reduce-scatters, the all-reduce
 	// across the groups (or zones) and the all-gathers.
@@ -389,7 +397,7 @@ func (j *HierJob) Result() HierResult {
 		return HierResult{}
 	}
 	n := len(j.spec.Ranks)
-	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Zone: j.spec.Zone, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
+	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Levels: j.spec.Levels, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
 	r.AlgBW = float64(r.Size) / r.Time.Seconds() / 1e9
 	r.BusBW = r.AlgBW * 2 * float64(n-1) / float64(n)
 	return r

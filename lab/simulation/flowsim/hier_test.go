@@ -181,7 +181,7 @@ func TestRingsMatchEngine(t *testing.T) {
 				}
 				spec := HierSpec{GroupSize: tc.group, Size: tc.size, Rings: rings}
 				if tc.topo == "seed-2zones" {
-					spec.Zone, spec.NVLink = 16, 3600*clock.Gbps
+					spec.Levels, spec.NVLink = []int{16}, 3600*clock.Gbps
 				}
 				j, err := l.Hierarchical(spec)
 				if err != nil {
@@ -228,11 +228,13 @@ func TestRingsAuto(t *testing.T) {
 		{"2,048 GPUs", 2048, HierSpec{GroupSize: 8, Size: 8 << 20}, 2048*14*2 + 2048*510, false},
 		// seed-24k flat: rails of 3,072.
 		{"24,576 GPUs, flat", 24576, HierSpec{GroupSize: 8, Size: 8 << 20}, 24576*14*2 + 24576*6142, true},
-		// seed-24k as examples/10-seed-24k: NVLink in the hosts, zones
-		// of 384 hosts, rails of 8 across the zones.
-		{"24,576 GPUs, zones", 24576, HierSpec{GroupSize: 8, Zone: 384, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 24576*766 + 24576*14, true},
+		// seed-24k as examples/10-seed-24k: NVLink in the hosts, racks of
+		// 4 hosts, zones of 96 racks, rails of 8 across the zones.
+		{"24,576 GPUs, racks and zones", 24576, HierSpec{GroupSize: 8, Levels: []int{4, 96}, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 24576 * (6 + 190 + 14), true},
+		// The same with one level per zone of 384 hosts.
+		{"24,576 GPUs, zones", 24576, HierSpec{GroupSize: 8, Levels: []int{384}, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 24576*766 + 24576*14, true},
 		// examples/10-seed-24k/small.yaml: 256 GPUs, zones of 16.
-		{"seed-2zones", 256, HierSpec{GroupSize: 8, Zone: 16, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 256*30 + 256*2, false},
+		{"seed-2zones", 256, HierSpec{GroupSize: 8, Levels: []int{16}, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 256*30 + 256*2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := hierWrites(tc.spec, tc.n); got != tc.writes {
