@@ -381,7 +381,7 @@ type HierResult struct {
 	Ranks, GroupSize int
 	// Levels are the sizes of the levels above the groups (HierSpec).
 	Levels []int
-	Size int64
+	Size   int64
 	// Phases are the fabric times of the reduce-scatters, the all-reduce
 	// across the groups (or zones) and the all-gathers.
 	Phases [3]clock.Duration
