@@ -82,7 +82,7 @@ type Sampler struct {
 	// may hold one more packet than its wire carried in it).
 	flowCarry map[*Flow]int64
 	flowRate  map[*Flow]*series
-	agg       *aggregator        // Aggregate's switch and tier series
+	agg       *aggregator         // Aggregate's switch and tier series
 	jobAgg    map[*PerfJob]jobAgg // Aggregate's job series
 	extra     map[string]bool
 	last      clock.Time // time of the last reading
