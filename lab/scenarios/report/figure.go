@@ -38,6 +38,8 @@ type figure struct {
 	// Categories and Groups make a grouped bar chart.
 	Categories []string
 	Groups     []barGroup
+	// Heat is a heat map of rows over time (heatmap.go).
+	Heat *heatMap
 	// Aligned figures put their data area at the same place (alignGutter
 	// from the left, alignLegend from the right, on a wider canvas), so
 	// that time figures with the same x range line up when stacked.
@@ -244,6 +246,8 @@ func (f *figure) plot() (*plot.Plot, *plot.Legend, error) {
 	var err error
 	entries := 0
 	switch {
+	case f.Heat != nil:
+		entries = f.plotHeat(p, &leg)
 	case len(f.Rows) > 0:
 		entries = f.plotBands(p, &leg)
 	case len(f.Groups) > 0:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
@@ -42,6 +43,11 @@ type Data struct {
 	Verdict
 	// Series are the sampled time series.
 	Series []simlab.Series
+	// Aggregated says the run's telemetry was aggregated for a large
+	// fabric (simlab.LargeFabric, SamplerSpec.Aggregate): the report
+	// draws distributions over every flow and heat maps per tier
+	// (large.go) beside the plots of a small lab.
+	Aggregated bool
 	// Final is the telemetry gathered at the end of the run.
 	Final    []telemetry.Sample
 	Jobs     []Job
@@ -59,6 +65,11 @@ type Job struct {
 	Collective []collective.Result
 	// Chakra is a chakra workload's replay.
 	Chakra *ChakraRun
+	// FCT is the distribution of the completion times of every message
+	// of the job's flows (perf, simulated), the one flow_fct_seconds{job}
+	// summarises; nil when none completed or the driver keeps none. A
+	// large fabric's report draws it (fctChart).
+	FCT *fct.Dist `json:"-"`
 }
 
 // ChakraRun is a chakra workload's replay: the trace, the NIC of each

@@ -117,6 +117,11 @@ func summary(d Data, plots []string, det *detail) string {
 		if len(j.Flows) > 0 {
 			flowTable(&b, j.Flows)
 		}
+		if d.Aggregated && j.FCT != nil && j.FCT.Count() > 0 {
+			p50, p99, mx := FCTStats(j.FCT)
+			fmt.Fprintf(&b, "Completion times of all %d messages: p50 %s, p99 %s, max %s (plots/fct-%s).\n\n",
+				j.FCT.Count(), secsText(p50), secsText(p99), secsText(mx), plotFileName(j.Name))
+		}
 		if j.Chakra != nil {
 			chakraSection(&b, j, plots)
 		}
@@ -151,6 +156,11 @@ func summary(d Data, plots []string, det *detail) string {
 	}
 
 	b.WriteString("\n## Plots\n\n")
+	if d.Aggregated {
+		b.WriteString("A large fabric: the telemetry was aggregated per switch, tier and job (no series per queue, port or flow), " +
+			"and the plots summarise every flow and switch: completion-time and goodput distributions per job, " +
+			"queue quantiles and pauses per tier, and per tier heat maps of queues and utilisation.\n\n")
+	}
 	if len(plots) == 0 {
 		b.WriteString("(none: nothing was queued, paused or measured per flow)\n")
 	}
