@@ -1,0 +1,209 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
+	"github.com/rocelab/rocelab/core/telemetry"
+	"github.com/rocelab/rocelab/lab/scenarios/scenario"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
+	"github.com/rocelab/rocelab/topologies"
+)
+
+func TestBandStarts(t *testing.T) {
+	tests := []struct {
+		n, limit int
+		want     []int
+	}{
+		{0, 200, []int{0}},
+		{1, 200, []int{0, 1}},
+		{5, 200, []int{0, 1, 2, 3, 4, 5}},
+		{200, 200, seqInts(0, 200)},
+		{201, 200, append([]int{0}, seqInts(2, 201)...)}, // the first band holds two
+		{10, 3, []int{0, 4, 7, 10}},
+		{10, 0, []int{0, 10}},
+		{1008, 200, nil}, // checked below: 200 bands of 5 or 6
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d in %d", tc.n, tc.limit), func(t *testing.T) {
+			got := bandStarts(tc.n, tc.limit)
+			if tc.want != nil {
+				if d := cmp.Diff(tc.want, got); d != "" {
+					t.Errorf("bandStarts (-want +got):\n%s", d)
+				}
+			}
+			if got[0] != 0 || got[len(got)-1] != tc.n || len(got)-1 > max(tc.limit, 1) {
+				t.Errorf("bounds %v: want 0..%d in at most %d bands", got, tc.n, tc.limit)
+			}
+			lo, hi := math.MaxInt, 0
+			for i := 1; i < len(got); i++ {
+				lo, hi = min(lo, got[i]-got[i-1]), max(hi, got[i]-got[i-1])
+			}
+			if tc.n > 0 && hi-lo > 1 {
+				t.Errorf("bands of %d to %d rows: want even", lo, hi)
+			}
+		})
+	}
+}
+
+func seqInts(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func TestBinRows(t *testing.T) {
+	nan := math.NaN()
+	rows := [][]float64{{1, nan, 3}, {5, nan, 1}, {nan, nan, 2}, {4, 4, 4}}
+	tests := []struct {
+		name   string
+		starts []int
+		mean   bool
+		want   [][]float64
+	}{
+		{"one row a band", []int{0, 1, 2, 3, 4}, false, rows},
+		{"max of two", []int{0, 2, 4}, false, [][]float64{{5, nan, 3}, {4, 4, 4}}},
+		{"mean of two, no-data cells left out", []int{0, 2, 4}, true, [][]float64{{3, nan, 2}, {4, 4, 3}}},
+		{"max of all", []int{0, 4}, false, [][]float64{{5, 4, 4}}},
+		{"mean of all", []int{0, 4}, true, [][]float64{{10.0 / 3, 4, 2.5}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, binRows(rows, tc.starts, tc.mean), cmpopts.EquateNaNs()); d != "" {
+				t.Errorf("binRows (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSpread(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to float64
+		want     []float64
+	}{
+		{"one cell", 1, 2, []float64{0, 7, 0, 0}},
+		{"across cells", 0.5, 2.5, []float64{7, 7, 7, 0}},
+		{"narrower than a cell", 2.2, 2.3, []float64{0, 0, 7, 0}},
+		{"past the end", 3, 9, []float64{0, 0, 0, 7}},
+		{"bounds on cell edges", 1, 3, []float64{0, 7, 7, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			row := make([]float64, 4)
+			spread(row, tc.from, tc.to, 1, 7, maxCell)
+			if d := cmp.Diff(tc.want, row); d != "" {
+				t.Errorf("spread (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestHeatColor(t *testing.T) {
+	if c := heatColor(math.NaN(), 1); c != noData {
+		t.Errorf("NaN: %v, want the no-data colour", c)
+	}
+	for _, v := range []float64{0, -1} {
+		if c := heatColor(v, 10); c != heatRamp[0] {
+			t.Errorf("%g: %v, want white", v, c)
+		}
+	}
+	if c := heatColor(10, 10); c != heatRamp[len(heatRamp)-1] {
+		t.Errorf("max: %v, want the darkest", c)
+	}
+	if c := heatColor(20, 10); c != heatRamp[len(heatRamp)-1] {
+		t.Errorf("above max: %v, want the darkest", c)
+	}
+	if heatColor(1, 0) != heatRamp[0] {
+		t.Error("a scale of 0 colours a value")
+	}
+}
+
+// tierData is the data of an aggregated run on n RTSWs: switch i's
+// deepest queue is i KB for the whole run, read every µs for 10 µs.
+func tierData(n int) Data {
+	topo := &topologies.Topology{Name: "synthetic"}
+	d := Data{Aggregated: true, Verdict: Verdict{FabricTime: 10 * clock.Microsecond, Scenario: &scenario.Scenario{Topology: topo}}}
+	for i := range n {
+		name := fmt.Sprintf("rtsw%d", i+1)
+		topo.Nodes = append(topo.Nodes, &topologies.Node{Name: name, Index: i + 1, Kind: topologies.KindSwitch, Role: topologies.RoleRTSW})
+		s := simlab.Series{Name: simlab.AggSwitchDepth, Labels: []telemetry.Label{{Name: "node", Value: name}}, Kind: telemetry.Gauge, Width: clock.Microsecond}
+		for k := range 10 {
+			v := float64(i+1) * 1e3
+			s.Points = append(s.Points, simlab.Point{T: clock.Time(k) * clock.Time(clock.Microsecond), V: v, Min: v, Max: v})
+		}
+		d.Series = append(d.Series, s)
+	}
+	return d
+}
+
+// TestQueueHeat: 450 switches are drawn in 200 rows, each the deepest of
+// its 2 or 3 switches, in topology order; 50 switches in 50 rows.
+func TestQueueHeat(t *testing.T) {
+	for _, n := range []int{50, 450} {
+		d := tierData(n)
+		unit, mul := timeUnit(d.FabricTime)
+		xmax := d.FabricTime.Seconds() * mul
+		f := d.queueHeat("rtsw", d.switchesByTier()["rtsw"], unit, mul, xmax)
+		if f == nil || f.Heat == nil {
+			t.Fatalf("%d switches: no heat map", n)
+		}
+		h := f.Heat
+		starts := bandStarts(n, maxBands)
+		if len(h.V) != len(starts)-1 || len(h.V) != min(n, maxBands) {
+			t.Fatalf("%d switches: %d rows, want %d", n, len(h.V), min(n, maxBands))
+		}
+		for b, row := range h.V {
+			want := float64(starts[b+1]) * 1e3 // the band's last switch is its deepest
+			for c, v := range row {
+				if v != want {
+					t.Fatalf("%d switches: row %d col %d = %g, want %g", n, b, c, v, want)
+				}
+			}
+		}
+		if h.Max != float64(n)*1e3 {
+			t.Errorf("%d switches: scale max %g, want %g", n, h.Max, float64(n)*1e3)
+		}
+		if n > maxBands && h.Rows[0] != "rtsw1…rtsw3" {
+			t.Errorf("first row named %q", h.Rows[0])
+		}
+		if _, _, err := f.render(); err != nil {
+			t.Errorf("%d switches: render: %v", n, err)
+		}
+	}
+}
+
+// TestFCTChart: the CDF ends at the max, and its marks are the
+// distribution's nearest-rank p50 and p99 and its max.
+func TestFCTChart(t *testing.T) {
+	var d fct.Dist
+	for i := 1; i <= 1000; i++ {
+		d.Add(clock.Duration(i) * clock.Microsecond)
+	}
+	f := fctChart(Job{Name: "perm", FCT: &d})
+	if f == nil {
+		t.Fatal("no chart")
+	}
+	var names []string
+	for _, l := range f.Lines[1:] {
+		names = append(names, l.Name)
+	}
+	if d := cmp.Diff([]string{"p50 = 500.0 µs", "p99 = 990.0 µs", "max = 1.000 ms"}, names); d != "" {
+		t.Errorf("marks (-want +got):\n%s", d)
+	}
+	cdf := f.Lines[0]
+	if n := len(cdf.X); n != cdfPoints+1 || cdf.X[n-1] != 1000 || cdf.Y[n-1] != 1 {
+		t.Errorf("CDF of %d points ends at (%g, %g), want %d ending at (1000 µs, 1)", n, cdf.X[n-1], cdf.Y[n-1], cdfPoints+1)
+	}
+	if fctChart(Job{Name: "empty"}) != nil {
+		t.Error("a chart for a job without completion times")
+	}
+}
