@@ -111,10 +111,12 @@ function apply(f) {
   (f.links || []).forEach((ls, i) => {
     const e = linkEls[i];
     if (!e) return;
-    const util = Math.max(ls.util_ab, ls.util_ba);
+    // Zero fields are left out of a frame, and a replay's names too
+    // (the layout has them).
+    const l = e.l, util = Math.max(ls.util_ab || 0, ls.util_ba || 0);
     e.line.setAttribute("stroke", utilColor(util));
     e.line.dataset.util = util.toFixed(3);
-    for (const [mark, on, dir] of [[e.pfcAB, ls.pfc_ab, `${ls.a}:${ls.a_port}→${ls.b}`], [e.pfcBA, ls.pfc_ba, `${ls.b}:${ls.b_port}→${ls.a}`]]) {
+    for (const [mark, on, dir] of [[e.pfcAB, ls.pfc_ab, `${l.a}:${l.a_port}→${l.b}`], [e.pfcBA, ls.pfc_ba, `${l.b}:${l.b_port}→${l.a}`]]) {
       mark.classList.toggle("on", !!on);
       if (!!on !== !!state.pfc[dir]) timeline("pfc", `PFC ${on ? "pauses" : "releases"} ${dir}`, f.fabric_time_s);
       state.pfc[dir] = !!on;
