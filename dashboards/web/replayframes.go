@@ -177,7 +177,9 @@ func (rec *Recording) assemble(lay graph.Layout, sr *seriesRead) {
 	for k := range sr.flows {
 		names = append(names, k)
 	}
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(mean(sr.flows[b]), mean(sr.flows[a])), cmp.Compare(a, b)) })
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(mean(sr.flows[b]), mean(sr.flows[a])), cmp.Compare(a, b))
+	})
 	names = names[:min(len(names), MaxReplayQPs)]
 	slices.Sort(names)
 	for i := range rec.Frames {
