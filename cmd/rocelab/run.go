@@ -305,6 +305,14 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 	if f.nodeGroups < 0 {
 		return fmt.Errorf("--node-groups %d: want 0 (a process per node) or more", f.nodeGroups)
 	}
+	if cmd.Flags().Changed("aggregate") {
+		if !f.sim {
+			return errors.New("--aggregate goes with --sim (the emulation reads its nodes' telemetry as it is)")
+		}
+		if _, err := aggregation(f.aggregate); err != nil {
+			return err
+		}
+	}
 	if cmd.Flags().Changed("workers") {
 		if !f.sim {
 			return errors.New("--workers goes with --sim (the emulation runs on its nodes' loops)")
@@ -331,10 +339,7 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 // runChecked runs a scenario checkRun accepted.
 func runChecked(cmd *cobra.Command, opts *options, sc *scenario.Scenario, f runFlags, seedSet bool) error {
 	var err error
-	agg, err := aggregation(f.aggregate)
-	if err != nil {
-		return badInput(err)
-	}
+	agg, _ := aggregation(f.aggregate) // checkRun refused a bad value
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers, Flow: f.flow,
 		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks, Aggregate: agg}
 	var out *labrun.Outcome
