@@ -207,3 +207,21 @@ func TestFCTChart(t *testing.T) {
 		t.Error("a chart for a job without completion times")
 	}
 }
+
+// TestTiers: tiers come top first (then by name), each once; a
+// front-end tier only if its queues held anything.
+func TestTiers(t *testing.T) {
+	var d Data
+	for _, r := range []struct {
+		role string
+		peak float64
+	}{{"rtsw", 1}, {"rsw", 0}, {"atsw", 0}, {"fsw", 5}, {"ctsw", 2}, {"switch", 0}} {
+		for _, stat := range []string{"p50", "p99", "max"} {
+			d.Series = append(d.Series, simlab.Series{Name: simlab.AggTierDepth,
+				Labels: []telemetry.Label{{Name: "role", Value: r.role}, {Name: "stat", Value: stat}}, Totals: simlab.Totals{Max: r.peak}})
+		}
+	}
+	if d := cmp.Diff([]string{"atsw", "ctsw", "fsw", "rtsw", "switch"}, d.tiers()); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+}

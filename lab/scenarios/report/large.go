@@ -140,11 +140,16 @@ func goodputChart(j Job) *figure {
 }
 
 // tiers returns the switch roles of the aggregated series, top tier
-// first (ATSW, CTSW, RTSW).
+// first (ATSW, CTSW, RTSW); a front-end tier (RSW, FSW) only if its
+// queues held anything.
 func (d Data) tiers() []string {
 	var out []string
 	for _, s := range d.find(simlab.AggTierDepth) {
-		if r := s.Label("role"); !slices.Contains(out, r) {
+		r := s.Label("role")
+		if topologies.Role(r).Plane() == topologies.FE && s.Label("stat") == "max" && s.Totals.Max <= 0 {
+			continue
+		}
+		if !slices.Contains(out, r) && s.Label("stat") == "max" {
 			out = append(out, r)
 		}
 	}
@@ -226,11 +231,12 @@ func counterRate(s simlab.Series) (t []clock.Time, r []float64) {
 // every pause counts however short.
 func (d Data) pfcTierChart(tiers []string, unit string, mul, xmax float64) *figure {
 	var lines []lineSeries
-	line := func(name string, s simlab.Series, n float64) {
+	// A tier keeps its colour; its XOFF line is dashed.
+	line := func(name string, s simlab.Series, n float64, color int, dashed bool) {
 		if n <= 0 || s.Totals.Max <= 0 {
 			return
 		}
-		l := lineSeries{Name: name}
+		l := lineSeries{Name: name, Color: color + 1, Dashed: dashed}
 		ts, rs := counterRate(s)
 		for i := range ts {
 			l.X = append(l.X, ts[i].Seconds()*mul)
@@ -238,22 +244,22 @@ func (d Data) pfcTierChart(tiers []string, unit string, mul, xmax float64) *figu
 		}
 		lines = append(lines, l)
 	}
-	for _, t := range tiers {
+	for i, t := range tiers {
 		n := d.tierQueues(t)
 		for _, s := range d.find(simlab.AggTierPaused) {
 			if s.Label("role") == t {
-				line(tierName(t)+" egress queues paused", s, n)
+				line(tierName(t)+" egress queues paused", s, n, i, false)
 			}
 		}
 		for _, s := range d.find(simlab.AggTierXOff) {
 			if s.Label("role") == t {
-				line(tierName(t)+" PGs holding upstream (XOFF)", s, n)
+				line(tierName(t)+" PGs holding upstream (XOFF)", s, n, i, true)
 			}
 		}
 	}
 	if nics := d.find(simlab.AggNICs); len(nics) > 0 {
 		for _, s := range d.find(simlab.AggNICPaused) {
-			line("NIC priorities paused", s, nics[0].Totals.Last)
+			line("NIC priorities paused", s, nics[0].Totals.Last, len(tiers), false)
 		}
 	}
 	if len(lines) == 0 {
