@@ -225,3 +225,79 @@ func TestTiers(t *testing.T) {
 		t.Errorf("tiers (-want +got):\n%s", d)
 	}
 }
+
+// TestHalve: points merge pairwise on a grid from the first point,
+// gaps kept; a gauge's value is the mean of its parts, a counter's the
+// later one.
+func TestHalve(t *testing.T) {
+	us := func(n int) clock.Time { return clock.Time(n) * clock.Time(clock.Microsecond) }
+	pt := func(at int, v float64) simlab.Point { return simlab.Point{T: us(at), V: v, Min: v, Max: v} }
+	in := []simlab.Point{pt(1, 1), pt(2, 3), pt(3, 5), pt(6, 7), pt(7, 9)}
+	tests := []struct {
+		kind telemetry.Kind
+		want []simlab.Point
+	}{
+		{telemetry.Gauge, []simlab.Point{{T: us(1), V: 2, Min: 1, Max: 3}, {T: us(3), V: 5, Min: 5, Max: 5}, {T: us(5), V: 7, Min: 7, Max: 7}, {T: us(7), V: 9, Min: 9, Max: 9}}},
+		{telemetry.Counter, []simlab.Point{{T: us(1), V: 3, Min: 1, Max: 3}, {T: us(3), V: 5, Min: 5, Max: 5}, {T: us(5), V: 7, Min: 7, Max: 7}, {T: us(7), V: 9, Min: 9, Max: 9}}},
+	}
+	for _, tc := range tests {
+		got := halve(simlab.Series{Kind: tc.kind, Width: clock.Microsecond, Points: in})
+		if d := cmp.Diff(tc.want, got.Points); d != "" || got.Width != 2*clock.Microsecond {
+			t.Errorf("%v: width %v, points (-want +got):\n%s", tc.kind, got.Width, d)
+		}
+	}
+}
+
+// TestThin: an aggregated run's series over fullPoints are merged until
+// each fits its share; under it they stay as they are.
+func TestThin(t *testing.T) {
+	mk := func(n, points int) []simlab.Series {
+		out := make([]simlab.Series, n)
+		for i := range out {
+			out[i] = simlab.Series{Kind: telemetry.Gauge, Width: clock.Microsecond}
+			for k := range points {
+				out[i].Points = append(out[i].Points, simlab.Point{T: clock.Time(k) * clock.Time(clock.Microsecond), V: 1, Min: 1, Max: 1})
+			}
+		}
+		return out
+	}
+	if _, limit := thin(mk(100, 500)); limit != 0 {
+		t.Errorf("50,000 points thinned to %d a series", limit)
+	}
+	got, limit := thin(mk(3624, 500)) // seed-24k's switches, three series each
+	total := 0
+	for _, s := range got {
+		total += len(s.Points)
+		if len(s.Points) > limit || s.Width != 8*clock.Microsecond {
+			t.Fatalf("a series of %d points %v wide, want at most %d, 8 µs", len(s.Points), s.Width, limit)
+		}
+	}
+	if limit != fullPoints/3624 || total > fullPoints {
+		t.Errorf("limit %d, %d points in all; want %d, at most %d", limit, total, fullPoints/3624, fullPoints)
+	}
+}
+
+// TestChooseDetailAggregated: an aggregated run whose final snapshot is
+// too large is summarized, but every series keeps its points.
+func TestChooseDetailAggregated(t *testing.T) {
+	d := Data{Aggregated: true, Series: make([]simlab.Series, 100)}
+	for i := range d.Series {
+		d.Series[i] = simlab.Series{Name: "switch_tx_bytes_total", Points: make([]simlab.Point, 10)}
+	}
+	for i := range fullSamples + 1 {
+		d.Final = append(d.Final, telemetry.Sample{Name: "x", Value: float64(i)})
+	}
+	det := chooseDetail(d)
+	if !det.summarized || !det.allSeries {
+		t.Fatalf("summarized %v, all series %v; want both", det.summarized, det.allSeries)
+	}
+	for i := range d.Series {
+		if !det.writesPoints(i) {
+			t.Fatalf("series %d loses its points", i)
+		}
+	}
+	d.Aggregated = false
+	if det := chooseDetail(d); det.allSeries || det.writesPoints(hotSeries) {
+		t.Error("a small lab's summarized report keeps every series")
+	}
+}

@@ -109,8 +109,14 @@ func write(dir string, d Data) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	det := chooseDetail(d)
-	if err := writeMetrics(dir, d, det); err != nil {
+	md := d // what the metrics files hold
+	var thinned int
+	if d.Aggregated {
+		md.Series, thinned = thin(d.Series)
+	}
+	det := chooseDetail(md)
+	det.thinned = thinned
+	if err := writeMetrics(dir, md, det); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := writeTimeline(dir, d); err != nil {

@@ -175,11 +175,17 @@ func summary(d Data, plots []string, det *detail) string {
 		}
 	}
 	b.WriteString(".\n")
-	if det.summarized {
+	switch {
+	case det.allSeries:
+		fmt.Fprintf(&b, "\nThe metrics files are summarized: every series keeps its points%s; the final telemetry keeps per-metric totals "+
+			"and the %d largest samples of each metric. See `note` in `metrics.json`.\n", det.thinText(), topSamples)
+	case det.summarized:
 		fmt.Fprintf(&b, "\nThe metrics files are summarized (a lab this size would write every point of %d series): "+
 			"every series keeps its totals, and the %d series of each metric with the highest peak keep their points "+
 			"(%d series, %d of %d points); the final telemetry keeps per-metric totals and the %d largest samples of each metric. "+
 			"See `note` in `metrics.json`.\n", len(d.Series), hotSeries, det.keptSeries, det.keptPoints, det.points, topSamples)
+	case det.thinned > 0:
+		fmt.Fprintf(&b, "\nThe metrics files keep every series%s.\n", det.thinText())
 	}
 	return b.String()
 }
