@@ -156,10 +156,13 @@ func summary(d Data, plots []string, det *detail) string {
 	}
 
 	b.WriteString("\n## Plots\n\n")
-	if d.Aggregated {
+	switch {
+	case d.Aggregated && len(d.tiers()) > 0:
 		b.WriteString("A large fabric: the telemetry was aggregated per switch, tier and job (no series per queue, port or flow), " +
 			"and the plots summarise every flow and switch: completion-time and goodput distributions per job, " +
 			"queue quantiles and pauses per tier, and per tier heat maps of queues and utilisation.\n\n")
+	case d.Aggregated:
+		b.WriteString("A large fabric: the plots summarise every flow of a job (completion-time and goodput distributions).\n\n")
 	}
 	if len(plots) == 0 {
 		b.WriteString("(none: nothing was queued, paused or measured per flow)\n")
