@@ -383,7 +383,7 @@ func (d Data) utilHeat(role string, nodes []*topologies.Node, unit string, mul, 
 	var rows [][]float64
 	for _, n := range nodes {
 		s, ok := by[n.Name]
-		if !ok {
+		if !ok || len(s.Points) == 0 {
 			continue
 		}
 		var capBps float64
