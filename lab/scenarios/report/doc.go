@@ -24,8 +24,9 @@
 // max marked) and of its flows' goodput (fct-JOB, goodput-JOB); per tier
 // of switches (their role: RTSW, CTSW, ATSW) the quantiles of its queues
 // over time (tier-queues-ROLE) and heat maps of each switch's deepest
-// queue and utilisation over time, at most 200 rows (heat-queues-ROLE,
-// heat-util-ROLE); the pauses per tier (pfc-tiers).
+// queue, utilisation and paused queues over time, at most 200 rows
+// (heat-queues-ROLE, heat-util-ROLE, heat-pfc-ROLE); the pauses per tier
+// (pfc-tiers).
 //
 // The files are encoded record by record, never a whole document in
 // memory. A large lab's metrics files are summarized ("detail":

@@ -31,7 +31,8 @@ type namedFigure struct {
 // largeFigures returns the plots of an aggregated run, in order: per
 // perf job its completion-time and goodput distributions, per tier (top
 // tier first) its queue quantiles, the pauses per tier, and per tier its
-// queue and utilisation heat maps.
+// queue and utilisation heat maps and, if any of its queues was paused,
+// its pause heat map.
 func (d Data) largeFigures(unit string, mul, xmax float64) []namedFigure {
 	var out []namedFigure
 	add := func(name string, f *figure) {
@@ -52,6 +53,7 @@ func (d Data) largeFigures(unit string, mul, xmax float64) []namedFigure {
 	for _, t := range tiers {
 		add("heat-queues-"+plotFileName(t), d.queueHeat(t, groups[t], unit, mul, xmax))
 		add("heat-util-"+plotFileName(t), d.utilHeat(t, groups[t], unit, mul, xmax))
+		add("heat-pfc-"+plotFileName(t), d.pauseHeat(t, groups[t], unit, mul, xmax))
 	}
 	return out
 }
@@ -403,5 +405,48 @@ func (d Data) utilHeat(role string, nodes []*topologies.Node, unit string, mul, 
 		names, rows = append(names, n.Name), append(rows, row)
 	}
 	return heat(fmt.Sprintf("%s: utilisation of each switch (bytes its ports sent, %% of their line rates)", tierName(role)), unit, xmax, names, rows, true,
+		func(v float64) string { return fmt.Sprintf("%.0f %%", v) })
+}
+
+// pauseHeat is a tier's heat map of the share of each switch's egress
+// queues paused by their peers over time (its pause-time counter's rate
+// over its queues); nil when none was.
+func (d Data) pauseHeat(role string, nodes []*topologies.Node, unit string, mul, xmax float64) *figure {
+	by := map[string]simlab.Series{}
+	for _, s := range d.find(simlab.AggSwitchPaused) {
+		by[s.Label("node")] = s
+	}
+	ports := 0
+	for _, n := range nodes {
+		ports += len(n.Ports)
+	}
+	tcs := 0.0 // sampled classes per port
+	if ports > 0 {
+		tcs = d.tierQueues(role) / float64(ports)
+	}
+	cw := xmax / heatCols
+	var names []string
+	var rows [][]float64
+	paused := false
+	for _, n := range nodes {
+		s, ok := by[n.Name]
+		queues := float64(len(n.Ports)) * tcs
+		if !ok || len(s.Points) == 0 || queues <= 0 {
+			continue
+		}
+		paused = paused || s.Totals.Max > 0
+		row := nanRow(heatCols)
+		ts, rs := counterRate(s)
+		prev := s.Points[0].T
+		for i := range ts {
+			spread(row, prev.Seconds()*mul, ts[i].Seconds()*mul, cw, 100*rs[i]/queues, maxCell)
+			prev = ts[i]
+		}
+		names, rows = append(names, n.Name), append(rows, row)
+	}
+	if !paused {
+		return nil
+	}
+	return heat(fmt.Sprintf("%s: share of each switch's egress queues paused by PFC (time-weighted)", tierName(role)), unit, xmax, names, rows, true,
 		func(v float64) string { return fmt.Sprintf("%.0f %%", v) })
 }

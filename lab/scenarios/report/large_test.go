@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -186,5 +187,44 @@ func TestChooseDetailAggregated(t *testing.T) {
 	d.Aggregated = false
 	if det := chooseDetail(d); det.allSeries || det.writesPoints(hotSeries) {
 		t.Error("a small lab's summarized report keeps every series")
+	}
+}
+
+// TestPauseHeat: a switch whose 4 queues were paused half a µs of every
+// µs (one at a time) reads 12.5 % throughout; one never paused, 0; a
+// tier never paused draws no map.
+func TestPauseHeat(t *testing.T) {
+	topo := &topologies.Topology{Name: "synthetic"}
+	d := Data{Aggregated: true, Verdict: Verdict{FabricTime: 10 * clock.Microsecond, Scenario: &scenario.Scenario{Topology: topo}}}
+	d.Series = append(d.Series, simlab.Series{Name: simlab.AggTierQueues, Labels: []telemetry.Label{{Name: "role", Value: "rtsw"}},
+		Totals: simlab.Totals{Last: 8}})
+	for i, per := range []float64{0.5e-6, 0} {
+		name := fmt.Sprintf("rtsw%d", i+1)
+		topo.Nodes = append(topo.Nodes, &topologies.Node{Name: name, Index: i + 1, Kind: topologies.KindSwitch, Role: topologies.RoleRTSW,
+			Ports: make([]*topologies.Port, 4)})
+		s := simlab.Series{Name: simlab.AggSwitchPaused, Labels: []telemetry.Label{{Name: "node", Value: name}}, Kind: telemetry.Counter, Width: clock.Microsecond}
+		for k := range 11 {
+			v := per * float64(k)
+			s.Points = append(s.Points, simlab.Point{T: clock.Time(k) * clock.Time(clock.Microsecond), V: v, Min: v, Max: v})
+			s.Totals.Max = v
+		}
+		d.Series = append(d.Series, s)
+	}
+	unit, mul := timeUnit(d.FabricTime)
+	xmax := d.FabricTime.Seconds() * mul
+	f := d.pauseHeat("rtsw", d.switchesByTier()["rtsw"], unit, mul, xmax)
+	if f == nil {
+		t.Fatal("no pause heat map")
+	}
+	for r, want := range []float64{12.5, 0} {
+		for c, v := range f.Heat.V[r] {
+			if math.Abs(v-want) > 1e-9 {
+				t.Fatalf("row %d col %d = %g %%, want %g %%", r, c, v, want)
+			}
+		}
+	}
+	d.Series = d.Series[:1]
+	if d.pauseHeat("rtsw", d.switchesByTier()["rtsw"], unit, mul, xmax) != nil {
+		t.Error("a pause map of a tier without series")
 	}
 }

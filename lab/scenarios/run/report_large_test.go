@@ -90,7 +90,8 @@ func TestReportLargeFabric(t *testing.T) {
 		}
 	}
 	got := plotNames(t, dir)
-	want := []string{"fct-perm", "flows", "goodput-perm", "pfc-tiers"}
+	// Pauses held CTSW and RTSW egress queues, never an ATSW's.
+	want := []string{"fct-perm", "flows", "goodput-perm", "pfc-tiers", "heat-pfc-ctsw", "heat-pfc-rtsw"}
 	for _, tier := range []string{"atsw", "ctsw", "rtsw"} {
 		want = append(want, "heat-queues-"+tier, "heat-util-"+tier, "tier-queues-"+tier)
 	}
