@@ -86,10 +86,11 @@ function pushChart(c, t, rates) {
 // timeline appends an event: oldest first, numbered, so that an item
 // keeps its number as events arrive; beyond MAX_EVENTS the oldest go. The
 // list follows the newest event unless scrolled up to read older ones.
-// t null: before this view opened. Events are queued and laid out
-// together (flushTimeline, at the end of a frame or of the current
-// task): a frame of a large replay pauses hundreds of links at once, and
-// measuring the list after each one laid the page out hundreds of times.
+// t null: before this view opened. Events are queued and added together
+// (flushTimeline, at the end of a frame or of the current task), the list
+// measured once: a frame of a large replay pauses hundreds of links at
+// once, and measuring the list after each one laid the page out hundreds
+// of times.
 const MAX_EVENTS = 500;
 const pendingEvents = [];
 function timeline(cls, text, t) {
@@ -98,18 +99,10 @@ function timeline(cls, text, t) {
   pendingEvents.push([cls, state.events, text, t]);
 }
 
-// timelineFollows is whether the list shows its newest event (the reader
-// has not scrolled up), kept by its scroll events, so that adding events
-// never measures the page (which lays it out) but at the next paint.
-let timelineFollows = true;
-$("timeline").addEventListener("scroll", (e) => {
-  const ol = e.target;
-  timelineFollows = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 8;
-});
-
 function flushTimeline() {
   if (!pendingEvents.length) return;
   const ol = $("timeline");
+  const follow = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 8;
   const items = document.createDocumentFragment();
   for (const [cls, n, text, t] of pendingEvents.splice(0).slice(-MAX_EVENTS)) {
     const li = document.createElement("li");
@@ -124,7 +117,7 @@ function flushTimeline() {
   }
   ol.appendChild(items);
   while (ol.children.length > MAX_EVENTS) ol.removeChild(ol.firstChild);
-  if (timelineFollows) requestAnimationFrame(() => { ol.scrollTop = ol.scrollHeight; });
+  if (follow) ol.scrollTop = ol.scrollHeight;
 }
 
 // MAX_PFC_EVENTS is the most pause and release events a frame adds to
