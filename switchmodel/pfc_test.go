@@ -181,7 +181,16 @@ func TestPauseExact(t *testing.T) {
 			if tc.xonAt > 0 {
 				e.At(t0.Add(tc.xonAt), func() { sw.Port(1).Receive(pfc(3, 0)) })
 			}
+			// Class reads what the snapshots read, mid-pause too.
+			var mid [2]switchmodel.ClassState
+			e.At(t0.Add(clock.Microsecond/2), func() {
+				pt := sw.Port(1)
+				mid[0], mid[1] = pt.Class(3), switchmodel.ClassState{DepthBytes: pt.Queue(3).DepthBytes, PausedTime: pt.Queue(3).PausedTime, XOffTime: pt.PG(3).XOffTime}
+			})
 			e.Run()
+			if mid[0] != mid[1] || mid[0].PausedTime == 0 {
+				t.Errorf("mid-pause: Class = %+v, snapshots %+v (want equal, paused)", mid[0], mid[1])
+			}
 			if want := t0.Add(tc.paused + ser + hop); after != want {
 				t.Errorf("first frame after the pause arrived at %v, want %v (gap %v)", after, want, after.Sub(want))
 			}

@@ -228,3 +228,32 @@ func b2f(b bool) float64 {
 
 // String names the port as node/port for messages.
 func (pt *Port) String() string { return pt.sw.name + "/" + strconv.Itoa(pt.idx) }
+
+// ClassState is what a sampler of a large fabric reads of one class of a
+// port at every reading (Port.Class): the depth of its egress queue and
+// the pause times of QueueStats and PGStats, without building either
+// snapshot.
+type ClassState struct {
+	DepthBytes int64
+	// PausedTime is the time the egress queue was paused by its peer,
+	// XOffTime the time the PG held its upstream in XOFF; both in total,
+	// an ongoing pause included.
+	PausedTime, XOffTime clock.Duration
+}
+
+// Class returns class tc's ClassState.
+func (pt *Port) Class(tc int) ClassState {
+	st := ClassState{DepthBytes: pt.q[tc].bytes}
+	if pt.ctls == nil { // never paused either way (Port.ctl)
+		return st
+	}
+	c := &pt.ctls[tc]
+	st.PausedTime, st.XOffTime = c.pausedTotal, c.xoffTotal
+	if pt.q[tc].paused {
+		st.PausedTime += pt.sw.sched.Now().Sub(c.pausedSince)
+	}
+	if pt.pg[tc].xoff {
+		st.XOffTime += pt.sw.sched.Now().Sub(c.xoffSince)
+	}
+	return st
+}

@@ -49,6 +49,8 @@ type runFlags struct {
 	chakraDuration string
 	// cpuProfile: write a CPU profile of the whole command here.
 	cpuProfile string
+	// aggregate: auto, on or off (run.Options.Aggregate).
+	aggregate string
 }
 
 func newRunCmd(opts *options) *cobra.Command {
@@ -174,6 +176,7 @@ failed), 2 when the file does not validate.`,
 	cmd.Flags().Float64Var(&f.chakra.MemGBps, "mem-gbps", 0, "with --chakra and --peak-tflops: the roofline's memory bandwidth in GB/s (ASTRA-sim's local-mem-bw)")
 	cmd.Flags().StringVar(&f.chakraDuration, "duration", "", "with --chakra: fabric time the run lasts (default: three times the step on an ideal fabric, at least 1ms)")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	cmd.Flags().StringVar(&f.aggregate, "aggregate", "auto", fmt.Sprintf("with --sim: telemetry per switch, tier and job instead of per queue, port and flow, and the report's distribution and heat-map plots: auto (above %d switch ports), on or off", simlab.LargeFabricPorts))
 	limit(cmd.Flags(), "iters", 1, 1_000_000)
 	limit(cmd.Flags(), "peak-tflops", 0, unbounded)
 	limit(cmd.Flags(), "mem-gbps", 0, unbounded)
@@ -305,6 +308,14 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 	if f.nodeGroups < 0 {
 		return fmt.Errorf("--node-groups %d: want 0 (a process per node) or more", f.nodeGroups)
 	}
+	if cmd.Flags().Changed("aggregate") {
+		if !f.sim {
+			return errors.New("--aggregate goes with --sim (the emulation reads its nodes' telemetry as it is)")
+		}
+		if _, err := aggregation(f.aggregate); err != nil {
+			return err
+		}
+	}
 	if cmd.Flags().Changed("workers") {
 		if !f.sim {
 			return errors.New("--workers goes with --sim (the emulation runs on its nodes' loops)")
@@ -334,8 +345,9 @@ func checkRun(cmd *cobra.Command, sc *scenario.Scenario, file string, f *runFlag
 // runChecked runs a scenario checkRun accepted.
 func runChecked(cmd *cobra.Command, opts *options, sc *scenario.Scenario, f runFlags, seedSet bool) error {
 	var err error
+	agg, _ := aggregation(f.aggregate) // checkRun refused a bad value
 	ro := labrun.Options{Seed: f.seed, SeedSet: seedSet, ReportDir: f.report, Scale: f.scale, MatchEmulation: f.match, Workers: f.workers, Flow: f.flow,
-		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks}
+		NodeGroups: f.nodeGroups, SocketLinks: f.socketLinks, Aggregate: agg}
 	var out *labrun.Outcome
 	if f.sim {
 		tty := isTerminal(opts.stderr)
@@ -541,4 +553,17 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		out.Close()
 	}, nil
+}
+
+// aggregation parses --aggregate.
+func aggregation(s string) (labrun.Aggregation, error) {
+	switch s {
+	case "auto", "":
+		return labrun.AggregateAuto, nil
+	case "on":
+		return labrun.AggregateOn, nil
+	case "off":
+		return labrun.AggregateOff, nil
+	}
+	return 0, fmt.Errorf("--aggregate %q: want auto, on or off", s)
 }

@@ -25,17 +25,20 @@ type Frame struct {
 }
 
 // LinkState is one link as two directions: AB is A's egress towards B.
+// Frames list the layout's links in its order; fields that are zero are
+// left out of the JSON (an idle link of a replay is "{}", and a replay's
+// states carry no names: the page takes them from the layout).
 type LinkState struct {
-	A      string  `json:"a"`
-	APort  string  `json:"a_port"`
-	B      string  `json:"b"`
-	BPort  string  `json:"b_port"`
-	UtilAB float64 `json:"util_ab"` // 0..1 of the line rate
-	UtilBA float64 `json:"util_ba"`
+	A      string  `json:"a,omitempty"`
+	APort  string  `json:"a_port,omitempty"`
+	B      string  `json:"b,omitempty"`
+	BPort  string  `json:"b_port,omitempty"`
+	UtilAB float64 `json:"util_ab,omitempty"` // 0..1 of the line rate
+	UtilBA float64 `json:"util_ba,omitempty"`
 	// PFCAB is true when pauses held A's egress towards B during the last
 	// interval (B asked A to stop).
-	PFCAB bool `json:"pfc_ab"`
-	PFCBA bool `json:"pfc_ba"`
+	PFCAB bool `json:"pfc_ab,omitempty"`
+	PFCBA bool `json:"pfc_ba,omitempty"`
 }
 
 // Rate is a named rate, bytes per fabric second.

@@ -3,14 +3,15 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/rocelab/rocelab/internal/readcap"
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/rocelab/rocelab/internal/readcap"
+
 	"github.com/rocelab/rocelab/lab/scenarios/report"
+	"github.com/rocelab/rocelab/lab/simulation/simlab"
 	"github.com/rocelab/rocelab/topologies/graph"
 )
 
@@ -140,11 +141,11 @@ func LoadRecording(dir string) (*Recording, error) {
 		}
 		return lay.Layout.Ports[node][i]
 	}
-	paused := map[string][]bool{} // "node:port:rx|tx" → per frame
-	bps := map[string][]float64{} // "node:port:rx|tx" → bytes/s per frame, from the ports' byte counters
-	flows := map[string][]float64{}
+	sr := &seriesRead{paused: map[string][]bool{}, bps: map[string][]float64{}, flows: map[string][]float64{},
+		swUtil: map[string][]float64{}, swPaused: map[string][]bool{}, swDepth: map[string][]float64{}}
 	val, set := make([]float64, n), make([]bool, n) // one series' frames, reused
 	var touched []int
+	capacity := nodeCapacity(lay.Layout)
 	for _, s := range sf.Series {
 		// at calls fn once for every frame the series covers, with the
 		// highest of its points in that frame (a point covers the frames
@@ -170,6 +171,22 @@ func LoadRecording(dir string) (*Recording, error) {
 				set[i] = false
 			}
 		}
+		// rate calls fn for every frame between two consecutive readings
+		// of a counter with its rate between them (per second).
+		rate := func(fn func(i int, r float64)) {
+			for j := 1; j < len(s.Points); j++ {
+				a, b := s.Points[j-1], s.Points[j]
+				if b.T <= a.T {
+					continue
+				}
+				r := max(b.V-a.V, 0) / (b.T - a.T)
+				lo := int(math.Floor(a.T/rec.Step + frameEps))
+				hi := max(int(math.Ceil(b.T/rec.Step-frameEps)), lo+1)
+				for i := max(lo, 0); i < hi && i < n; i++ {
+					fn(i, r)
+				}
+			}
+		}
 		node := s.Labels["node"]
 		switch s.Series {
 		case "switch_queue_depth_bytes":
@@ -183,11 +200,8 @@ func LoadRecording(dir string) (*Recording, error) {
 			if h, nic, ok := strings.Cut(node, ":"); ok {
 				node, port = h, nic
 			}
-			k := node + ":" + port + ":" + dir
-			if paused[k] == nil {
-				paused[k] = make([]bool, n)
-			}
-			at(func(i int, v float64) { paused[k][i] = paused[k][i] || v > 0 })
+			p := sr.boolsOf(sr.paused, node+":"+port+":"+dir, n)
+			at(func(i int, v float64) { p[i] = p[i] || v > 0 })
 		case "switch_port_tx_bytes_total", "switch_port_rx_bytes_total":
 			// A counter: its rate between consecutive readings holds over
 			// the frames between them.
@@ -195,65 +209,31 @@ func LoadRecording(dir string) (*Recording, error) {
 			if s.Series == "switch_port_rx_bytes_total" {
 				dir = "rx"
 			}
-			k := node + ":" + portName(node, s.Labels["port"]) + ":" + dir
-			if bps[k] == nil {
-				bps[k] = make([]float64, n)
-			}
-			for j := 1; j < len(s.Points); j++ {
-				a, b := s.Points[j-1], s.Points[j]
-				if b.T <= a.T {
-					continue
-				}
-				r := max(b.V-a.V, 0) / (b.T - a.T)
-				lo := int(math.Floor(a.T/rec.Step + frameEps))
-				hi := max(int(math.Ceil(b.T/rec.Step-frameEps)), lo+1)
-				for i := max(lo, 0); i < hi && i < n; i++ {
-					bps[k][i] = max(bps[k][i], r)
-				}
-			}
+			b := sr.floatsOf(sr.bps, node+":"+portName(node, s.Labels["port"])+":"+dir, n)
+			rate(func(i int, r float64) { b[i] = max(b[i], r) })
 		case "perf_flow_rate_bytes_per_second":
-			k := s.Labels["job"] + " " + s.Labels["from"] + "→" + s.Labels["to"]
-			if flows[k] == nil {
-				flows[k] = make([]float64, n)
+			if len(s.Points) == 0 { // a summarized report's flow without points
+				continue
 			}
-			at(func(i int, v float64) { flows[k][i] = v })
-		}
-	}
-	names := make([]string, 0, len(flows))
-	for k := range flows {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for i := range frames {
-		for _, l := range lay.Layout.Links {
-			pa := func(node, port, dir string) bool {
-				p := paused[node+":"+port+":"+dir]
-				return p != nil && p[i]
+			f := sr.floatsOf(sr.flows, s.Labels["job"]+" "+s.Labels["from"]+"→"+s.Labels["to"], n)
+			at(func(i int, v float64) { f[i] = v })
+		case simlab.AggJobRate:
+			f := sr.floatsOf(sr.flows, "job "+s.Labels["job"]+" (all its flows)", n)
+			at(func(i int, v float64) { f[i] = v })
+		case simlab.AggSwitchTx:
+			if c := capacity[node]; c > 0 {
+				u := sr.floatsOf(sr.swUtil, node, n)
+				rate(func(i int, r float64) { u[i] = max(u[i], r*8/c) })
 			}
-			// Utilisation of a direction: what its sender's port sent, or
-			// what the receiving switch port took in (a host's NIC has no
-			// byte series), over the link's rate.
-			util := func(from, fromPort, to, toPort string) float64 {
-				if l.Rate <= 0 {
-					return 0
-				}
-				r := 0.0
-				if b := bps[from+":"+fromPort+":tx"]; b != nil {
-					r = b[i]
-				} else if b := bps[to+":"+toPort+":rx"]; b != nil {
-					r = b[i]
-				}
-				return min(r*8/float64(l.Rate), 1)
-			}
-			frames[i].Links = append(frames[i].Links, LinkState{A: l.A, APort: l.APort, B: l.B, BPort: l.BPort,
-				UtilAB: util(l.A, l.APort, l.B, l.BPort), UtilBA: util(l.B, l.BPort, l.A, l.APort),
-				PFCAB: pa(l.A, l.APort, "rx") || pa(l.B, l.BPort, "tx"),
-				PFCBA: pa(l.B, l.BPort, "rx") || pa(l.A, l.APort, "tx")})
-		}
-		for _, k := range names {
-			frames[i].QPs = append(frames[i].QPs, Rate{Name: k, Bps: flows[k][i]})
+		case simlab.AggSwitchPaused:
+			p := sr.boolsOf(sr.swPaused, node, n)
+			rate(func(i int, r float64) { p[i] = p[i] || r > 0 })
+		case simlab.AggSwitchDepth:
+			d := sr.floatsOf(sr.swDepth, node, n)
+			at(func(i int, v float64) { d[i] = v })
 		}
 	}
 	rec.Frames = frames
+	rec.assemble(lay.Layout, sr)
 	return rec, nil
 }

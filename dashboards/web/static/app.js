@@ -86,40 +86,71 @@ function pushChart(c, t, rates) {
 // timeline appends an event: oldest first, numbered, so that an item
 // keeps its number as events arrive; beyond MAX_EVENTS the oldest go. The
 // list follows the newest event unless scrolled up to read older ones.
-// t null: before this view opened.
+// t null: before this view opened. Events are queued and added together
+// (flushTimeline, at the end of a frame or of the current task), the list
+// measured once: a frame of a large replay pauses hundreds of links at
+// once, and measuring the list after each one laid the page out hundreds
+// of times.
 const MAX_EVENTS = 500;
+const pendingEvents = [];
 function timeline(cls, text, t) {
+  state.events++;
+  if (!pendingEvents.length) queueMicrotask(flushTimeline);
+  pendingEvents.push([cls, state.events, text, t]);
+}
+
+function flushTimeline() {
+  if (!pendingEvents.length) return;
   const ol = $("timeline");
   const follow = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 8;
-  state.events++;
-  const li = document.createElement("li");
-  li.className = cls;
-  for (const [c, s] of [["n", String(state.events)], ["t", t === null ? "before this view" : `${(t * 1e3).toFixed(3)} ms`], ["x", text]]) {
-    const span = document.createElement("span");
-    span.className = c;
-    span.textContent = s;
-    li.appendChild(span);
+  const items = document.createDocumentFragment();
+  for (const [cls, n, text, t] of pendingEvents.splice(0).slice(-MAX_EVENTS)) {
+    const li = document.createElement("li");
+    li.className = cls;
+    for (const [c, s] of [["n", String(n)], ["t", t === null ? "before this view" : `${(t * 1e3).toFixed(3)} ms`], ["x", text]]) {
+      const span = document.createElement("span");
+      span.className = c;
+      span.textContent = s;
+      li.appendChild(span);
+    }
+    items.appendChild(li);
   }
-  ol.appendChild(li);
+  ol.appendChild(items);
   while (ol.children.length > MAX_EVENTS) ol.removeChild(ol.firstChild);
   if (follow) ol.scrollTop = ol.scrollHeight;
 }
 
+// MAX_PFC_EVENTS is the most pause and release events a frame adds to
+// the timeline one by one.
+const MAX_PFC_EVENTS = 32;
+
 function apply(f) {
+  const pfcEvents = [];
   $("ftime").textContent = `${(f.fabric_time_s * 1e3).toFixed(3)} ms`;
   state.t = f.fabric_time_s;
   (f.links || []).forEach((ls, i) => {
     const e = linkEls[i];
     if (!e) return;
-    const util = Math.max(ls.util_ab, ls.util_ba);
+    // Zero fields are left out of a frame, and a replay's names too
+    // (the layout has them).
+    const l = e.l, util = Math.max(ls.util_ab || 0, ls.util_ba || 0);
     e.line.setAttribute("stroke", utilColor(util));
     e.line.dataset.util = util.toFixed(3);
-    for (const [mark, on, dir] of [[e.pfcAB, ls.pfc_ab, `${ls.a}:${ls.a_port}→${ls.b}`], [e.pfcBA, ls.pfc_ba, `${ls.b}:${ls.b_port}→${ls.a}`]]) {
+    for (const [mark, on, dir] of [[e.pfcAB, ls.pfc_ab, `${l.a}:${l.a_port}→${l.b}`], [e.pfcBA, ls.pfc_ba, `${l.b}:${l.b_port}→${l.a}`]]) {
+      if (!!on === !!state.pfc[dir]) continue;
       mark.classList.toggle("on", !!on);
-      if (!!on !== !!state.pfc[dir]) timeline("pfc", `PFC ${on ? "pauses" : "releases"} ${dir}`, f.fabric_time_s);
+      pfcEvents.push([on, dir]);
       state.pfc[dir] = !!on;
     }
   });
+  // A pause or release per link direction; past MAX_PFC_EVENTS in one
+  // frame (a large fabric's replay), one event that counts them.
+  if (pfcEvents.length <= MAX_PFC_EVENTS) {
+    for (const [on, dir] of pfcEvents) timeline("pfc", `PFC ${on ? "pauses" : "releases"} ${dir}`, f.fabric_time_s);
+  } else {
+    const paused = pfcEvents.filter(([on]) => on).length;
+    timeline("pfc", `PFC pauses ${paused} link directions and releases ${pfcEvents.length - paused} (e.g. ${pfcEvents[0][1]})`, f.fabric_time_s);
+  }
   // The deepest queue, in numbers: circles of neighbouring ports overlap.
   let deepest = ["", 0];
   for (const [k, q] of Object.entries(f.queues || {})) if (q > deepest[1]) deepest = [k, q];
@@ -155,6 +186,7 @@ function apply(f) {
   $("qpmore").textContent = charts.qp.hidden ? `(the ${MAX_SERIES} busiest of ${(f.qps || []).length})` : "";
   if ((f.collectives || []).length) $("coll").hidden = false; // no empty axes before a collective runs
   pushChart(charts.coll, f.fabric_time_s, f.collectives || []);
+  flushTimeline();
   state.frames++;
   if (view.replay) {
     const s = $("slider");

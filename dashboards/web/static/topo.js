@@ -56,11 +56,13 @@ function linkPath(e, rank) {
 }
 
 // visibleLength returns how much of path (user units, sampled every 2)
-// lies outside every box.
-function visibleLength(path, rects) {
+// lies outside every box; it stops counting at enough (the caller asks
+// only whether a link shows that much: a large drawing's links are long,
+// and sampling all of them took seconds).
+function visibleLength(path, rects, enough = Infinity) {
   const len = path.getTotalLength();
   let vis = 0;
-  for (let s = 1; s < len; s += 2) {
+  for (let s = 1; s < len && vis < enough; s += 2) {
     const p = path.getPointAtLength(s);
     if (!rects.some((r) => p.x > r.x && p.x < r.x + r.w && p.y > r.y && p.y < r.y + r.h)) vis += 2;
   }
@@ -105,7 +107,7 @@ function drawTopology(svg, layout, el) {
   for (const le of out.links) {
     if (!le) continue;
     const { line, l, e } = le;
-    if (visibleLength(line, rects) < MIN_VISIBLE) {
+    if (visibleLength(line, rects, MIN_VISIBLE) < MIN_VISIBLE) {
       // Boxes touching or overlapping: loop out right of every box in the
       // way, drawn above the boxes.
       const [y0, y1] = [Math.min(e.a.box.y, e.b.box.y) - 40, Math.max(e.a.box.y, e.b.box.y) + 40];

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/lab/simulation/simlab"
 )
 
@@ -38,6 +40,12 @@ type detail struct {
 	// only), and totals summarizes every metric of Data.Final.
 	final  []int
 	totals []finalTotal
+	// thinned is the most points a series of an aggregated run keeps
+	// (thin), 0 when they were not thinned; allSeries says every series
+	// keeps its points though the report is summarized (an aggregated
+	// run's, whose final snapshot alone was too large).
+	thinned   int
+	allSeries bool
 }
 
 // finalTotal aggregates the final samples of one metric.
@@ -63,6 +71,11 @@ func chooseDetail(d Data) *detail {
 		return det
 	}
 	det.summarized = true
+	if d.Aggregated && det.points <= fullPoints {
+		det.allSeries = true
+		det.final, det.totals = largestFinal(d, topSamples)
+		return det
+	}
 	det.keep = hottest(d.Series, hotSeries)
 	det.keptSeries, det.keptPoints = 0, 0
 	for i, k := range det.keep {
@@ -157,12 +170,80 @@ func largestFinal(d Data, n int) ([]int, []finalTotal) {
 	return idx, totals
 }
 
+// thin returns the series of an aggregated run (Data.Aggregated) with
+// at most max(fullPoints/len(series), 16) points each, merged pairwise
+// in time (width doubled: a point's min and max are its parts', its
+// value their mean for a gauge, the later one for a counter) until they
+// fit, and that cap; the series and 0 when they fit already. An
+// aggregated run's series grow with its switches (three each), so its
+// metrics files keep every switch, coarser, instead of the hottest few
+// (a replay draws them all).
+func thin(ss []simlab.Series) ([]simlab.Series, int) {
+	total := 0
+	for _, s := range ss {
+		total += len(s.Points)
+	}
+	if total <= fullPoints || len(ss) == 0 {
+		return ss, 0
+	}
+	limit := max(fullPoints/len(ss), 16)
+	out := make([]simlab.Series, len(ss))
+	for i, s := range ss {
+		for len(s.Points) > limit && s.Width > 0 {
+			s = halve(s)
+		}
+		out[i] = s
+	}
+	return out, limit
+}
+
+// halve merges a series' points into points of twice its width, on a
+// grid from its first point.
+func halve(s simlab.Series) simlab.Series {
+	w := 2 * s.Width
+	t0 := s.Points[0].T
+	var out []simlab.Point
+	n := 0 // points merged into the last one
+	for _, p := range s.Points {
+		at := t0.Add(clock.Duration(int64(p.T.Sub(t0)/w)) * w)
+		if len(out) > 0 && out[len(out)-1].T == at {
+			o := &out[len(out)-1]
+			o.Min, o.Max = min(o.Min, p.Min), max(o.Max, p.Max)
+			if s.Kind == telemetry.Gauge {
+				o.V = (o.V*float64(n) + p.V) / float64(n+1)
+			} else {
+				o.V = p.V
+			}
+			n++
+			continue
+		}
+		p.T = at
+		out = append(out, p)
+		n = 1
+	}
+	s.Points, s.Width = out, w
+	return s
+}
+
 // note says what a summarized report left out of the metrics files.
 func (det *detail) note(d Data) string {
+	if det.allSeries {
+		return fmt.Sprintf("summarized: the final snapshot's %d samples (over %d) are summarized; final_totals summarizes every metric "+
+			"of it, final keeps the %d largest non-zero samples of each (%d samples). Every series keeps its points%s.",
+			len(d.Final), fullSamples, topSamples, len(det.final), det.thinText())
+	}
 	return fmt.Sprintf("summarized: the lab's %d series hold %d points (over %d) and its final snapshot %d samples (over %d). "+
 		"Every series keeps its totals (readings, min, mean, max, last); points are kept for the %d series of each metric "+
 		"with the highest peak (%d series, %d points, the same in metrics.csv). final_totals summarizes every metric of the "+
 		"final snapshot; final keeps the %d largest non-zero samples of each (%d samples).",
 		len(d.Series), det.points, fullPoints, len(d.Final), fullSamples, hotSeries, det.keptSeries, det.keptPoints,
 		topSamples, len(det.final))
+}
+
+// thinText says how an aggregated run's series were thinned ("" if not).
+func (det *detail) thinText() string {
+	if det.thinned == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (an aggregated run's: at most %d points each, merged pairwise in time)", det.thinned)
 }

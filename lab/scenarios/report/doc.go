@@ -18,6 +18,16 @@
 //	              Chrome trace-event format (Perfetto, chrome://tracing)
 //	junit.xml     the expectations as JUnit test cases (scenario.WriteJUnit)
 //
+// A large fabric's run (Data.Aggregated: its telemetry aggregated per
+// switch, tier and job, simlab.LargeFabric) adds plots over every flow
+// and switch: per perf job the CDFs of its completion times (p50, p99 and
+// max marked) and of its flows' goodput (fct-JOB, goodput-JOB); per tier
+// of switches (their role: RTSW, CTSW, ATSW) the quantiles of its queues
+// over time (tier-queues-ROLE) and heat maps of each switch's deepest
+// queue, utilisation and paused queues over time, at most 200 rows
+// (heat-queues-ROLE, heat-util-ROLE, heat-pfc-ROLE); the pauses per tier
+// (pfc-tiers).
+//
 // The files are encoded record by record, never a whole document in
 // memory. A large lab's metrics files are summarized ("detail":
 // "summarized", with a "note"): every series keeps its totals but only the

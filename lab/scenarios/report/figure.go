@@ -38,6 +38,8 @@ type figure struct {
 	// Categories and Groups make a grouped bar chart.
 	Categories []string
 	Groups     []barGroup
+	// Heat is a heat map of rows over time (heatmap.go).
+	Heat *heatMap
 	// Aligned figures put their data area at the same place (alignGutter
 	// from the left, alignLegend from the right, on a wider canvas), so
 	// that time figures with the same x range line up when stacked.
@@ -52,6 +54,10 @@ type lineSeries struct {
 	X, Y  []float64
 	Step  bool
 	Width float64
+	// Color, if above 0, is the line's palette colour plus one (else
+	// the line's position picks it); Dashed dashes it.
+	Color  int
+	Dashed bool
 }
 
 // bandRow is one row of on intervals [start, end], all of Kind, or,
@@ -244,6 +250,8 @@ func (f *figure) plot() (*plot.Plot, *plot.Legend, error) {
 	var err error
 	entries := 0
 	switch {
+	case f.Heat != nil:
+		entries = f.plotHeat(p, &leg)
 	case len(f.Rows) > 0:
 		entries = f.plotBands(p, &leg)
 	case len(f.Groups) > 0:
@@ -348,9 +356,13 @@ func (f *figure) plotLines(p *plot.Plot, leg *plot.Legend) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("series %q: %w", s.Name, err)
 		}
-		l.Color = palette[i%len(palette)]
+		col := i
+		if s.Color > 0 {
+			col = s.Color - 1
+		}
+		l.Color = palette[col%len(palette)]
 		l.Width = vg.Points(1.4)
-		if i >= len(palette) {
+		if i >= len(palette) || s.Dashed {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
 		}
 		if s.Step {

@@ -44,10 +44,7 @@ func writePlots(dir string, d Data) ([]string, error) {
 	unit, mul := timeUnit(d.FabricTime)
 	xmax := d.FabricTime.Seconds() * mul
 	var out []string
-	type named struct {
-		name string
-		fig  *figure
-	}
+	type named = namedFigure
 	figs := []named{
 		{"queues", d.queueChart(unit, mul, xmax)},
 		{"flows", d.flowChart(unit, mul, xmax)},
@@ -64,6 +61,9 @@ func writePlots(dir string, d Data) ([]string, error) {
 		if f != nil && NewTimeline(j.Name, j.Chakra).End*mul < xmax/4 {
 			figs = append(figs, named{timelinePlotName(j.Name) + "-zoom", d.timelineChart(j, unit, mul, xmax, true)})
 		}
+	}
+	if d.Aggregated {
+		figs = append(figs, d.largeFigures(unit, mul, xmax)...)
 	}
 	for _, p := range figs {
 		if p.fig == nil {
@@ -136,6 +136,14 @@ func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 		}
 		lines = append(lines, l)
 	}
+	for _, s := range d.find(simlab.AggJobRate) { // aggregated: a job's flows together
+		l := lineSeries{Name: "job " + s.Label("job") + ", all its flows"}
+		for _, p := range s.Points {
+			l.X = append(l.X, p.T.Seconds()*mul)
+			l.Y = append(l.Y, p.V*8/1e9)
+		}
+		lines = append(lines, l)
+	}
 	for _, s := range d.find("generator_tx_bytes_total") {
 		l := lineSeries{Name: s.Label("job") + " " + s.Label("from") + "→" + s.Label("to")}
 		for i := 1; i < len(s.Points); i++ {
@@ -160,6 +168,9 @@ func (d Data) flowChart(unit string, mul, xmax float64) *figure {
 		return t / math.Max(float64(len(l.Y)), 1)
 	}
 	title := "Per-flow rate"
+	if len(d.find(simlab.AggJobRate)) > 0 {
+		title = "Delivered rate per job (aggregated: all its flows together)"
+	}
 	if s := sampling(d.find("perf_flow_rate_bytes_per_second")); s != "" {
 		title += " (rate between readings: " + s + ")"
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocelab/rocelab/core/clock"
+	"github.com/rocelab/rocelab/core/fct"
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint/collective"
 	"github.com/rocelab/rocelab/lab/scenarios/scenario"
@@ -42,6 +43,11 @@ type Data struct {
 	Verdict
 	// Series are the sampled time series.
 	Series []simlab.Series
+	// Aggregated says the run's telemetry was aggregated for a large
+	// fabric (simlab.LargeFabric, SamplerSpec.Aggregate): the report
+	// draws distributions over every flow and heat maps per tier
+	// (large.go) beside the plots of a small lab.
+	Aggregated bool
 	// Final is the telemetry gathered at the end of the run.
 	Final    []telemetry.Sample
 	Jobs     []Job
@@ -59,6 +65,11 @@ type Job struct {
 	Collective []collective.Result
 	// Chakra is a chakra workload's replay.
 	Chakra *ChakraRun
+	// FCT is the distribution of the completion times of every message
+	// of the job's flows (perf, simulated), the one flow_fct_seconds{job}
+	// summarises; nil when none completed or the driver keeps none. A
+	// large fabric's report draws it (fctChart).
+	FCT *fct.Dist `json:"-"`
 }
 
 // ChakraRun is a chakra workload's replay: the trace, the NIC of each
@@ -98,8 +109,14 @@ func write(dir string, d Data) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	det := chooseDetail(d)
-	if err := writeMetrics(dir, d, det); err != nil {
+	md := d // what the metrics files hold
+	var thinned int
+	if d.Aggregated {
+		md.Series, thinned = thin(d.Series)
+	}
+	det := chooseDetail(md)
+	det.thinned = thinned
+	if err := writeMetrics(dir, md, det); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := writeTimeline(dir, d); err != nil {

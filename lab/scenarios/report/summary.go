@@ -117,6 +117,11 @@ func summary(d Data, plots []string, det *detail) string {
 		if len(j.Flows) > 0 {
 			flowTable(&b, j.Flows)
 		}
+		if d.Aggregated && j.FCT != nil && j.FCT.Count() > 0 {
+			p50, p99, mx := FCTStats(j.FCT)
+			fmt.Fprintf(&b, "Completion times of all %d messages: p50 %s, p99 %s, max %s (plots/fct-%s).\n\n",
+				j.FCT.Count(), secsText(p50), secsText(p99), secsText(mx), plotFileName(j.Name))
+		}
 		if j.Chakra != nil {
 			chakraSection(&b, j, plots)
 		}
@@ -151,6 +156,14 @@ func summary(d Data, plots []string, det *detail) string {
 	}
 
 	b.WriteString("\n## Plots\n\n")
+	switch {
+	case d.Aggregated && len(d.tiers()) > 0:
+		b.WriteString("A large fabric: the telemetry was aggregated per switch, tier and job (no series per queue, port or flow), " +
+			"and the plots summarise every flow and switch: completion-time and goodput distributions per job, " +
+			"queue quantiles and pauses per tier, and per tier heat maps of queues and utilisation.\n\n")
+	case d.Aggregated:
+		b.WriteString("A large fabric: the plots summarise every flow of a job (completion-time and goodput distributions).\n\n")
+	}
 	if len(plots) == 0 {
 		b.WriteString("(none: nothing was queued, paused or measured per flow)\n")
 	}
@@ -165,11 +178,17 @@ func summary(d Data, plots []string, det *detail) string {
 		}
 	}
 	b.WriteString(".\n")
-	if det.summarized {
+	switch {
+	case det.allSeries:
+		fmt.Fprintf(&b, "\nThe metrics files are summarized: every series keeps its points%s; the final telemetry keeps per-metric totals "+
+			"and the %d largest samples of each metric. See `note` in `metrics.json`.\n", det.thinText(), topSamples)
+	case det.summarized:
 		fmt.Fprintf(&b, "\nThe metrics files are summarized (a lab this size would write every point of %d series): "+
 			"every series keeps its totals, and the %d series of each metric with the highest peak keep their points "+
 			"(%d series, %d of %d points); the final telemetry keeps per-metric totals and the %d largest samples of each metric. "+
 			"See `note` in `metrics.json`.\n", len(d.Series), hotSeries, det.keptSeries, det.keptPoints, det.points, topSamples)
+	case det.thinned > 0:
+		fmt.Fprintf(&b, "\nThe metrics files keep every series%s.\n", det.thinText())
 	}
 	return b.String()
 }

@@ -103,7 +103,7 @@ func Flow(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, e
 	out := &Outcome{
 		Verdict: report.Verdict{Scenario: sc, Seed: seed, Mode: ModeFlow, FabricTime: clock.Duration(lab.Now()),
 			Wall: time.Since(wallStart), Events: lab.Executed()},
-		Snapshots: snaps, Problems: problems, Workers: 1, Partitions: 1,
+		Snapshots: snaps, Problems: problems, Workers: 1, Partitions: 1, Aggregated: aggregated(sc, opts),
 		Metrics: &Metrics{Snapshots: snaps},
 	}
 	for _, j := range jobs {
@@ -275,11 +275,16 @@ func (j *fmJob) summary() report.Job {
 	switch {
 	case j.perf != nil:
 		s.Done = j.perf.Done()
+		var dist fct.Dist
 		for _, f := range j.perf.Flows() {
 			res := f.Result()
 			s.Flows = append(s.Flows, report.Flow{From: res.From, To: res.To, Bytes: res.Bytes, GoodputBps: res.GoodputGbps * 1e9,
 				Messages: res.Messages, FCTMedian: res.FCT.Median.Seconds(), FCTP99: res.FCT.P99.Seconds()})
+			if !j.w.Latency {
+				dist.Merge(f.Dist())
+			}
 		}
+		s.FCT = jobFCT(&dist)
 	case j.coll != nil:
 		s.Done = j.coll.Done()
 		if err := j.coll.Err(); err != nil {

@@ -411,11 +411,16 @@ func (j *jobRun) summary() report.Job {
 		if err := j.perf.Err(); err != nil {
 			s.Err = err.Error()
 		}
+		var dist fct.Dist
 		for _, f := range j.perf.Flows() {
 			res := f.Result()
 			s.Flows = append(s.Flows, report.Flow{From: f.From, To: f.To, Bytes: res.Bytes, GoodputBps: res.GoodputGbps * 1e9,
 				Messages: res.Messages, FCTMedian: res.FCT.Median.Seconds(), FCTP99: res.FCT.P99.Seconds()})
+			if !j.w.Latency {
+				dist.Merge(f.Dist())
+			}
 		}
+		s.FCT = jobFCT(&dist)
 	case j.coll != nil:
 		s.Done = j.coll.Done()
 		if err := j.coll.Err(); err != nil {

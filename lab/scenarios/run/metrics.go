@@ -99,6 +99,15 @@ func emitFCT(emit func(telemetry.Sample), labels []telemetry.Label, d *fct.Dist)
 	}
 }
 
+// jobFCT is a job's distribution of completion times for its report
+// (report.Job.FCT): the one emitFCT summarises, nil when empty.
+func jobFCT(d *fct.Dist) *fct.Dist {
+	if d.Count() == 0 {
+		return nil
+	}
+	return d
+}
+
 // slowdown is a perf flow's completion time (first post to last
 // completion) over its ideal: its payload at the line rate of the slower
 // of its two NIC links, in full-MTU RoCE frames (headers, ICRC, FCS,

@@ -77,6 +77,35 @@ type Options struct {
 	// Flow makes Sim run the flow-level mode instead (Flow:
 	// lab/simulation/flowsim): flows as rates, no packets.
 	Flow bool
+	// Aggregate chooses the simulator's telemetry: AggregateAuto (the
+	// zero value) aggregates on a large fabric (simlab.LargeFabric: more
+	// than simlab.LargeFabricPorts switch ports), AggregateOn and
+	// AggregateOff whatever the size. Aggregated, the sampler keeps
+	// series per switch, tier and job instead of per queue, port and
+	// flow (simlab.SamplerSpec.Aggregate) and the report draws
+	// distributions and heat maps (report.Data.Aggregated).
+	Aggregate Aggregation
+}
+
+// Aggregation is Options.Aggregate.
+type Aggregation int
+
+// Aggregations.
+const (
+	AggregateAuto Aggregation = iota
+	AggregateOn
+	AggregateOff
+)
+
+// aggregated reports whether a run of sc with opts aggregates.
+func aggregated(sc *scenario.Scenario, opts Options) bool {
+	switch opts.Aggregate {
+	case AggregateOn:
+		return true
+	case AggregateOff:
+		return false
+	}
+	return simlab.LargeFabric(sc.Topology)
 }
 
 // Progress is what Options.Progress is told.
@@ -108,13 +137,15 @@ type Outcome struct {
 	// or 1 where the topology could not be cut), Partitions over how many
 	// engines.
 	Workers, Partitions int
+	// Aggregated says the telemetry was aggregated (Options.Aggregate).
+	Aggregated bool
 }
 
 // Report returns the outcome as the report package takes it.
 func (o *Outcome) reportData() report.Data {
 	return report.Data{
 		Verdict: o.Verdict,
-		Series:  o.Series, Final: o.Snapshots[len(o.Snapshots)-1].Samples,
+		Series:  o.Series, Aggregated: o.Aggregated, Final: o.Snapshots[len(o.Snapshots)-1].Samples,
 		Jobs: o.Jobs, Problems: o.Problems,
 	}
 }
@@ -249,9 +280,14 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		}
 	}
 	r.startFaults()
+	agg := aggregated(sc, opts)
+	probes := r.probes()
+	if !agg { // aggregated, the sampler sums the pause times per switch and tier
+		probes = append(probes, pauseProbes(lab)...)
+	}
 	sampler := lab.Sample(simlab.SamplerSpec{
 		Interval: opts.SampleInterval, MaxPoints: opts.MaxPoints,
-		Queues: true, PFC: true, Flows: true, Ports: true, Probes: append(r.probes(), pauseProbes(lab)...),
+		Queues: true, PFC: true, Flows: true, Ports: true, Probes: probes, Aggregate: agg,
 	})
 	r.snapshot(false)
 	for t := clock.Time(opts.SnapshotEvery); t < clock.Time(dur); t = t.Add(opts.SnapshotEvery) {
@@ -282,6 +318,7 @@ func Sim(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		Verdict: report.Verdict{Scenario: sc, Seed: seed, Mode: ModePacket, FabricTime: clock.Duration(lab.Now()), Wall: time.Since(wallStart),
 			Events: lab.Executed()},
 		Snapshots: r.snaps, Series: sampler.Series(), Problems: r.problems, Workers: lab.Workers(), Partitions: lab.Partitions(),
+		Aggregated: agg,
 	}
 	out.Metrics = &Metrics{Snapshots: r.snaps, Store: sampler.Store()}
 	for _, j := range r.jobs {

@@ -47,6 +47,16 @@ type SamplerSpec struct {
 	Samples []string
 	// Probes are custom readings, taken each interval.
 	Probes []Probe
+	// Aggregate records aggregates instead of a series per queue, port
+	// and flow, for a large fabric (LargeFabric), whose series would cost
+	// more than its report can draw: with Queues, PFC or Ports, per switch
+	// AggSwitchDepth, AggSwitchTx and AggSwitchPaused, and per role of
+	// switch (tier, TierRole for none) AggTierDepth (p50, p99, max over
+	// its queues), AggTierPaused, AggTierXOff and AggTierQueues, and over
+	// all NICs AggNICPaused and AggNICs; with Flows, per Perf job
+	// AggJobRate and AggJobActive. Memory grows with the switches and
+	// jobs, not the ports or flows; a reading reads every switch port once.
+	Aggregate bool
 }
 
 // Probe is a custom reading: Read is called each interval.
@@ -72,6 +82,8 @@ type Sampler struct {
 	// may hold one more packet than its wire carried in it).
 	flowCarry map[*Flow]int64
 	flowRate  map[*Flow]*series
+	agg       *aggregator         // Aggregate's switch and tier series
+	jobAgg    map[*PerfJob]jobAgg // Aggregate's job series
 	extra     map[string]bool
 	last      clock.Time // time of the last reading
 	read      bool       // a reading was taken
@@ -102,10 +114,21 @@ func (l *Lab) Sample(spec SamplerSpec) *Sampler {
 	s.build()
 	s.probes = append(s.probes, spec.Probes...)
 	s.handles = make([]*series, len(s.probes))
-	if fit := spec.MaxBytes / (bucketBytes * int64(len(s.probes)+1)); int64(spec.MaxPoints) > fit {
+	n := int64(len(s.probes) + 1)
+	if spec.Aggregate {
+		// Three series per switch, a few per tier and job.
+		n += 3*int64(len(l.fab.Switches())) + 64
+	}
+	if fit := spec.MaxBytes / (bucketBytes * n); int64(spec.MaxPoints) > fit {
 		s.spec.MaxPoints = int(max(fit, 16))
 	}
 	s.store = NewStore(spec.Interval, s.spec.MaxPoints)
+	if spec.Aggregate {
+		s.jobAgg = map[*PerfJob]jobAgg{}
+		if spec.Queues || spec.PFC || spec.Ports {
+			s.agg = newAggregator(l, s.store, spec.TCs, l.now())
+		}
+	}
 	// Flows already running count from now; later ones from zero.
 	for _, j := range l.jobs {
 		if pj, ok := j.(*PerfJob); ok && pj.started {
@@ -140,6 +163,9 @@ func (l *Lab) losslessTCs() []int {
 // build turns the switch and NIC readings of the spec into probes.
 func (s *Sampler) build() {
 	l, spec := s.l, s.spec
+	if spec.Aggregate {
+		return // the aggregator reads switches and NICs (newAggregator)
+	}
 	g := func(name string, labels []telemetry.Label, read func() float64) {
 		s.probes = append(s.probes, Probe{Name: name, Labels: labels, Kind: telemetry.Gauge, Read: read})
 	}
@@ -203,6 +229,9 @@ func (s *Sampler) readAll() {
 	for i, p := range s.probes {
 		s.store.recordTo(&s.handles[i], p.Name, p.Labels, p.Kind, now, p.Read())
 	}
+	if s.agg != nil {
+		s.agg.read(s.store, s.spec.TCs, now)
+	}
 	if s.spec.Flows {
 		s.flows(now)
 	}
@@ -227,6 +256,8 @@ func (s *Sampler) flows(now clock.Time) {
 		if !ok || !pj.started {
 			continue
 		}
+		var jobBytes float64
+		active := 0
 		for _, f := range pj.flows {
 			rx := f.RxBytes()
 			prev, seen := s.flowPrev[f] // unseen: started after the sampler, from 0
@@ -243,6 +274,13 @@ func (s *Sampler) flows(now clock.Time) {
 				delivered = min(delivered, int64(float64(line)/8*secs))
 			}
 			s.flowCarry[f] = rx - prev + carry - delivered
+			if s.jobAgg != nil {
+				jobBytes += float64(delivered)
+				if !f.finished {
+					active++
+				}
+				continue
+			}
 			h := s.flowRate[f]
 			if h == nil {
 				labels := []telemetry.Label{{Name: "job", Value: pj.spec.Name}, {Name: "from", Value: f.From}, {Name: "to", Value: f.To}}
@@ -251,7 +289,22 @@ func (s *Sampler) flows(now clock.Time) {
 			}
 			s.store.add(h, now, float64(delivered)/secs)
 		}
+		if s.jobAgg != nil {
+			s.jobRecord(pj, now, jobBytes/secs, active)
+		}
 	}
+}
+
+// jobRecord records a Perf job's aggregate rate and active flows.
+func (s *Sampler) jobRecord(pj *PerfJob, now clock.Time, rate float64, active int) {
+	h, ok := s.jobAgg[pj]
+	if !ok {
+		jl := []telemetry.Label{{Name: "job", Value: pj.spec.Name}}
+		h = jobAgg{rate: s.store.open(AggJobRate, jl, telemetry.Gauge, now), active: s.store.open(AggJobActive, jl, telemetry.Gauge, now)}
+		s.jobAgg[pj] = h
+	}
+	s.store.add(h.rate, now, rate)
+	s.store.add(h.active, now, float64(active))
 }
 
 // Store returns the sampler's store.
