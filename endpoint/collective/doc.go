@@ -17,7 +17,9 @@
 // (Result.Wrong). Results follow nccl-tests: size, time, algbw and busbw
 // (Layout, Result). In the emulation a Comm runs only its process's ranks
 // (Config.Local), meets the others at Config.Barrier before every
-// iteration, and Combine merges the processes' results.
+// iteration, and Combine merges the processes' results. Its subpackage
+// hierplan plans NCCL's hierarchical all-reduce as phases of rings (hosts,
+// racks, zones; NVLink steps), for the simulators that run them.
 //
 // See docs/design.md, "The collective engine (endpoint/collective)", for
 // the transport, the algorithms, the data and its check, the results and

@@ -381,14 +381,7 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 
 // hierResults is a finished hierarchical all-reduce as one nccl-tests
 // line (none before it finished).
-func (j *jobRun) hierResults() []collective.Result {
-	h := j.hier.Result()
-	if h.Time == 0 {
-		return nil
-	}
-	return []collective.Result{{Op: "hier_all_reduce", Ranks: h.Ranks, Size: h.Size, Count: h.Size / 4, Type: "float", RedOp: "sum",
-		TimeUs: h.Time.Micros(), AlgBW: h.AlgBW, BusBW: h.BusBW}}
-}
+func (j *jobRun) hierResults() []collective.Result { return j.hier.Result().NCCL() }
 
 // rate is the generator's mean sending rate over the time it was active.
 func (g *genFlow) rate(now clock.Time) float64 {

@@ -8,6 +8,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/collective/hierplan"
 )
 
 // HierSpec is a hierarchical all-reduce, as simlab.HierSpec: a
@@ -65,31 +66,25 @@ type HierSpec struct {
 // under the engine, 4 s by the recurrence, 1.02 against 1.03 ms).
 const RecurrenceWrites = 2_000_000
 
-// hierPhase is one step of a hierarchical all-reduce: a collective of
-// size bytes on each communicator (trs, and comms under the engine), or
-// (trs nil) an NVLink step of wait.
+// hierPhase is one step of the plan (hierplan.Phase) with its rings
+// connected (trs, and comms under the engine); trs nil for an NVLink
+// step.
 type hierPhase struct {
+	hierplan.Phase
 	comms []*collective.Comm
 	trs   []*transport
-	op    collective.Op
-	size  int64
-	wait  clock.Duration
-	// bucket is the result's phase it counts in: 0 reduce-scatter, 1
-	// all-reduce, 2 all-gather.
-	bucket int
 }
 
 // HierJob is a running hierarchical all-reduce.
 type HierJob struct {
 	l      *Lab
 	spec   HierSpec
+	plan   hierplan.Spec
 	phases []hierPhase
-	phase  int // phases started; len(phases)+1 once done
-	left   int // comms of the running phase still running
-	start  clock.Time
+	phase  int        // phases started; len(phases)+1 once done
+	left   int        // comms of the running phase still running
 	last   clock.Time // start of the running phase
 	spent  [3]clock.Duration
-	end    clock.Time
 	err    error
 }
 
@@ -101,36 +96,14 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if len(spec.Ranks) == 0 {
 		spec.Ranks = l.names
 	}
-	if spec.GroupSize <= 0 {
-		spec.GroupSize = 8
+	plan := hierplan.Spec{GroupSize: spec.GroupSize, Levels: spec.Levels, NVLink: spec.NVLink, NVLinkLatency: spec.NVLinkLatency, Size: spec.Size}
+	n := len(spec.Ranks)
+	if err := plan.Check(spec.Name, n); err != nil {
+		return nil, err
 	}
-	if spec.NVLink > 0 && spec.NVLinkLatency <= 0 {
-		spec.NVLinkLatency = clock.Microsecond
-	}
-	if spec.Size <= 0 {
-		spec.Size = 64 << 20
-	}
+	spec.GroupSize, spec.NVLinkLatency, spec.Size = plan.GroupSize, plan.NVLinkLatency, plan.Size
 	if spec.Mode == "" {
 		spec.Mode = l.opts.Mode
-	}
-	g, n := spec.GroupSize, len(spec.Ranks)
-	if n%g != 0 || n/g < 2 {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two groups of %d", spec.Name, n, g)
-	}
-	span := g // ranks in one unit of the outermost level
-	for _, z := range spec.Levels {
-		if z < 2 {
-			return nil, fmt.Errorf("hierarchical %s: level of %d: want at least 2", spec.Name, z)
-		}
-		span *= z
-	}
-	if n%span != 0 || n/span < 2 {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two units of %d (groups of %d, levels %v)", spec.Name, n, span, g, spec.Levels)
-	}
-	unit := int64(4 * span)
-	spec.Size = spec.Size / unit * unit
-	if spec.Size == 0 {
-		return nil, fmt.Errorf("hierarchical %s: size below %d bytes", spec.Name, unit)
 	}
 	mode, err := endpoint.ParseMode(spec.Mode)
 	if err != nil {
@@ -140,7 +113,7 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	case "", "alone", "shared":
 	case "auto":
 		spec.Rings = ""
-		if hierWrites(spec, n) > RecurrenceWrites || hierLongest(spec, n) > collective.MaxRanks {
+		if phases := hierplan.Plan(plan, n); hierWrites(phases, n) > RecurrenceWrites || hierLongest(phases) > collective.MaxRanks {
 			spec.Rings = "shared"
 		}
 	default:
@@ -152,119 +125,75 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 			return nil, fmt.Errorf("hierarchical %s: %w", spec.Name, err)
 		}
 	}
-	// level returns the communicators of ranks that differ only in their
-	// index at stride (consecutive groups of size members at that
-	// stride), in simlab's order; no engine under the recurrence (nor its
-	// limit of collective.MaxRanks ranks, from its immediates).
-	level := func(what string, stride, size int) ([]*collective.Comm, []*transport, error) {
-		var comms []*collective.Comm
-		var trs []*transport
-		for base := 0; base < n; base++ {
-			if (base/stride)%size != 0 {
-				continue
+	// A level's rings are connected once, in the plan's order (groups,
+	// levels, rails: simlab's, so that QPs are numbered and routed
+	// alike), and shared by its reduce-scatter and all-gather; no engine
+	// under the recurrence (nor its limit of collective.MaxRanks ranks,
+	// from its immediates).
+	j := &HierJob{l: l, spec: spec, plan: plan}
+	type conn struct {
+		comms []*collective.Comm
+		trs   []*transport
+	}
+	connected := map[*[]int]conn{}
+	for _, p := range hierplan.Plan(plan, n) {
+		hp := hierPhase{Phase: p}
+		if len(p.Rings) > 0 {
+			key := &p.Rings[0]
+			c, ok := connected[key]
+			for k := 0; !ok && k < len(p.Rings); k++ {
+				members := make([]*nic, len(p.Rings[k]))
+				for m, r := range p.Rings[k] {
+					members[m] = nics[r]
+				}
+				tr, err := l.newTransport(members, mode, spec.Paths, false, false)
+				if err == nil && spec.Rings == "" {
+					var cm *collective.Comm
+					cm, err = collective.New(l.e, tr, collective.Config{Ranks: len(members), Type: collective.Float32, Seed: l.opts.Seed})
+					c.comms = append(c.comms, cm)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("hierarchical %s: %s %d: %w", spec.Name, p.Level, k, err)
+				}
+				c.trs = append(c.trs, tr)
 			}
-			members := make([]*nic, size)
-			for k := range size {
-				members[k] = nics[base+k*stride]
-			}
-			tr, err := l.newTransport(members, mode, spec.Paths, false, false)
-			if err == nil && spec.Rings == "" {
-				var c *collective.Comm
-				c, err = collective.New(l.e, tr, collective.Config{Ranks: size, Type: collective.Float32, Seed: l.opts.Seed})
-				comms = append(comms, c)
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("hierarchical %s: %s %d: %w", spec.Name, what, len(trs), err)
-			}
-			trs = append(trs, tr)
+			connected[key] = c
+			hp.comms, hp.trs = c.comms, c.trs
 		}
-		return comms, trs, nil
-	}
-	size := spec.Size
-	var down, up []hierPhase // the reduce-scatters, the all-gathers (outermost first)
-	if spec.NVLink > 0 {
-		wait := nvlinkWait(spec)
-		down = append(down, hierPhase{wait: wait, bucket: 0})
-		up = append(up, hierPhase{wait: wait, bucket: 2})
-	} else {
-		comms, trs, err := level("group", 1, g)
-		if err != nil {
-			return nil, err
-		}
-		down = append(down, hierPhase{comms: comms, trs: trs, op: collective.ReduceScatter, size: size, bucket: 0})
-		up = append(up, hierPhase{comms: comms, trs: trs, op: collective.AllGather, size: size, bucket: 2})
-	}
-	size /= int64(g)
-	stride := g
-	for i, z := range spec.Levels {
-		comms, trs, err := level("level "+strconv.Itoa(i+1), stride, z)
-		if err != nil {
-			return nil, err
-		}
-		down = append(down, hierPhase{comms: comms, trs: trs, op: collective.ReduceScatter, size: size, bucket: 0})
-		up = append(up, hierPhase{comms: comms, trs: trs, op: collective.AllGather, size: size, bucket: 2})
-		size /= int64(z)
-		stride *= z
-	}
-	comms, trs, err := level("rail", stride, n/stride)
-	if err != nil {
-		return nil, err
-	}
-	j := &HierJob{l: l, spec: spec}
-	j.phases = append(j.phases, down...)
-	j.phases = append(j.phases, hierPhase{comms: comms, trs: trs, op: collective.AllReduce, size: size, bucket: 1})
-	for i := len(up) - 1; i >= 0; i-- {
-		j.phases = append(j.phases, up[i])
+		j.phases = append(j.phases, hp)
 	}
 	l.addJob(j)
 	l.At(spec.Start, j.next)
 	return j, nil
 }
 
-// nvlinkWait is an NVLink phase: a ring of g ranks, g−1 steps of
-// Size/GroupSize bytes, each after the latency.
-func nvlinkWait(spec HierSpec) clock.Duration {
-	g := spec.GroupSize
-	step := spec.NVLinkLatency + spec.NVLink.Serialize(int(spec.Size/int64(g)))
-	return clock.Duration(g-1) * step
-}
-
-// hierRings lists the ring phases of spec over n ranks, once each: ring
-// length, steps, and bytes reduced.
-func hierRings(spec HierSpec, n int) (rings [][3]int64) {
-	g, size := spec.GroupSize, spec.Size
-	if spec.NVLink <= 0 {
-		rings = append(rings, [3]int64{int64(g), int64(2 * (g - 1)), size}) // reduce-scatter and all-gather
-	}
-	size /= int64(g)
-	stride := g
-	for _, z := range spec.Levels {
-		rings = append(rings, [3]int64{int64(z), int64(2 * (z - 1)), size})
-		size /= int64(z)
-		stride *= z
-	}
-	m := n / stride
-	return append(rings, [3]int64{int64(m), int64(2 * (m - 1)), size})
-}
-
-// hierWrites is the writes the rings of spec over n ranks make: each rank
-// a chunk a step, in slices.
-func hierWrites(spec HierSpec, n int) int64 {
+// hierWrites is the writes the rings of a plan over n ranks make: each
+// rank a chunk a step, in slices.
+func hierWrites(phases []hierplan.Phase, n int) int64 {
 	var w int64
-	for _, r := range hierRings(spec, n) {
-		m, steps, size := r[0], r[1], r[2]
-		elems := (size/4 + m - 1) / m
+	for _, p := range phases {
+		if len(p.Rings) == 0 {
+			continue
+		}
+		m := int64(len(p.Rings[0]))
+		steps := m - 1
+		if p.Op == collective.AllReduce {
+			steps *= 2
+		}
+		elems := (p.Size/4 + m - 1) / m
 		slices := (elems + collective.DefaultSliceBytes/4 - 1) / (collective.DefaultSliceBytes / 4)
 		w += int64(n) * steps * slices
 	}
 	return w
 }
 
-// hierLongest is the most ranks a ring of spec over n ranks has.
-func hierLongest(spec HierSpec, n int) int {
+// hierLongest is the most ranks a ring of a plan has.
+func hierLongest(phases []hierplan.Phase) int {
 	longest := 0
-	for _, r := range hierRings(spec, n) {
-		longest = max(longest, int(r[0]))
+	for _, p := range phases {
+		if len(p.Rings) > 0 {
+			longest = max(longest, len(p.Rings[0]))
+		}
 	}
 	return longest
 }
@@ -272,28 +201,25 @@ func hierLongest(spec HierSpec, n int) int {
 // next starts the next phase (or finishes the job).
 func (j *HierJob) next() {
 	now := j.l.Now()
-	if j.phase == 0 {
-		j.start = now
-	} else {
-		j.spent[j.phases[j.phase-1].bucket] += now.Sub(j.last)
+	if j.phase > 0 {
+		j.spent[j.phases[j.phase-1].Bucket] += now.Sub(j.last)
 	}
 	j.last = now
 	j.phase++
 	if j.phase > len(j.phases) {
-		j.end = now
 		j.l.finished()
 		return
 	}
 	p := j.phases[j.phase-1]
 	switch {
 	case p.trs == nil:
-		j.l.At(now.Add(p.wait), j.next)
+		j.l.At(now.Add(p.Wait), j.next)
 	case j.spec.Rings != "":
 		j.recur(p)
 	default:
 		j.left = len(p.comms)
 		for _, c := range p.comms {
-			c.Sweep(p.op, []int64{p.size}, 0, 1, j.phaseDone)
+			c.Sweep(p.Op, []int64{p.Size}, 0, 1, j.phaseDone)
 		}
 	}
 }
@@ -353,7 +279,7 @@ func (j *HierJob) recur(p hierPhase) {
 	}
 	end := now
 	for _, es := range edges {
-		e, err := ringEnd(ringConfig{op: p.op, size: p.size, slice: collective.DefaultSliceBytes, window: collective.DefaultWindow}, es, now)
+		e, err := ringEnd(ringConfig{op: p.Op, size: p.Size, slice: collective.DefaultSliceBytes, window: collective.DefaultWindow}, es, now)
 		if err != nil {
 			j.phaseDone(nil, err)
 			return
@@ -377,51 +303,19 @@ func (j *HierJob) Err() error { return j.err }
 
 // HierResult is what a hierarchical all-reduce measured, as
 // simlab.HierResult.
-type HierResult struct {
-	Ranks, GroupSize int
-	// Levels are the sizes of the levels above the groups (HierSpec).
-	Levels []int
-	Size   int64
-	// Phases are the fabric times of the reduce-scatters, the all-reduce
-	// across the groups (or zones) and the all-gathers.
-	Phases [3]clock.Duration
-	Time   clock.Duration
-	// AlgBW and BusBW in GB/s, as nccl-tests computes them for an
-	// all-reduce of Size over Ranks.
-	AlgBW, BusBW float64
-}
+type HierResult = hierplan.Result
 
 // Result returns the job's figures (zero until it is done).
 func (j *HierJob) Result() HierResult {
 	if !j.Done() || j.err != nil {
 		return HierResult{}
 	}
-	n := len(j.spec.Ranks)
-	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Levels: j.spec.Levels, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
-	r.AlgBW = float64(r.Size) / r.Time.Seconds() / 1e9
-	r.BusBW = r.AlgBW * 2 * float64(n-1) / float64(n)
-	return r
+	return hierplan.NewResult(j.plan, len(j.spec.Ranks), j.spent)
 }
 
 // Results returns the job as one nccl-tests line once done (none before).
-func (j *HierJob) Results() []collective.Result {
-	h := j.Result()
-	if h.Time == 0 {
-		return nil
-	}
-	return []collective.Result{{Op: "hier_all_reduce", Ranks: h.Ranks, Size: h.Size, Count: h.Size / 4, Type: "float", RedOp: "sum",
-		TimeUs: h.Time.Micros(), AlgBW: h.AlgBW, BusBW: h.BusBW}}
-}
+func (j *HierJob) Results() []collective.Result { return j.Result().NCCL() }
 
 // Collect emits the job's busbw, algbw and time once done, labelled job,
 // op and size, as simlab.HierJob does.
-func (j *HierJob) Collect(emit func(telemetry.Sample)) {
-	r := j.Result()
-	if r.Time == 0 {
-		return
-	}
-	l := []telemetry.Label{{Name: "job", Value: j.spec.Name}, {Name: "op", Value: "hier_all_reduce"}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
-	emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
-	emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.AlgBW * 1e9})
-	emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.Time.Seconds()})
-}
+func (j *HierJob) Collect(emit func(telemetry.Sample)) { j.Result().Collect(j.spec.Name, emit) }

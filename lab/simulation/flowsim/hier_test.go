@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocelab/rocelab/core/clock"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/collective/hierplan"
 	"github.com/rocelab/rocelab/topologies"
 	"github.com/rocelab/rocelab/wire"
 )
@@ -237,10 +238,15 @@ func TestRingsAuto(t *testing.T) {
 		{"seed-2zones", 256, HierSpec{GroupSize: 8, Levels: []int{16}, NVLink: 3600 * clock.Gbps, Size: 8 << 20}, 256*30 + 256*2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := hierWrites(tc.spec, tc.n); got != tc.writes {
+			plan := hierplan.Spec{GroupSize: tc.spec.GroupSize, Levels: tc.spec.Levels, NVLink: tc.spec.NVLink, Size: tc.spec.Size}
+			if err := plan.Check(tc.name, tc.n); err != nil {
+				t.Fatal(err)
+			}
+			phases := hierplan.Plan(plan, tc.n)
+			if got := hierWrites(phases, tc.n); got != tc.writes {
 				t.Errorf("hierWrites = %d, want %d", got, tc.writes)
 			}
-			got := hierWrites(tc.spec, tc.n) > RecurrenceWrites || hierLongest(tc.spec, tc.n) > collective.MaxRanks
+			got := hierWrites(phases, tc.n) > RecurrenceWrites || hierLongest(phases) > collective.MaxRanks
 			if got != tc.recurrence {
 				t.Errorf("recurrence %v, want %v", got, tc.recurrence)
 			}

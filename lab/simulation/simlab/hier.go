@@ -8,6 +8,7 @@ import (
 	"github.com/rocelab/rocelab/core/telemetry"
 	"github.com/rocelab/rocelab/endpoint"
 	"github.com/rocelab/rocelab/endpoint/collective"
+	"github.com/rocelab/rocelab/endpoint/collective/hierplan"
 	"github.com/rocelab/rocelab/endpoint/rdmacomm"
 )
 
@@ -56,29 +57,23 @@ type HierSpec struct {
 	Start clock.Time
 }
 
-// hierPhase is one step of a hierarchical all-reduce: a collective of
-// size bytes on each of comms, or (comms nil) an NVLink step of wait.
+// hierPhase is one step of the plan (hierplan.Phase), its rings
+// connected: comms nil for an NVLink step.
 type hierPhase struct {
+	hierplan.Phase
 	comms []*collective.Comm
-	op    collective.Op
-	size  int64
-	wait  clock.Duration
-	// bucket is the result's phase it counts in: 0 reduce-scatter, 1
-	// all-reduce, 2 all-gather.
-	bucket int
 }
 
 // HierJob is a running hierarchical all-reduce.
 type HierJob struct {
 	l      *Lab
 	spec   HierSpec
+	plan   hierplan.Spec
 	phases []hierPhase
-	phase  int // phases started; len(phases)+1 once done
-	left   int // comms of the running phase still running
-	start  clock.Time
+	phase  int        // phases started; len(phases)+1 once done
+	left   int        // comms of the running phase still running
 	last   clock.Time // start of the running phase
 	spent  [3]clock.Duration
-	end    clock.Time
 	err    error
 }
 
@@ -90,35 +85,13 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 	if len(spec.Ranks) == 0 {
 		spec.Ranks = l.NICNames()
 	}
-	if spec.GroupSize <= 0 {
-		spec.GroupSize = 8
+	plan := hierplan.Spec{GroupSize: spec.GroupSize, Levels: spec.Levels, NVLink: spec.NVLink, NVLinkLatency: spec.NVLinkLatency, Size: spec.Size}
+	n := len(spec.Ranks)
+	if err := plan.Check(spec.Name, n); err != nil {
+		return nil, err
 	}
-	if spec.NVLink > 0 && spec.NVLinkLatency <= 0 {
-		spec.NVLinkLatency = clock.Microsecond
-	}
-	if spec.Size <= 0 {
-		spec.Size = 64 << 20
-	}
+	spec.GroupSize, spec.NVLinkLatency, spec.Size = plan.GroupSize, plan.NVLinkLatency, plan.Size
 	l.defaultModeCC(&spec.Mode, &spec.CC)
-	g, n := spec.GroupSize, len(spec.Ranks)
-	if n%g != 0 || n/g < 2 {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two groups of %d", spec.Name, n, g)
-	}
-	span := g // ranks in one unit of the outermost level
-	for _, z := range spec.Levels {
-		if z < 2 {
-			return nil, fmt.Errorf("hierarchical %s: level of %d: want at least 2", spec.Name, z)
-		}
-		span *= z
-	}
-	if n%span != 0 || n/span < 2 {
-		return nil, fmt.Errorf("hierarchical %s: %d ranks are not at least two units of %d (groups of %d, levels %v)", spec.Name, n, span, g, spec.Levels)
-	}
-	unit := int64(4 * span)
-	spec.Size = spec.Size / unit * unit
-	if spec.Size == 0 {
-		return nil, fmt.Errorf("hierarchical %s: size below %d bytes", spec.Name, unit)
-	}
 	if l.opts.Raw {
 		return nil, fmt.Errorf("hierarchical %s: needs a payload-free lab (Options.Raw false)", spec.Name)
 	}
@@ -136,67 +109,35 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 		}
 	}
 	qp := endpoint.QPConfig{Mode: mode, CC: spec.CC, Paths: spec.Paths, Window: l.opts.QPWindow, Timeout: l.opts.QPTimeout}
-	// level returns the communicators of ranks that differ only in their
-	// index at stride (consecutive groups of size members at that stride).
-	level := func(what string, stride, size int) ([]*collective.Comm, error) {
-		var comms []*collective.Comm
-		for base := 0; base < n; base++ {
-			if (base/stride)%size != 0 {
-				continue
-			}
-			members := make([]*endpoint.NIC, size)
-			for k := range size {
-				members[k] = nics[base+k*stride]
-			}
-			tr, err := rdmacomm.New(rdmacomm.Options{NICs: members, Pairs: rdmacomm.Ring, QP: qp})
-			if err == nil {
+	j := &HierJob{l: l, spec: spec, plan: plan}
+	// A level's rings are connected once, in the plan's order (groups,
+	// levels, rails), and shared by its reduce-scatter and all-gather.
+	connected := map[*[]int][]*collective.Comm{}
+	for _, p := range hierplan.Plan(plan, n) {
+		hp := hierPhase{Phase: p}
+		if len(p.Rings) > 0 {
+			key := &p.Rings[0]
+			comms, ok := connected[key]
+			for k := 0; !ok && k < len(p.Rings); k++ {
+				ring := p.Rings[k]
+				members := make([]*endpoint.NIC, len(ring))
+				for m, r := range ring {
+					members[m] = nics[r]
+				}
+				tr, err := rdmacomm.New(rdmacomm.Options{NICs: members, Pairs: rdmacomm.Ring, QP: qp})
 				var c *collective.Comm
-				c, err = collective.New(l, tr, collective.Config{Ranks: size, Type: collective.Float32, Seed: l.opts.Seed})
+				if err == nil {
+					c, err = collective.New(l, tr, collective.Config{Ranks: len(ring), Type: collective.Float32, Seed: l.opts.Seed})
+				}
+				if err != nil {
+					return nil, fmt.Errorf("hierarchical %s: %s %d: %w", spec.Name, p.Level, k, err)
+				}
 				comms = append(comms, c)
 			}
-			if err != nil {
-				return nil, fmt.Errorf("hierarchical %s: %s %d: %w", spec.Name, what, len(comms), err)
-			}
+			connected[key] = comms
+			hp.comms = comms
 		}
-		return comms, nil
-	}
-	size := spec.Size
-	var down, up []hierPhase // the reduce-scatters, the all-gathers (outermost first)
-	if spec.NVLink > 0 {
-		// A ring of g ranks: g-1 steps of size/g bytes each way.
-		step := spec.NVLinkLatency + spec.NVLink.Serialize(int(size/int64(g)))
-		wait := clock.Duration(g-1) * step
-		down = append(down, hierPhase{wait: wait, bucket: 0})
-		up = append(up, hierPhase{wait: wait, bucket: 2})
-	} else {
-		intra, err := level("group", 1, g)
-		if err != nil {
-			return nil, err
-		}
-		down = append(down, hierPhase{comms: intra, op: collective.ReduceScatter, size: size, bucket: 0})
-		up = append(up, hierPhase{comms: intra, op: collective.AllGather, size: size, bucket: 2})
-	}
-	size /= int64(g)
-	stride := g
-	for i, z := range spec.Levels {
-		comms, err := level("level "+strconv.Itoa(i+1), stride, z)
-		if err != nil {
-			return nil, err
-		}
-		down = append(down, hierPhase{comms: comms, op: collective.ReduceScatter, size: size, bucket: 0})
-		up = append(up, hierPhase{comms: comms, op: collective.AllGather, size: size, bucket: 2})
-		size /= int64(z)
-		stride *= z
-	}
-	rails, err := level("rail", stride, n/stride)
-	if err != nil {
-		return nil, err
-	}
-	j := &HierJob{l: l, spec: spec}
-	j.phases = append(j.phases, down...)
-	j.phases = append(j.phases, hierPhase{comms: rails, op: collective.AllReduce, size: size, bucket: 1})
-	for i := len(up) - 1; i >= 0; i-- {
-		j.phases = append(j.phases, up[i])
+		j.phases = append(j.phases, hp)
 	}
 	l.addJob(j)
 	l.at(spec.Start, j.next)
@@ -209,26 +150,23 @@ func (l *Lab) Hierarchical(spec HierSpec) (*HierJob, error) {
 // window: see mayEnd).
 func (j *HierJob) next() {
 	now := j.l.now()
-	if j.phase == 0 {
-		j.start = now
-	} else {
-		j.spent[j.phases[j.phase-1].bucket] += now.Sub(j.last)
+	if j.phase > 0 {
+		j.spent[j.phases[j.phase-1].Bucket] += now.Sub(j.last)
 	}
 	j.last = now
 	j.phase++
 	if j.phase > len(j.phases) {
-		j.end = now
 		j.l.finished()
 		return
 	}
 	p := j.phases[j.phase-1]
 	if p.comms == nil {
-		j.l.at(now.Add(p.wait), j.next)
+		j.l.at(now.Add(p.Wait), j.next)
 		return
 	}
 	j.left = len(p.comms)
 	for _, c := range p.comms {
-		c.Sweep(p.op, []int64{p.size}, 0, 1, j.phaseDone)
+		c.Sweep(p.Op, []int64{p.Size}, 0, 1, j.phaseDone)
 	}
 }
 
@@ -282,41 +220,16 @@ func (j *HierJob) Done() bool { return j.phase > len(j.phases) }
 func (j *HierJob) Err() error { return j.err }
 
 // HierResult is what a hierarchical all-reduce measured.
-type HierResult struct {
-	Ranks, GroupSize int
-	// Levels are the sizes of the levels above the groups (HierSpec).
-	Levels []int
-	Size   int64
-	// Phases are the fabric times of the reduce-scatters, the
-	// all-reduce across the groups (or zones) and the all-gathers.
-	Phases [3]clock.Duration
-	Time   clock.Duration
-	// AlgBW and BusBW in GB/s, as nccl-tests computes them for an
-	// all-reduce of Size over Ranks.
-	AlgBW, BusBW float64
-}
+type HierResult = hierplan.Result
 
 // Result returns the job's figures (zero until it is done).
 func (j *HierJob) Result() HierResult {
 	if !j.Done() || j.err != nil {
 		return HierResult{}
 	}
-	n := len(j.spec.Ranks)
-	r := HierResult{Ranks: n, GroupSize: j.spec.GroupSize, Levels: j.spec.Levels, Size: j.spec.Size, Time: j.end.Sub(j.start), Phases: j.spent}
-	r.AlgBW = float64(r.Size) / r.Time.Seconds() / 1e9
-	r.BusBW = r.AlgBW * 2 * float64(n-1) / float64(n)
-	return r
+	return hierplan.NewResult(j.plan, len(j.spec.Ranks), j.spent)
 }
 
 // Collect emits the job's busbw, algbw and time once done, labelled job,
 // op and size.
-func (j *HierJob) Collect(emit func(telemetry.Sample)) {
-	r := j.Result()
-	if r.Time == 0 {
-		return
-	}
-	l := []telemetry.Label{{Name: "job", Value: j.spec.Name}, {Name: "op", Value: "hier_all_reduce"}, {Name: "size", Value: strconv.FormatInt(r.Size, 10)}}
-	emit(telemetry.Sample{Name: "collective_busbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.BusBW * 1e9})
-	emit(telemetry.Sample{Name: "collective_algbw_bytes_per_second", Kind: telemetry.Gauge, Labels: l, Value: r.AlgBW * 1e9})
-	emit(telemetry.Sample{Name: "collective_time_seconds", Kind: telemetry.Gauge, Labels: l, Value: r.Time.Seconds()})
-}
+func (j *HierJob) Collect(emit func(telemetry.Sample)) { j.Result().Collect(j.spec.Name, emit) }
