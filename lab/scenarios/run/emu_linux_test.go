@@ -82,7 +82,7 @@ func TestEmulateExamples(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out.Report, "summary.md")); err != nil {
 				t.Errorf("report: %v", err)
 			}
-			checkReportSeries(t, "emulation", out.Report)
+			checkReportSeries(t, "emulation", out.Report, queuesSure[f])
 			checkRatesWithinLine(t, sc, out)
 			if f == "01-incast-hol/scenario.yaml" {
 				// The same example in the simulator: both reports have
@@ -91,7 +91,7 @@ func TestEmulateExamples(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkReportSeries(t, "simulation", sim.Report)
+				checkReportSeries(t, "simulation", sim.Report, true)
 				// In one group the switches run the profile's headroom, as
 				// the simulator's: the victim of head-of-line blocking gets
 				// what it gets there (a process per node gave it half).
@@ -132,9 +132,22 @@ func measured(o *Outcome, expectation string) float64 {
 	return 0
 }
 
+// queuesSure are the examples whose queues are deep long enough that
+// every run's readings, 50 µs of fabric apart, see some queue non-empty:
+// an incast under PFC, a storm. Elsewhere (DCQCN over 4 uplinks, a lossy
+// link) a run may read every queue empty — the emulation then leaves
+// out a gauge that never left 0, as the simulator's sampler does — and
+// on a loaded machine, with fewer readings, one in a few CI runs did.
+var queuesSure = map[string]bool{
+	"01-incast-hol/scenario.yaml":   true,
+	"02-dcqcn-vs-pfc/scenario.yaml": true,
+	"06-pfc-storm/scenario.yaml":    true,
+}
+
 // checkReportSeries fails t unless the report in dir has time series in
-// metrics.json (with points) and at least one plot.
-func checkReportSeries(t *testing.T, clock, dir string) {
+// metrics.json (with points: perf flow rates, port byte counters and,
+// with queues, queue depths) and at least one plot.
+func checkReportSeries(t *testing.T, clock, dir string, queues bool) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
 	if err != nil {
@@ -155,7 +168,11 @@ func checkReportSeries(t *testing.T, clock, dir string) {
 			names[s.Series]++
 		}
 	}
-	for _, want := range []string{"switch_queue_depth_bytes", "perf_flow_rate_bytes_per_second"} {
+	want := []string{"perf_flow_rate_bytes_per_second", "switch_port_tx_bytes_total"}
+	if queues {
+		want = append(want, "switch_queue_depth_bytes")
+	}
+	for _, want := range want {
 		if names[want] == 0 {
 			t.Errorf("%s report: no %s series with points (series: %v)", clock, want, names)
 		}
