@@ -34,7 +34,7 @@ func flowFigures(out *Outcome) map[string]float64 {
 	return m
 }
 
-func loadScenario(t *testing.T, file string) *scenario.Scenario {
+func loadScenario(t testing.TB, file string) *scenario.Scenario {
 	t.Helper()
 	sc, err := scenario.Load(file)
 	if err != nil {
@@ -196,14 +196,16 @@ func firstYAML(t *testing.T, dir string) string {
 	return filepath.Base(m[0])
 }
 
-// TestFlowCompare prints the flow-level mode's figures beside the packet
-// simulator's, with both wall times, for the scenario files in
-// ROCELAB_FLOW_COMPARE (comma-separated): how docs/performance.md's
-// table was measured.
-func TestFlowCompare(t *testing.T) {
+// BenchmarkFlowCompare prints the flow-level mode's figures beside the
+// packet simulator's, with both wall times, for the scenario files in
+// ROCELAB_FLOW_COMPARE (comma-separated; default example 08's 128-host
+// copy): how docs/performance.md's table was measured. A measurement,
+// not a check (TestFlowMatchesPackets checks), so a benchmark: run it
+// with go test -run '^$' -bench FlowCompare -benchtime 1x.
+func BenchmarkFlowCompare(t *testing.B) {
 	files := os.Getenv("ROCELAB_FLOW_COMPARE")
 	if files == "" {
-		t.Skip("set ROCELAB_FLOW_COMPARE=file.yaml,… to compare")
+		files = "../../../examples/08-scale-permutation/small.yaml"
 	}
 	for _, f := range strings.Split(files, ",") {
 		sc := loadScenario(t, f)
