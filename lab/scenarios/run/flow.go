@@ -286,17 +286,9 @@ func (j *fmJob) summary() report.Job {
 		}
 		s.FCT = jobFCT(&dist)
 	case j.coll != nil:
-		s.Done = j.coll.Done()
-		if err := j.coll.Err(); err != nil {
-			s.Err = err.Error()
-		}
-		s.Collective = slices.Clone(j.coll.Results())
+		collectiveSummary(&s, j.coll)
 	case j.hier != nil:
-		s.Done = j.hier.Done()
-		if err := j.hier.Err(); err != nil {
-			s.Err = err.Error()
-		}
-		s.Collective = j.hier.Results()
+		collectiveSummary(&s, j.hier)
 	}
 	return s
 }

@@ -379,9 +379,23 @@ func (r *runner) jobSamples(emit func(telemetry.Sample)) {
 	}
 }
 
-// hierResults is a finished hierarchical all-reduce as one nccl-tests
-// line (none before it finished).
-func (j *jobRun) hierResults() []collective.Result { return j.hier.Result().NCCL() }
+// ncclJob is a collective job of either simulator (simlab's or
+// flowsim's CollJob and HierJob), as a report shows it.
+type ncclJob interface {
+	Done() bool
+	Err() error
+	Results() []collective.Result
+}
+
+// collectiveSummary fills s with what j did: done, its error, its
+// nccl-tests lines.
+func collectiveSummary(s *report.Job, j ncclJob) {
+	s.Done = j.Done()
+	if err := j.Err(); err != nil {
+		s.Err = err.Error()
+	}
+	s.Collective = slices.Clone(j.Results())
+}
 
 // rate is the generator's mean sending rate over the time it was active.
 func (g *genFlow) rate(now clock.Time) float64 {
@@ -415,17 +429,9 @@ func (j *jobRun) summary() report.Job {
 		}
 		s.FCT = jobFCT(&dist)
 	case j.coll != nil:
-		s.Done = j.coll.Done()
-		if err := j.coll.Err(); err != nil {
-			s.Err = err.Error()
-		}
-		s.Collective = slices.Clone(j.coll.Results())
+		collectiveSummary(&s, j.coll)
 	case j.hier != nil:
-		s.Done = j.hier.Done()
-		if err := j.hier.Err(); err != nil {
-			s.Err = err.Error()
-		}
-		s.Collective = j.hierResults()
+		collectiveSummary(&s, j.hier)
 	case j.chak != nil:
 		s.Done = j.chak.Done() && j.chak.Err() == nil
 		if err := j.chak.Err(); err != nil {

@@ -230,6 +230,9 @@ func (j *HierJob) Result() HierResult {
 	return hierplan.NewResult(j.plan, len(j.spec.Ranks), j.spent)
 }
 
+// Results returns the job as one nccl-tests line once done (none before).
+func (j *HierJob) Results() []collective.Result { return j.Result().NCCL() }
+
 // Collect emits the job's busbw, algbw and time once done, labelled job,
 // op and size.
 func (j *HierJob) Collect(emit func(telemetry.Sample)) { j.Result().Collect(j.spec.Name, emit) }
